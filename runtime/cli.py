@@ -1,0 +1,85 @@
+"""The ``simrt`` command line.
+
+Each subcommand lives in its own module, imported only when that subcommand runs, so
+``simrt --help`` stays fast. A command module provides ``add_arguments(parser)`` and
+``run(args) -> int``. Errors of the user's input (:class:`~runtime.errors.SimrtError`,
+``OSError``) are printed as one line on stderr with a non-zero exit code, no traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+__all__ = ["COMMANDS", "main"]
+
+COMMANDS: dict[str, tuple[str, str]] = {
+    "inspect": ("runtime.schema.inspect_cli", "show robots, links, joints/DOFs and sensors of a USD scene"),
+    "schema": ("runtime.schema.schema_cli", "apply or validate the Isaac robot schema on an asset"),
+    "run": ("runtime.engine.run_cli", "step a scene headless in MuJoCo and record sensor readings"),
+    "plot": ("runtime.engine.plot_cli", "render a recording's IMU, contact and raycast data to PNG"),
+    "physics": ("runtime.physics.cli", "author physics property cfgs onto an asset in a separate layer"),
+}
+
+
+def _top_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="simrt",
+        description="Headless sensor and kinematics runtime for robots described in OpenUSD.",
+    )
+    parser.add_argument("--version", action="store_true", help="print the version and exit")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name, (_module, help_text) in COMMANDS.items():
+        sub.add_parser(name, help=help_text, add_help=False)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the ``simrt`` command line.
+
+    Args:
+        argv: arguments without the program name; ``sys.argv[1:]`` when None.
+
+    Returns:
+        The process exit code.
+    """
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    if not args_list or args_list[0] not in COMMANDS:
+        parser = _top_parser()
+        top = parser.parse_args(args_list)
+        if top.version:
+            from runtime import __version__
+
+            print(__version__)
+            return 0
+        parser.print_help()
+        return 0 if not args_list else 2
+    name = args_list[0]
+    module_name, help_text = COMMANDS[name]
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        if exc.name and module_name.startswith(exc.name):
+            print(f"simrt {name}: not available in this build", file=sys.stderr)
+            return 2
+        print(f"simrt {name}: missing dependency {exc.name!r}: {exc}", file=sys.stderr)
+        return 2
+    parser = argparse.ArgumentParser(prog=f"simrt {name}", description=help_text)
+    module.add_arguments(parser)
+    args = parser.parse_args(args_list[1:])
+    from runtime.errors import SimrtError
+
+    try:
+        return int(module.run(args) or 0)
+    except (SimrtError, OSError, ValueError) as exc:
+        print(f"simrt {name}: error: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print(f"simrt {name}: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,69 @@
+import subprocess
+import sys
+
+import pytest
+from pxr import Usd
+
+from runtime.errors import RegistrationError
+from runtime.schema import _register
+
+
+def test_api_schemas_apply_and_report():
+    stage = Usd.Stage.CreateInMemory()
+    prim = stage.DefinePrim("/R", "Xform")
+    for name in (
+        "IsaacRobotAPI",
+        "IsaacLinkAPI",
+        "IsaacJointAPI",
+        "IsaacSiteAPI",
+        "IsaacAttachmentPointAPI",
+        "IsaacReferencePointAPI",
+    ):
+        assert prim.ApplyAPI(name)
+        assert prim.HasAPI(name)
+
+
+def test_registration_after_registry_built_raises_clear_error():
+    code = (
+        "from pxr import Usd, UsdPhysics\n"
+        "s = Usd.Stage.CreateInMemory(); p = s.DefinePrim('/X', 'Xform')\n"
+        "UsdPhysics.RigidBodyAPI.Apply(p)\n"
+        "import runtime.schema\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert proc.returncode != 0
+    assert "RegistrationError" in proc.stderr
+    assert "before the first USD stage" in proc.stderr
+    assert "PXR_PLUGINPATH_NAME" in proc.stderr
+
+
+def test_register_skips_known_plugin(tmp_path, monkeypatch):
+    (tmp_path / "plugInfo.json").write_text('# comment\n{"Plugins": [{"Name": "RobotSchema"}]}\n')
+    calls = []
+    monkeypatch.setattr(_register.Plug.Registry, "RegisterPlugins", lambda self, p: calls.append(p))
+    assert _register.register_plugin_dir(tmp_path) is False
+    assert calls == []
+
+
+def test_error_type_is_exported():
+    assert issubclass(RegistrationError, RuntimeError)
+
+
+def test_import_runtime_is_light():
+    code = (
+        "import sys, runtime\n"
+        "bad = [m for m in sys.modules if m == 'pxr' or m.startswith('pxr.') or m == 'trimesh'"
+        " or m == 'numba']\n"
+        "print(bad)\n"
+        "assert not bad, bad\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+@pytest.mark.parametrize("name", ["IsaacContactSensor", "IsaacImuSensor", "IsaacRaycastSensor"])
+def test_sensor_types_are_base_sensors(name):
+    stage = Usd.Stage.CreateInMemory()
+    prim = stage.DefinePrim("/S", name)
+    assert prim.IsA("IsaacBaseSensor")
+    assert prim.GetAttribute("enabled").Get() is True
