@@ -17,10 +17,18 @@ def test_api_schemas_apply_and_report():
         "IsaacJointAPI",
         "IsaacSiteAPI",
         "IsaacAttachmentPointAPI",
-        "IsaacReferencePointAPI",
     ):
         assert prim.ApplyAPI(name)
         assert prim.HasAPI(name)
+
+
+def test_deprecated_reference_point_api_is_not_registered():
+    """robot-schema.md §2.7: the name exists only in code; HasAPI is always False."""
+    stage = Usd.Stage.CreateInMemory()
+    prim = stage.DefinePrim("/R", "Xform")
+    prim.AddAppliedSchema("IsaacReferencePointAPI")
+    assert not prim.HasAPI("IsaacReferencePointAPI")
+    assert "IsaacReferencePointAPI" in prim.GetPrimTypeInfo().GetAppliedAPISchemas()
 
 
 def test_registration_after_registry_built_raises_clear_error():
