@@ -1,0 +1,215 @@
+"""Rigid-transform and quaternion math (NumPy, float64).
+
+Conventions (see ``kinematics.md`` §1):
+
+* quaternions are ``[w, x, y, z]``, Hamilton product, active rotations;
+* :class:`Transform` maps child coordinates to parent coordinates,
+  ``p_parent = R(q) @ p_child + t``; ``A @ B`` is "B expressed in A";
+* twists and Jacobian rows are ordered ``[omega; v]``.
+
+No function normalises quaternions after products.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+__all__ = [
+    "Transform",
+    "adjoint",
+    "pose_error",
+    "quat_conjugate",
+    "quat_from_axis_angle",
+    "quat_from_matrix",
+    "quat_multiply",
+    "quat_rotate",
+    "quat_to_matrix",
+    "skew",
+]
+
+
+def quat_multiply(q1: Any, q2: Any) -> np.ndarray:
+    """Hamilton product ``q1 ⊗ q2``.
+
+    Args:
+        q1: quaternion [w, x, y, z], shape (4,).
+        q2: quaternion [w, x, y, z], shape (4,).
+
+    Returns:
+        The product, float64 shape (4,).
+    """
+    w1, x1, y1, z1 = (float(v) for v in q1)
+    w2, x2, y2, z2 = (float(v) for v in q2)
+    return np.array(
+        [
+            w1 * w2 - x1 * x2 - y1 * y2 - z1 * z2,
+            w1 * x2 + x1 * w2 + y1 * z2 - z1 * y2,
+            w1 * y2 - x1 * z2 + y1 * w2 + z1 * x2,
+            w1 * z2 + x1 * y2 - y1 * x2 + z1 * w2,
+        ]
+    )
+
+
+def quat_conjugate(q: Any) -> np.ndarray:
+    """Conjugate ``[w, -x, -y, -z]`` of a quaternion, shape (4,)."""
+    q = np.asarray(q, dtype=np.float64)
+    return np.array([q[0], -q[1], -q[2], -q[3]])
+
+
+def quat_rotate(q: Any, v: Any) -> np.ndarray:
+    """Rotate vector ``v`` (shape (3,)) by quaternion ``q`` (wxyz): ``vec(q ⊗ [0, v] ⊗ q*)``."""
+    qv = quat_multiply(quat_multiply(q, [0.0, *np.asarray(v, dtype=np.float64)]), quat_conjugate(q))
+    return qv[1:]
+
+
+def quat_from_axis_angle(axis: Any, angle: float) -> np.ndarray:
+    """Quaternion for a rotation of ``angle`` [rad] about ``axis`` (normalised here).
+
+    Args:
+        axis: rotation axis, shape (3,), any non-zero length.
+        angle: rotation angle [rad], right-hand rule.
+
+    Returns:
+        ``[cos(θ/2), n sin(θ/2)]``, shape (4,).
+    """
+    a = np.asarray(axis, dtype=np.float64)
+    norm = float(np.linalg.norm(a))
+    if norm == 0.0:
+        return np.array([1.0, 0.0, 0.0, 0.0])
+    a = a / norm
+    half = 0.5 * float(angle)
+    return np.array([np.cos(half), *(a * np.sin(half))])
+
+
+def quat_to_matrix(q: Any) -> np.ndarray:
+    """Active 3x3 rotation matrix (column-vector convention) of quaternion ``q`` (wxyz)."""
+    w, x, y, z = (float(v) for v in q)
+    return np.array(
+        [
+            [1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
+            [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
+            [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)],
+        ]
+    )
+
+
+def quat_from_matrix(m: Any) -> np.ndarray:
+    """Unit quaternion (wxyz, ``w >= 0``) of a 3x3 rotation matrix (column convention)."""
+    m = np.asarray(m, dtype=np.float64)
+    tr = m[0, 0] + m[1, 1] + m[2, 2]
+    if tr > 0.0:
+        s = np.sqrt(tr + 1.0) * 2.0
+        q = np.array([0.25 * s, (m[2, 1] - m[1, 2]) / s, (m[0, 2] - m[2, 0]) / s,
+                      (m[1, 0] - m[0, 1]) / s])
+    elif m[0, 0] > m[1, 1] and m[0, 0] > m[2, 2]:
+        s = np.sqrt(1.0 + m[0, 0] - m[1, 1] - m[2, 2]) * 2.0
+        q = np.array([(m[2, 1] - m[1, 2]) / s, 0.25 * s, (m[0, 1] + m[1, 0]) / s,
+                      (m[0, 2] + m[2, 0]) / s])
+    elif m[1, 1] > m[2, 2]:
+        s = np.sqrt(1.0 + m[1, 1] - m[0, 0] - m[2, 2]) * 2.0
+        q = np.array([(m[0, 2] - m[2, 0]) / s, (m[0, 1] + m[1, 0]) / s, 0.25 * s,
+                      (m[1, 2] + m[2, 1]) / s])
+    else:
+        s = np.sqrt(1.0 + m[2, 2] - m[0, 0] - m[1, 1]) * 2.0
+        q = np.array([(m[1, 0] - m[0, 1]) / s, (m[0, 2] + m[2, 0]) / s,
+                      (m[1, 2] + m[2, 1]) / s, 0.25 * s])
+    q = q / np.linalg.norm(q)
+    if q[0] < 0.0:
+        q = -q
+    return q
+
+
+def skew(v: Any) -> np.ndarray:
+    """3x3 matrix with ``skew(v) @ w == cross(v, w)``."""
+    x, y, z = (float(c) for c in v)
+    return np.array([[0.0, -z, y], [z, 0.0, -x], [-y, x, 0.0]])
+
+
+class Transform:
+    """Rigid transform mapping child coordinates to parent coordinates.
+
+    ``p_parent = R(q) @ p_child + t``.
+
+    Attributes:
+        t: translation [stage units], float64 shape (3,).
+        q: rotation quaternion [w, x, y, z], float64 shape (4,).
+    """
+
+    __slots__ = ("t", "q")
+
+    def __init__(self, t: Sequence[float] | np.ndarray | None = None,
+                 q: Sequence[float] | np.ndarray | None = None) -> None:
+        """Create a transform; ``t`` defaults to zeros and ``q`` to identity (both copied)."""
+        self.t = np.zeros(3) if t is None else np.array(t, dtype=np.float64).reshape(3)
+        self.q = (np.array([1.0, 0.0, 0.0, 0.0]) if q is None
+                  else np.array(q, dtype=np.float64).reshape(4))
+
+    def __matmul__(self, other: Transform) -> Transform:
+        """Compose: ``other`` expressed in ``self``."""
+        return Transform(self.t + quat_rotate(self.q, other.t), quat_multiply(self.q, other.q))
+
+    def inv(self) -> Transform:
+        """Inverse transform ``(-R^T t, q*)``."""
+        qc = quat_conjugate(self.q)
+        return Transform(-quat_rotate(qc, self.t), qc)
+
+    def matrix(self) -> np.ndarray:
+        """4x4 homogeneous matrix (column-vector convention)."""
+        m = np.eye(4)
+        m[:3, :3] = quat_to_matrix(self.q)
+        m[:3, 3] = self.t
+        return m
+
+    def rotation_matrix(self) -> np.ndarray:
+        """3x3 rotation matrix of ``q``."""
+        return quat_to_matrix(self.q)
+
+    @classmethod
+    def from_matrix(cls, m: Any) -> Transform:
+        """Transform from a 4x4 column-convention homogeneous matrix (no scale/shear)."""
+        m = np.asarray(m, dtype=np.float64)
+        return cls(m[:3, 3], quat_from_matrix(m[:3, :3]))
+
+    def copy(self) -> Transform:
+        """Deep copy."""
+        return Transform(self.t, self.q)
+
+    def __repr__(self) -> str:
+        """Readable representation."""
+        return f"Transform(t={self.t.tolist()}, q={self.q.tolist()})"
+
+
+def adjoint(T: Transform) -> np.ndarray:
+    """6x6 adjoint ``[[R, 0], [skew(t) R, R]]`` for twists ordered ``[omega; v]``."""
+    r = quat_to_matrix(T.q)
+    out = np.zeros((6, 6))
+    out[:3, :3] = r
+    out[3:, 3:] = r
+    out[3:, :3] = skew(T.t) @ r
+    return out
+
+
+def pose_error(Td: Transform, T: Transform) -> np.ndarray:
+    """Pose error "desired minus actual", ``[e_rot; Td.t - T.t]``, shape (6,).
+
+    ``qe = Td.q ⊗ T.q*`` and ``e_rot = 2 s (qe_x, qe_y, qe_z)`` with ``s = sign(qe_w)``,
+    except that ``s = +1`` when ``qe_w == 0`` (the reference's ``sign(0) = 0`` loses the
+    rotation error at exactly 180°; spec §4 [REC]). The magnitude of ``e_rot`` is
+    ``2 sin(θ/2)`` for an error angle θ; both parts are in the frame the poses are given in.
+
+    Args:
+        Td: desired pose.
+        T: actual pose.
+
+    Returns:
+        Error vector [rad-like, rad-like, rad-like, m, m, m], float64 shape (6,).
+    """
+    qe = quat_multiply(Td.q, quat_conjugate(T.q))
+    s = -1.0 if qe[0] < 0.0 else 1.0
+    out = np.empty(6)
+    out[:3] = 2.0 * s * qe[1:]
+    out[3:] = Td.t - T.t
+    return out
