@@ -1,0 +1,432 @@
+"""IMU sensor (``IsaacImuSensor``, spec sensors.md section 4).
+
+All IMUs of a runtime are evaluated by one :class:`ImuBatch` kernel call per step.
+
+Modes:
+
+* ``"isaac"`` (default, parity): centre-of-mass velocity rotated into the sensor frame,
+  float32 history ring, finite difference over ``Nl`` samples, rolling averages, gravity
+  ``R^T g_up`` (4.1 formula: magnitude in m/s^2 divided by ``metersPerUnit``) added at read
+  time. Reproduces the reference's missing lever arm and rotating-frame terms (4.7).
+* ``"physical"`` (opt-in deviation): the specific force of the sensor point,
+  ``a = R^T (a_com + alpha x r + w x (w x r) - g)`` with ``r`` the COM-to-sensor vector and
+  ``g`` the engine gravity (``PhysicsState.gravity``), float64. Uses the engine's body
+  accelerations when the state carries them, else backward differences of the world-frame
+  COM and angular velocities (first-order accurate in ``dt``). The same rolling averages are
+  applied to the kinematic acceleration samples.
+
+Configuration (``enabled`` and the three widths) is read at creation and once more at the
+first processed step (USD edits notified before that step), then frozen until
+:meth:`ImuSensor.reset` (sensors.md 2.4).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from runtime.sensors.runtime import IMU_MODES, SensorBase
+from runtime.sensors.state import PhysicsState
+
+__all__ = ["ImuBatch", "ImuReading", "ImuSensor", "imu_ring_size"]
+
+
+def imu_ring_size(widths: tuple[int, int, int]) -> int:
+    """Ring size ``B = max(2 * max(Nl, Nw, Nq), 20)`` (sensors.md 4.1).
+
+    Args:
+        widths: effective filter widths (each >= 1).
+
+    Returns:
+        The history ring size.
+    """
+    return max(2 * max(widths), 20)
+
+
+def _identity() -> np.ndarray:
+    return np.array([1.0, 0.0, 0.0, 0.0])
+
+
+@dataclass(frozen=True)
+class ImuReading:
+    """One IMU reading.
+
+    Attributes:
+        time: ``t_k`` of the producing step [s] (float32 value in isaac mode); 0 if invalid.
+        step: physics step counter of the producing step; 0 when invalid.
+        linear_acceleration: (3,), float64, stage units/s^2, sensor frame (gravity reaction
+            included when read with ``read_gravity=True``).
+        angular_velocity: (3,), float64, rad/s, sensor frame.
+        orientation: (4,), float64, wxyz, sensor world orientation.
+        is_valid: see sensors.md 2.7.
+    """
+
+    time: float = 0.0
+    step: int = 0
+    linear_acceleration: np.ndarray = field(default_factory=lambda: np.zeros(3))
+    angular_velocity: np.ndarray = field(default_factory=lambda: np.zeros(3))
+    orientation: np.ndarray = field(default_factory=_identity)
+    is_valid: bool = False
+
+
+class ImuBatch:
+    """Struct-of-arrays for every IMU of a runtime; one kernel call per step.
+
+    Args:
+        runtime: the owning runtime.
+        sensors: the IMU sensors (bound or disabled), in order.
+    """
+
+    def __init__(self, runtime: Any, sensors: list[ImuSensor]) -> None:
+        from runtime.sensors._imu_kernels import imu_update_kernel
+
+        self._kernel = imu_update_kernel
+        self.runtime = runtime
+        self.sensors = sensors
+        n = len(sensors)
+        self.bodies = np.zeros(n, np.int64)
+        self.offset_positions = np.zeros((n, 3))
+        self.offset_orientations = np.tile(_identity(), (n, 1))
+        self.widths = np.ones((n, 3), np.int64)
+        self.ring_sizes = np.full(n, 20, np.int64)
+        self.modes = np.zeros(n, np.int64)
+        self.active = np.zeros(n, np.int64)
+        self.processed = np.zeros(n, bool)
+        self.all_indices = np.arange(n, dtype=np.int64)
+        self.acc = np.zeros((n, 3))
+        self.gyro = np.zeros((n, 3))
+        self.quat = np.tile(_identity(), (n, 1))
+        self.gravity_sensor = np.zeros((n, 3))
+        self.times = np.zeros(n)
+        self.steps = np.zeros(n, np.int64)
+        self.valid = np.zeros(n, np.int64)
+        self.prev_v = np.zeros((n, 3))
+        self.prev_w = np.zeros((n, 3))
+        self.prev_t = np.zeros(n)
+        self.heads = np.zeros(n, np.int64)
+        self._allocate_rings(20)
+        self._no_acc = np.zeros((0, 3))
+        for i, sensor in enumerate(sensors):
+            sensor._attach(self, i)
+
+    def _allocate_rings(self, size: int) -> None:
+        n = self.bodies.shape[0]
+        self.ring_capacity = size
+        self.ring_t = np.zeros((n, size))
+        self.ring_v = np.zeros((n, size, 3))
+        self.ring_w = np.zeros((n, size, 3))
+        self.ring_a = np.zeros((n, size, 3))
+        self.ring_q = np.zeros((n, size, 4))
+        self.ring_q[:, :, 0] = 1.0
+
+    def reset_history(self, i: int) -> None:
+        """Reset sensor ``i``'s rings to the initial fill (t 0, zeros, identity).
+
+        Args:
+            i: sensor index in the batch.
+        """
+        self.ring_t[i] = 0.0
+        self.ring_v[i] = 0.0
+        self.ring_w[i] = 0.0
+        self.ring_a[i] = 0.0
+        self.ring_q[i] = 0.0
+        self.ring_q[i, :, 0] = 1.0
+        self.heads[i] = 0
+        self.prev_v[i] = 0.0
+        self.prev_w[i] = 0.0
+        self.prev_t[i] = 0.0
+
+    def set_ring_size(self, i: int, size: int) -> None:
+        """Set sensor ``i``'s ring size; a change resets its history (sensors.md 4.1).
+
+        Args:
+            i: sensor index in the batch.
+            size: the new ring size.
+        """
+        if size > self.ring_capacity:
+            old = (self.ring_t, self.ring_v, self.ring_w, self.ring_a, self.ring_q)
+            cap = self.ring_capacity
+            self._allocate_rings(size)
+            self.ring_t[:, :cap] = old[0]
+            self.ring_v[:, :cap] = old[1]
+            self.ring_w[:, :cap] = old[2]
+            self.ring_a[:, :cap] = old[3]
+            self.ring_q[:, :cap] = old[4]
+        if self.ring_sizes[i] != size:
+            self.ring_sizes[i] = size
+            self.reset_history(i)
+
+    def update(self, state: PhysicsState, indices: np.ndarray | None = None) -> None:
+        """Process one step for the IMUs (all, or ``indices``).
+
+        Args:
+            state: the physics state after the step.
+            indices: sensor indices to evaluate, (K,), int64; None = all.
+        """
+        idx = self.all_indices if indices is None else indices
+        if idx.shape[0] == 0:
+            return
+        if not self.processed.all():
+            self._first_step_config(idx)
+        lin_acc = state.body_linear_accelerations
+        ang_acc = state.body_angular_accelerations
+        if lin_acc is None or ang_acc is None:
+            lin_acc = ang_acc = self._no_acc
+        self._kernel(
+            state.body_positions,
+            state.body_orientations,
+            state.body_com_local,
+            state.body_linear_velocities,
+            state.body_angular_velocities,
+            lin_acc,
+            ang_acc,
+            self.bodies,
+            self.offset_positions,
+            self.offset_orientations,
+            self.widths,
+            self.ring_sizes,
+            self.modes,
+            self.active,
+            idx,
+            self.runtime.gravity_up,
+            state.gravity,
+            float(state.time),
+            self.ring_t,
+            self.ring_v,
+            self.ring_w,
+            self.ring_q,
+            self.ring_a,
+            self.heads,
+            self.prev_v,
+            self.prev_w,
+            self.prev_t,
+            self.acc,
+            self.gyro,
+            self.quat,
+            self.gravity_sensor,
+            self.times,
+            self.valid,
+        )
+        if indices is None:
+            self.steps[:] = int(state.step)
+            self.processed[:] = True
+        else:
+            self.steps[idx] = int(state.step)
+            self.processed[idx] = True
+
+    def _first_step_config(self, idx: np.ndarray) -> None:
+        for i in idx:
+            if not self.processed[i]:
+                self.sensors[i]._first_processed_step()
+
+    def arrays(self, read_gravity: bool = True) -> dict[str, np.ndarray]:
+        """All IMU readings as arrays (read-time processing of sensors.md 4.4 applied).
+
+        Args:
+            read_gravity: add the gravity reaction to the acceleration.
+
+        Returns:
+            ``linear_acceleration`` (S, 3), ``angular_velocity`` (S, 3), ``orientation``
+            (S, 4), ``time`` (S,), ``step`` (S,), ``is_valid`` (S,) bool. Invalid rows hold
+            the default reading.
+        """
+        valid = (self.valid != 0) & (self.active != 0)
+        isaac = self.modes == 0
+        acc = self.acc.copy()
+        if read_gravity:
+            acc[isaac] = (
+                self.acc[isaac].astype(np.float32) + self.gravity_sensor[isaac].astype(np.float32)
+            ).astype(np.float64)
+            acc[~isaac] = self.acc[~isaac] + self.gravity_sensor[~isaac]
+        gyro = self.gyro.copy()
+        acc[~np.isfinite(acc)] = 0.0
+        gyro[~np.isfinite(gyro)] = 0.0
+        quat = self.quat.copy()
+        norm = np.linalg.norm(quat, axis=1)
+        good = np.isfinite(norm) & (norm > 0.0)
+        quat[good] /= norm[good, None]
+        quat[~good] = _identity()
+        acc[~valid] = 0.0
+        gyro[~valid] = 0.0
+        quat[~valid] = _identity()
+        return {
+            "linear_acceleration": acc,
+            "angular_velocity": gyro,
+            "orientation": quat,
+            "time": np.where(valid, self.times, 0.0),
+            "step": np.where(valid, self.steps, 0),
+            "is_valid": valid,
+        }
+
+
+class ImuSensor(SensorBase):
+    """``IsaacImuSensor``: acceleration, angular velocity and orientation (sensors.md 4).
+
+    Args:
+        prim_path: USD path of the ``IsaacImuSensor`` prim.
+        mode: ``"isaac"`` (parity, default) or ``"physical"``.
+    """
+
+    kind = "imu"
+    type_name = "IsaacImuSensor"
+    batch_type = ImuBatch
+
+    def __init__(self, prim_path: str, mode: str = "isaac") -> None:
+        from runtime.errors import SimrtError
+
+        super().__init__(prim_path)
+        if mode not in IMU_MODES:
+            raise SimrtError(f"ImuSensor {prim_path}: mode {mode!r} not in {IMU_MODES}")
+        self.mode = mode
+        self.config: Any = None
+        self.body_path = ""
+        self._batch: ImuBatch | None = None
+        self._index = -1
+        self._usd_enabled = True
+        self._deleted = False
+        self._config_dirty = False
+        self._body = 0
+
+    def bind(self, runtime: Any) -> None:
+        """Resolve the parent body and read the configuration.
+
+        Args:
+            runtime: the owning runtime.
+
+        Raises:
+            SchemaError: missing prim, wrong type, no parent rigid body, body not in the
+                physics state, or malformed attributes.
+        """
+        self._runtime = runtime
+        self._read_config()
+
+    def _read_config(self) -> None:
+        from runtime.errors import SchemaError
+        from runtime.schema.readers import read_imu_sensor
+
+        prim = self._runtime.stage.GetPrimAtPath(self.prim_path)
+        if not prim or not prim.IsValid():
+            raise SchemaError(self.prim_path, "", "prim does not exist", "an IsaacImuSensor")
+        config = read_imu_sensor(prim)
+        self._body = self._runtime.body_index(config.parent_body)
+        self.config = config
+        self.body_path = config.parent_body
+        self._usd_enabled = config.enabled
+        self._push_config()
+
+    def _push_config(self) -> None:
+        batch = self._batch
+        if batch is None or self.config is None:
+            return
+        i = self._index
+        c = self.config
+        batch.bodies[i] = self._body
+        batch.offset_positions[i] = c.translation_in_body
+        batch.offset_orientations[i] = c.orientation_in_body
+        widths = c.effective_widths
+        batch.widths[i] = widths
+        batch.modes[i] = IMU_MODES.index(self.mode)
+        batch.set_ring_size(i, imu_ring_size(widths))
+        self._on_enabled_changed()
+
+    def _attach(self, batch: ImuBatch, index: int) -> None:
+        self._batch = batch
+        self._index = index
+        self._push_config()
+        self._on_enabled_changed()
+
+    def _is_active(self) -> bool:
+        return bool(
+            self._enabled
+            and self._usd_enabled
+            and self.disabled_reason is None
+            and not self._deleted
+            and self.config is not None
+        )
+
+    def _on_enabled_changed(self) -> None:
+        batch = self._batch
+        if batch is None:
+            return
+        active = 1 if self._is_active() else 0
+        if active and not batch.active[self._index]:
+            batch.reset_history(self._index)  # transition to enabled: initial fill (2.5)
+        batch.active[self._index] = active
+
+    def _first_processed_step(self) -> None:
+        if self._config_dirty and self.disabled_reason is None and not self._deleted:
+            self._config_dirty = False
+            self._read_config()
+
+    def on_usd_changed(self) -> None:
+        """Note USD edits: prim deletion always; configuration only before the first step."""
+        prim = self._runtime.stage.GetPrimAtPath(self.prim_path)
+        if not prim or not prim.IsValid():
+            self._deleted = True
+            self._on_enabled_changed()
+            return
+        self._deleted = False
+        if self._batch is not None and not self._batch.processed[self._index]:
+            self._config_dirty = True
+        self._on_enabled_changed()
+
+    def update(self, state: PhysicsState) -> None:
+        """Evaluate this IMU only (the runtime normally evaluates the whole batch).
+
+        Args:
+            state: the physics state after the step.
+        """
+        if self._batch is not None:
+            self._batch.update(state, np.array([self._index], np.int64))
+
+    def reading(self, read_gravity: bool = True) -> ImuReading:
+        """The latest reading with read-time processing (sensors.md 4.4).
+
+        Args:
+            read_gravity: add the gravity reaction ``R^T g_up`` (isaac) / ``-R^T g``
+                (physical) of the latest step.
+
+        Returns:
+            The reading (default invalid reading when disabled, deleted or not yet stepped).
+        """
+        b = self._batch
+        i = self._index
+        if b is None or not b.active[i] or not b.valid[i]:
+            return ImuReading()
+        if b.modes[i] == 0:
+            acc = b.acc[i].astype(np.float32)
+            if read_gravity:
+                acc = acc + b.gravity_sensor[i].astype(np.float32)
+            acc = acc.astype(np.float64)
+        else:
+            acc = b.acc[i] + (b.gravity_sensor[i] if read_gravity else 0.0)
+        gyro = b.gyro[i].copy()
+        acc[~np.isfinite(acc)] = 0.0
+        gyro[~np.isfinite(gyro)] = 0.0
+        quat = b.quat[i].copy()
+        norm = float(np.linalg.norm(quat))
+        quat = quat / norm if (np.isfinite(norm) and norm > 0.0) else _identity()
+        return ImuReading(
+            time=float(b.times[i]),
+            step=int(b.steps[i]),
+            linear_acceleration=acc,
+            angular_velocity=gyro,
+            orientation=quat,
+            is_valid=True,
+        )
+
+    def reset(self) -> None:
+        """Fresh history and invalid reading; configuration is read again (stop/start)."""
+        batch = self._batch
+        if batch is None:
+            return
+        i = self._index
+        batch.valid[i] = 0
+        batch.processed[i] = False
+        batch.steps[i] = 0
+        batch.times[i] = 0.0
+        batch.reset_history(i)
+        if self.disabled_reason is None and not self._deleted:
+            self._read_config()
