@@ -57,7 +57,6 @@ __all__ = [
     "discover_sensor_prims",
     "discover_sensors",
     "find_parent_rigid_body",
-    "find_robot_prims",
     "is_surface_gripper",
     "joint_type_of",
     "read_attachment_point",
@@ -189,6 +188,15 @@ def _raw(prim: Usd.Prim, name: str) -> Any:
     return attr.Get()
 
 
+def _tidy(value: float) -> float:
+    """Shortest decimal of a float32-representable value (0.019999999552965 -> 0.02)."""
+    if math.isfinite(value):
+        single = np.float32(value)
+        if float(single) == value:
+            return float(str(single))
+    return value
+
+
 def _type_label(value: Any) -> str:
     return type(value).__name__
 
@@ -214,7 +222,7 @@ def _read_float(
     out = float(value)
     if math.isnan(out) or (not allow_inf and math.isinf(out)):
         raise SchemaError(_path(prim), name, f"value {out!r} is not finite", "a finite float")
-    return out
+    return _tidy(out)
 
 
 def _read_int(prim: Usd.Prim, name: str, fallback: int) -> int:
@@ -265,11 +273,14 @@ def _read_vec(prim: Usd.Prim, name: str, size: int, fallback: tuple[float, ...])
         out = np.array(fallback, dtype=np.float64)
     else:
         kind = _type_label(value)
-        if not (kind.startswith(f"Vec{size}") or kind.startswith("Quat")) or len(value) != size:
-            raise SchemaError(
-                _path(prim), name, f"value {value!r} has type {kind}", f"a float{size}"
-            )
-        out = np.array([float(v) for v in value], dtype=np.float64)
+        if size == 4 and kind.startswith("Quat"):
+            numbers = [float(value.GetReal())] + [float(x) for x in value.GetImaginary()]
+        elif kind.startswith(f"Vec{size}"):
+            numbers = [float(v) for v in value]
+        else:
+            expected = "a quaternion (quatf)" if "Rot" in name else f"a float{size}"
+            raise SchemaError(_path(prim), name, f"value {value!r} has type {kind}", expected)
+        out = np.array([_tidy(x) for x in numbers], dtype=np.float64)
     if not np.all(np.isfinite(out)):
         raise SchemaError(
             _path(prim), name, f"value {tuple(out.tolist())} is not finite", "finite numbers"
@@ -354,11 +365,10 @@ def _check_xform_ops(prim: Usd.Prim) -> None:
             continue
         if isinstance(value, Gf.Matrix4d | Gf.Matrix4f):
             numbers = [float(x) for row in value for x in row]
+        elif _type_label(value).startswith("Quat"):
+            numbers = [float(value.GetReal())] + [float(x) for x in value.GetImaginary()]
         elif hasattr(value, "__len__"):
-            if _type_label(value).startswith("Quat"):
-                numbers = [float(value.GetReal())] + [float(x) for x in value.GetImaginary()]
-            else:
-                numbers = [float(x) for x in value]
+            numbers = [float(x) for x in value]
         else:
             numbers = [float(value)]
         if not all(math.isfinite(x) for x in numbers):
@@ -449,18 +459,6 @@ class RobotInfo:
     link_paths: tuple[str, ...]
     joint_paths: tuple[str, ...]
     named_pose_paths: tuple[str, ...]
-
-
-def find_robot_prims(stage: Usd.Stage) -> list[Usd.Prim]:
-    """Return every prim with ``IsaacRobotAPI`` in default-predicate traversal order.
-
-    Args:
-        stage: the stage to search.
-
-    Returns:
-        Robot prims, outermost first.
-    """
-    return [prim for prim in stage.Traverse() if prim.HasAPI("IsaacRobotAPI")]
 
 
 def read_robot(prim: Usd.Prim) -> RobotInfo:
