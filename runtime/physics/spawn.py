@@ -1,0 +1,196 @@
+"""Apply a set of property cfgs to an asset's prim tree (from-file spawner semantics).
+
+Order (each step only when its slot is not None, all walked from the asset root):
+``rigid_props`` -> ``collision_props`` -> ``mass_props`` -> ``articulation_props`` ->
+``joint_drive_props`` (preceded by the MuJoCo gravity-compensation auto-enable) ->
+``physics_material`` (spawned and bound with the ``physics`` purpose on the root).
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+
+from pxr import Usd
+
+from runtime.physics import writers
+from runtime.physics._meta import PhysicsCfgError, to_camel_case
+from runtime.physics.cfg import (
+    ArticulationRootBaseCfg,
+    CollisionBaseCfg,
+    JointDriveBaseCfg,
+    MassPropertiesCfg,
+    MeshCollisionBaseCfg,
+    RigidBodyBaseCfg,
+    RigidBodyMaterialBaseCfg,
+)
+from runtime.physics.newton import MujocoJointDrivePropertiesCfg, MujocoRigidBodyPropertiesCfg
+
+__all__ = ["PhysicsApplyReport", "apply_asset_physics", "gravcomp_auto_enable_needed"]
+
+_LOG = logging.getLogger(__name__)
+
+#: Slot name -> (accepted base class, required API named in errors).
+SLOTS: dict[str, tuple[type, str]] = {
+    "rigid_props": (RigidBodyBaseCfg, "PhysicsRigidBodyAPI"),
+    "collision_props": (CollisionBaseCfg, "PhysicsCollisionAPI"),
+    "mass_props": (MassPropertiesCfg, "PhysicsMassAPI"),
+    "articulation_props": (ArticulationRootBaseCfg, "PhysicsArticulationRootAPI"),
+    "joint_drive_props": (JointDriveBaseCfg, "RevoluteJoint/PrismaticJoint prims"),
+    "physics_material": (RigidBodyMaterialBaseCfg, "-"),
+}
+
+
+@dataclass
+class PhysicsApplyReport:
+    """What :func:`apply_asset_physics` authored.
+
+    Attributes:
+        modified: slot name -> number of prims modified.
+        gravcomp_auto_enabled: True when ``mjc:gravcomp=1.0`` was added because the joint
+            cfg asks for ``actuatorgravcomp`` and no body-level gravcomp was given.
+        material_path: path of the spawned physics material ("" when none).
+    """
+
+    modified: dict[str, int] = field(default_factory=dict)
+    gravcomp_auto_enabled: bool = False
+    material_path: str = ""
+
+
+def gravcomp_auto_enable_needed(
+    rigid_props: RigidBodyBaseCfg | None, joint_drive_props: JointDriveBaseCfg | None
+) -> bool:
+    """Whether joint-level ``actuatorgravcomp`` needs an automatic body-level ``gravcomp=1.0``.
+
+    Args:
+        rigid_props: the rigid-body slot.
+        joint_drive_props: the joint-drive slot.
+
+    Returns:
+        True when the joint cfg is a MuJoCo cfg with truthy ``actuatorgravcomp`` and the rigid
+        cfg is not a MuJoCo cfg with an explicit ``gravcomp`` (``0.0`` counts as explicit).
+    """
+    body_unset = (
+        not isinstance(rigid_props, MujocoRigidBodyPropertiesCfg) or rigid_props.gravcomp is None
+    )
+    return (
+        isinstance(joint_drive_props, MujocoJointDrivePropertiesCfg)
+        and bool(joint_drive_props.actuatorgravcomp)
+        and body_unset
+    )
+
+
+def _check_slot(name: str, cfg: object) -> None:
+    base, _ = SLOTS[name]
+    if not isinstance(cfg, base) or (
+        name == "collision_props" and isinstance(cfg, MeshCollisionBaseCfg)
+    ):
+        raise TypeError(f"{name} expects a {base.__name__} (or subclass), got {type(cfg).__name__}")
+
+
+def _require_targets(name: str, cfg: object, count: int, root_path: str, strict: bool) -> None:
+    if count or not strict:
+        return
+    fields = [
+        f
+        for f, v in vars(cfg).items()
+        if v is not None and f not in ("func", "ensure_drives_exist")
+    ]
+    raise PhysicsCfgError(
+        root_path,
+        ", ".join(to_camel_case(f) for f in fields),
+        f"{name} ({type(cfg).__name__}, fields {fields}): no prim under the root carries "
+        f"{SLOTS[name][1]}, so nothing would be authored",
+        field=fields[0] if fields else "",
+    )
+
+
+def apply_asset_physics(
+    stage: Usd.Stage,
+    root_path: str,
+    *,
+    rigid_props: RigidBodyBaseCfg | None = None,
+    collision_props: CollisionBaseCfg | None = None,
+    mass_props: MassPropertiesCfg | None = None,
+    articulation_props: ArticulationRootBaseCfg | None = None,
+    joint_drive_props: JointDriveBaseCfg | None = None,
+    physics_material: RigidBodyMaterialBaseCfg | None = None,
+    physics_material_path: str | None = None,
+    strict: bool = False,
+) -> PhysicsApplyReport:
+    """Author property cfgs on an existing asset subtree, like Isaac Lab's from-file spawner.
+
+    Writes go to the stage's current edit target.
+
+    Args:
+        stage: the stage holding the asset.
+        root_path: the asset root prim path.
+        rigid_props: rigid-body cfg, walked from the root (outermost rigid bodies).
+        collision_props: collision cfg (outermost colliders).
+        mass_props: mass cfg (outermost ``MassAPI`` prims).
+        articulation_props: articulation-root cfg.
+        joint_drive_props: joint-drive cfg (every revolute/prismatic joint).
+        physics_material: material cfg, spawned at ``physics_material_path`` (default
+            ``<root>/PhysicsMaterial``) and bound to the root with the ``physics`` purpose.
+        physics_material_path: where to spawn the material.
+        strict: raise :class:`~runtime.physics._meta.PhysicsCfgError` when a slot finds no
+            target prim (otherwise only a warning is logged).
+
+    Returns:
+        A :class:`PhysicsApplyReport`.
+
+    Raises:
+        PhysicsCfgError: missing root prim, a value that cannot be written, or (``strict``) a
+            slot without targets.
+        TypeError: a slot holds a cfg of the wrong family.
+    """
+    report = PhysicsApplyReport()
+    slots = {
+        "rigid_props": rigid_props,
+        "collision_props": collision_props,
+        "mass_props": mass_props,
+        "articulation_props": articulation_props,
+        "joint_drive_props": joint_drive_props,
+        "physics_material": physics_material,
+    }
+    for name, cfg in slots.items():
+        if cfg is not None:
+            _check_slot(name, cfg)
+    root = stage.GetPrimAtPath(str(root_path))
+    if not root or not root.IsValid():
+        raise PhysicsCfgError(str(root_path), "", "asset root prim does not exist")
+
+    walkers = (
+        ("rigid_props", writers.modify_rigid_body_properties),
+        ("collision_props", writers.modify_collision_properties),
+        ("mass_props", writers.modify_mass_properties),
+        ("articulation_props", writers.modify_articulation_root_properties),
+    )
+    for name, walker in walkers:
+        cfg = slots[name]
+        if cfg is None:
+            continue
+        count = walker(root_path, cfg, stage)
+        report.modified[name] = count
+        _require_targets(name, cfg, count, root_path, strict)
+    if joint_drive_props is not None:
+        if gravcomp_auto_enable_needed(rigid_props, joint_drive_props):
+            _LOG.info(
+                "joint-level actuatorgravcomp needs body-level gravcomp; auto-setting "
+                "gravcomp=1.0 on the rigid bodies under %s",
+                root_path,
+            )
+            report.modified["gravcomp_auto"] = writers.modify_rigid_body_properties(
+                root_path, MujocoRigidBodyPropertiesCfg(gravcomp=1.0), stage
+            )
+            report.gravcomp_auto_enabled = True
+        count = writers.modify_joint_drive_properties(root_path, joint_drive_props, stage)
+        report.modified["joint_drive_props"] = count
+        _require_targets("joint_drive_props", joint_drive_props, count, root_path, strict)
+    if physics_material is not None:
+        path = physics_material_path or f"{root.GetPath()}/PhysicsMaterial"
+        material = physics_material.func(path, physics_material, stage)
+        writers.bind_physics_material(root, str(material.GetPath()))
+        report.material_path = str(material.GetPath())
+        report.modified["physics_material"] = 1
+    return report
