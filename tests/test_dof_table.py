@@ -218,3 +218,26 @@ def test_spherical_rotation_only_with_cone_limits_and_excluded_joint():
     # cone angle 0 limits the axis after Z (X); Z (twist) is free
     assert table[0].lower == pytest.approx(-math.radians(30.0))
     assert math.isinf(table[1].upper) and math.isinf(table[2].upper)
+def test_robot_schema_order_and_nested_robot_expansion():
+    import runtime.schema.authoring as au
+
+    stage = _stage()
+    j1 = UsdPhysics.RevoluteJoint.Define(stage, "/R/j1")
+    _connect(j1, "/R/A", "/R/B")
+    UsdGeom.Xform.Define(stage, "/R/G")
+    g = stage.GetPrimAtPath("/R/G")
+    UsdPhysics.RigidBodyAPI.Apply(g)
+    UsdGeom.Xform.Define(stage, "/R/G/F")
+    UsdPhysics.RigidBodyAPI.Apply(stage.GetPrimAtPath("/R/G/F"))
+    jf = UsdPhysics.PrismaticJoint.Define(stage, "/R/G/jf")
+    _connect(jf, "/R/G", "/R/G/F")
+    jg = UsdPhysics.FixedJoint.Define(stage, "/R/jg")
+    _connect(jg, "/R/B", "/R/G")
+    au.apply_robot_api(g)
+    au.apply_robot_api(stage.GetPrimAtPath("/R"))
+    table = build_dof_table(stage, stage.GetPrimAtPath("/R"))
+    assert table.joint_paths == ("/R/j1", "/R/G/jf")
+    # user order of robotJoints wins over discovery
+    rel = stage.GetPrimAtPath("/R").GetRelationship("isaac:physics:robotJoints")
+    rel.SetTargets(["/R/G", "/R/j1"])
+    assert build_dof_table(stage, "/R").joint_paths == ("/R/G/jf", "/R/j1")
