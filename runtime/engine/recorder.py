@@ -136,6 +136,7 @@ class Recorder:
 
     Args:
         path: destination file (``.npz`` or ``.parquet``); its directory is created.
+            None keeps the rows in memory only (:meth:`flush` writes nothing).
         flush_every: rewrite the file every this many appended rows (>= 1).
         meta: JSON-serialisable run metadata stored in the file.
 
@@ -146,13 +147,13 @@ class Recorder:
 
     def __init__(
         self,
-        path: str | os.PathLike[str],
+        path: str | os.PathLike[str] | None,
         *,
         flush_every: int = 250,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        self.path = Path(path)
-        self._format = _check_suffix(self.path)
+        self.path = Path(path) if path is not None else None
+        self._format = _check_suffix(self.path) if self.path is not None else ""
         if int(flush_every) < 1:
             raise ValueError(f"flush_every must be >= 1, got {flush_every}")
         self.flush_every = int(flush_every)
@@ -165,7 +166,8 @@ class Recorder:
         self._since_flush = 0
         self._closed = False
         self.flush_count = 0
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        if self.path is not None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
 
     # ------------------------------------------------------------------ channels
     @property
@@ -259,6 +261,9 @@ class Recorder:
 
     def flush(self, *, complete: bool = False) -> None:
         """Atomically rewrite the destination with all rows recorded so far."""
+        self._since_flush = 0
+        if self.path is None:
+            return
         n = self._count
         arrays: dict[str, np.ndarray] = {
             "step": self._step[:n],
@@ -273,6 +278,18 @@ class Recorder:
             _write_parquet_atomic(self.path, arrays, self._channels, meta_json)
         self._since_flush = 0
         self.flush_count += 1
+
+    def snapshot(self, *, complete: bool = False) -> Recording:
+        """The rows recorded so far as a :class:`Recording` (copies; no file I/O)."""
+        n = self._count
+        return Recording(
+            step=self._step[:n].copy(),
+            time=self._time[:n].copy(),
+            data={name: buffer[:n].copy() for name, buffer in self._buffers.items()},
+            channels=dict(self._channels),
+            complete=complete,
+            run=json.loads(json.dumps(self.meta, default=_json_default)),
+        )
 
     def close(self, *, complete: bool = True) -> None:
         """Final flush (``complete`` marks a run that reached its last step); idempotent."""

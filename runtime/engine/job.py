@@ -1,0 +1,1021 @@
+"""The ``simrt run`` loop as a library function: :func:`run_scene`.
+
+One run: open the scene, build the MuJoCo engine from its USD physics, bind the sensor
+loop (:class:`runtime.sensors.runtime.SensorRuntime`) to the engine's bodies and DOFs, then
+for every physics step: (optionally) update IK joint targets, ``engine.step()``,
+``sensors.step(engine.state())`` and append every sensor reading (plus joint state and body
+poses) to a :class:`runtime.engine.recorder.Recorder`. The recording is flushed atomically
+every ``flush_every`` steps and closed in a ``finally`` block, so an exception or Ctrl-C
+leaves a valid file with every completed step (marked ``complete = False``).
+
+Scene run settings
+------------------
+The first ``UsdPhysics.Scene`` prim may carry ``customData["simrt"]`` (a dictionary); every
+key is optional and command-line / keyword arguments override it:
+
+==================  ===========  ==========================================================
+key                 type         meaning
+==================  ===========  ==========================================================
+``steps``           int          number of physics steps
+``dt``              double       step size [s] (else the scene's own rate)
+``ikTargets``       string[]     IK waypoints, syntax ``LINK=x,y,z[,qw,qx,qy,qz][@T]``
+``ikEvery``         int          re-solve IK every this many steps (default 10)
+``ikUntilContact``  bool         freeze the IK targets once a contact sensor of the robot
+                                 reports contact (default False)
+``imuMode``         string       ``"isaac"`` (default) or ``"physical"``
+``robot``           string       robot prim path (default: first ``IsaacRobotAPI`` prim)
+==================  ===========  ==========================================================
+
+IK waypoint syntax (CLI ``--ik-target`` and ``ikTargets``)::
+
+    LINK=x,y,z[,qw,qx,qy,qz][@T]
+
+* ``LINK``: the end link of the IK chain: a link prim name (``panda_hand``) or a full prim
+  path. The chain starts at the robot's root link; the target is given in the
+  **robot-base frame** (as :meth:`runtime.kinematics.RobotPoser.solve_ik` expects), in
+  stage units.
+* ``qw,qx,qy,qz``: optional target orientation (w first; normalised). Without it the link
+  keeps the orientation it had at the start of the run.
+* ``@T``: optional time in seconds at which the target is reached (default 0). Several
+  waypoints for the same link form a schedule: the target moves linearly (position) and
+  by spherical interpolation (orientation) from one waypoint to the next and then holds
+  the last one. Before the first waypoint the first one is used.
+
+Recorded channels (see :mod:`runtime.engine.recorder`): ``<sensor path>.<field>`` for every
+numeric field of every sensor reading (contact ``value``/``in_contact``; IMU
+``linear_acceleration``/``angular_velocity``/``orientation``; raycast ``depths``,
+``hit_positions``, ``hit_normals``, ``ray_origins_world``, ``ray_end_points_world``, plus
+``hit`` (depth < maxRange) and ``hit_body`` (index into the channel's ``path_table``
+attribute, -1 for none)), each with ``valid``; ``<robot>.positions`` / ``velocities`` /
+``efforts`` (kind ``joint_state``), ``<robot>.targets`` (kind ``command``, the joint targets
+sent) and ``bodies.positions`` / ``bodies.orientations`` (kind ``body``; attribute
+``body_paths``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import math
+import sys
+import time as _time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+import numpy as np
+
+from runtime.errors import SimrtError
+
+__all__ = [
+    "IkWaypoint",
+    "IkSchedule",
+    "RunResult",
+    "parse_ik_target",
+    "read_scene_settings",
+    "run_scene",
+    "summarize",
+    "format_summary",
+]
+
+LOGGER = logging.getLogger("runtime.engine")
+
+
+@dataclass(frozen=True)
+class IkWaypoint:
+    """One IK target waypoint.
+
+    Attributes:
+        link: end link name or prim path.
+        position: target position, robot-base frame [stage units], length 3.
+        orientation: unit quaternion (w, x, y, z), robot-base frame, or None (keep).
+        time: simulation time at which the target is reached [s].
+    """
+
+    link: str
+    position: tuple[float, float, float]
+    orientation: tuple[float, float, float, float] | None
+    time: float = 0.0
+
+
+def parse_ik_target(text: str) -> IkWaypoint:
+    """Parse ``LINK=x,y,z[,qw,qx,qy,qz][@T]``.
+
+    Args:
+        text: the waypoint string.
+
+    Returns:
+        The waypoint.
+
+    Raises:
+        ValueError: malformed text, naming the problem and the expected syntax.
+    """
+    syntax = "expected LINK=x,y,z[,qw,qx,qy,qz][@T]"
+    raw = str(text).strip()
+    if "=" not in raw:
+        raise ValueError(f"IK target {text!r}: missing '=' ({syntax})")
+    link, _, rest = raw.partition("=")
+    link = link.strip()
+    if not link:
+        raise ValueError(f"IK target {text!r}: empty link name ({syntax})")
+    when = 0.0
+    if "@" in rest:
+        rest, _, time_text = rest.partition("@")
+        try:
+            when = float(time_text)
+        except ValueError:
+            raise ValueError(f"IK target {text!r}: time {time_text!r} is not a number") from None
+        if not math.isfinite(when) or when < 0:
+            raise ValueError(f"IK target {text!r}: time must be finite and >= 0")
+    parts = [p for p in rest.split(",")]
+    try:
+        values = [float(p) for p in parts]
+    except ValueError:
+        raise ValueError(f"IK target {text!r}: non-numeric component ({syntax})") from None
+    if len(values) not in (3, 7):
+        raise ValueError(f"IK target {text!r}: {len(values)} numbers given ({syntax})")
+    if not all(math.isfinite(v) for v in values):
+        raise ValueError(f"IK target {text!r}: NaN or infinite component")
+    orientation = None
+    if len(values) == 7:
+        q = np.asarray(values[3:], dtype=np.float64)
+        norm = float(np.linalg.norm(q))
+        if norm < 1e-9:
+            raise ValueError(f"IK target {text!r}: zero quaternion")
+        q = q / norm
+        orientation = (float(q[0]), float(q[1]), float(q[2]), float(q[3]))
+    position = (values[0], values[1], values[2])
+    return IkWaypoint(link=link, position=position, orientation=orientation, time=when)
+
+
+def _slerp(q0: np.ndarray, q1: np.ndarray, s: float) -> np.ndarray:
+    dot = float(np.dot(q0, q1))
+    if dot < 0.0:
+        q1, dot = -q1, -dot
+    if dot > 0.9995:
+        q = q0 + s * (q1 - q0)
+        return q / np.linalg.norm(q)
+    theta = math.acos(min(dot, 1.0))
+    sin_theta = math.sin(theta)
+    return (math.sin((1 - s) * theta) * q0 + math.sin(s * theta) * q1) / sin_theta
+
+
+class IkSchedule:
+    """Time-interpolated target of one link.
+
+    Args:
+        link: end link name or path.
+        waypoints: this link's waypoints (any order; sorted by time, stable).
+    """
+
+    def __init__(self, link: str, waypoints: Sequence[IkWaypoint]) -> None:
+        if not waypoints:
+            raise ValueError(f"IK schedule for {link!r} has no waypoints")
+        self.link = link
+        self.waypoints = tuple(sorted(waypoints, key=lambda w: w.time))
+        self._times = np.array([w.time for w in self.waypoints])
+        self._positions = np.array([w.position for w in self.waypoints], dtype=np.float64)
+
+    def needs_start_orientation(self) -> bool:
+        """True when a waypoint leaves its orientation to the start orientation."""
+        return any(w.orientation is None for w in self.waypoints)
+
+    def target(
+        self, time: float, start_orientation: Sequence[float] | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Target pose at ``time``.
+
+        Args:
+            time: simulation time [s].
+            start_orientation: (w, x, y, z) used for waypoints without orientation.
+
+        Returns:
+            ``(position (3,), orientation (4,) wxyz)`` in the robot-base frame.
+        """
+        start_q = np.array(
+            start_orientation if start_orientation is not None else (1.0, 0.0, 0.0, 0.0),
+            dtype=np.float64,
+        )
+
+        def quat(index: int) -> np.ndarray:
+            q = self.waypoints[index].orientation
+            return start_q if q is None else np.asarray(q, dtype=np.float64)
+
+        times = self._times
+        if time <= times[0]:
+            return self._positions[0].copy(), quat(0)
+        if time >= times[-1]:
+            return self._positions[-1].copy(), quat(len(times) - 1)
+        hi = int(np.searchsorted(times, time, side="right"))
+        lo = hi - 1
+        span = times[hi] - times[lo]
+        s = 0.0 if span <= 0 else (time - times[lo]) / span
+        position = self._positions[lo] + s * (self._positions[hi] - self._positions[lo])
+        return position, _slerp(quat(lo), quat(hi), s)
+
+
+def build_schedules(waypoints: Iterable[IkWaypoint]) -> list[IkSchedule]:
+    """Group waypoints by link (first-appearance order) into schedules."""
+    grouped: dict[str, list[IkWaypoint]] = {}
+    for waypoint in waypoints:
+        grouped.setdefault(waypoint.link, []).append(waypoint)
+    return [IkSchedule(link, items) for link, items in grouped.items()]
+
+
+# ---------------------------------------------------------------------------- settings
+
+
+def _first_physics_scene(stage: Any) -> Any:
+    from pxr import UsdPhysics
+
+    for prim in stage.Traverse():
+        if prim.IsA(UsdPhysics.Scene):
+            return prim
+    return None
+
+
+def read_scene_settings(stage: Any) -> dict[str, Any]:
+    """Run settings stored in the first PhysicsScene's ``customData["simrt"]``.
+
+    Args:
+        stage: the ``Usd.Stage``.
+
+    Returns:
+        Normalised settings (keys ``steps``, ``dt``, ``ik_targets`` (list of
+        :class:`IkWaypoint`), ``ik_every``, ``ik_until_contact``, ``imu_mode``, ``robot``),
+        only those authored.
+
+    Raises:
+        SchemaError: a setting of the wrong type or value (naming the scene prim and key).
+    """
+    from runtime.errors import SchemaError
+
+    prim = _first_physics_scene(stage)
+    if prim is None:
+        return {}
+    data = prim.GetCustomDataByKey("simrt")
+    if data is None:
+        return {}
+    path = str(prim.GetPath())
+    if not isinstance(data, Mapping):
+        raise SchemaError(path, "customData:simrt", f"expected a dictionary, got {data!r}")
+    out: dict[str, Any] = {}
+
+    def bad(key: str, problem: str, allowed: str) -> SchemaError:
+        return SchemaError(path, f"customData:simrt:{key}", problem, allowed)
+
+    for key, value in data.items():
+        if key == "steps":
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise bad(key, f"invalid value {value!r}", "an integer >= 0")
+            out["steps"] = int(value)
+        elif key == "dt":
+            if not isinstance(value, (int, float)) or not (value > 0 and math.isfinite(value)):
+                raise bad(key, f"invalid value {value!r}", "a finite number > 0 [s]")
+            out["dt"] = float(value)
+        elif key == "ikTargets":
+            texts = [value] if isinstance(value, str) else list(value)
+            try:
+                out["ik_targets"] = [parse_ik_target(str(t)) for t in texts]
+            except ValueError as exc:
+                raise bad(key, str(exc), "strings LINK=x,y,z[,qw,qx,qy,qz][@T]") from None
+        elif key == "ikEvery":
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise bad(key, f"invalid value {value!r}", "an integer >= 1")
+            out["ik_every"] = int(value)
+        elif key == "ikUntilContact":
+            if not isinstance(value, bool):
+                raise bad(key, f"invalid value {value!r}", "true or false")
+            out["ik_until_contact"] = value
+        elif key == "imuMode":
+            if value not in ("isaac", "physical"):
+                raise bad(key, f"invalid value {value!r}", "'isaac' or 'physical'")
+            out["imu_mode"] = str(value)
+        elif key == "robot":
+            out["robot"] = str(value)
+        else:
+            LOGGER.warning("%s: customData simrt:%s is not a known run setting; ignored", path, key)
+    return out
+
+
+# ---------------------------------------------------------------------------- progress
+
+
+class Progress:
+    """Plain-text progress bar on a stream (stderr by default), rate-limited.
+
+    Args:
+        total: number of steps of the run.
+        stream: text stream; None disables output.
+        min_interval: seconds between redraws.
+    """
+
+    def __init__(self, total: int, stream: TextIO | None, min_interval: float = 0.25) -> None:
+        self.total = max(int(total), 0)
+        self.stream = stream
+        self.min_interval = min_interval
+        self._start = _time.perf_counter()
+        self._last = -1e9
+        self._tty = bool(stream is not None and getattr(stream, "isatty", lambda: False)())
+        self._last_decile = -1
+
+    def _line(self, done: int) -> str:
+        elapsed = _time.perf_counter() - self._start
+        rate = done / elapsed if elapsed > 0 else 0.0
+        frac = done / self.total if self.total else 1.0
+        width = 30
+        filled = int(round(width * frac))
+        eta = (self.total - done) / rate if rate > 0 else float("nan")
+        return (
+            f"[{'#' * filled}{'.' * (width - filled)}] {done}/{self.total} steps "
+            f"{100 * frac:5.1f}%  {rate:8.0f} steps/s  ETA {eta:6.1f} s"
+        )
+
+    def update(self, done: int) -> None:
+        """Redraw for ``done`` completed steps (cheap when nothing is drawn)."""
+        if self.stream is None:
+            return
+        now = _time.perf_counter()
+        if self._tty:
+            if now - self._last < self.min_interval and done < self.total:
+                return
+            self._last = now
+            self.stream.write("\r" + self._line(done))
+            self.stream.flush()
+        else:  # logs / pipes: one line per 10 %
+            decile = int(10 * done / self.total) if self.total else 10
+            if decile > self._last_decile:
+                self._last_decile = decile
+                self.stream.write(self._line(done) + "\n")
+                self.stream.flush()
+
+    def close(self, done: int) -> None:
+        """Final redraw and newline."""
+        if self.stream is None:
+            return
+        if self._tty:
+            self.stream.write("\r" + self._line(done) + "\n")
+            self.stream.flush()
+        else:
+            self.update(done)
+
+
+# ---------------------------------------------------------------------------- reading taps
+
+
+def _reading_items(reading: Any) -> dict[str, Any]:
+    if reading is None:
+        return {}
+    if dataclasses.is_dataclass(reading):
+        return {f.name: getattr(reading, f.name) for f in dataclasses.fields(reading)}
+    if isinstance(reading, Mapping):
+        return dict(reading)
+    if hasattr(reading, "__dict__"):
+        return {k: v for k, v in vars(reading).items() if not k.startswith("_")}
+    if hasattr(reading, "__slots__"):
+        return {k: getattr(reading, k) for k in reading.__slots__ if not k.startswith("_")}
+    return {}
+
+
+_SKIP_FIELDS = {"time", "is_valid", "physics_step", "step", "ray_count"}
+# raycast fields kept in recordings (ray origins are the sensor position; not recorded)
+_RAYCAST_FIELDS = ("depths", "hit_positions", "hit_normals", "ray_end_points_world")
+_VALID_FIELDS = ("is_valid", "valid")
+
+
+class _SensorTap:
+    """Turns one sensor's readings into recorder rows (channels fixed at the first step)."""
+
+    def __init__(self, sensor: Any, stage: Any) -> None:
+        self.sensor = sensor
+        self.path = str(getattr(sensor, "prim_path", "") or type(sensor).__name__)
+        self.kind = str(getattr(sensor, "kind", "") or type(sensor).__name__.lower())
+        self.max_range: float | None = None
+        self.ray_count: int | None = None
+        if self.kind == "raycast":
+            prim = stage.GetPrimAtPath(self.path) if self.path.startswith("/") else None
+            max_range, num_rays = 100.0, None
+            if prim is not None and prim.IsValid():
+                value = prim.GetAttribute("maxRange").Get()
+                max_range = float(value) if value is not None else 100.0
+                value = prim.GetAttribute("numRays").Get()
+                num_rays = int(value) if value is not None else None
+            self.max_range = max_range
+            self.ray_count = num_rays
+        self.fields: dict[str, tuple[tuple[int, ...], str]] = {}
+        self.path_tables: dict[str, list[str]] = {}
+        self._path_index: dict[str, dict[str, int]] = {}
+
+    def _valid(self, items: Mapping[str, Any]) -> bool:
+        for name in _VALID_FIELDS:
+            if name in items:
+                return bool(items[name])
+        return True
+
+    def define(self, recorder: Any) -> None:
+        """Register this sensor's channels from its current reading."""
+        from runtime.engine.recorder import ChannelInfo
+
+        items = _reading_items(self.sensor.reading())
+        for name, value in items.items():
+            if name in _SKIP_FIELDS or name.startswith("_"):
+                continue
+            if isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value):
+                if self.kind == "raycast" and self.ray_count is not None:
+                    self.fields[name] = ((self.ray_count,), "int32")
+                    self.path_tables[name] = []
+                    self._path_index[name] = {}
+                continue
+            if isinstance(value, (str, bytes)) or value is None:
+                continue
+            array = np.asarray(value)
+            if array.dtype.kind not in "biuf":
+                continue
+            shape = tuple(array.shape)
+            if self.kind == "raycast" and self.ray_count is not None and shape and shape[0] in (
+                0,
+                self.ray_count,
+            ):
+                shape = (self.ray_count, *shape[1:])
+                if len(shape) == 1 and name != "depths" and array.ndim == 2:
+                    shape = (self.ray_count, 3)
+            if array.ndim == 2 and array.shape[0] == 0 and self.ray_count is not None:
+                shape = (self.ray_count, array.shape[1])
+            if self.kind == "raycast":
+                if name not in _RAYCAST_FIELDS:
+                    continue
+                dtype = "float32"  # readings are float32 in the reference; keeps files small
+            elif array.dtype.kind == "b":
+                dtype = "bool"
+            elif array.dtype.kind in "iu":
+                dtype = "int64"
+            else:
+                dtype = "float64"
+            self.fields[name] = (shape, dtype)
+        for name, (shape, dtype) in self.fields.items():
+            attrs: dict[str, Any] = {}
+            if name in self.path_tables:
+                attrs["path_table"] = self.path_tables[name]
+            recorder.add_channel(
+                ChannelInfo(f"{self.path}.{name}", shape, dtype, self.path, self.kind, name,
+                            _unit(self.kind, name), attrs)
+            )
+        if self.kind == "raycast" and self.ray_count is not None:
+            attrs = {"max_range": self.max_range}
+            recorder.add_channel(ChannelInfo(f"{self.path}.hit", (self.ray_count,), "bool",
+                                             self.path, self.kind, "hit", "", attrs))
+        recorder.add_channel(ChannelInfo(f"{self.path}.valid", (), "bool", self.path,
+                                         self.kind, "valid", ""))
+
+    def row(self, out: dict[str, Any]) -> None:
+        """Add this sensor's current reading to ``out`` (channel name -> value)."""
+        items = _reading_items(self.sensor.reading())
+        valid = self._valid(items) and getattr(self.sensor, "disabled_reason", None) is None
+        out[f"{self.path}.valid"] = valid
+        if not valid:
+            if self.kind == "raycast" and self.ray_count is not None:
+                out[f"{self.path}.hit"] = False
+            return
+        for name, (shape, _dtype) in self.fields.items():
+            value = items.get(name)
+            if value is None:
+                continue
+            if name in self.path_tables:
+                table, index = self.path_tables[name], self._path_index[name]
+                ids = np.full(shape, -1, dtype=np.int32)
+                for i, text in enumerate(value[: shape[0]]):
+                    if text:
+                        if text not in index:
+                            index[text] = len(table)
+                            table.append(text)
+                        ids[i] = index[text]
+                out[f"{self.path}.{name}"] = ids
+                continue
+            array = np.asarray(value)
+            if array.shape != shape:
+                if array.size == int(np.prod(shape)):
+                    array = array.reshape(shape)
+                else:
+                    continue  # invalid/empty reading: recorded as zeros
+            out[f"{self.path}.{name}"] = array
+        if self.kind == "raycast" and self.ray_count is not None and "depths" in items:
+            depths = np.asarray(items["depths"], dtype=np.float64)
+            if depths.shape == (self.ray_count,):
+                out[f"{self.path}.hit"] = depths < float(self.max_range)
+
+
+def _unit(kind: str, name: str) -> str:
+    units = {
+        ("contact", "value"): "mass*stage_units/s^2",
+        ("contact", "force"): "mass*stage_units/s^2",
+        ("imu", "linear_acceleration"): "stage_units/s^2",
+        ("imu", "angular_velocity"): "rad/s",
+        ("imu", "orientation"): "quaternion wxyz",
+        ("raycast", "depths"): "stage_units",
+    }
+    if (kind, name) in units:
+        return units[(kind, name)]
+    if kind == "raycast" and name.endswith(("positions", "world")):
+        return "stage_units"
+    return ""
+
+
+# ---------------------------------------------------------------------------- summary
+
+
+def summarize(recording: Any) -> dict[str, Any]:
+    """Per-sensor statistics of a recording.
+
+    Args:
+        recording: a :class:`runtime.engine.recorder.Recording`.
+
+    Returns:
+        ``{"steps", "sim_time", "sensors": {path: stats}}`` where contact stats are
+        ``hits`` (steps in contact) and ``max_force``; IMU stats the per-axis ``min``/``max``
+        of ``linear_acceleration`` and ``angular_velocity``; raycast stats ``hits`` (ray
+        hits summed over steps), ``rays_fired`` and ``valid_steps``.
+    """
+    out: dict[str, Any] = {
+        "steps": len(recording),
+        "sim_time": float(recording.time[-1]) if len(recording) else 0.0,
+        "sensors": {},
+    }
+
+    def get(sensor: str, name: str) -> np.ndarray | None:
+        try:
+            return np.asarray(recording.field(sensor, name))
+        except KeyError:
+            return None
+
+    for sensor in recording.channels_of_kind("contact"):
+        valid = get(sensor, "valid")
+        force = get(sensor, "value")
+        if force is None:
+            force = get(sensor, "force")
+        in_contact = get(sensor, "in_contact")
+        stats: dict[str, Any] = {"kind": "contact"}
+        stats["valid_steps"] = int(valid.sum()) if valid is not None else len(recording)
+        stats["hits"] = int(in_contact.sum()) if in_contact is not None else 0
+        stats["max_force"] = float(force.max()) if force is not None and force.size else 0.0
+        out["sensors"][sensor] = stats
+    for sensor in recording.channels_of_kind("imu"):
+        valid = get(sensor, "valid")
+        mask = valid.astype(bool) if valid is not None else slice(None)
+        stats = {"kind": "imu", "valid_steps": int(np.sum(mask)) if valid is not None else 0}
+        for name in ("linear_acceleration", "angular_velocity"):
+            data = get(sensor, name)
+            if data is None:
+                continue
+            data = data[mask]
+            if data.size:
+                stats[name] = {"min": data.min(axis=0).tolist(), "max": data.max(axis=0).tolist()}
+        out["sensors"][sensor] = stats
+    for sensor in recording.channels_of_kind("raycast"):
+        hit = get(sensor, "hit")
+        valid = get(sensor, "valid")
+        stats = {"kind": "raycast"}
+        stats["valid_steps"] = int(valid.sum()) if valid is not None else 0
+        stats["hits"] = int(hit.sum()) if hit is not None else 0
+        out["sensors"][sensor] = stats
+    return out
+
+
+def format_summary(summary: Mapping[str, Any], timings: Mapping[str, float] | None = None) -> str:
+    """Human-readable multi-line summary of :func:`summarize` plus timings."""
+    lines = [
+        f"steps: {summary.get('steps', 0)}   sim time: {summary.get('sim_time', 0.0):.4f} s",
+    ]
+    if timings:
+        wall = timings.get("wall_time", 0.0)
+        steps = summary.get("steps", 0)
+        rate = steps / wall if wall > 0 else float("nan")
+        lines.append(f"wall time: {wall:.3f} s   {rate:.0f} steps/s")
+        parts = [
+            f"{name} {1e6 * timings[name] / max(steps, 1):.1f} us"
+            for name in ("physics", "state", "sensors", "record", "ik")
+            if name in timings
+        ]
+        if parts:
+            lines.append("per step: " + ", ".join(parts))
+    for path, stats in summary.get("sensors", {}).items():
+        kind = stats.get("kind", "")
+        if kind == "contact":
+            lines.append(
+                f"contact {path}: in contact {stats['hits']} steps, "
+                f"max force {stats['max_force']:.4g}"
+            )
+        elif kind == "imu":
+            acc = stats.get("linear_acceleration")
+            gyro = stats.get("angular_velocity")
+            text = f"imu {path}:"
+            if acc:
+                text += " acc " + " ".join(
+                    f"{a}[{lo:.3g}, {hi:.3g}]" for a, lo, hi in zip("xyz", acc["min"], acc["max"])
+                )
+            if gyro:
+                text += "  gyro " + " ".join(
+                    f"{a}[{lo:.3g}, {hi:.3g}]"
+                    for a, lo, hi in zip("xyz", gyro["min"], gyro["max"])
+                )
+            lines.append(text)
+        elif kind == "raycast":
+            lines.append(
+                f"raycast {path}: {stats['hits']} ray hits over {stats['valid_steps']} valid steps"
+            )
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------------------- IK driving
+
+
+def _resolve_link(stage: Any, robot_prim: Any, link: str) -> str:
+    from runtime.errors import SchemaError
+
+    if link.startswith("/"):
+        prim = stage.GetPrimAtPath(link)
+        if not prim or not prim.IsValid():
+            raise SchemaError(link, "", "IK target link does not exist")
+        return link
+    from pxr import Usd
+
+    matches = [
+        str(p.GetPath())
+        for p in Usd.PrimRange(robot_prim)
+        if p.GetName() == link and p.GetTypeName() not in ("Mesh", "Cube", "Sphere")
+    ]
+    if not matches:
+        raise SchemaError(
+            str(robot_prim.GetPath()), "", f"IK target link {link!r} not found under the robot",
+            "a link prim name or full path",
+        )
+    return matches[0]
+
+
+def _root_link(stage: Any, robot_prim: Any) -> str:
+    """First link of the robot: the articulation-root body, else the first robot link."""
+    from pxr import Usd, UsdPhysics
+
+    for prim in Usd.PrimRange(robot_prim):
+        if prim.HasAPI(UsdPhysics.ArticulationRootAPI) and prim.HasAPI(UsdPhysics.RigidBodyAPI):
+            return str(prim.GetPath())
+    try:
+        from runtime.schema.utils import get_all_robot_links
+
+        links = get_all_robot_links(stage, robot_prim)
+        if links:
+            return str(links[0].GetPath())
+    except Exception:  # noqa: BLE001 - fall through to the rigid-body walk
+        pass
+    for prim in Usd.PrimRange(robot_prim):
+        if prim.HasAPI(UsdPhysics.RigidBodyAPI):
+            return str(prim.GetPath())
+    from runtime.errors import SchemaError
+
+    raise SchemaError(str(robot_prim.GetPath()), "", "robot has no rigid-body link for IK")
+
+
+class _IkDriver:
+    """Solves IK on the schedules and sends joint targets to the engine."""
+
+    def __init__(
+        self,
+        stage: Any,
+        robot_prim: Any,
+        dof_table: Any,
+        schedules: Sequence[IkSchedule],
+        engine: Any,
+        every: int,
+        until_contact: bool,
+    ) -> None:
+        from runtime.kinematics.math import Transform
+        from runtime.kinematics.poser import RobotPoser
+
+        self._transform = Transform
+        self.engine = engine
+        self.every = max(int(every), 1)
+        self.until_contact = until_contact
+        self.frozen_at: float | None = None
+        self.failures = 0
+        self.solves = 0
+        root = _root_link(stage, robot_prim)
+        self.items: list[dict[str, Any]] = []
+        for schedule in schedules:
+            end = _resolve_link(stage, robot_prim, schedule.link)
+            poser = RobotPoser(stage, robot_prim, stage.GetPrimAtPath(root),
+                               stage.GetPrimAtPath(end))
+            chain = poser.chain
+            if chain is None or not chain.joint_paths:
+                raise SimrtError(f"{end}: no movable joints between {root} and the IK link")
+            indices = np.array([dof_table.index_of(p) for p in chain.joint_paths], np.int64)
+            self.items.append(
+                {"schedule": schedule, "poser": poser, "chain": chain, "indices": indices,
+                 "start_q": None, "seed": None, "end": end}
+            )
+        self.targets = np.full(len(dof_table.entries), np.nan)
+
+    def update(self, step: int, time: float, joint_positions: np.ndarray, in_contact: bool) -> bool:
+        """Maybe re-solve and send targets; returns True when targets were sent."""
+        if self.until_contact and in_contact and self.frozen_at is None:
+            self.frozen_at = time
+        if (step - 1) % self.every != 0:
+            return False
+        t_eval = time if self.frozen_at is None else self.frozen_at
+        if self.frozen_at is not None and self.items and self.items[0]["seed"] is not None:
+            return False  # hold the last targets
+        sent = False
+        for item in self.items:
+            q_now = np.asarray(joint_positions, dtype=np.float64)[item["indices"]]
+            if item["start_q"] is None:
+                item["start_q"] = q_now.copy()
+                start_pose, _ = item["chain"].compute_fk(q_now)
+                item["start_orientation"] = np.asarray(start_pose.q, dtype=np.float64)
+            position, orientation = item["schedule"].target(t_eval, item["start_orientation"])
+            target = self._transform(position, orientation)
+            seed = item["seed"] if item["seed"] is not None else q_now
+            result = item["poser"].solve_ik(target, seed=seed)
+            self.solves += 1
+            if not result.success:
+                self.failures += 1
+                result = item["poser"].solve_ik(target)
+            q = np.array([result.joints[p] for p in item["chain"].joint_paths], np.float64)
+            if not result.success and item["seed"] is not None:
+                continue  # keep tracking the last good solution
+            item["seed"] = q
+            self.targets[item["indices"]] = q
+            self.engine.set_joint_targets(q, [int(i) for i in item["indices"]])
+            sent = True
+        return sent
+
+
+# ---------------------------------------------------------------------------- run
+
+
+@dataclass
+class RunResult:
+    """Outcome of :func:`run_scene`.
+
+    Attributes:
+        steps: physics steps completed.
+        requested_steps: steps requested.
+        sim_time: simulation time after the last step [s].
+        wall_time: wall-clock time of the stepping loop [s].
+        out: recording path, or None.
+        complete: True when every requested step ran.
+        summary: :func:`summarize` of the recording.
+        timings: accumulated wall time per phase [s]: ``physics``, ``state``, ``sensors``,
+            ``record``, ``ik``, ``wall_time``.
+        disabled: sensor path -> reason, for sensors disabled by bad configuration.
+    """
+
+    steps: int
+    requested_steps: int
+    sim_time: float
+    wall_time: float
+    out: Path | None
+    complete: bool
+    summary: dict[str, Any] = field(default_factory=dict)
+    timings: dict[str, float] = field(default_factory=dict)
+    disabled: dict[str, str] = field(default_factory=dict)
+
+
+def _open_stage(scene: Any) -> Any:
+    import runtime.schema  # noqa: F401  (schemas registered before the stage exists)
+    from pxr import Usd
+
+    if not isinstance(scene, (str, Path)):
+        return scene
+    path = Path(scene)
+    if not path.exists():
+        raise FileNotFoundError(f"{path}: no such file")
+    stage = Usd.Stage.Open(str(path))
+    if stage is None:
+        raise SimrtError(f"{path}: could not open as a USD stage")
+    return stage
+
+
+def _find_robot(stage: Any, robot: str | None) -> Any:
+    from runtime.errors import SchemaError
+
+    if robot:
+        prim = stage.GetPrimAtPath(robot)
+        if not prim or not prim.IsValid():
+            raise SchemaError(robot, "", "robot prim does not exist")
+        return prim
+    from runtime.schema.utils import find_robot_prims
+
+    robots = find_robot_prims(stage)
+    return robots[0] if robots else None
+
+
+def run_scene(
+    scene: Any,
+    *,
+    steps: int | None = None,
+    dt: float | None = None,
+    out: str | Path | None = None,
+    ik_targets: Iterable[IkWaypoint | str] | None = None,
+    ik_every: int | None = None,
+    ik_until_contact: bool | None = None,
+    imu_mode: str | None = None,
+    robot: str | None = None,
+    flush_every: int = 250,
+    progress: TextIO | None = None,
+    record_bodies: bool = True,
+    on_step: Callable[[int, Any, Any, Any], None] | None = None,
+    engine_factory: Callable[..., Any] | None = None,
+) -> RunResult:
+    """Step a scene headless and record every sensor reading.
+
+    Args:
+        scene: path of a USD scene, or an open ``Usd.Stage``.
+        steps: number of physics steps (default: scene setting, else 1000).
+        dt: step size [s] (default: scene setting, else the engine's rate from the scene).
+        out: recording path (``.npz`` / ``.parquet``); None records in memory only.
+        ik_targets: IK waypoints (strings or :class:`IkWaypoint`); None uses the scene's.
+        ik_every: re-solve IK every this many steps (default scene setting, else 10).
+        ik_until_contact: freeze IK targets at the first robot contact (default scene /
+            False).
+        imu_mode: ``"isaac"`` or ``"physical"`` (default scene setting, else isaac).
+        robot: robot prim path (default scene setting, else the first IsaacRobotAPI prim).
+        flush_every: rewrite the recording every this many steps.
+        progress: stream for the progress bar (None: silent).
+        record_bodies: also record body poses every step.
+        on_step: callback ``on_step(step, engine, sensor_runtime, state)`` after each
+            recorded step (tests use it to interrupt runs or compare with an oracle).
+        engine_factory: ``factory(stage, robot_prim=..., dt=...)`` building the engine
+            (default :class:`runtime.engine.mujoco_engine.MujocoEngine`).
+
+    Returns:
+        The :class:`RunResult`.
+
+    Raises:
+        SimrtError / SchemaError / OSError: bad scene, settings or output path. Errors and
+        KeyboardInterrupt during stepping propagate after the recording is closed (valid,
+        ``complete = False``).
+    """
+    from runtime.engine.recorder import ChannelInfo, Recorder
+    from runtime.sensors.runtime import SensorRuntime
+
+    stage = _open_stage(scene)
+    settings = read_scene_settings(stage)
+    steps = int(steps if steps is not None else settings.get("steps", 1000))
+    if steps < 0:
+        raise ValueError(f"steps must be >= 0, got {steps}")
+    dt = dt if dt is not None else settings.get("dt")
+    if dt is not None and not (dt > 0 and math.isfinite(dt)):
+        raise ValueError(f"dt must be a finite number > 0, got {dt}")
+    imu_mode = imu_mode or settings.get("imu_mode", "isaac")
+    waypoints: list[IkWaypoint] = []
+    source = ik_targets if ik_targets is not None else settings.get("ik_targets", [])
+    for item in source:
+        waypoints.append(item if isinstance(item, IkWaypoint) else parse_ik_target(str(item)))
+    ik_every = int(ik_every if ik_every is not None else settings.get("ik_every", 10))
+    until_contact = bool(
+        ik_until_contact if ik_until_contact is not None
+        else settings.get("ik_until_contact", False)
+    )
+    robot_prim = _find_robot(stage, robot or settings.get("robot"))
+
+    if engine_factory is None:
+        from runtime.engine.mujoco_engine import MujocoEngine
+
+        engine_factory = MujocoEngine
+    engine = engine_factory(stage, robot_prim=robot_prim, dt=dt)
+    state = engine.state()
+    body_paths = tuple(state.body_paths)
+    dof_table = getattr(engine, "dof_table", None)
+    if dof_table is None and robot_prim is not None:
+        from runtime.schema.dof import build_dof_table
+
+        dof_table = build_dof_table(stage, robot_prim)
+    sensors = SensorRuntime(stage, body_paths, dof_table, imu_mode=imu_mode)
+    robot_path = str(robot_prim.GetPath()) if robot_prim is not None else "/"
+    robot_bodies = {i for i, p in enumerate(body_paths) if p.startswith(robot_path + "/")}
+    robot_contacts = [
+        s for s in sensors.of_kind("contact")
+        if getattr(s, "prim_path", "").startswith(robot_path + "/")
+    ]
+    del robot_bodies
+
+    ik = None
+    if waypoints:
+        if robot_prim is None or dof_table is None:
+            raise SimrtError("IK targets given but the scene has no robot (IsaacRobotAPI)")
+        ik = _IkDriver(stage, robot_prim, dof_table, build_schedules(waypoints), engine,
+                       ik_every, until_contact)
+
+    disabled = {
+        str(getattr(s, "prim_path", "")): str(s.disabled_reason)
+        for s in sensors.sensors
+        if getattr(s, "disabled_reason", None)
+    }
+    meta = {
+        "scene": str(scene) if isinstance(scene, (str, Path)) else "<stage>",
+        "dt": float(getattr(state, "dt", 0.0) or (dt or 0.0)),
+        "requested_steps": steps,
+        "imu_mode": imu_mode,
+        "robot": robot_path,
+        "ik_targets": [dataclasses.asdict(w) for w in waypoints],
+        "disabled_sensors": disabled,
+        "body_paths": list(body_paths),
+        "dof_names": list(dof_table.names) if dof_table is not None else [],
+    }
+    recorder = None
+    taps = [_SensorTap(s, stage) for s in sensors.sensors]
+    timings = {"physics": 0.0, "state": 0.0, "sensors": 0.0, "record": 0.0, "ik": 0.0}
+    bar = Progress(steps, progress)
+    done = 0
+    complete = False
+    loop_start = _time.perf_counter()
+    joint_positions = np.asarray(state.joint_positions, dtype=np.float64)
+    dof_count = joint_positions.shape[0]
+    perf = _time.perf_counter
+    try:
+        for k in range(1, steps + 1):
+            t0 = perf()
+            if ik is not None:
+                in_contact = any(
+                    bool(getattr(s.reading(), "in_contact", False)) for s in robot_contacts
+                ) if until_contact else False
+                ik.update(k, float(getattr(state, "time", 0.0)), joint_positions, in_contact)
+            t1 = perf()
+            engine.step()
+            t2 = perf()
+            state = engine.state()
+            t3 = perf()
+            sensors.step(state)
+            t4 = perf()
+            if recorder is None:
+                recorder = Recorder(out, flush_every=flush_every, meta=meta)
+                for tap in taps:
+                    tap.define(recorder)
+                if dof_count:
+                    for name in ("positions", "velocities", "efforts"):
+                        recorder.add_channel(ChannelInfo(
+                            f"{robot_path}.{name}", (dof_count,), "float64", robot_path,
+                            "joint_state", name, "", {"dof_names": meta["dof_names"]}))
+                    recorder.add_channel(ChannelInfo(
+                        f"{robot_path}.targets", (dof_count,), "float64", robot_path, "command",
+                        "targets", "", {"dof_names": meta["dof_names"]}))
+                if record_bodies:
+                    nb = len(body_paths)
+                    recorder.add_channel(ChannelInfo("bodies.positions", (nb, 3), "float64", "",
+                                                     "body", "positions", "stage_units",
+                                                     {"body_paths": list(body_paths)}))
+                    recorder.add_channel(ChannelInfo("bodies.orientations", (nb, 4), "float64",
+                                                     "", "body", "orientations", "wxyz",
+                                                     {"body_paths": list(body_paths)}))
+            row: dict[str, Any] = {}
+            for tap in taps:
+                tap.row(row)
+            joint_positions = state.joint_positions
+            if dof_count:
+                row[f"{robot_path}.positions"] = state.joint_positions
+                row[f"{robot_path}.velocities"] = state.joint_velocities
+                row[f"{robot_path}.efforts"] = state.joint_efforts
+                if ik is not None:
+                    row[f"{robot_path}.targets"] = ik.targets
+            if record_bodies:
+                row["bodies.positions"] = state.body_positions
+                row["bodies.orientations"] = state.body_orientations
+            recorder.append(int(getattr(state, "step", k)), float(state.time), row)
+            t5 = perf()
+            timings["ik"] += t1 - t0
+            timings["physics"] += t2 - t1
+            timings["state"] += t3 - t2
+            timings["sensors"] += t4 - t3
+            timings["record"] += t5 - t4
+            done = k
+            if on_step is not None:
+                on_step(k, engine, sensors, state)
+            bar.update(done)
+        complete = True
+    finally:
+        wall = _time.perf_counter() - loop_start
+        if recorder is not None:
+            recorder.close(complete=complete)
+        bar.close(done)
+        sensors.close()
+    timings["wall_time"] = wall
+    summary: dict[str, Any] = {"steps": done, "sim_time": 0.0, "sensors": {}}
+    if recorder is not None:
+        summary = summarize(recorder.snapshot(complete=complete))
+    for s in sensors.sensors:
+        if getattr(s, "disabled_reason", None):
+            disabled[str(getattr(s, "prim_path", ""))] = str(s.disabled_reason)
+    if ik is not None:
+        summary["ik"] = {"solves": ik.solves, "seeded_failures": ik.failures,
+                         "frozen_at": ik.frozen_at}
+    return RunResult(
+        steps=done,
+        requested_steps=steps,
+        sim_time=float(summary.get("sim_time", 0.0)),
+        wall_time=wall,
+        out=Path(out) if out is not None else None,
+        complete=complete,
+        summary=summary,
+        timings=timings,
+        disabled=disabled,
+    )
+

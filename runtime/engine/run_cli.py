@@ -1,0 +1,110 @@
+"""``simrt run SCENE``: step a scene headless in MuJoCo and record every sensor reading.
+
+Examples::
+
+    simrt run scenes/panda_table.usda --steps 2000 --out out/panda.npz
+    simrt run scene.usda --steps 500 --dt 0.002 \\
+        --ik-target "panda_hand=0.5,0,0.7,0,1,0,0@0" \\
+        --ik-target "panda_hand=0.5,0,0.55,0,1,0,0@1.0" --ik-until-contact
+
+Progress goes to stderr, the summary to stdout. Without ``--out`` the readings are kept in
+memory only (summary still printed). See :mod:`runtime.engine.job` for the scene's own run
+settings (``customData["simrt"]`` on the PhysicsScene) and the IK waypoint syntax.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+__all__ = ["add_arguments", "run"]
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Register the ``simrt run`` arguments."""
+    parser.add_argument("scene", help="USD scene (.usd/.usda/.usdc)")
+    parser.add_argument(
+        "--steps", type=int, default=None,
+        help="physics steps to run (default: the scene's simrt:steps, else 1000)",
+    )
+    parser.add_argument(
+        "--dt", type=float, default=None,
+        help="step size in seconds (default: the scene's rate, e.g. physxScene:timeStepsPerSecond)",
+    )
+    parser.add_argument(
+        "--out", "-o", default=None,
+        help="recording to write: FILE.npz, or FILE.parquet (needs pyarrow); written atomically "
+        "every --flush-every steps and at the end",
+    )
+    parser.add_argument(
+        "--ik-target", action="append", default=None, metavar="LINK=x,y,z[,qw,qx,qy,qz][@T]",
+        help="IK waypoint for LINK in the robot-base frame, reached at time T (repeatable; "
+        "replaces the scene's ikTargets). Joint targets are sent to the engine's drives.",
+    )
+    parser.add_argument(
+        "--ik-every", type=int, default=None, help="re-solve IK every N steps (default 10)"
+    )
+    parser.add_argument(
+        "--ik-until-contact", action=argparse.BooleanOptionalAction, default=None,
+        help="freeze the IK targets once a robot contact sensor reports contact",
+    )
+    parser.add_argument(
+        "--imu-mode", choices=("isaac", "physical"), default=None,
+        help="IMU model: Isaac parity (default) or physical (lever arm, rotating frame)",
+    )
+    parser.add_argument("--robot", default=None, help="robot prim path (default: first robot)")
+    parser.add_argument(
+        "--flush-every", type=int, default=250, help="rewrite the recording every N steps"
+    )
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    parser.add_argument("--json", action="store_true", help="print the summary as JSON")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run ``simrt run``; returns the exit code (130 when interrupted)."""
+    from runtime.engine.job import format_summary, parse_ik_target, run_scene
+
+    if args.steps is not None and args.steps < 0:
+        raise ValueError(f"--steps must be >= 0, got {args.steps}")
+    if args.flush_every < 1:
+        raise ValueError(f"--flush-every must be >= 1, got {args.flush_every}")
+    ik_targets = None
+    if args.ik_target is not None:
+        ik_targets = [parse_ik_target(text) for text in args.ik_target]
+    try:
+        result = run_scene(
+            args.scene,
+            steps=args.steps,
+            dt=args.dt,
+            out=args.out,
+            ik_targets=ik_targets,
+            ik_every=args.ik_every,
+            ik_until_contact=args.ik_until_contact,
+            imu_mode=args.imu_mode,
+            robot=args.robot,
+            flush_every=args.flush_every,
+            progress=None if args.no_progress else sys.stderr,
+        )
+    except KeyboardInterrupt:
+        if args.out:
+            print(f"interrupted; steps done so far are in {args.out}", file=sys.stderr)  # noqa: T201
+        raise
+    if args.json:
+        payload = {
+            "steps": result.steps,
+            "requested_steps": result.requested_steps,
+            "complete": result.complete,
+            "out": str(result.out) if result.out else None,
+            "timings": result.timings,
+            "summary": result.summary,
+            "disabled_sensors": result.disabled,
+        }
+        print(json.dumps(payload, indent=2))  # noqa: T201
+    else:
+        print(format_summary(result.summary, result.timings))  # noqa: T201
+        for path, reason in result.disabled.items():
+            print(f"disabled sensor {path}: {reason}")  # noqa: T201
+        if result.out:
+            print(f"recording: {result.out}")  # noqa: T201
+    return 0
