@@ -1,0 +1,29 @@
+"""USD physics -> MuJoCo engine.
+
+Public names (imported lazily so ``import runtime.engine`` loads neither pxr nor mujoco):
+
+* :class:`MujocoEngine` -- build from a stage, ``step()``, ``state()``, joint targets.
+* :func:`build_model` -- the USD -> ``MjSpec`` builder (returns :class:`BuiltModel`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["BuiltModel", "DofBinding", "MujocoEngine", "build_model"]
+
+_LAZY = {
+    "MujocoEngine": "runtime.engine.mujoco_engine",
+    "BuiltModel": "runtime.engine.builder",
+    "DofBinding": "runtime.engine.builder",
+    "build_model": "runtime.engine.builder",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'runtime.engine' has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(module), name)

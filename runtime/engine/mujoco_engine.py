@@ -1,0 +1,391 @@
+"""MuJoCo physics engine driven by a USD stage, producing :class:`PhysicsState` each step.
+
+State mapping (all world frame, stage units; see ``runtime.sensors.state``):
+
+* body poses: MuJoCo ``xpos``/``xquat`` -- the MuJoCo body frame is the USD body frame (the
+  builder never moves it to the inertial frame).
+* linear velocity: centre-of-mass velocity, from ``cvel`` (a spatial velocity expressed at the
+  subtree centre of mass of the kinematic tree) shifted to the body COM ``xipos``:
+  ``v_com = v + w x (xipos - subtree_com[root])``. Angular velocity: ``cvel[:3]``.
+* accelerations (optional, ``compute_accelerations=True``): ``mj_rnePostConstraint`` ->
+  ``cacc`` shifted to the COM, plus the ``w x v`` term (classical acceleration), plus
+  gravity (MuJoCo's ``cacc`` carries a fictitious ``-gravity``); a free-falling body reports
+  ``gravity``, a body at rest 0.
+* contacts: one record per active MuJoCo contact. ``mj_contactForce`` gives the force that
+  geom1 exerts on geom2 in the contact frame (normal = first frame row, from geom1 towards
+  geom2). We report ``body0`` = body of geom2, ``body1`` = body of geom1, normal from body1
+  towards body0, impulse on body0 = world force x dt. When geom2 belongs to nothing listed,
+  the roles are swapped (impulse and normal negated).
+* joints: DOF-table order. q / qd from ``qpos`` / ``qvel`` (sign flipped for joints used
+  reversed in the tree); ball joints report the rotation vector (axis x angle) of the joint
+  quaternion and the joint-frame angular velocity. **Effort** = ``qfrc_actuator +
+  qfrc_passive`` of that DOF (drive / actuator force plus joint damping, armature-free
+  passive forces and gravity compensation); constraint (limit) forces are not included.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Sequence
+
+import mujoco
+import numpy as np
+from pxr import Usd
+
+from runtime.engine.builder import BuiltModel, DofBinding, build_model
+from runtime.errors import SchemaError, SimrtError
+from runtime.sensors.state import PhysicsState
+
+__all__ = ["MujocoEngine"]
+
+_LOG = logging.getLogger("runtime.engine")
+
+
+class MujocoEngine:
+    """A MuJoCo simulation built from the USD physics of a stage.
+
+    Construct once (parses USD, builds and compiles the model, resolves the DOF order),
+    then call :meth:`step` and :meth:`state`.
+
+    Args:
+        stage: the stage (``runtime.schema`` imported before it was opened).
+        robot_prim: robot prim (path or prim) whose DOF table orders the joint arrays;
+            ``None``: every simulated DOF in model build order (depth-first body tree).
+        dt: time step override [s]; ``None`` = from the PhysicsScene (default 1/60 s).
+        compute_accelerations: also fill body accelerations in :meth:`state`.
+
+    Attributes:
+        built: the builder output (MuJoCo spec/model, USD bookkeeping, warnings).
+        model: the compiled ``mujoco.MjModel``.
+        data: the ``mujoco.MjData``.
+        dofs: DOF bindings in reported order.
+    """
+
+    def __init__(
+        self,
+        stage: Usd.Stage,
+        robot_prim: str | Usd.Prim | None = None,
+        dt: float | None = None,
+        *,
+        compute_accelerations: bool = False,
+    ) -> None:
+        self.stage = stage
+        self.built: BuiltModel = build_model(stage, dt)
+        self.model = self.built.model
+        self.data = mujoco.MjData(self.model)
+        self.compute_accelerations = bool(compute_accelerations)
+        self.dofs: list[DofBinding] = self._dof_order(robot_prim)
+        self._index_dofs()
+        built = self.built
+        dynamic = ~built.is_static
+        self._rows = np.nonzero(dynamic)[0]
+        self._ids = built.body_ids[self._rows]
+        self._roots = self.model.body_rootid[self._ids]
+        self._com_local = np.zeros((len(built.body_paths), 3))
+        self._com_local[self._rows] = self.model.body_ipos[self._ids]
+        self._static_rows = np.nonzero(built.is_static)[0]
+        self._force6 = np.zeros(6)
+        self._step = 0
+        self.reset()
+
+    # ------------------------------------------------------------------ setup helpers
+
+    def _dof_order(self, robot_prim) -> list[DofBinding]:
+        bindings = list(self.built.dofs)
+        if robot_prim is None:
+            return bindings
+        prim = robot_prim if isinstance(robot_prim, Usd.Prim) else self.stage.GetPrimAtPath(
+            str(robot_prim)
+        )
+        if not prim or not prim.IsValid():
+            raise SchemaError(str(robot_prim), "", "robot prim does not exist")
+        try:
+            from runtime.schema.dof import build_dof_table
+        except ImportError:
+            _LOG.warning(
+                "runtime.schema.dof is not available; DOFs of %s in model build order",
+                prim.GetPath(),
+            )
+            prefix = str(prim.GetPath())
+            return [b for b in bindings if b.joint_path.startswith(prefix)] or bindings
+        table = build_dof_table(self.stage, prim)
+        by_key = {(b.joint_path, b.token): b for b in bindings}
+        by_joint: dict[str, list[DofBinding]] = {}
+        for b in bindings:
+            by_joint.setdefault(b.joint_path, []).append(b)
+        ordered = []
+        for entry in table.entries:
+            b = by_key.get((entry.joint_path, entry.token))
+            if b is None and len(by_joint.get(entry.joint_path, [])) == 1:
+                b = by_joint[entry.joint_path][0]
+            if b is None:
+                raise SchemaError(
+                    entry.joint_path,
+                    "",
+                    f"DOF {entry.name!r} ({entry.token}) of the robot's DOF table is not "
+                    "simulated (joint disabled, locked or not a physics joint)",
+                )
+            b.name = entry.name
+            ordered.append(b)
+        return ordered
+
+    def _index_dofs(self) -> None:
+        self._q_adr = np.array([b.qpos_adr for b in self.dofs], dtype=np.int64)
+        self._v_adr = np.array([b.dof_adr for b in self.dofs], dtype=np.int64)
+        self._sign = np.array([b.sign for b in self.dofs], dtype=np.float64)
+        self._ball = np.array([b.ball_axis for b in self.dofs], dtype=np.int64)
+        self._scalar = np.nonzero(self._ball < 0)[0]
+        self._balls = np.nonzero(self._ball >= 0)[0]
+        self._lookup: dict[str, int] = {}
+        for i, b in enumerate(self.dofs):
+            self._lookup.setdefault(b.name, i)
+            self._lookup.setdefault(f"{b.joint_path}:{b.token}", i)
+        for i, b in enumerate(self.dofs):
+            if sum(1 for x in self.dofs if x.joint_path == b.joint_path) == 1:
+                self._lookup.setdefault(b.joint_path, i)
+        self.dof_names = tuple(b.name for b in self.dofs)
+
+    # ------------------------------------------------------------------ public API
+
+    @property
+    def dt(self) -> float:
+        """Time step [s]."""
+        return float(self.model.opt.timestep)
+
+    @property
+    def body_paths(self) -> tuple[str, ...]:
+        """USD paths in ``PhysicsState`` body order."""
+        return self.built.body_paths
+
+    @property
+    def warnings(self) -> list[str]:
+        """Warnings logged while building the model."""
+        return list(self.built.warnings)
+
+    def reset(self) -> None:
+        """Return to the authored configuration (time 0, step 0, authored drive targets)."""
+        mujoco.mj_resetData(self.model, self.data)
+        self.data.qpos[:] = self.built.initial_qpos
+        if self.built.initial_ctrl is not None and self.model.nu:
+            self.data.ctrl[:] = self.built.initial_ctrl
+        self._step = 0
+        mujoco.mj_forward(self.model, self.data)
+
+    def step(self, n: int = 1) -> None:
+        """Advance the simulation.
+
+        Args:
+            n: number of physics steps (>= 1).
+
+        Raises:
+            SimrtError: when the simulation diverged (non-finite state); the message names
+                the step. The engine state is left as MuJoCo produced it.
+        """
+        m, d = self.model, self.data
+        for _ in range(int(n)):
+            mujoco.mj_step(m, d)
+            self._step += 1
+        if not np.all(np.isfinite(d.qpos)):
+            raise SimrtError(f"simulation diverged (non-finite qpos) at step {self._step}")
+
+    def resolve_dofs(self, names: Sequence[str | int] | None, count: int) -> np.ndarray:
+        """Map DOF names / joint paths / indices onto DOF indices.
+
+        Args:
+            names: DOF names, ``"<joint path>:<token>"``, joint paths of single-DOF joints,
+                or integer DOF indices; ``None`` = all DOFs in order.
+            count: number of values supplied (must match).
+
+        Returns:
+            DOF indices, (count,) int64.
+
+        Raises:
+            SimrtError: unknown name, index out of range, or length mismatch.
+        """
+        if names is None:
+            if count != len(self.dofs):
+                raise SimrtError(
+                    f"expected {len(self.dofs)} values (one per DOF), got {count}"
+                )
+            return np.arange(len(self.dofs), dtype=np.int64)
+        if len(names) != count:
+            raise SimrtError(f"{len(names)} names but {count} values")
+        out = np.empty(count, dtype=np.int64)
+        for k, key in enumerate(names):
+            if isinstance(key, (int, np.integer)):
+                if not 0 <= int(key) < len(self.dofs):
+                    raise SimrtError(f"DOF index {key} out of range [0, {len(self.dofs)})")
+                out[k] = int(key)
+            else:
+                idx = self._lookup.get(str(key))
+                if idx is None:
+                    raise SimrtError(
+                        f"unknown DOF {key!r}; known: {', '.join(self.dof_names)}"
+                    )
+                out[k] = idx
+        return out
+
+    def set_joint_targets(
+        self, values: Sequence[float] | np.ndarray, names: Sequence[str | int] | None = None
+    ) -> None:
+        """Set drive targets (position targets for position drives, velocity targets for
+        velocity drives, ``ctrl`` for ``MjcActuator`` actuators).
+
+        Args:
+            values: targets [rad, rad/s, stage units or stage units/s], one per name.
+            names: DOF names, joint paths or DOF indices; ``None`` = all DOFs in order.
+
+        Raises:
+            SimrtError: unknown DOF, non-finite value, or a DOF without a drive.
+        """
+        vals = np.asarray(values, dtype=np.float64).reshape(-1)
+        idx = self.resolve_dofs(names, len(vals))
+        if not np.all(np.isfinite(vals)):
+            raise SimrtError("joint targets must be finite")
+        for i, v in zip(idx, vals):
+            b = self.dofs[i]
+            if b.actuator < 0:
+                raise SimrtError(f"DOF {b.name!r} ({b.joint_path}) has no drive to target")
+            self.data.ctrl[b.actuator] = v
+
+    def set_joint_velocity_targets(
+        self, values: Sequence[float] | np.ndarray, names: Sequence[str | int] | None = None
+    ) -> None:
+        """Set velocity targets of position drives (``kp (x* - x) + kd (v* - v)``).
+
+        Velocity-drive DOFs take the value as their ``ctrl`` (same as
+        :meth:`set_joint_targets`).
+
+        Args:
+            values: velocity targets [rad/s or stage units/s], one per name.
+            names: DOF names, joint paths or DOF indices; ``None`` = all DOFs in order.
+
+        Raises:
+            SimrtError: unknown DOF, non-finite value, or a DOF without a USD drive.
+        """
+        vals = np.asarray(values, dtype=np.float64).reshape(-1)
+        idx = self.resolve_dofs(names, len(vals))
+        if not np.all(np.isfinite(vals)):
+            raise SimrtError("joint velocity targets must be finite")
+        for i, v in zip(idx, vals):
+            b = self.dofs[i]
+            if b.drive_mode == "position":
+                self.model.actuator_biasprm[b.actuator, 0] = b.damping * v
+            elif b.drive_mode == "velocity":
+                self.data.ctrl[b.actuator] = v
+            else:
+                raise SimrtError(f"DOF {b.name!r} ({b.joint_path}) has no USD drive")
+
+    def state(self) -> PhysicsState:
+        """The current physics state (fresh arrays; safe to keep).
+
+        Returns:
+            A :class:`PhysicsState` in the conventions of ``runtime.sensors.state``.
+        """
+        m, d = self.model, self.data
+        built = self.built
+        b = len(built.body_paths)
+        rows, ids = self._rows, self._ids
+        pos = built.static_positions.copy()
+        quat = built.static_orientations.copy()
+        pos[rows] = d.xpos[ids]
+        quat[rows] = d.xquat[ids]
+        lin = np.zeros((b, 3))
+        ang = np.zeros((b, 3))
+        cvel = d.cvel[ids]
+        offset = d.xipos[ids] - d.subtree_com[self._roots]
+        ang[rows] = cvel[:, :3]
+        lin[rows] = cvel[:, 3:] + np.cross(cvel[:, :3], offset)
+        lin_acc = ang_acc = None
+        if self.compute_accelerations:
+            mujoco.mj_rnePostConstraint(m, d)
+            cacc = d.cacc[ids]
+            lin_acc = np.zeros((b, 3))
+            ang_acc = np.zeros((b, 3))
+            ang_acc[rows] = cacc[:, :3]
+            lin_acc[rows] = (
+                cacc[:, 3:]
+                + np.cross(cacc[:, :3], offset)
+                + np.cross(cvel[:, :3], lin[rows])
+                + m.opt.gravity
+            )
+        # contacts
+        nc = int(d.ncon)
+        c0 = np.zeros(nc, dtype=np.int64)
+        c1 = np.zeros(nc, dtype=np.int64)
+        cpos = np.zeros((nc, 3))
+        cnrm = np.zeros((nc, 3))
+        cimp = np.zeros((nc, 3))
+        keep = np.zeros(nc, dtype=bool)
+        gidx = built.geom_body_index
+        dt = float(m.opt.timestep)
+        f6 = self._force6
+        for i in range(nc):
+            con = d.contact[i]
+            if con.exclude != 0 or con.efc_address < 0:
+                continue
+            g1, g2 = int(con.geom[0]), int(con.geom[1])
+            i1, i2 = int(gidx[g1]), int(gidx[g2])
+            mujoco.mj_contactForce(m, d, i, f6)
+            frame = con.frame.reshape(3, 3)
+            force_on_2 = frame.T @ f6[:3]
+            normal = frame[0].copy()
+            if i2 < 0:
+                if i1 < 0:
+                    continue
+                i1, i2 = i2, i1
+                force_on_2 = -force_on_2
+                normal = -normal
+            keep[i] = True
+            c0[i], c1[i] = i2, i1
+            cpos[i] = con.pos
+            cnrm[i] = normal
+            cimp[i] = force_on_2 * dt
+        if nc and not keep.all():
+            c0, c1, cpos, cnrm, cimp = c0[keep], c1[keep], cpos[keep], cnrm[keep], cimp[keep]
+        # joints
+        nd = len(self.dofs)
+        jq = np.zeros(nd)
+        jv = np.zeros(nd)
+        je = np.zeros(nd)
+        s = self._scalar
+        if len(s):
+            jq[s] = d.qpos[self._q_adr[s]] * self._sign[s]
+            jv[s] = d.qvel[self._v_adr[s]] * self._sign[s]
+            je[s] = (d.qfrc_actuator[self._v_adr[s]] + d.qfrc_passive[self._v_adr[s]]) * self._sign[
+                s
+            ]
+        for k in self._balls:
+            adr = self._q_adr[k]
+            qw, qx, qy, qz = d.qpos[adr : adr + 4]
+            vnorm = math.sqrt(qx * qx + qy * qy + qz * qz)
+            angle = 2.0 * math.atan2(vnorm, qw)
+            scale = angle / vnorm if vnorm > 1e-12 else 2.0
+            rotvec = np.array([qx, qy, qz]) * scale
+            jq[k] = rotvec[self._ball[k]] * self._sign[k]
+            jv[k] = d.qvel[self._v_adr[k]] * self._sign[k]
+            je[k] = (d.qfrc_actuator[self._v_adr[k]] + d.qfrc_passive[self._v_adr[k]]) * self._sign[k]
+        return PhysicsState(
+            body_paths=built.body_paths,
+            body_positions=pos,
+            body_orientations=quat,
+            body_com_local=self._com_local.copy(),
+            body_linear_velocities=lin,
+            body_angular_velocities=ang,
+            body_linear_accelerations=lin_acc,
+            body_angular_accelerations=ang_acc,
+            contact_body0=c0,
+            contact_body1=c1,
+            contact_positions=cpos,
+            contact_normals=cnrm,
+            contact_impulses=cimp,
+            joint_positions=jq,
+            joint_velocities=jv,
+            joint_efforts=je,
+            dt=dt,
+            time=float(d.time),
+            step=self._step,
+            gravity=np.array(m.opt.gravity, dtype=np.float64),
+            meters_per_unit=built.meters_per_unit,
+        )
