@@ -1,0 +1,217 @@
+"""Sensor kernels against the NumPy references (compiled and as plain Python)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from reference_sensors import (
+    ImuIsaacReference,
+    contact_reference,
+    gf_round_trip,
+    imu_physical_reference,
+    quat_mul,
+)
+from runtime.sensors import _contact_kernels, _imu_kernels
+
+VARIANTS = ["jit", "py"]
+
+
+def _k(kernel, variant):
+    return kernel if variant == "jit" else kernel.py_func
+
+
+def _random_quats(rng, n):
+    q = rng.normal(size=(n, 4))
+    return np.ascontiguousarray(q / np.linalg.norm(q, axis=1)[:, None])
+
+
+def _contact_case(rng, bodies=6, sensors=25, contacts=40):
+    pos = rng.normal(size=(bodies, 3))
+    quat = _random_quats(rng, bodies)
+    sb = rng.integers(0, bodies, sensors).astype(np.int64)
+    off = rng.normal(scale=0.5, size=(sensors, 3))
+    radius = np.where(rng.random(sensors) < 0.5, -1.0, rng.uniform(0.2, 2.0, sensors))
+    fmin = np.float32(rng.uniform(0, 5, sensors)).astype(np.float64)
+    fmax = np.float32(rng.uniform(5, 200, sensors)).astype(np.float64)
+    fmin[:3] = 0.0
+    c0 = rng.integers(0, bodies, contacts).astype(np.int64)
+    c1 = rng.integers(-1, bodies, contacts).astype(np.int64)
+    cp = pos[c0] + rng.normal(scale=0.7, size=(contacts, 3))
+    ci = rng.normal(scale=0.5, size=(contacts, 3))
+    dts = np.where(rng.random(contacts) < 0.3, 0.0, 1 / 120)
+    return pos, quat, sb, off, radius, fmin, fmax, c0, c1, cp, ci, dts
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_contact_kernel_matches_reference(variant, seed):
+    rng = np.random.default_rng(seed)
+    pos, quat, sb, off, radius, fmin, fmax, c0, c1, cp, ci, dts = _contact_case(rng)
+    n = sb.shape[0]
+    active = np.ones(n, np.int64)
+    active[5] = 0
+    outs = [np.zeros(n), np.zeros(n, np.int64), np.zeros(n, np.int64), np.zeros(n, np.int64),
+            np.zeros(n), np.zeros((n, 3))]
+    for contact_dts in (dts, np.zeros(0)):
+        _k(_contact_kernels.contact_update_kernel, variant)(
+            pos, quat, sb, off, radius, fmin, fmax, active, np.arange(n, dtype=np.int64),
+            c0, c1, cp, ci, contact_dts, 1 / 60, 0.25, *outs,
+        )
+        values, in_contact, counts, valid, times, spos = outs
+        for s in range(n):
+            if s == 5:
+                assert valid[s] == 0 and values[s] == 0 and times[s] == 0
+                continue
+            ref = contact_reference(
+                pos, quat, sb[s], off[s], radius[s], fmin[s], fmax[s], c0, c1, cp, ci,
+                contact_dts if contact_dts.shape[0] else None, 1 / 60,
+            )
+            assert values[s] == pytest.approx(ref[0], rel=1e-6)
+            assert bool(in_contact[s]) == ref[1]
+            assert counts[s] == ref[2]
+            assert valid[s] == 1 and times[s] == np.float32(0.25)
+    assert np.any(in_contact == 1) and np.any((in_contact == 0) & (counts > 0))
+
+
+def _imu_inputs(rng, bodies):
+    return dict(
+        pos=rng.normal(size=(bodies, 3)),
+        quat=_random_quats(rng, bodies),
+        com=rng.normal(scale=0.2, size=(bodies, 3)),
+        lin=rng.normal(size=(bodies, 3)),
+        ang=rng.normal(size=(bodies, 3)),
+        lacc=rng.normal(size=(bodies, 3)),
+        aacc=rng.normal(size=(bodies, 3)),
+    )
+
+
+def _imu_buffers(n, ring):
+    q = np.zeros((n, ring, 4))
+    q[:, :, 0] = 1.0
+    return dict(
+        ring_t=np.zeros((n, ring)), ring_v=np.zeros((n, ring, 3)), ring_w=np.zeros((n, ring, 3)),
+        ring_q=q, ring_a=np.zeros((n, ring, 3)), heads=np.zeros(n, np.int64),
+        prev_v=np.zeros((n, 3)), prev_w=np.zeros((n, 3)), prev_t=np.zeros(n),
+        acc=np.zeros((n, 3)), gyro=np.zeros((n, 3)), quat=np.zeros((n, 4)),
+        gs=np.zeros((n, 3)), times=np.zeros(n), valid=np.zeros(n, np.int64),
+    )
+
+
+def _imu_call(kernel, x, sensors, buf, mode, time, use_acc):
+    n = sensors["bodies"].shape[0]
+    kernel(
+        x["pos"], x["quat"], x["com"], x["lin"], x["ang"],
+        x["lacc"] if use_acc else np.zeros((0, 3)),
+        x["aacc"] if use_acc else np.zeros((0, 3)),
+        sensors["bodies"], sensors["off_p"], sensors["off_q"], sensors["widths"],
+        sensors["rings"], np.full(n, mode, np.int64), np.ones(n, np.int64),
+        np.arange(n, dtype=np.int64), np.array([0.0, 0.0, 9.80665]), np.array([0.0, 0.0, -9.81]),
+        time, buf["ring_t"], buf["ring_v"], buf["ring_w"], buf["ring_q"], buf["ring_a"],
+        buf["heads"], buf["prev_v"], buf["prev_w"], buf["prev_t"], buf["acc"], buf["gyro"],
+        buf["quat"], buf["gs"], buf["times"], buf["valid"],
+    )
+
+
+def _imu_sensors(rng, n, bodies):
+    widths = rng.integers(1, 6, size=(n, 3)).astype(np.int64)
+    widths[0] = (15, 5, 5)
+    rings = np.array([max(2 * w.max(), 20) for w in widths], np.int64)
+    return dict(
+        bodies=rng.integers(0, bodies, n).astype(np.int64),
+        off_p=rng.normal(size=(n, 3)),
+        off_q=_random_quats(rng, n),
+        widths=widths,
+        rings=rings,
+    ), int(rings.max())
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_imu_isaac_kernel_matches_reference(variant):
+    rng = np.random.default_rng(7)
+    n, bodies = 6, 3
+    sensors, ring = _imu_sensors(rng, n, bodies)
+    assert ring == 30  # widths (15, 5, 5) -> ring size 30 (I15)
+    buf = _imu_buffers(n, ring)
+    refs = [ImuIsaacReference(sensors["widths"][s], sensors["off_q"][s]) for s in range(n)]
+    kernel = _k(_imu_kernels.imu_update_kernel, variant)
+    x = _imu_inputs(rng, bodies)
+    for k in range(1, 41):
+        x["lin"] = x["lin"] + rng.normal(scale=0.1, size=(bodies, 3))
+        x["ang"] = x["ang"] + rng.normal(scale=0.1, size=(bodies, 3))
+        x["quat"] = _random_quats(rng, bodies) if k % 7 == 0 else x["quat"]
+        _imu_call(kernel, x, sensors, buf, 0, k / 60, False)
+        for s in range(n):
+            b = sensors["bodies"][s]
+            a, w, q, g = refs[s].step(
+                np.float32(k / 60), x["lin"][b], x["ang"][b], x["quat"][b], np.array([0, 0, 9.80665])
+            )
+            np.testing.assert_allclose(buf["acc"][s], a, rtol=2e-6, atol=2e-5)
+            np.testing.assert_allclose(buf["gyro"][s], w, rtol=1e-6, atol=1e-6)
+            np.testing.assert_allclose(buf["quat"][s], q, rtol=1e-6, atol=1e-6)
+            np.testing.assert_allclose(buf["gs"][s], g, rtol=1e-6, atol=1e-6)
+            assert buf["times"][s] == np.float32(k / 60)
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_imu_physical_kernel_matches_reference(variant):
+    rng = np.random.default_rng(11)
+    n, bodies = 5, 2
+    sensors, ring = _imu_sensors(rng, n, bodies)
+    sensors["widths"][:] = 1
+    buf = _imu_buffers(n, ring)
+    x = _imu_inputs(rng, bodies)
+    _imu_call(_k(_imu_kernels.imu_update_kernel, variant), x, sensors, buf, 1, 0.5, True)
+    for s in range(n):
+        b = sensors["bodies"][s]
+        a, w = imu_physical_reference(
+            x["quat"][b], x["com"][b], sensors["off_p"][s], sensors["off_q"][s], x["lacc"][b],
+            x["aacc"][b], x["ang"][b], np.array([0.0, 0.0, -9.81]),
+        )
+        np.testing.assert_allclose(buf["acc"][s] + buf["gs"][s], a, rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(buf["gyro"][s], w, rtol=1e-12, atol=1e-12)
+        q_expected = gf_round_trip(quat_mul(x["quat"][b], sensors["off_q"][s]))
+        np.testing.assert_allclose(buf["quat"][s], q_expected, atol=1e-12)
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_quaternion_round_trip_uses_usd_sign_rule(variant):
+    rng = np.random.default_rng(3)
+    quats = _random_quats(rng, 200)
+    # Edge cases: identity, 180 deg turns, -90 deg about Y (spec 4.5 example).
+    s = np.sqrt(0.5)
+    quats[:5] = [[1, 0, 0, 0], [0, 1, 0, 0], [0, 0, 1, 0], [0, 0, 0, 1], [s, 0, -s, 0]]
+    out = np.zeros_like(quats)
+    _k(_imu_kernels.quat_matrix_round_trip_kernel, variant)(quats, out)
+    for q, got in zip(quats, out, strict=True):
+        np.testing.assert_allclose(got, gf_round_trip(q), atol=1e-12)
+    np.testing.assert_allclose(out[4], [-s, 0, s, 0], atol=1e-12)
+
+
+def test_each_kernel_has_one_compiled_signature():
+    from pxr import Usd, UsdGeom, UsdPhysics
+
+    from runtime.sensors import SensorRuntime, make_physics_state
+
+    stage = Usd.Stage.CreateInMemory()
+    UsdPhysics.RigidBodyAPI.Apply(UsdGeom.Xform.Define(stage, "/B").GetPrim())
+    stage.DefinePrim("/B/C", "IsaacContactSensor")
+    stage.DefinePrim("/B/I", "IsaacImuSensor")
+    stage.DefinePrim("/B/P", "IsaacImuSensor")
+    rt = SensorRuntime(stage, ["/B"])
+    for k, acc in ((1, None), (2, np.zeros((1, 3)))):
+        rt.step(make_physics_state(
+            ["/B"], [[0, 0, 0]], [[1, 0, 0, 0]], body_linear_accelerations=acc,
+            body_angular_accelerations=acc, contact_body0=[0], contact_impulses=[[0, 0, 1]],
+            contact_dts=[0.01] if k == 1 else None, dt=0.01, time=0.01 * k, step=k,
+        ))
+    _imu_kernels.quat_matrix_round_trip_kernel(np.array([[1.0, 0, 0, 0]]), np.zeros((1, 4)))
+    kernels = [
+        _contact_kernels.contact_update_kernel,
+        _imu_kernels.imu_update_kernel,
+        _imu_kernels.quat_matrix_round_trip_kernel,
+    ]
+    for kernel in kernels:
+        if not hasattr(kernel, "signatures"):
+            pytest.skip("JIT disabled")
+        assert len(kernel.signatures) == 1, kernel
