@@ -350,7 +350,7 @@ def format_text(data: dict[str, Any]) -> str:
             out.append("  changelog:")
             out += [f"    - {entry}" for entry in robot["changelog"]]
         out += ["", "Link tree:"]
-        out += ["  " + line for line in robot["tree_text"].splitlines()] or ["  (no links)"]
+        out += robot["tree_text"].splitlines() or ["(no links)"]
         out += ["", "Links (robotLinks order):"]
         out += _table(
             [[str(i), r["name"], r["kind"], r["path"]] for i, r in enumerate(robot["links"])],
