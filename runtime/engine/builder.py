@@ -75,6 +75,11 @@ from pxr import Gf, Sdf, Usd, UsdGeom, UsdPhysics
 
 from runtime.errors import SchemaError
 
+try:  # optional extension owned by the physics-cfg module (PhysX / Newton attributes)
+    from runtime.engine import physics_attrs
+except ImportError:  # pragma: no cover - only while that module is absent
+    physics_attrs = None
+
 __all__ = ["BuiltModel", "DofBinding", "build_model"]
 
 _LOG = logging.getLogger("runtime.engine")
@@ -825,6 +830,8 @@ class _Builder:
             value = self.attr(prim, name)
             if value is not None:
                 setattr(g, key, value)
+        if physics_attrs is not None:
+            physics_attrs.apply_geom_attrs(g, prim)  # newton/physx margins (mjc:* wins)
         for name, key in (("mjc:solref", "solref"), ("mjc:solimp", "solimp")):
             value = self.attr(prim, name)
             if value is not None:
@@ -966,7 +973,7 @@ class _Builder:
             drives[str(dof).split(".")[-1]] = drv
         for token in _TOKENS:
             lim = limits.get(token)
-            if lim is not None and lim.enabled and float(lim.lower) > float(lim.upper):
+            if lim is not None and lim.enabled and float(lim.lower) >= float(lim.upper):
                 continue  # locked
             angular = token.startswith("Rot")
             axis = _qrot(child_frame[1], np.eye(3)[_AXIS_INDEX[token[-1]]])
@@ -1182,6 +1189,8 @@ class _Builder:
             gravcomp = self.attr(body.prim, "mjc:gravcomp")
             if gravcomp is not None:
                 sb.gravcomp = float(gravcomp)
+            if physics_attrs is not None:
+                physics_attrs.apply_body_attrs(sb, body.prim)  # + physxRigidBody:disableGravity
             for spath, kind, desc in body.shapes:
                 body.geom_count += self.add_shape(sb, path, spath, kind, desc, False)
             self.apply_mass(body)
@@ -1201,6 +1210,8 @@ class _Builder:
         # collision exclusions: joints without collisionEnabled, filtered pairs
         self.exclusions(joints, parsed)
         self.mjc_actuators()
+        if physics_attrs is not None:
+            physics_attrs.report_ignored_attributes(self.stage, _LOG)
         model = self.compile()
         if any(b.needs_inertia_pass for b in self.bodies.values()):
             for b in self.bodies.values():
