@@ -159,7 +159,7 @@ def test_contact_sensor_without_body_fails(capsys, tmp_path):
 
 def test_usd_errors_are_one_line_in_a_subprocess(tmp_path):
     bad = tmp_path / "broken.usda"
-    bad.write_text("#usda 1.0\ndef Xform \"A\" {\n")
+    bad.write_text('#usda 1.0\ndef Xform "A" {\n')
     proc = _run("inspect", str(bad))
     assert proc.returncode != 0
     lines = proc.stderr.strip().splitlines()

@@ -272,11 +272,13 @@ def test_validate_raycast_messages(authored, message):
 
 def test_unregistered_fallbacks_are_applied_by_the_readers():
     """sensors.md §1.7: attributes absent entirely (no schema) read as the table values."""
-    stage = _stage('def Xform "B" (prepend apiSchemas = ["PhysicsRigidBodyAPI"]) {\n'
-                   ' def Xform "S" {\n }\n}')
+    stage = _stage(
+        'def Xform "B" (prepend apiSchemas = ["PhysicsRigidBodyAPI"]) {\n def Xform "S" {\n }\n}'
+    )
     prim = stage.GetPrimAtPath("/B/S")
-    assert readers._read_vec(prim, "threshold", 2, readers.CONTACT_FALLBACKS["threshold"]).tolist(
-    ) == [0.01, 100000.0]
+    assert readers._read_vec(
+        prim, "threshold", 2, readers.CONTACT_FALLBACKS["threshold"]
+    ).tolist() == [0.01, 100000.0]
     assert readers._read_int(prim, "numRays", 1) == 1
 
 
@@ -304,10 +306,7 @@ def test_simple_arm_scene_reads(tmp_path):
 
 _BODY = 'def Xform "B" (prepend apiSchemas = ["PhysicsRigidBodyAPI"]) {{\n{inner}\n}}'
 _ROBOT = 'def Xform "R" (prepend apiSchemas = ["IsaacRobotAPI"]) {{\n{inner}\n}}'
-_JOINT = (
-    'def Xform "A" {{\n}}\ndef Xform "C" {{\n}}\n'
-    'def PhysicsRevoluteJoint "J" {{\n{inner}\n}}'
-)
+_JOINT = 'def Xform "A" {{\n}}\ndef Xform "C" {{\n}}\ndef PhysicsRevoluteJoint "J" {{\n{inner}\n}}'
 
 BAD_CASES = [
     # (id, usda, reader, prim path, attribute, text in message)
@@ -390,7 +389,7 @@ BAD_CASES = [
     (
         "dof_offset_op_order_duplicate",
         _JOINT.format(
-            inner=' rel physics:body0 = </A>\n'
+            inner=" rel physics:body0 = </A>\n"
             ' token[] isaac:physics:DofOffsetOpOrder = ["RotX", "RotX"]'
         ),
         readers.read_joint,

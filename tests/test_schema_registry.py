@@ -240,12 +240,7 @@ def test_reader_token_tables_equal_schema_metadata(stage):
         readers.OUTPUT_FRAME_TOKENS
     )
     layer = Sdf.Layer.FindOrOpen(
-        str(
-            Path(readers.__file__).parent
-            / "resources"
-            / "robot_schema"
-            / "generatedSchema.usda"
-        )
+        str(Path(readers.__file__).parent / "resources" / "robot_schema" / "generatedSchema.usda")
     )
     spec = layer.GetAttributeAtPath("/IsaacSurfaceGripper.isaac:status")
     assert tuple(spec.GetInfo("allowedTokens")) == readers.STATUS_TOKENS
@@ -291,7 +286,7 @@ def _plain(value) -> str:
             value.appendedItems,
             value.deletedItems,
         )
-        return repr(tuple(tuple(str(i) for i in p) if not isinstance(p, bool) else p for p in parts))
+        return repr(tuple(p if isinstance(p, bool) else tuple(str(i) for i in p) for p in parts))
     return repr(value)
 
 

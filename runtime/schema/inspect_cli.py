@@ -64,8 +64,9 @@ def open_stage(path: str) -> Any:
         FileNotFoundError: the file does not exist.
         SimrtError: not a USD file, or USD cannot read it.
     """
-    import runtime.schema  # noqa: F401  (registers the schemas before the first stage)
     from pxr import Tf, Usd
+
+    import runtime.schema  # noqa: F401  (registers the schemas before the first stage)
 
     file = Path(path)
     if not file.exists():

@@ -301,7 +301,9 @@ def _read_vec3_array(prim: Usd.Prim, name: str) -> np.ndarray:
     if not np.all(np.isfinite(out)):
         bad = int(np.argwhere(~np.isfinite(out))[0][0])
         raise SchemaError(
-            _path(prim), name, f"entry {bad} {tuple(out[bad].tolist())} is not finite",
+            _path(prim),
+            name,
+            f"entry {bad} {tuple(out[bad].tolist())} is not finite",
             "finite numbers",
         )
     return out
@@ -373,7 +375,9 @@ def _check_xform_ops(prim: Usd.Prim) -> None:
             numbers = [float(value)]
         if not all(math.isfinite(x) for x in numbers):
             raise SchemaError(
-                _path(prim), op.GetName(), f"transform value {value} is not finite",
+                _path(prim),
+                op.GetName(),
+                f"transform value {value} is not finite",
                 "finite numbers",
             )
 
@@ -477,7 +481,9 @@ def read_robot(prim: Usd.Prim) -> RobotInfo:
     if not prim or not prim.IsValid():
         raise SchemaError(str(prim.GetPath()) if prim else "", "", "prim does not exist")
     if not prim.HasAPI("IsaacRobotAPI"):
-        raise SchemaError(_path(prim), "apiSchemas", "IsaacRobotAPI is not applied", "IsaacRobotAPI")
+        raise SchemaError(
+            _path(prim), "apiSchemas", "IsaacRobotAPI is not applied", "IsaacRobotAPI"
+        )
     return RobotInfo(
         path=_path(prim),
         description=_read_string(prim, "isaac:description"),
@@ -667,15 +673,15 @@ def _stage_mpu(stage: Usd.Stage) -> float:
     mpu = float(UsdGeom.GetStageMetersPerUnit(stage))
     if not math.isfinite(mpu) or mpu <= 0.0:
         raise SchemaError(
-            "/", "metersPerUnit", f"value {mpu!r} is not a positive finite number",
+            "/",
+            "metersPerUnit",
+            f"value {mpu!r} is not a positive finite number",
             "a positive float",
         )
     return mpu
 
 
-def _limit_pair(
-    prim: Usd.Prim, low_name: str, high_name: str
-) -> tuple[float, float, bool]:
+def _limit_pair(prim: Usd.Prim, low_name: str, high_name: str) -> tuple[float, float, bool]:
     """(low, high, inverted) with NaN rejected and unauthored values as ∓inf."""
     low = _read_float(prim, low_name, -math.inf, allow_inf=True)
     high = _read_float(prim, high_name, math.inf, allow_inf=True)
@@ -705,9 +711,7 @@ def _read_dof_order(prim: Usd.Prim) -> tuple[str, ...]:
     tokens = tuple(str(v) for v in value)
     for token in tokens:
         if token not in DOF_TOKENS:
-            raise SchemaError(
-                _path(prim), name, f"unknown token {token!r}", ", ".join(DOF_TOKENS)
-            )
+            raise SchemaError(_path(prim), name, f"unknown token {token!r}", ", ".join(DOF_TOKENS))
     if len(set(tokens)) != len(tokens):
         raise SchemaError(
             _path(prim), name, f"duplicate tokens in {list(tokens)}", "each token at most once"
@@ -732,7 +736,9 @@ def read_joint(prim: Usd.Prim) -> JointInfo:
     joint_type = joint_type_of(prim)
     if joint_type is None:
         raise SchemaError(
-            path, "typeName", f"prim type {str(prim.GetTypeName())!r} is not a physics joint",
+            path,
+            "typeName",
+            f"prim type {str(prim.GetTypeName())!r} is not a physics joint",
             "PhysicsRevoluteJoint, PhysicsPrismaticJoint, PhysicsSphericalJoint, "
             "PhysicsFixedJoint, PhysicsJoint",
         )
@@ -741,7 +747,9 @@ def read_joint(prim: Usd.Prim) -> JointInfo:
     body1 = _body_target(prim, "physics:body1")
     if not body0 and not body1:
         raise SchemaError(
-            path, "physics:body0", "neither physics:body0 nor physics:body1 has a target",
+            path,
+            "physics:body0",
+            "neither physics:body0 nor physics:body1 has a target",
             "at least one body target",
         )
     axis = ""
@@ -756,7 +764,10 @@ def read_joint(prim: Usd.Prim) -> JointInfo:
             usd_lower, usd_upper = low, high
         dofs.append(
             JointDof(
-                token, usd_lower, usd_upper, _to_si(token, usd_lower, mpu),
+                token,
+                usd_lower,
+                usd_upper,
+                _to_si(token, usd_lower, mpu),
                 _to_si(token, usd_upper, mpu),
             )
         )
@@ -770,11 +781,20 @@ def read_joint(prim: Usd.Prim) -> JointInfo:
                     prim, f"limit:{usd_axis}:physics:low", f"limit:{usd_axis}:physics:high"
                 )
             if locked:
-                dofs.append(JointDof(token, low, high, _to_si(token, low, mpu),
-                                     _to_si(token, high, mpu), locked=True))
+                dofs.append(
+                    JointDof(
+                        token,
+                        low,
+                        high,
+                        _to_si(token, low, mpu),
+                        _to_si(token, high, mpu),
+                        locked=True,
+                    )
+                )
             else:
-                dofs.append(JointDof(token, low, high, _to_si(token, low, mpu),
-                                     _to_si(token, high, mpu)))
+                dofs.append(
+                    JointDof(token, low, high, _to_si(token, low, mpu), _to_si(token, high, mpu))
+                )
     name_override = ""
     for name in ("isaac:nameOverride", "isaac:NameOverride"):
         name_override = _read_string(prim, name, "")
@@ -913,7 +933,9 @@ def read_named_pose(prim: Usd.Prim) -> NamedPoseInfo:
     path = _path(prim)
     if str(prim.GetTypeName()) != "IsaacNamedPose":
         raise SchemaError(
-            path, "typeName", f"prim type {str(prim.GetTypeName())!r} is not a named pose",
+            path,
+            "typeName",
+            f"prim type {str(prim.GetTypeName())!r} is not a named pose",
             "IsaacNamedPose",
         )
     start = _targets(prim, "isaac:robot:pose:startLink")
@@ -922,7 +944,8 @@ def read_named_pose(prim: Usd.Prim) -> NamedPoseInfo:
     values = _read_float_array(prim, "isaac:robot:pose:jointValues")
     if values is not None and len(values) != len(joints):
         raise SchemaError(
-            path, "isaac:robot:pose:jointValues",
+            path,
+            "isaac:robot:pose:jointValues",
             f"has {len(values)} values for {len(joints)} joints",
             "one value per target of isaac:robot:pose:joints",
         )
@@ -931,13 +954,16 @@ def read_named_pose(prim: Usd.Prim) -> NamedPoseInfo:
     if fixed_raw is not None:
         if isinstance(fixed_raw, (str, bool)) or not all(isinstance(v, bool) for v in fixed_raw):
             raise SchemaError(
-                path, "isaac:robot:pose:jointFixed",
-                f"value {fixed_raw!r} has type {_type_label(fixed_raw)}", "bool[]",
+                path,
+                "isaac:robot:pose:jointFixed",
+                f"value {fixed_raw!r} has type {_type_label(fixed_raw)}",
+                "bool[]",
             )
         fixed = tuple(bool(v) for v in fixed_raw)
         if len(fixed) != len(joints):
             raise SchemaError(
-                path, "isaac:robot:pose:jointFixed",
+                path,
+                "isaac:robot:pose:jointFixed",
                 f"has {len(fixed)} flags for {len(joints)} joints",
                 "one flag per target of isaac:robot:pose:joints",
             )
@@ -1012,7 +1038,9 @@ def read_surface_gripper(prim: Usd.Prim) -> SurfaceGripperInfo:
     path = _path(prim)
     if not is_surface_gripper(prim):
         raise SchemaError(
-            path, "typeName", f"prim type {str(prim.GetTypeName())!r} is not a surface gripper",
+            path,
+            "typeName",
+            f"prim type {str(prim.GetTypeName())!r} is not a surface gripper",
             "IsaacSurfaceGripper",
         )
     fb = SURFACE_GRIPPER_FALLBACKS
@@ -1103,7 +1131,9 @@ def _sensor_common(prim: Usd.Prim, type_name: str) -> tuple[str, bool]:
     path = _path(prim)
     if str(prim.GetTypeName()) != type_name:
         raise SchemaError(
-            path, "typeName", f"prim type {str(prim.GetTypeName())!r} is not {type_name}",
+            path,
+            "typeName",
+            f"prim type {str(prim.GetTypeName())!r} is not {type_name}",
             type_name,
         )
     enabled = _read_bool(prim, "enabled", True)
@@ -1114,7 +1144,8 @@ def _required_body(prim: Usd.Prim, kind: str) -> Usd.Prim:
     body = find_parent_rigid_body(prim)
     if body is None:
         raise SchemaError(
-            _path(prim), "physics:rigidBodyEnabled",
+            _path(prim),
+            "physics:rigidBodyEnabled",
             f"{kind} has no ancestor with an enabled rigid body",
             "the sensor must be below a prim with UsdPhysics.RigidBodyAPI "
             "(physics:rigidBodyEnabled true)",
@@ -1378,12 +1409,16 @@ def validate_raycast(config: RaycastSensorConfig) -> str | None:
             f"({_fmt(config.max_range)}). Sensor disabled."
         )
     if len(config.ray_origins) != n:
-        return head + f"rayOrigins length ({len(config.ray_origins)}) != numRays ({n}). " + (
-            "Sensor disabled."
+        return (
+            head
+            + f"rayOrigins length ({len(config.ray_origins)}) != numRays ({n}). "
+            + ("Sensor disabled.")
         )
     if len(config.ray_directions) != n:
-        return head + f"rayDirections length ({len(config.ray_directions)}) != numRays ({n}). " + (
-            "Sensor disabled."
+        return (
+            head
+            + f"rayDirections length ({len(config.ray_directions)}) != numRays ({n}). "
+            + ("Sensor disabled.")
         )
     if len(config.ray_time_offsets) and len(config.ray_time_offsets) != n:
         return head + (
@@ -1418,7 +1453,9 @@ def read_sensor(prim: Usd.Prim) -> SensorConfig:
     reader = _SENSOR_READERS.get(str(prim.GetTypeName()))
     if reader is None:
         raise SchemaError(
-            _path(prim), "typeName", f"prim type {str(prim.GetTypeName())!r} is not a sensor",
+            _path(prim),
+            "typeName",
+            f"prim type {str(prim.GetTypeName())!r} is not a sensor",
             ", ".join(SENSOR_TYPE_NAMES),
         )
     return reader(prim)
