@@ -266,3 +266,71 @@ __all__ = [
     "utils",
 ]
 # ------------------------------- other areas append below (extend with `__all__ += [...]`)
+
+# ---------------------------------------------------------------- kinematics / poser (kinematics area)
+from runtime.kinematics.chain import Joint, KinematicChain  # noqa: E402
+from runtime.kinematics.ik import (  # noqa: E402
+    IKSolver,
+    IKSolverLM,
+    IKSolverRegistry,
+    ik_lm,
+)
+from runtime.kinematics.math import (  # noqa: E402
+    Transform,
+    adjoint,
+    pose_error,
+    quat_conjugate,
+    quat_from_axis_angle,
+    quat_multiply,
+    quat_rotate,
+    quat_to_matrix,
+    skew,
+)
+from runtime.kinematics.named_poses import (  # noqa: E402
+    NAMED_POSES_SCOPE,
+    apply_pose_by_name,
+    delete_named_pose,
+    export_poses,
+    get_named_pose,
+    import_poses,
+    list_named_poses,
+    store_named_pose,
+)
+from runtime.kinematics.poser import (  # noqa: E402
+    PoseResult,
+    RobotPoser,
+    apply_joint_state,
+    apply_joint_state_anchored,
+    validate_robot_schema,
+)
+
+__all__ += [
+    "IKSolver",
+    "IKSolverLM",
+    "IKSolverRegistry",
+    "Joint",
+    "KinematicChain",
+    "NAMED_POSES_SCOPE",
+    "PoseResult",
+    "RobotPoser",
+    "Transform",
+    "adjoint",
+    "apply_joint_state",
+    "apply_joint_state_anchored",
+    "apply_pose_by_name",
+    "delete_named_pose",
+    "export_poses",
+    "get_named_pose",
+    "ik_lm",
+    "import_poses",
+    "list_named_poses",
+    "pose_error",
+    "quat_conjugate",
+    "quat_from_axis_angle",
+    "quat_multiply",
+    "quat_rotate",
+    "quat_to_matrix",
+    "skew",
+    "store_named_pose",
+    "validate_robot_schema",
+]

@@ -440,6 +440,11 @@ def tree_fk_batch_kernel(link_parent, link_qindex, link_jtype, link_axis, pre_t,
 
 # ----------------------------------------------------------------------------- IK
 
+#: Weighted pose-error norm below which the null-space midpoint pull is switched off, so the
+#: last iterations are pure damped Gauss–Newton steps (the pull's second-order drift would
+#: otherwise keep redundant arms ~1e-3 away from the target; see ``ik.py``).
+BIAS_CUTOFF = 1e-2
+
 
 @jit
 def _pose_error(tgt_t, tgt_q, p, quat, e):  # pragma: no cover
@@ -524,6 +529,8 @@ def _lm_solve(joint_types, axes, home_t, home_r, tip_t, tip_r, lower, upper, fix
     cost = _eval(joint_types, axes, home_t, home_r, tip_t, tip_r, out_q, tgt_t, tgt_q,
                  weights, fixed, r, tmp, p, quat, ws_jac, e, ew)
     tol2 = tol * tol
+    use_bias = bias_active
+    bias_cutoff2 = BIAS_CUTOFF * BIAS_CUTOFF
     for _ in range(iters):
         if cost < tol2:
             break
@@ -532,8 +539,6 @@ def _lm_solve(joint_types, axes, home_t, home_r, tip_t, tip_r, lower, upper, fix
             g = 0.0
             for i in range(6):
                 g += weights[i] * ws_jac[i, a] * ew[i]
-            if bias_active:
-                g += lam * null_space_bias * (ws_qc[a] - out_q[a])
             ws_rhs[a] = g
             for b in range(a, n):
                 s = 0.0
@@ -562,6 +567,9 @@ def _lm_solve(joint_types, axes, home_t, home_r, tip_t, tip_r, lower, upper, fix
         if not ok:
             lam = min(lam * 2.0, 1e2)
             continue
+        if use_bias and cost > bias_cutoff2:
+            for a in range(n):
+                ws_rhs[a] += lam * null_space_bias * (ws_qc[a] - out_q[a])
         for i in range(n):
             s = ws_rhs[i]
             for k in range(i):
@@ -590,6 +598,14 @@ def _lm_solve(joint_types, axes, home_t, home_r, tip_t, tip_r, lower, upper, fix
             ws_qn[k] = v
         cost_new = _eval(joint_types, axes, home_t, home_r, tip_t, tip_r, ws_qn, tgt_t,
                          tgt_q, weights, fixed, r, tmp, p, quat, ws_jac_new, e_new, ew_new)
+        if cost_new >= cost and use_bias and cost > bias_cutoff2:
+            # The midpoint pull leaks into the task space when the damping is large; a
+            # rejected biased step is retried once without the pull before raising the
+            # damping (otherwise the damping ratchets up and the solve stalls short of
+            # the target on redundant arms).
+            use_bias = False
+            continue
+        use_bias = bias_active
         if cost_new < cost:
             for k in range(n):
                 out_q[k] = ws_qn[k]

@@ -101,6 +101,7 @@ class LinkNode:
         reversed: True when the joint's body0 is this (child) link.
         lower: lower limit [rad or stage units].
         upper: upper limit.
+        fixed: the joint to the parent is a ``PhysicsFixedJoint`` (snapped on teleport).
     """
 
     prim: Usd.Prim
@@ -115,6 +116,7 @@ class LinkNode:
     reversed: bool = False
     lower: float = -math.inf
     upper: float = math.inf
+    fixed: bool = False
 
     @property
     def name(self) -> str:
@@ -329,7 +331,8 @@ class _Tree:
     def _make_child(self, parent: int, prim: Usd.Prim, joint: Usd.Prim, reversed_: bool) -> int:
         kind = joint_kind(joint)
         node = LinkNode(prim=prim, path=str(prim.GetPath()), parent=parent,
-                        joint_path=str(joint.GetPath()), jtype=kind, reversed=reversed_)
+                        joint_path=str(joint.GetPath()), jtype=kind, reversed=reversed_,
+                        fixed=bool(joint.IsA(UsdPhysics.FixedJoint)))
         if kind != NO_MOTION:
             axis = joint_axis(joint)
             node.axis = -axis if reversed_ else axis
@@ -750,6 +753,9 @@ class KinematicChain:
             if node.joint_path in joint_dict and node.jtype != NO_MOTION:
                 pose = new[par] @ node.pre @ tree.motion(node, float(joint_dict[node.joint_path])) @ node.post
                 new.append(pose)
+                moved.append(True)
+            elif node.fixed and (moved[par] or all_affected):
+                new.append(new[par] @ node.pre @ node.post)
                 moved.append(True)
             elif moved[par] or all_affected:
                 new.append(new[par] @ (old[par].inv() @ old[i]))

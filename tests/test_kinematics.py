@@ -1,0 +1,526 @@
+"""FK / Jacobian / tree FK against Pinocchio, finite differences and USD itself."""
+
+from __future__ import annotations
+
+import math
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from pxr import Gf, Sdf, Usd, UsdGeom, UsdPhysics
+
+from runtime.kinematics import _kernels as K
+from runtime.kinematics.chain import KinematicChain
+from runtime.kinematics.math import (
+    Transform,
+    adjoint,
+    pose_error,
+    quat_from_axis_angle,
+    quat_multiply,
+    quat_rotate,
+    quat_to_matrix,
+    skew,
+)
+from tests import reference_kinematics as ref
+
+pin = pytest.importorskip("pinocchio")
+
+N_CONFIGS = 1000
+
+
+# ----------------------------------------------------------------------------- math
+
+
+def test_pose_error_cases():
+    T = Transform([0.1, 0.2, 0.3], quat_from_axis_angle([1, 2, 3], 0.7))
+    assert np.allclose(pose_error(T, T), 0.0)
+    shifted = Transform(T.t + [0.5, -1.0, 2.0], T.q)
+    assert np.allclose(pose_error(shifted, T), [0, 0, 0, 0.5, -1.0, 2.0])
+    theta = 0.9
+    rz = Transform(None, quat_from_axis_angle([0, 0, 1], theta))
+    assert np.allclose(pose_error(rz, Transform()), [0, 0, 2 * math.sin(theta / 2), 0, 0, 0])
+    # exactly 180°: the reference's sign(0) = 0 would lose the error; ours keeps it
+    flip = Transform(None, [0.0, 0.0, 0.0, 1.0])
+    assert np.allclose(pose_error(flip, Transform()), [0, 0, 2, 0, 0, 0])
+
+
+def test_transform_algebra_matches_matrices():
+    rng = np.random.default_rng(3)
+    for _ in range(20):
+        a = Transform(rng.normal(size=3), quat_from_axis_angle(rng.normal(size=3), rng.normal()))
+        b = Transform(rng.normal(size=3), quat_from_axis_angle(rng.normal(size=3), rng.normal()))
+        assert np.allclose((a @ b).matrix(), a.matrix() @ b.matrix())
+        assert np.allclose(a.inv().matrix(), np.linalg.inv(a.matrix()))
+        v = rng.normal(size=3)
+        assert np.allclose(quat_rotate(a.q, v), quat_to_matrix(a.q) @ v)
+        assert np.allclose(skew(v) @ b.t, np.cross(v, b.t))
+        # adjoint maps twists [ω; v] between frames: compare with matrix log of conjugation
+        ad = adjoint(a)
+        w, lin = rng.normal(size=3), rng.normal(size=3)
+        xi = np.zeros((4, 4))
+        xi[:3, :3] = skew(w)
+        xi[:3, 3] = lin
+        conj = a.matrix() @ xi @ np.linalg.inv(a.matrix())
+        out = ad @ np.r_[w, lin]
+        assert np.allclose(conj[:3, :3], skew(out[:3]))
+        assert np.allclose(conj[:3, 3], out[3:])
+    # Hamilton product against Pinocchio's quaternion product
+    q1 = quat_from_axis_angle([1, 0, 1], 0.3)
+    q2 = quat_from_axis_angle([0, 1, 1], -1.1)
+    p = pin.Quaternion(*q1) * pin.Quaternion(*q2)
+    assert np.allclose(quat_multiply(q1, q2), [p.w, p.x, p.y, p.z])
+
+
+# ----------------------------------------------------------------------------- converted robots
+
+
+CASES = {
+    # name: (start link name, end link name)
+    "panda": ("panda_link0", "panda_hand"),
+    "ur5": ("base_link", "ee_link"),
+    # a chain that climbs one leg backwards and descends another (backward joints)
+    "solo12": ("FL_FOOT", "HR_FOOT"),
+}
+
+
+def _prim_named(stage, robot, name):
+    return next(p for p in Usd.PrimRange(robot) if p.GetName() == name)
+
+
+@pytest.fixture(scope="module", params=sorted(CASES))
+def robot_case(request):
+    name = request.param
+    usd, robot_path, _ = ref.ROBOTS[name]
+    stage = Usd.Stage.Open(os.path.join(ref.ASSETS, usd))
+    robot = stage.GetPrimAtPath(robot_path)
+    start_name, end_name = CASES[name]
+    chain = KinematicChain(stage, robot, _prim_named(stage, robot, start_name),
+                           _prim_named(stage, robot, end_name))
+    model, data = ref.pin_model(name)
+    return name, stage, robot, chain, model, data, start_name, end_name
+
+
+def _random_configs(chain, count, seed=0):
+    lo = np.where(np.isfinite(chain.lower), chain.lower, -math.pi)
+    hi = np.where(np.isfinite(chain.upper), chain.upper, math.pi)
+    return np.random.default_rng(seed).uniform(lo, hi, size=(count, len(chain.joints)))
+
+
+def test_chain_fk_and_jacobian_match_pinocchio(robot_case):
+    name, _, _, chain, model, data, start, end = robot_case
+    names = [p.rsplit("/", 1)[-1] for p in chain.joint_paths]
+    assert len(names) == {"panda": 7, "ur5": 6, "solo12": 6}[name]
+    if name == "solo12":
+        assert [j.forward for j in chain.joints] == [False] * 3 + [True] * 3
+    qs = _random_configs(chain, N_CONFIGS)
+    pos, quat = chain.fk_batch(qs)
+    pos_j, quat_j, jac = chain.fk_jacobian_batch(qs)
+    assert np.array_equal(pos, pos_j) and np.array_equal(quat, quat_j)
+    worst_p = worst_r = worst_j = 0.0
+    for b in range(N_CONFIGS):
+        q = ref.pin_q(model, names, qs[b])
+        ms = ref.pin_frame_pose(model, data, q, start)
+        me = ref.pin_frame_pose(model, data, q, end)
+        rel = ms.inverse() * me
+        worst_p = max(worst_p, np.abs(pos[b] - rel.translation).max())
+        worst_r = max(worst_r, ref.quat_angle(quat[b], ref.wxyz_from_matrix(rel.rotation)))
+        if name != "solo12":  # Pinocchio's world Jacobian only equals ours for a fixed start
+            jp = ref.pin_relative_jacobian(model, data, q, start, end, names)
+            worst_j = max(worst_j, np.abs(jac[b] - jp).max())
+    # the converter stores float32 frames: agreement to the precision the USD holds
+    assert worst_p <= 1e-6, worst_p
+    assert worst_r <= 1e-6, worst_r
+    assert worst_j <= 1e-6, worst_j
+
+
+def test_single_call_kernels_match_batched(robot_case):
+    _, _, _, chain, *_ = robot_case
+    qs = _random_configs(chain, 20, seed=5)
+    pos, quat, jac = chain.fk_jacobian_batch(qs)
+    for b in range(20):
+        p, q = chain.fk(qs[b])
+        T, frames = chain.compute_fk(qs[b])
+        Tj, J = chain.compute_fk_and_jacobian(qs[b], jacobian="point")
+        assert np.allclose(p, pos[b], atol=1e-14) and np.allclose(q, quat[b], atol=1e-14)
+        assert np.allclose(T.t, pos[b], atol=1e-12) and np.allclose(frames[-1].t, T.t)
+        assert np.allclose(J, jac[b], atol=1e-14)
+        assert np.allclose(Tj.t, pos[b], atol=1e-14)
+
+
+def test_tree_fk_matches_pinocchio_all_links(robot_case):
+    name, stage, robot, chain, model, data, *_ = robot_case
+    order = chain.tree_joint_paths()
+    names = [p.rsplit("/", 1)[-1] for p in order]
+    arrays = chain.tree_arrays(order)
+    qs = np.random.default_rng(2).uniform(-1.5, 1.5, size=(N_CONFIGS, len(order)))
+    n_links = len(chain.tree_nodes)
+    out_p = np.empty((N_CONFIGS, n_links, 3))
+    out_q = np.empty((N_CONFIGS, n_links, 4))
+    K.tree_fk_batch_kernel(*arrays, qs, out_p, out_q)
+    link_names = [n.name for n in chain.tree_nodes]
+    frames = [model.getFrameId(n) for n in link_names]
+    assert all(f < model.nframes for f in frames)
+    worst = 0.0
+    for b in range(0, N_CONFIGS):
+        pin.framesForwardKinematics(model, data, ref.pin_q(model, names, qs[b]))
+        for li, fid in enumerate(frames):
+            m = data.oMf[fid]
+            worst = max(worst, np.abs(out_p[b, li] - m.translation).max(),
+                        ref.quat_angle(out_q[b, li], ref.wxyz_from_matrix(m.rotation)))
+    assert worst <= 1e-6, worst
+    # single-configuration kernel agrees with the batched one
+    p1 = np.empty((n_links, 3))
+    q1 = np.empty((n_links, 4))
+    K.tree_fk_kernel(*arrays, qs[7], p1, q1)
+    assert np.allclose(p1, out_p[7], atol=1e-15) and np.allclose(q1, out_q[7], atol=1e-15)
+
+
+def test_jacobian_finite_differences_and_spatial_form(robot_case):
+    _, _, _, chain, *_ = robot_case
+    qs = _random_configs(chain, 10, seed=9)
+    for q in qs:
+        T, jp = chain.compute_fk_and_jacobian(q, jacobian="point")
+        _, js = chain.compute_fk_and_jacobian(q)  # reference (spatial) form
+        fd = ref.fd_point_jacobian(chain.fk, q)
+        assert np.allclose(jp, fd, atol=1e-7)
+        # spatial linear rows are the velocity of the point at the chain origin
+        assert np.allclose(js[:3], jp[:3])
+        assert np.allclose(js[3:] + np.cross(js[:3].T, T.t).T, fd[3:], atol=1e-7)
+
+
+# ----------------------------------------------------------------------------- hand-authored
+
+
+def _quatf(axis, angle_deg):
+    q = quat_from_axis_angle(axis, math.radians(angle_deg))
+    return Gf.Quatf(float(q[0]), Gf.Vec3f(*q[1:]))
+
+
+def _add_joint(stage, path, kind, body0, body1, pos0, rot0, pos1, rot1, axis="X", limits=None):
+    cls = {"rev": UsdPhysics.RevoluteJoint, "pri": UsdPhysics.PrismaticJoint,
+           "fix": UsdPhysics.FixedJoint}[kind]
+    j = cls.Define(stage, path)
+    j.CreateBody0Rel().SetTargets([body0])
+    j.CreateBody1Rel().SetTargets([body1])
+    j.CreateLocalPos0Attr(Gf.Vec3f(*pos0))
+    j.CreateLocalRot0Attr(rot0)
+    j.CreateLocalPos1Attr(Gf.Vec3f(*pos1))
+    j.CreateLocalRot1Attr(rot1)
+    if kind != "fix":
+        j.CreateAxisAttr(axis)
+        if limits is not None:
+            j.CreateLowerLimitAttr(limits[0])
+            j.CreateUpperLimitAttr(limits[1])
+    return j
+
+
+def build_hand_stage(reverse_j4=True):
+    """Base → l1 (rev Z) → l2 (rev Y, inverted limits) → l3 (prismatic X) → l4 (fixed)
+    → l5 (rev X, authored child→parent when ``reverse_j4``), with a site under l5."""
+    stage = Usd.Stage.CreateInMemory()
+    UsdGeom.Xform.Define(stage, "/World")
+    robot = UsdGeom.Xform.Define(stage, "/World/Robot")
+    UsdPhysics.ArticulationRootAPI.Apply(robot.GetPrim())
+    base = UsdGeom.Xform.Define(stage, "/World/Robot/base")
+    base.AddTranslateOp().Set(Gf.Vec3d(0.1, 0.2, 0.3))
+    base.AddOrientOp().Set(Gf.Quatf(_quatf([0, 0, 1], 20)))
+    UsdPhysics.RigidBodyAPI.Apply(base.GetPrim())
+    for name in ("l1", "l2", "l3", "l4", "l5"):
+        x = UsdGeom.Xform.Define(stage, f"/World/Robot/{name}")
+        UsdPhysics.RigidBodyAPI.Apply(x.GetPrim())
+    ident = Gf.Quatf(1, 0, 0, 0)
+    _add_joint(stage, "/World/Robot/j1", "rev", "/World/Robot/base", "/World/Robot/l1",
+               (0, 0, 0.5), _quatf([1, 0, 0], 30), (0, 0, -0.1), ident, "Z", (-90, 90))
+    _add_joint(stage, "/World/Robot/j2", "rev", "/World/Robot/l1", "/World/Robot/l2",
+               (0.25, 0, 0.75), ident, (0, 0.05, 0), _quatf([0, 1, 0], -45), "Y", (10, -10))
+    _add_joint(stage, "/World/Robot/j3", "pri", "/World/Robot/l2", "/World/Robot/l3",
+               (0.5, 0, 0), _quatf([0, 0, 1], 90), (0, 0, 0), ident, "X", (0.0, 0.3))
+    _add_joint(stage, "/World/Robot/jf", "fix", "/World/Robot/l3", "/World/Robot/l4",
+               (0, 0.125, 0), _quatf([1, 1, 0], 60), (0, 0, 0.2), ident)
+    p0, r0, p1, r1 = (0.3, 0, 0.1), _quatf([0, 0, 1], 15), (0, -0.2, 0), _quatf([1, 0, 0], 10)
+    if reverse_j4:  # body0 = child l5: swap bodies and local frames
+        _add_joint(stage, "/World/Robot/j4", "rev", "/World/Robot/l5", "/World/Robot/l4",
+                   p1, r1, p0, r0, "X", (-120, 45))
+    else:
+        _add_joint(stage, "/World/Robot/j4", "rev", "/World/Robot/l4", "/World/Robot/l5",
+                   p0, r0, p1, r1, "X", (-45, 120))
+    site = UsdGeom.Xform.Define(stage, "/World/Robot/l5/tool")
+    site.AddTranslateOp().Set(Gf.Vec3d(0, 0, 0.1))
+    site.GetPrim().AddAppliedSchema("IsaacSiteAPI")
+    return stage
+
+
+def _se3(stage, joint, index, inverse=False):
+    j = stage.GetPrimAtPath(joint)
+    t = np.array(j.GetAttribute(f"physics:localPos{index}").Get(), dtype=np.float64)
+    r = j.GetAttribute(f"physics:localRot{index}").Get()
+    q = np.array([r.GetReal(), *r.GetImaginary()], dtype=np.float64)
+    m = pin.SE3(pin.Quaternion(q[0], q[1], q[2], q[3]).normalized().matrix(), t)
+    return m.inverse() if inverse else m
+
+
+def _pin_hand_model(stage):
+    """Pinocchio model of the hand chain built from the USD's joint frames (j4 reversed:
+    body1 is the tree parent, so its motion is the inverse, i.e. axis negated)."""
+    model = pin.Model()
+    ex, ey = np.array([1.0, 0, 0]), np.array([0, 1.0, 0])
+    j1 = model.addJoint(0, pin.JointModelRZ(), _se3(stage, "/World/Robot/j1", 0), "j1")
+    j2 = model.addJoint(j1, pin.JointModelRevoluteUnaligned(ey),
+                        _se3(stage, "/World/Robot/j1", 1, True) * _se3(stage, "/World/Robot/j2", 0),
+                        "j2")
+    j3 = model.addJoint(j2, pin.JointModelPrismaticUnaligned(ex),
+                        _se3(stage, "/World/Robot/j2", 1, True) * _se3(stage, "/World/Robot/j3", 0),
+                        "j3")
+    place4 = (_se3(stage, "/World/Robot/j3", 1, True) * _se3(stage, "/World/Robot/jf", 0)
+              * _se3(stage, "/World/Robot/jf", 1, True) * _se3(stage, "/World/Robot/j4", 1))
+    j4 = model.addJoint(j3, pin.JointModelRevoluteUnaligned(-ex), place4, "j4")
+    l5 = _se3(stage, "/World/Robot/j4", 0, True)
+    tool = pin.SE3(np.eye(3), np.array([0.0, 0.0, 0.1]))
+    model.addFrame(pin.Frame("tool", j4, 0, l5 * tool, pin.FrameType.OP_FRAME))
+    return model
+
+
+def test_hand_chain_structure_and_limits():
+    stage = build_hand_stage()
+    robot = stage.GetPrimAtPath("/World/Robot")
+    chain = KinematicChain(stage, robot, stage.GetPrimAtPath("/World/Robot/base"),
+                           stage.GetPrimAtPath("/World/Robot/l5/tool"))
+    assert chain.joint_paths == ["/World/Robot/j1", "/World/Robot/j2", "/World/Robot/j3",
+                                 "/World/Robot/j4"]  # fixed joint folded
+    assert [j.is_revolute for j in chain.joints] == [True, True, False, True]
+    assert chain.joints[-1].tip is not None and all(j.tip is None for j in chain.joints[:-1])
+    assert np.allclose(chain.lower[:3], [-math.pi / 2, -math.inf, 0.0])
+    assert np.allclose(chain.upper[:3], [math.pi / 2, math.inf, 0.3])
+    # j4: USD limits (-120, 45) deg on the USD joint value, unchanged by traversal
+    assert np.allclose([chain.lower[3], chain.upper[3]], np.radians([-120, 45]), atol=1e-7)
+
+
+def test_hand_chain_matches_pinocchio_to_1e9():
+    stage = build_hand_stage()
+    robot = stage.GetPrimAtPath("/World/Robot")
+    chain = KinematicChain(stage, robot, stage.GetPrimAtPath("/World/Robot/base"),
+                           stage.GetPrimAtPath("/World/Robot/l5/tool"))
+    model = _pin_hand_model(stage)
+    data = model.createData()
+    fid = model.getFrameId("tool")
+    rng = np.random.default_rng(11)
+    qs = rng.uniform([-1.5, -3, 0, -2], [1.5, 3, 0.3, 0.7], size=(N_CONFIGS, 4))
+    pos, quat, jac = chain.fk_jacobian_batch(qs)
+    for b in range(N_CONFIGS):
+        pin.computeJointJacobians(model, data, qs[b])
+        pin.framesForwardKinematics(model, data, qs[b])
+        m = data.oMf[fid]
+        assert np.abs(pos[b] - m.translation).max() < 1e-9
+        assert ref.quat_angle(quat[b], ref.wxyz_from_matrix(m.rotation)) < 1e-9
+        jw = pin.getFrameJacobian(model, data, fid, pin.ReferenceFrame.LOCAL_WORLD_ALIGNED)
+        assert np.abs(jac[b] - np.vstack([jw[3:], jw[:3]])).max() < 1e-9
+    fd = ref.fd_point_jacobian(chain.fk, qs[0])
+    assert np.allclose(jac[0], fd, atol=1e-7)
+
+
+def _world(stage, path):
+    m = np.array(UsdGeom.Xformable(stage.GetPrimAtPath(path)).ComputeLocalToWorldTransform(
+        Usd.TimeCode.Default())).T
+    return m
+
+
+def _joint_residual(stage, joint_path, value):
+    """USD joint definition: X_body0 · L0 · motion(value) == X_body1 · L1 (column form)."""
+    j = stage.GetPrimAtPath(joint_path)
+    b0 = str(j.GetRelationship("physics:body0").GetTargets()[0])
+    b1 = str(j.GetRelationship("physics:body1").GetTargets()[0])
+    l0 = _se3(stage, joint_path, 0).homogeneous
+    l1 = _se3(stage, joint_path, 1).homogeneous
+    axis = {"X": [1, 0, 0], "Y": [0, 1, 0], "Z": [0, 0, 1]}.get(
+        str(j.GetAttribute("physics:axis").Get()), [1, 0, 0])
+    motion = np.eye(4)
+    if j.IsA(UsdPhysics.RevoluteJoint):
+        motion[:3, :3] = quat_to_matrix(quat_from_axis_angle(axis, value))
+    elif j.IsA(UsdPhysics.PrismaticJoint):
+        motion[:3, 3] = np.array(axis) * value
+    lhs = _world(stage, b0) @ l0 @ motion
+    rhs = _world(stage, b1) @ l1
+    return np.abs(lhs - rhs).max()
+
+
+@pytest.mark.parametrize("reverse", [False, True])
+def test_teleport_satisfies_usd_joints_and_matches_fk(reverse):
+    stage = build_hand_stage(reverse_j4=reverse)
+    robot = stage.GetPrimAtPath("/World/Robot")
+    base = stage.GetPrimAtPath("/World/Robot/base")
+    tool = stage.GetPrimAtPath("/World/Robot/l5/tool")
+    chain = KinematicChain(stage, robot, base, tool)
+    base_before = _world(stage, "/World/Robot/base")
+    q = np.array([0.4, -0.7, 0.12, -0.3])
+    joint_dict = dict(zip(chain.joint_paths, q))
+    chain.teleport(joint_dict)
+    for path, value in joint_dict.items():
+        assert _joint_residual(stage, path, value) < 1e-6
+    assert _joint_residual(stage, "/World/Robot/jf", 0.0) < 1e-6
+    assert np.allclose(_world(stage, "/World/Robot/base"), base_before, atol=1e-12)
+    T, _ = chain.compute_fk(q)
+    expected = base_before @ T.matrix()
+    assert np.abs(_world(stage, "/World/Robot/l5/tool") - expected).max() < 1e-6
+    # joint attributes: degrees for revolute, stage units for prismatic
+    j1 = stage.GetPrimAtPath("/World/Robot/j1")
+    assert j1.GetAttribute("state:angular:physics:position").Get() == pytest.approx(
+        math.degrees(0.4), rel=1e-6)
+    assert j1.GetAttribute("drive:angular:physics:targetPosition").Get() == pytest.approx(
+        math.degrees(0.4), rel=1e-6)
+    j3 = stage.GetPrimAtPath("/World/Robot/j3")
+    assert j3.GetAttribute("state:linear:physics:position").Get() == pytest.approx(0.12)
+    assert chain.read_joint_states() == pytest.approx(joint_dict, abs=1e-6)
+
+
+def test_reversed_authoring_equals_forward_with_flipped_value():
+    fwd = build_hand_stage(reverse_j4=False)
+    rev = build_hand_stage(reverse_j4=True)
+    chains = []
+    for stage in (fwd, rev):
+        chains.append(KinematicChain(stage, stage.GetPrimAtPath("/World/Robot"),
+                                     stage.GetPrimAtPath("/World/Robot/base"),
+                                     stage.GetPrimAtPath("/World/Robot/l5/tool")))
+    q = np.array([0.2, 0.5, 0.05, 0.6])
+    p_f, q_f = chains[0].fk(q)
+    p_r, q_r = chains[1].fk(q * [1, 1, 1, -1])
+    assert np.allclose(p_f, p_r, atol=1e-12) and ref.quat_angle(q_f, q_r) < 1e-9
+
+
+def test_backward_chain_and_teleport_anchored():
+    stage = build_hand_stage()
+    robot = stage.GetPrimAtPath("/World/Robot")
+    tool = stage.GetPrimAtPath("/World/Robot/l5/tool")
+    base = stage.GetPrimAtPath("/World/Robot/base")
+    fwd = KinematicChain(stage, robot, base, tool)
+    back = KinematicChain(stage, robot, tool, base)
+    assert back.joint_paths == list(reversed(fwd.joint_paths))
+    assert all(not j.forward for j in back.joints) and back.joints[-1].tip is not None
+    q = np.array([0.3, 0.2, 0.1, -0.4])
+    T_f, _ = fwd.compute_fk(q)
+    T_b, _ = back.compute_fk(q[::-1])
+    assert np.allclose(T_b.matrix(), np.linalg.inv(T_f.matrix()), atol=1e-12)
+    tool_before = _world(stage, "/World/Robot/l5/tool")
+    back.teleport_anchored(dict(zip(back.joint_paths, q[::-1])))
+    assert np.abs(_world(stage, "/World/Robot/l5/tool") - tool_before).max() < 1e-6
+    base_in_tool = np.linalg.inv(_world(stage, "/World/Robot/l5/tool")) @ _world(
+        stage, "/World/Robot/base")
+    assert np.abs(base_in_tool - T_b.matrix()).max() < 1e-6
+
+
+def test_teleport_keeps_authored_scale_and_skips_root():
+    stage = build_hand_stage()
+    l2 = UsdGeom.Xformable(stage.GetPrimAtPath("/World/Robot/l2"))
+    l2.AddScaleOp(UsdGeom.XformOp.PrecisionFloat).Set(Gf.Vec3f(2.0, 2.0, 2.0))
+    robot = stage.GetPrimAtPath("/World/Robot")
+    chain = KinematicChain(stage, robot)
+    base_ops = stage.GetPrimAtPath("/World/Robot/base").GetAttribute("xformOpOrder").Get()
+    chain.teleport({"/World/Robot/j2": 0.3})
+    ops = UsdGeom.Xformable(stage.GetPrimAtPath("/World/Robot/l2")).GetOrderedXformOps()
+    assert [o.GetOpName() for o in ops] == ["xformOp:translate", "xformOp:orient",
+                                            "xformOp:scale"]
+    assert tuple(ops[2].Get()) == (2.0, 2.0, 2.0)
+    assert ops[2].GetPrecision() == UsdGeom.XformOp.PrecisionFloat
+    assert stage.GetPrimAtPath("/World/Robot/base").GetAttribute("xformOpOrder").Get() == base_ops
+    # l1 is upstream of j2: untouched
+    assert not stage.GetPrimAtPath("/World/Robot/l1").GetAttribute("xformOpOrder").Get()
+
+
+def test_chain_without_movable_joint_is_empty():
+    stage = build_hand_stage()
+    robot = stage.GetPrimAtPath("/World/Robot")
+    chain = KinematicChain(stage, robot, stage.GetPrimAtPath("/World/Robot/l3"),
+                           stage.GetPrimAtPath("/World/Robot/l4"))
+    assert chain.joints == []
+    T, frames = chain.compute_fk([])
+    assert np.allclose(T.matrix(), np.eye(4)) and frames == []
+    same = KinematicChain(stage, robot, stage.GetPrimAtPath("/World/Robot/l5"),
+                          stage.GetPrimAtPath("/World/Robot/l5/tool"))
+    assert same.joints == []
+
+
+def test_bad_joint_data_raises_schema_error():
+    from runtime.errors import SchemaError
+
+    stage = build_hand_stage()
+    stage.GetPrimAtPath("/World/Robot/j2").GetAttribute("physics:localRot0").Set(
+        Gf.Quatf(0, 0, 0, 0))
+    with pytest.raises(SchemaError, match="/World/Robot/j2.physics:localRot0"):
+        KinematicChain(stage, stage.GetPrimAtPath("/World/Robot"))
+
+
+# ----------------------------------------------------------------------------- kernels
+
+
+KERNELS = ["chain_fk_kernel", "chain_fk_batch_kernel", "chain_fk_jacobian_kernel",
+           "chain_fk_jacobian_batch_kernel", "chain_fk_frames_kernel", "tree_fk_kernel",
+           "tree_fk_batch_kernel", "ik_lm_kernel", "ik_lm_batch_kernel"]
+
+
+def test_one_compiled_signature_per_kernel():
+    from runtime._jit import JIT_DISABLED
+
+    if JIT_DISABLED:
+        pytest.skip("JIT disabled")
+    from runtime.kinematics.ik import ik_lm_batch, ik_lm_with_error
+
+    stage = build_hand_stage()
+    robot = stage.GetPrimAtPath("/World/Robot")
+    chain = KinematicChain(stage, robot, stage.GetPrimAtPath("/World/Robot/base"),
+                           stage.GetPrimAtPath("/World/Robot/l5/tool"))
+    q = np.array([0.1, 0.2, 0.1, 0.3])
+    chain.fk(q)
+    chain.fk_batch(q[None])
+    chain.compute_fk(q)
+    chain.compute_fk_and_jacobian(q)
+    chain.fk_jacobian_batch(q[None])
+    arrays = chain.tree_arrays()
+    n_links = len(chain.tree_nodes)
+    K.tree_fk_kernel(*arrays, q, np.empty((n_links, 3)), np.empty((n_links, 4)))
+    K.tree_fk_batch_kernel(*arrays, q[None], np.empty((1, n_links, 3)), np.empty((1, n_links, 4)))
+    T = Transform(*chain.fk(q))
+    ik_lm_with_error(chain, q, T)
+    ik_lm_batch(chain, T.t[None], T.q[None], q[None])
+    for name in KERNELS:
+        assert len(getattr(K, name).signatures) == 1, name
+
+
+_PLAIN_PYTHON = r"""
+import numpy as np, runtime.schema
+from runtime._jit import JIT_DISABLED
+assert JIT_DISABLED
+from tests.test_kinematics import build_hand_stage
+from tests import reference_kinematics as ref
+from runtime.kinematics.chain import KinematicChain
+from runtime.kinematics.ik import ik_lm_with_error
+from runtime.kinematics.math import Transform
+import runtime.kinematics._kernels as K
+assert not hasattr(K.chain_fk_kernel, "signatures")
+stage = build_hand_stage()
+chain = KinematicChain(stage, stage.GetPrimAtPath("/World/Robot"),
+                       stage.GetPrimAtPath("/World/Robot/base"),
+                       stage.GetPrimAtPath("/World/Robot/l5/tool"))
+q = np.array([0.3, -0.2, 0.1, 0.4])
+pos, quat, jac = chain.fk_jacobian_batch(q[None])
+np.save(__import__("sys").argv[1], np.concatenate([pos[0], quat[0], jac[0].ravel()]))
+T = Transform(pos[0], quat[0])
+sol, err = ik_lm_with_error(chain, q + 0.05, T)
+assert err < 1e-6, err
+"""
+
+
+def test_kernels_run_as_plain_python(tmp_path):
+    out = tmp_path / "plain.npy"
+    env = dict(os.environ, SIMRT_DISABLE_JIT="1")
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    proc = subprocess.run([sys.executable, "-c", _PLAIN_PYTHON, str(out)], cwd=root, env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    plain = np.load(out)
+    stage = build_hand_stage()
+    chain = KinematicChain(stage, stage.GetPrimAtPath("/World/Robot"),
+                           stage.GetPrimAtPath("/World/Robot/base"),
+                           stage.GetPrimAtPath("/World/Robot/l5/tool"))
+    pos, quat, jac = chain.fk_jacobian_batch(np.array([[0.3, -0.2, 0.1, 0.4]]))
+    assert np.allclose(plain, np.concatenate([pos[0], quat[0], jac[0].ravel()]), atol=1e-13)
