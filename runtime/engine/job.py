@@ -404,14 +404,14 @@ class _SensorTap:
             self.max_range = max_range
             self.ray_count = num_rays
         self.fields: dict[str, tuple[tuple[int, ...], str]] = {}
+        self._plan: list[tuple[str, str, tuple[int, ...]]] = []
+        self._valid_key = f"{self.path}.valid"
+        self._hit_key = (
+            f"{self.path}.hit" if self.kind == "raycast" and self.ray_count is not None else None
+        )
+        self._max_range32 = np.float32(self.max_range if self.max_range is not None else np.inf)
         self.path_tables: dict[str, list[str]] = {}
         self._path_index: dict[str, dict[str, int]] = {}
-
-    def _valid(self, items: Mapping[str, Any]) -> bool:
-        for name in _VALID_FIELDS:
-            if name in items:
-                return bool(items[name])
-        return True
 
     def define(self, recorder: Any) -> None:
         """Register this sensor's channels from its current reading."""
@@ -467,42 +467,57 @@ class _SensorTap:
                                              self.path, self.kind, "hit", "", attrs))
         recorder.add_channel(ChannelInfo(f"{self.path}.valid", (), "bool", self.path,
                                          self.kind, "valid", ""))
+        self._plan = [(name, f"{self.path}.{name}", shape) for name, (shape, _) in
+                      self.fields.items()]
 
     def row(self, out: dict[str, Any]) -> None:
         """Add this sensor's current reading to ``out`` (channel name -> value)."""
-        items = _reading_items(self.sensor.reading())
-        valid = self._valid(items) and getattr(self.sensor, "disabled_reason", None) is None
-        out[f"{self.path}.valid"] = valid
+        reading = self.sensor.reading()
+        if isinstance(reading, Mapping):
+            get = reading.get
+        else:
+
+            def get(name: str, default: Any = None) -> Any:
+                return getattr(reading, name, default)
+
+        valid = bool(get("is_valid", get("valid", True)))
+        if valid and getattr(self.sensor, "disabled_reason", None) is not None:
+            valid = False
+        out[self._valid_key] = valid
         if not valid:
-            if self.kind == "raycast" and self.ray_count is not None:
-                out[f"{self.path}.hit"] = False
+            if self._hit_key is not None:
+                out[self._hit_key] = False
             return
-        for name, (shape, _dtype) in self.fields.items():
-            value = items.get(name)
+        for name, key, shape in self._plan:
+            value = get(name)
             if value is None:
                 continue
             if name in self.path_tables:
-                table, index = self.path_tables[name], self._path_index[name]
-                ids = np.full(shape, -1, dtype=np.int32)
-                for i, text in enumerate(value[: shape[0]]):
-                    if text:
-                        if text not in index:
-                            index[text] = len(table)
-                            table.append(text)
-                        ids[i] = index[text]
-                out[f"{self.path}.{name}"] = ids
+                out[key] = self._path_ids(name, value, shape)
                 continue
-            array = np.asarray(value)
-            if array.shape != shape:
-                if array.size == int(np.prod(shape)):
+            if type(value) is not np.ndarray or value.shape != shape:
+                array = np.asarray(value)
+                if array.shape != shape:
+                    if array.size != int(np.prod(shape)):
+                        continue  # invalid/empty reading: recorded as zeros
                     array = array.reshape(shape)
-                else:
-                    continue  # invalid/empty reading: recorded as zeros
-            out[f"{self.path}.{name}"] = array
-        if self.kind == "raycast" and self.ray_count is not None and "depths" in items:
-            depths = np.asarray(items["depths"], dtype=np.float64)
-            if depths.shape == (self.ray_count,):
-                out[f"{self.path}.hit"] = depths < float(self.max_range)
+                value = array
+            out[key] = value
+        if self._hit_key is not None:
+            depths = get("depths")
+            if depths is not None and np.shape(depths) == (self.ray_count,):
+                out[self._hit_key] = np.asarray(depths) < self._max_range32
+
+    def _path_ids(self, name: str, value: Sequence[str], shape: tuple[int, ...]) -> np.ndarray:
+        table, index = self.path_tables[name], self._path_index[name]
+        ids = np.full(shape, -1, dtype=np.int32)
+        for i, text in enumerate(value[: shape[0]]):
+            if text:
+                if text not in index:
+                    index[text] = len(table)
+                    table.append(text)
+                ids[i] = index[text]
+        return ids
 
 
 def _unit(kind: str, name: str) -> str:
@@ -820,6 +835,7 @@ def run_scene(
     imu_mode: str | None = None,
     robot: str | None = None,
     flush_every: int = 250,
+    min_flush_interval: float = 1.0,
     progress: TextIO | None = None,
     record_bodies: bool = True,
     on_step: Callable[[int, Any, Any, Any], None] | None = None,
@@ -838,13 +854,16 @@ def run_scene(
             False).
         imu_mode: ``"isaac"`` or ``"physical"`` (default scene setting, else isaac).
         robot: robot prim path (default scene setting, else the first IsaacRobotAPI prim).
-        flush_every: rewrite the recording every this many steps.
+        flush_every: rewrite the recording every this many steps ...
+        min_flush_interval: ... but not more often than every this many wall seconds (the
+            final write on completion, error or Ctrl-C always includes every step).
         progress: stream for the progress bar (None: silent).
         record_bodies: also record body poses every step.
         on_step: callback ``on_step(step, engine, sensor_runtime, state)`` after each
             recorded step (tests use it to interrupt runs or compare with an oracle).
-        engine_factory: ``factory(stage, robot_prim=..., dt=...)`` building the engine
-            (default :class:`runtime.engine.mujoco_engine.MujocoEngine`).
+        engine_factory: ``factory(stage, robot_prim=..., dt=..., compute_accelerations=...)``
+            building the engine (default :class:`runtime.engine.mujoco_engine.MujocoEngine`;
+            accelerations are computed for the physical IMU mode).
 
     Returns:
         The :class:`RunResult`.
@@ -881,7 +900,9 @@ def run_scene(
         from runtime.engine.mujoco_engine import MujocoEngine
 
         engine_factory = MujocoEngine
-    engine = engine_factory(stage, robot_prim=robot_prim, dt=dt)
+    engine = engine_factory(
+        stage, robot_prim=robot_prim, dt=dt, compute_accelerations=(imu_mode == "physical")
+    )
     state = engine.state()
     body_paths = tuple(state.body_paths)
     dof_table = getattr(engine, "dof_table", None)
@@ -947,7 +968,8 @@ def run_scene(
             sensors.step(state)
             t4 = perf()
             if recorder is None:
-                recorder = Recorder(out, flush_every=flush_every, meta=meta)
+                recorder = Recorder(out, flush_every=flush_every, meta=meta,
+                                    min_flush_interval=min_flush_interval)
                 for tap in taps:
                     tap.define(recorder)
                 if dof_count:

@@ -25,8 +25,10 @@ channel's shape are stored in the schema metadata under ``b"simrt"``.
 from __future__ import annotations
 
 import json
+import math
 import os
 import tempfile
+import time as time_module
 from collections.abc import Mapping
 import dataclasses
 from dataclasses import dataclass
@@ -139,6 +141,9 @@ class Recorder:
             None keeps the rows in memory only (:meth:`flush` writes nothing).
         flush_every: rewrite the file every this many appended rows (>= 1).
         meta: JSON-serialisable run metadata stored in the file.
+        min_flush_interval: skip a periodic flush when the previous one was less than this
+            many wall-clock seconds ago (bounds the rewrite cost of long, fast runs; the
+            final :meth:`close` always writes everything).
 
     Raises:
         SimrtError: unsupported suffix, or ``.parquet`` without pyarrow installed.
@@ -151,6 +156,7 @@ class Recorder:
         *,
         flush_every: int = 250,
         meta: Mapping[str, Any] | None = None,
+        min_flush_interval: float = 0.0,
     ) -> None:
         self.path = Path(path) if path is not None else None
         self._format = _check_suffix(self.path) if self.path is not None else ""
@@ -166,6 +172,8 @@ class Recorder:
         self._since_flush = 0
         self._closed = False
         self.flush_count = 0
+        self.min_flush_interval = float(min_flush_interval)
+        self._last_flush = -math.inf
         if self.path is not None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
 
@@ -244,7 +252,10 @@ class Recorder:
                 ) from exc
         self._count += 1
         self._since_flush += 1
-        if self._since_flush >= self.flush_every:
+        if self._since_flush >= self.flush_every and (
+            self.min_flush_interval <= 0.0
+            or time_module.monotonic() - self._last_flush >= self.min_flush_interval
+        ):
             self.flush()
 
     # ------------------------------------------------------------------ output
@@ -262,6 +273,7 @@ class Recorder:
     def flush(self, *, complete: bool = False) -> None:
         """Atomically rewrite the destination with all rows recorded so far."""
         self._since_flush = 0
+        self._last_flush = time_module.monotonic()
         if self.path is None:
             return
         n = self._count
@@ -273,7 +285,7 @@ class Recorder:
             arrays[name] = buffer[:n]
         meta_json = self._meta_json(complete)
         if self._format == ".npz":
-            _write_npz_atomic(self.path, arrays, meta_json)
+            _write_npz_atomic(self.path, arrays, meta_json, sync=complete)
         else:
             _write_parquet_atomic(self.path, arrays, self._channels, meta_json)
         self._since_flush = 0
@@ -315,13 +327,16 @@ def _temp_path(path: Path, suffix: str) -> Path:
     return Path(name)
 
 
-def _write_npz_atomic(path: Path, arrays: Mapping[str, np.ndarray], meta_json: str) -> None:
+def _write_npz_atomic(
+    path: Path, arrays: Mapping[str, np.ndarray], meta_json: str, sync: bool = True
+) -> None:
     tmp = _temp_path(path, ".tmp.npz")
     try:
         with open(tmp, "wb") as stream:
             np.savez(stream, **arrays, **{_META_KEY: np.array(meta_json)})
             stream.flush()
-            os.fsync(stream.fileno())
+            if sync:  # durability against power loss; atomicity comes from os.replace
+                os.fsync(stream.fileno())
         os.replace(tmp, path)
     except BaseException:
         tmp.unlink(missing_ok=True)
