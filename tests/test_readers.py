@@ -624,3 +624,57 @@ def test_rigid_body_enabled_without_api_qualifies():
     prim = stage.GetPrimAtPath("/X/M/I")
     assert readers.find_parent_rigid_body(prim).GetPath() == "/X"
     assert readers.find_parent_rigid_body(stage.GetPrimAtPath("/X")) is None
+
+
+def test_simple_arm_joint_frames_agree_at_zero_configuration():
+    """Each joint's two frames coincide in the authored pose (USD computes the world poses)."""
+    from pxr import Gf, UsdGeom
+
+    stage = Usd.Stage.Open(str(SCENE))
+    info = readers.read_robot(stage.GetPrimAtPath("/World/SimpleArm"))
+    cache = UsdGeom.XformCache()
+    for path in info.joint_paths:
+        joint = readers.read_joint(stage.GetPrimAtPath(path))
+        frames = []
+        for body, pos, rot in (
+            (joint.body0, joint.local_pos0, joint.local_rot0),
+            (joint.body1, joint.local_pos1, joint.local_rot1),
+        ):
+            world = (
+                cache.GetLocalToWorldTransform(stage.GetPrimAtPath(body))
+                if body
+                else Gf.Matrix4d(1.0)
+            )
+            local = Gf.Matrix4d(1.0)
+            local.SetRotateOnly(Gf.Quatd(float(rot[0]), Gf.Vec3d(*map(float, rot[1:]))))
+            local.SetTranslateOnly(Gf.Vec3d(*map(float, pos)))
+            frames.append(np.array(local * world))
+        np.testing.assert_allclose(frames[0], frames[1], atol=1e-9, err_msg=path)
+
+
+def test_simple_arm_named_pose_matches_pinocchio():
+    """The 'ready' pose transform equals link4's pose from an independent Pinocchio model."""
+    pin = pytest.importorskip("pinocchio")
+    stage = Usd.Stage.Open(str(SCENE))
+    pose = readers.read_named_pose(stage.GetPrimAtPath("/World/SimpleArm/named_poses/ready"))
+    model = pin.Model()
+    parent = 0
+    # joint placements relative to the previous joint, from the scene's link layout
+    for name, joint, offset in (
+        ("pan", pin.JointModelRZ(), 0.10),
+        ("lift", pin.JointModelRY(), 0.10),
+        ("elbow", pin.JointModelRY(), 0.30),
+        ("slide", pin.JointModelPZ(), 0.25),
+    ):
+        placement = pin.SE3(np.eye(3), np.array([0.0, 0.0, offset]))
+        parent = model.addJoint(parent, joint, placement, name)
+    data = model.createData()
+    q = np.array([math.radians(v) for v in pose.joint_values[:3]] + [pose.joint_values[3]])
+    pin.forwardKinematics(model, data, q)
+    link4 = data.oMi[parent]
+    np.testing.assert_allclose(pose.target_translation, link4.translation, atol=1e-9)
+    quat = pin.Quaternion(link4.rotation)
+    expected = np.array([quat.w, quat.x, quat.y, quat.z])
+    np.testing.assert_allclose(pose.target_orientation, expected * np.sign(expected[0]), atol=1e-9)
+    robot = readers.read_robot(stage.GetPrimAtPath("/World/SimpleArm"))
+    assert pose.joints == robot.joint_paths[1:]  # the four movable joints, in order
