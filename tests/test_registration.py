@@ -75,3 +75,24 @@ def test_sensor_types_are_base_sensors(name):
     prim = stage.DefinePrim("/S", name)
     assert prim.IsA("IsaacBaseSensor")
     assert prim.GetAttribute("enabled").Get() is True
+
+
+def test_pxr_pluginpath_name_registers_before_python_imports(tmp_path):
+    """README: PXR_PLUGINPATH_NAME works as well, even with a stage created before import."""
+    import os
+
+    paths = os.pathsep.join(str(d) for d in _register.RESOURCE_DIRS)
+    code = (
+        "from pxr import Usd\n"
+        "s = Usd.Stage.CreateInMemory(); p = s.DefinePrim('/R', 'Xform')\n"
+        "assert p.ApplyAPI('IsaacRobotAPI') and p.HasAPI('IsaacRobotAPI')\n"
+        "assert s.DefinePrim('/C', 'IsaacContactSensor').IsA('IsaacBaseSensor')\n"
+        "import runtime.schema\n"
+        "print('ok')\n"
+    )
+    env = dict(os.environ, PXR_PLUGINPATH_NAME=paths)
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=tmp_path
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "ok"
