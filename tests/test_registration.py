@@ -96,3 +96,18 @@ def test_pxr_pluginpath_name_registers_before_python_imports(tmp_path):
     )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "ok"
+
+
+def test_register_new_plugin_calls_registry_once(tmp_path, monkeypatch):
+    """robot-schema.md §10 scenario 2: an unknown plugin name is registered by directory."""
+    (tmp_path / "plugInfo.json").write_text('# comment\n{"Plugins": [{"Name": "NewPlugin"}]}\n')
+    calls = []
+
+    def fake(self, path):
+        calls.append(path)
+        return ["NewPlugin"]
+
+    monkeypatch.setattr(_register.Plug.Registry, "RegisterPlugins", fake)
+    assert _register.register_plugin_dir(tmp_path) is True
+    assert calls == [str(tmp_path)]
+    assert _register.plugin_names(tmp_path / "plugInfo.json") == ["NewPlugin"]
