@@ -60,6 +60,7 @@ _LAZY = {
     "apply_namespaced_schemas": "runtime.physics.writers",
     "applied_schemas": "runtime.physics.writers",
     "bind_physics_material": "runtime.physics.writers",
+    "bind_physics_material_to_colliders": "runtime.physics.writers",
     "define_articulation_root_properties": "runtime.physics.writers",
     "define_collision_properties": "runtime.physics.writers",
     "define_mass_properties": "runtime.physics.writers",

@@ -59,6 +59,7 @@ def author_physics_layer(
     root_path: str | None = None,
     overwrite: bool = False,
     strict: bool = True,
+    nested: bool = True,
     physics_material_path: str | None = None,
     **cfgs: Any,
 ) -> PhysicsApplyReport:
@@ -87,6 +88,8 @@ def author_physics_layer(
         root_path: asset root prim (default: the asset's ``defaultPrim``).
         overwrite: rebuild an existing layer instead of adding to it.
         strict: raise when a cfg finds no prim carrying the API it needs.
+        nested: also author targets nested below other targets (nested link hierarchies);
+            False gives Isaac Lab's outermost-only walk.
         physics_material_path: where a ``physics_material`` cfg is spawned (default
             ``<root>/PhysicsMaterial``).
         **cfgs: slot cfgs: ``rigid_props``, ``collision_props``, ``mass_props``,
@@ -153,6 +156,7 @@ def author_physics_layer(
         stage,
         root_path,
         strict=strict,
+        nested=nested,
         physics_material_path=physics_material_path,
         **cfgs,
     )

@@ -1,9 +1,10 @@
 """Apply a set of property cfgs to an asset's prim tree (from-file spawner semantics).
 
-Order (each step only when its slot is not None, all walked from the asset root):
+Order (each step only when its slot is not None, all walked from the asset root; by default
+the walk also reaches targets nested below other targets, see ``nested``):
 ``rigid_props`` -> ``collision_props`` -> ``mass_props`` -> ``articulation_props`` ->
 ``joint_drive_props`` (preceded by the MuJoCo gravity-compensation auto-enable) ->
-``physics_material`` (spawned and bound with the ``physics`` purpose on the root).
+``physics_material`` (spawned and bound with the ``physics`` purpose to every collider).
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ SLOTS: dict[str, tuple[type, str]] = {
     "mass_props": (MassPropertiesCfg, "PhysicsMassAPI"),
     "articulation_props": (ArticulationRootBaseCfg, "PhysicsArticulationRootAPI"),
     "joint_drive_props": (JointDriveBaseCfg, "RevoluteJoint/PrismaticJoint prims"),
-    "physics_material": (RigidBodyMaterialBaseCfg, "-"),
+    "physics_material": (RigidBodyMaterialBaseCfg, "PhysicsCollisionAPI"),
 }
 
 
@@ -49,7 +50,8 @@ class PhysicsApplyReport:
         modified: slot name -> number of prims modified.
         gravcomp_auto_enabled: True when ``mjc:gravcomp=1.0`` was added because the joint
             cfg asks for ``actuatorgravcomp`` and no body-level gravcomp was given.
-        material_path: path of the spawned physics material ("" when none).
+        material_path: path of the spawned physics material ("" when none); the number of
+            colliders bound is ``modified["physics_material"]``.
     """
 
     modified: dict[str, int] = field(default_factory=dict)
@@ -117,6 +119,7 @@ def apply_asset_physics(
     physics_material: RigidBodyMaterialBaseCfg | None = None,
     physics_material_path: str | None = None,
     strict: bool = False,
+    nested: bool = True,
 ) -> PhysicsApplyReport:
     """Author property cfgs on an existing asset subtree, like Isaac Lab's from-file spawner.
 
@@ -131,10 +134,16 @@ def apply_asset_physics(
         articulation_props: articulation-root cfg.
         joint_drive_props: joint-drive cfg (every revolute/prismatic joint).
         physics_material: material cfg, spawned at ``physics_material_path`` (default
-            ``<root>/PhysicsMaterial``) and bound to the root with the ``physics`` purpose.
+            ``<root>/PhysicsMaterial``) and bound with the ``physics`` purpose to every
+            collider under the root (usd-core's physics parser ignores inherited bindings).
         physics_material_path: where to spawn the material.
         strict: raise :class:`~runtime.physics._meta.PhysicsCfgError` when a slot finds no
             target prim (otherwise only a warning is logged).
+        nested: author every prim carrying the slot's API under the root, including ones
+            nested below another target (True, default), or only the outermost ones, exactly
+            like Isaac Lab's tree walker (False). URDF/MJCF converters nest each link under its
+            parent link, and UsdPhysics simulates nested rigid bodies as separate bodies, so
+            the outermost-only walk would leave every link but the base unauthored.
 
     Returns:
         A :class:`PhysicsApplyReport`.
@@ -170,7 +179,7 @@ def apply_asset_physics(
         cfg = slots[name]
         if cfg is None:
             continue
-        count = walker(root_path, cfg, stage)
+        count = walker(root_path, cfg, stage, nested=nested)
         report.modified[name] = count
         _require_targets(name, cfg, count, root_path, strict)
     if joint_drive_props is not None:
@@ -181,16 +190,19 @@ def apply_asset_physics(
                 root_path,
             )
             report.modified["gravcomp_auto"] = writers.modify_rigid_body_properties(
-                root_path, MujocoRigidBodyPropertiesCfg(gravcomp=1.0), stage
+                root_path, MujocoRigidBodyPropertiesCfg(gravcomp=1.0), stage, nested=nested
             )
             report.gravcomp_auto_enabled = True
-        count = writers.modify_joint_drive_properties(root_path, joint_drive_props, stage)
+        count = writers.modify_joint_drive_properties(
+            root_path, joint_drive_props, stage, nested=nested
+        )
         report.modified["joint_drive_props"] = count
         _require_targets("joint_drive_props", joint_drive_props, count, root_path, strict)
     if physics_material is not None:
         path = physics_material_path or f"{root.GetPath()}/PhysicsMaterial"
         material = physics_material.func(path, physics_material, stage)
-        writers.bind_physics_material(root, str(material.GetPath()))
+        count = writers.bind_physics_material_to_colliders(root, str(material.GetPath()))
         report.material_path = str(material.GetPath())
-        report.modified["physics_material"] = 1
+        report.modified["physics_material"] = count
+        _require_targets("physics_material", physics_material, count, root_path, strict)
     return report

@@ -57,6 +57,7 @@ __all__ = [
     "apply_cfg_to_prim",
     "apply_namespaced_schemas",
     "bind_physics_material",
+    "bind_physics_material_to_colliders",
     "define_articulation_root_properties",
     "define_collision_properties",
     "define_mass_properties",
@@ -272,11 +273,14 @@ def _walk(
     cfg: Any,
     inner: Callable[[Usd.Prim, Any], bool],
     function: str,
+    nested: bool = False,
 ) -> int:
     """Breadth-first walk from the root: call ``inner``; descend only where it returned False.
 
-    Instance prims (and their subtrees) are skipped. Returns the number of prims modified; when
-    zero, logs a warning naming the function, the root and the instance prims met.
+    With ``nested`` the walk also descends below modified prims (nested rigid bodies of a
+    link hierarchy are separate bodies in UsdPhysics). Instance prims (and their subtrees) are
+    skipped. Returns the number of prims modified; when zero, logs a warning naming the
+    function, the root and the instance prims met.
     """
     root = _require_prim(stage, root_path, function)
     queue = collections.deque([root])
@@ -289,7 +293,8 @@ def _walk(
             continue
         if inner(prim, cfg):
             modified += 1
-            continue
+            if not nested:
+                continue
         queue.extend(prim.GetChildren())
     if modified == 0:
         _LOG.warning(
@@ -322,13 +327,16 @@ def modify_rigid_body_properties_on_prim(prim: Usd.Prim, cfg: RigidBodyBaseCfg) 
     return True
 
 
-def modify_rigid_body_properties(prim_path: str, cfg: RigidBodyBaseCfg, stage: Usd.Stage) -> int:
+def modify_rigid_body_properties(
+    prim_path: str, cfg: RigidBodyBaseCfg, stage: Usd.Stage, *, nested: bool = False
+) -> int:
     """Author a rigid-body cfg on every outermost rigid body under ``prim_path``.
 
     Args:
         prim_path: root of the walk (included).
         cfg: rigid-body cfg.
         stage: stage to author on (its current edit target).
+        nested: also author rigid bodies nested below authored ones.
 
     Returns:
         Number of prims modified.
@@ -337,7 +345,12 @@ def modify_rigid_body_properties(prim_path: str, cfg: RigidBodyBaseCfg, stage: U
         PhysicsCfgError: the root prim does not exist, or the cfg cannot be written.
     """
     return _walk(
-        stage, prim_path, cfg, modify_rigid_body_properties_on_prim, "modify_rigid_body_properties"
+        stage,
+        prim_path,
+        cfg,
+        modify_rigid_body_properties_on_prim,
+        "modify_rigid_body_properties",
+        nested=nested,
     )
 
 
@@ -374,19 +387,27 @@ def modify_collision_properties_on_prim(prim: Usd.Prim, cfg: CollisionBaseCfg) -
     return True
 
 
-def modify_collision_properties(prim_path: str, cfg: CollisionBaseCfg, stage: Usd.Stage) -> int:
+def modify_collision_properties(
+    prim_path: str, cfg: CollisionBaseCfg, stage: Usd.Stage, *, nested: bool = False
+) -> int:
     """Author a collision cfg on every outermost collider under ``prim_path``.
 
     Args:
         prim_path: root of the walk.
         cfg: collision cfg.
         stage: stage to author on.
+        nested: also visit prims below authored ones.
 
     Returns:
         Number of prims modified.
     """
     return _walk(
-        stage, prim_path, cfg, modify_collision_properties_on_prim, "modify_collision_properties"
+        stage,
+        prim_path,
+        cfg,
+        modify_collision_properties_on_prim,
+        "modify_collision_properties",
+        nested=nested,
     )
 
 
@@ -423,18 +444,28 @@ def modify_mass_properties_on_prim(prim: Usd.Prim, cfg: MassPropertiesCfg) -> bo
     return True
 
 
-def modify_mass_properties(prim_path: str, cfg: MassPropertiesCfg, stage: Usd.Stage) -> int:
+def modify_mass_properties(
+    prim_path: str, cfg: MassPropertiesCfg, stage: Usd.Stage, *, nested: bool = False
+) -> int:
     """Author a mass cfg on every outermost ``MassAPI`` prim under ``prim_path``.
 
     Args:
         prim_path: root of the walk.
         cfg: mass cfg.
         stage: stage to author on.
+        nested: also visit prims below authored ones.
 
     Returns:
         Number of prims modified.
     """
-    return _walk(stage, prim_path, cfg, modify_mass_properties_on_prim, "modify_mass_properties")
+    return _walk(
+        stage,
+        prim_path,
+        cfg,
+        modify_mass_properties_on_prim,
+        "modify_mass_properties",
+        nested=nested,
+    )
 
 
 def define_mass_properties(prim_path: str, cfg: MassPropertiesCfg, stage: Usd.Stage) -> int:
@@ -579,7 +610,7 @@ def modify_articulation_root_properties_on_prim(
 
 
 def modify_articulation_root_properties(
-    prim_path: str, cfg: ArticulationRootBaseCfg, stage: Usd.Stage
+    prim_path: str, cfg: ArticulationRootBaseCfg, stage: Usd.Stage, *, nested: bool = False
 ) -> int:
     """Author an articulation-root cfg on every outermost articulation root under a path.
 
@@ -587,6 +618,7 @@ def modify_articulation_root_properties(
         prim_path: root of the walk.
         cfg: articulation-root cfg.
         stage: stage to author on.
+        nested: also visit prims below authored ones.
 
     Returns:
         Number of prims modified.
@@ -597,6 +629,7 @@ def modify_articulation_root_properties(
         cfg,
         modify_articulation_root_properties_on_prim,
         "modify_articulation_root_properties",
+        nested=nested,
     )
 
 
@@ -694,13 +727,16 @@ def modify_joint_drive_properties_on_prim(prim: Usd.Prim, cfg: JointDriveBaseCfg
     return True
 
 
-def modify_joint_drive_properties(prim_path: str, cfg: JointDriveBaseCfg, stage: Usd.Stage) -> int:
+def modify_joint_drive_properties(
+    prim_path: str, cfg: JointDriveBaseCfg, stage: Usd.Stage, *, nested: bool = False
+) -> int:
     """Author a joint-drive cfg on every revolute/prismatic joint under ``prim_path``.
 
     Args:
         prim_path: root of the walk.
         cfg: joint-drive cfg.
         stage: stage to author on.
+        nested: also visit prims below authored ones.
 
     Returns:
         Number of joints modified.
@@ -711,6 +747,7 @@ def modify_joint_drive_properties(prim_path: str, cfg: JointDriveBaseCfg, stage:
         cfg,
         modify_joint_drive_properties_on_prim,
         "modify_joint_drive_properties",
+        nested=nested,
     )
 
 
@@ -827,10 +864,11 @@ def spawn_rigid_body_material(
 
 
 def bind_physics_material(prim: Usd.Prim, material_path: str) -> None:
-    """Bind a material to ``prim`` (and, by inheritance, its descendants) for physics.
+    """Bind a material to ``prim`` with the ``physics`` purpose.
 
-    Uses the ``physics`` material purpose with ``weakerThanDescendants`` strength, so bindings
-    authored on descendants keep precedence.
+    Uses ``weakerThanDescendants`` strength. Note that usd-core's UsdPhysics stage parser (and
+    hence the MuJoCo builder) only honours bindings on the collision prims themselves, so bind
+    each collider (see :func:`bind_physics_material_to_colliders`).
 
     Args:
         prim: the prim to bind on.
@@ -839,6 +877,30 @@ def bind_physics_material(prim: Usd.Prim, material_path: str) -> None:
     material = UsdShade.Material(prim.GetStage().GetPrimAtPath(str(material_path)))
     binding = UsdShade.MaterialBindingAPI.Apply(prim)
     binding.Bind(material, UsdShade.Tokens.weakerThanDescendants, "physics")
+
+
+def bind_physics_material_to_colliders(root: Usd.Prim, material_path: str) -> int:
+    """Bind a physics material to every collider (``PhysicsCollisionAPI`` prim) under ``root``.
+
+    Instance prims and their subtrees are skipped (instance proxies cannot be edited).
+
+    Args:
+        root: subtree root (included).
+        material_path: path of a ``UsdShade.Material`` with ``PhysicsMaterialAPI``.
+
+    Returns:
+        Number of colliders bound.
+    """
+    count = 0
+    it = iter(Usd.PrimRange(root))
+    for prim in it:
+        if prim.IsInstance():
+            it.PruneChildren()
+            continue
+        if prim.HasAPI(UsdPhysics.CollisionAPI):
+            bind_physics_material(prim, material_path)
+            count += 1
+    return count
 
 
 # --------------------------------------------------------------------------------------------
