@@ -166,3 +166,12 @@ def test_usd_errors_are_one_line_in_a_subprocess(tmp_path):
     assert len(lines) == 1, proc.stderr
     assert lines[0].startswith("simrt inspect: error:")
     assert "Traceback" not in proc.stderr
+
+
+def test_composition_errors_are_reported(capsys, tmp_path):
+    scene = tmp_path / "ref.usda"
+    scene.write_text('#usda 1.0\ndef Xform "A" (references = @missing.usda@)\n{\n}\n')
+    assert main(["inspect", str(scene), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert any("missing.usda" in e for e in data["composition_errors"])
+    assert data["robots"] == [] and data["sensors"] == []

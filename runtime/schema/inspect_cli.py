@@ -293,7 +293,9 @@ def inspect_stage(stage: Any, robot_path: str | None = None) -> dict[str, Any]:
                 }
             )
     root = stage.GetRootLayer()
+    composition = getattr(stage, "GetCompositionErrors", lambda: [])()
     return {
+        "composition_errors": [str(e) for e in composition],
         "stage": {
             "path": root.realPath or root.identifier,
             "meters_per_unit": float(UsdGeom.GetStageMetersPerUnit(stage)),
@@ -340,6 +342,8 @@ def format_text(data: dict[str, Any]) -> str:
         f"  metersPerUnit {_fmt(st['meters_per_unit'])}, upAxis {st['up_axis']}, "
         f"defaultPrim {st['default_prim']}",
     ]
+    for problem in data.get("composition_errors", []):
+        out.append(f"  composition error: {problem}")
     if not data["robots"]:
         out.append("")
         out.append("No prim with IsaacRobotAPI.")
