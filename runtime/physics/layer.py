@@ -36,20 +36,28 @@ def _resolve_sublayer(layer_dir: str, entry: str) -> str:
 
 
 def _save_atomically(layer: Sdf.Layer, layer_path: str, sublayer_entry: str) -> None:
-    layer.subLayerPaths.clear()
-    layer.subLayerPaths.append(sublayer_entry)
-    directory = os.path.dirname(layer_path) or "."
     suffix = os.path.splitext(layer_path)[1] or ".usda"
+    # Export a copy with the relative sublayer path (the live layer keeps composing with the
+    # absolute one; changing it would recompose the open stage against a missing file).
+    out = Sdf.Layer.CreateAnonymous(suffix)
+    out.TransferContent(layer)
+    out.subLayerPaths.clear()
+    out.subLayerPaths.append(sublayer_entry)
+    directory = os.path.dirname(layer_path) or "."
     fd, tmp = tempfile.mkstemp(prefix=".simrt-physics-", suffix=suffix, dir=directory)
     os.close(fd)
     try:
-        if not layer.Export(tmp):
+        if not out.Export(tmp):
             raise OSError(f"could not write {tmp}")
         os.replace(tmp, layer_path)
     except BaseException:
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
+    # A layer of that name already open in this process would otherwise keep stale content.
+    opened = Sdf.Layer.Find(layer_path)
+    if opened is not None:
+        opened.Reload(True)
 
 
 def author_physics_layer(
