@@ -175,3 +175,26 @@ def test_composition_errors_are_reported(capsys, tmp_path):
     data = json.loads(capsys.readouterr().out)
     assert any("missing.usda" in e for e in data["composition_errors"])
     assert data["robots"] == [] and data["sensors"] == []
+
+
+def test_raw_conversion_without_robot_api_matches_the_urdf(capsys):
+    """Converted Panda (no IsaacRobotAPI): joints and SI limits equal Pinocchio's URDF model."""
+    pin = pytest.importorskip("pinocchio")
+    asset = ROOT / "tests" / "assets" / "robots" / "panda" / "panda.usda"
+    erd = Path(sys.prefix) / "lib" / "python3.11" / "site-packages" / "cmeel.prefix"
+    urdf = erd / "share" / "example-robot-data" / "robots" / "panda_description" / "urdf"
+    if not asset.exists() or not (urdf / "panda.urdf").exists():
+        pytest.skip("converted Panda or example-robot-data not available")
+    assert main(["inspect", str(asset), "--json"]) == 0
+    captured = capsys.readouterr()
+    assert "missing from schema relationship" not in captured.err
+    (robot,) = json.loads(captured.out)["robots"]
+    assert robot["kind"] == "articulation"
+    model = pin.buildModelFromUrdf(str(urdf / "panda.urdf"))
+    movable = {j["name"]: j for j in robot["joints"] if j["type"] in ("revolute", "prismatic")}
+    assert set(movable) == set(model.names[1:])
+    for name in movable:
+        q = model.joints[model.getJointId(name)].idx_q
+        lower, upper = movable[name]["limits_si"]
+        assert lower == pytest.approx(model.lowerPositionLimit[q], abs=1e-5), name
+        assert upper == pytest.approx(model.upperPositionLimit[q], abs=1e-5), name

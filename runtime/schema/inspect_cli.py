@@ -151,10 +151,19 @@ def _robot_dict(stage: Any, robot_prim: Any) -> dict[str, Any]:
     from runtime.schema import readers, utils
     from runtime.schema.dof import build_dof_table
 
-    info = readers.read_robot(robot_prim)
+    is_robot = bool(robot_prim.HasAPI("IsaacRobotAPI"))
+    info = readers.read_robot(robot_prim) if is_robot else None
+    if info is not None:
+        link_paths = info.link_paths
+        joint_paths = info.joint_paths
+        pose_paths = info.named_pose_paths
+    else:  # raw conversion: structure from articulation discovery, like Isaac's utilities
+        link_paths = tuple(str(p.GetPath()) for p in utils.get_all_robot_links(stage, robot_prim))
+        joint_paths = ()
+        pose_paths = ()
     links: list[dict[str, Any]] = []
     sites: list[dict[str, Any]] = []
-    for path in info.link_paths:
+    for path in link_paths:
         prim = stage.GetPrimAtPath(path)
         if prim.HasAPI("IsaacRobotAPI") and prim.GetPath() != robot_prim.GetPath():
             links.append({"path": path, "name": prim.GetName(), "kind": "robot"})
@@ -197,7 +206,7 @@ def _robot_dict(stage: Any, robot_prim: Any) -> dict[str, Any]:
                 "usd_limits": [_num(joint.usd_lower), _num(joint.usd_upper)],
                 "limits_si": [_num(joint.lower), _num(joint.upper)],
                 "dof_offset_op_order": list(joint.dof_offset_op_order),
-                "in_robot_joints": joint.path in info.joint_paths,
+                "in_robot_joints": joint.path in joint_paths,
             }
         )
     table = build_dof_table(stage, robot_prim)
@@ -216,7 +225,7 @@ def _robot_dict(stage: Any, robot_prim: Any) -> dict[str, Any]:
         for e in table.entries
     ]
     poses = []
-    for path in info.named_pose_paths:
+    for path in pose_paths:
         pose = readers.read_named_pose(stage.GetPrimAtPath(path))
         poses.append(
             {
@@ -234,14 +243,15 @@ def _robot_dict(stage: Any, robot_prim: Any) -> dict[str, Any]:
         )
     tree = utils.generate_robot_link_tree(stage, robot_prim)
     return {
-        "path": info.path,
-        "description": info.description,
-        "namespace": info.namespace,
-        "robot_type": info.robot_type,
-        "license": info.license,
-        "version": info.version,
-        "source": info.source,
-        "changelog": list(info.changelog),
+        "path": str(robot_prim.GetPath()),
+        "kind": "robot" if is_robot else "articulation",
+        "description": info.description if info else None,
+        "namespace": info.namespace if info else None,
+        "robot_type": info.robot_type if info else None,
+        "license": info.license if info else None,
+        "version": info.version if info else None,
+        "source": info.source if info else None,
+        "changelog": list(info.changelog) if info else [],
         "links": links,
         "sites": sites,
         "joints": joints,
@@ -250,6 +260,49 @@ def _robot_dict(stage: Any, robot_prim: Any) -> dict[str, Any]:
         "tree": _tree_to_dict(tree) if tree is not None else None,
         "tree_text": utils.format_robot_tree(tree) if tree is not None else "",
     }
+
+
+def _articulation_owners(stage: Any) -> list[Any]:
+    """Prims to describe when no prim has ``IsaacRobotAPI`` (raw URDF/MJCF conversions).
+
+    The default prim when it holds an articulation root, else the top-level prim above each
+    articulation root.
+    """
+    from pxr import Sdf, UsdPhysics
+
+    roots = [p for p in stage.Traverse() if p.HasAPI(UsdPhysics.ArticulationRootAPI)]
+    if not roots:
+        return []
+    default = stage.GetDefaultPrim()
+    if default and all(r.GetPath().HasPrefix(default.GetPath()) for r in roots):
+        return [default]
+    owners: dict[str, Any] = {}
+    for root in roots:
+        top = root.GetPath().GetPrefixes()[0] if root.GetPath() != Sdf.Path("/") else None
+        if top is not None:
+            owners.setdefault(str(top), stage.GetPrimAtPath(top))
+    return list(owners.values())
+
+
+def _robot_dict_quiet(stage: Any, prim: Any) -> dict[str, Any]:
+    """Describe ``prim`` like :func:`_robot_dict`, quietly for non-robots.
+
+    The robot-schema utilities warn "missing from schema relationship" for prims without
+    ``IsaacRobotAPI``; for a raw conversion that is expected, so the warning is muted.
+    """
+    import logging
+
+    if prim.HasAPI("IsaacRobotAPI"):
+        return _robot_dict(stage, prim)
+    loggers = [logging.getLogger(n) for n in ("runtime.schema.utils", "runtime.schema.dof")]
+    levels = [lg.level for lg in loggers]
+    try:
+        for lg in loggers:
+            lg.setLevel(logging.ERROR)
+        return _robot_dict(stage, prim)
+    finally:
+        for lg, level in zip(loggers, levels, strict=True):
+            lg.setLevel(level)
 
 
 def inspect_stage(stage: Any, robot_path: str | None = None) -> dict[str, Any]:
@@ -276,7 +329,7 @@ def inspect_stage(stage: Any, robot_path: str | None = None) -> dict[str, Any]:
             raise SchemaError(robot_path, "", "robot prim does not exist")
         robots = [prim]
     else:
-        robots = utils.find_robot_prims(stage)
+        robots = utils.find_robot_prims(stage) or _articulation_owners(stage)
     grippers = []
     for prim in stage.Traverse():
         if readers.is_surface_gripper(prim):
@@ -304,7 +357,7 @@ def inspect_stage(stage: Any, robot_path: str | None = None) -> dict[str, Any]:
             if stage.GetDefaultPrim()
             else None,
         },
-        "robots": [_robot_dict(stage, prim) for prim in robots],
+        "robots": [_robot_dict_quiet(stage, prim) for prim in robots],
         "surface_grippers": grippers,
         "sensors": [_sensor_dict(c) for c in readers.discover_sensors(stage)],
     }
@@ -316,6 +369,10 @@ def _fmt(value: Any) -> str:
     if isinstance(value, float):
         return f"{value:.6g}"
     return str(value)
+
+
+def _leaf(path: str | None) -> str:
+    return path.rsplit("/", 1)[-1] if path else "(world)"
 
 
 def _table(rows: list[list[str]], header: list[str]) -> list[str]:
@@ -346,17 +403,26 @@ def format_text(data: dict[str, Any]) -> str:
         out.append(f"  composition error: {problem}")
     if not data["robots"]:
         out.append("")
-        out.append("No prim with IsaacRobotAPI.")
+        out.append("No prim with IsaacRobotAPI and no articulation.")
     for robot in data["robots"]:
-        out += ["", f"Robot {robot['path']}"]
-        for key in ("description", "namespace", "robot_type", "license", "version", "source"):
-            out.append(f"  {key.replace('_', ' ')}: {robot[key]}")
+        if robot["kind"] == "articulation":
+            out += [
+                "",
+                f"Articulation {robot['path']} (no IsaacRobotAPI: links and joints from "
+                "articulation discovery)",
+            ]
+        else:
+            out += ["", f"Robot {robot['path']}"]
+            for key in ("description", "namespace", "robot_type", "license", "version"):
+                out.append(f"  {key.replace('_', ' ')}: {robot[key]}")
+            out.append(f"  source: {robot['source']}")
         if robot["changelog"]:
             out.append("  changelog:")
             out += [f"    - {entry}" for entry in robot["changelog"]]
         out += ["", "Link tree:"]
         out += robot["tree_text"].splitlines() or ["(no links)"]
-        out += ["", "Links (robotLinks order):"]
+        order = "robotLinks order" if robot["kind"] == "robot" else "discovery order"
+        out += ["", f"Links ({order}):"]
         out += _table(
             [[str(i), r["name"], r["kind"], r["path"]] for i, r in enumerate(robot["links"])],
             ["#", "name", "kind", "path"],
@@ -377,8 +443,8 @@ def format_text(data: dict[str, Any]) -> str:
                     j["name"],
                     j["type"],
                     j["axis"] or "-",
-                    j["body0"] or "(world)",
-                    j["body1"] or "(world)",
+                    _leaf(j["body0"]),
+                    _leaf(j["body1"]),
                     j["path"],
                 ]
                 for j in robot["joints"]
