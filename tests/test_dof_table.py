@@ -33,7 +33,8 @@ def _urdf_movable_joints(urdf: Path) -> list[tuple[str, float, float]]:
         lo = float(lim.get("lower", "-inf")) if lim is not None else -math.inf
         hi = float(lim.get("upper", "inf")) if lim is not None else math.inf
         joints[j.get("name")] = (j.get("type"), child, lo, hi)
-    roots = [link.get("name") for link in root.findall("link") if link.get("name") not in child_links]
+    names = [link.get("name") for link in root.findall("link")]
+    roots = [n for n in names if n not in child_links]
     out = []
     stack = list(reversed(roots))
     while stack:

@@ -129,7 +129,8 @@ def discover_articulation_graph(
     Fixes relative to the reference: unreached nested robots are appended sorted by path;
     a rejected root override still lets the root scoring run; joints whose bodies both lie
     outside the robot prim, and body targets naming missing prims, are logged (naming the
-    joint) and ignored.
+    joint) and ignored. Bodies outside the robot prim (world anchors, the parent robot of a
+    nested gripper) are never walked into nor chosen as root; the joint itself is kept.
 
     Args:
         stage: the stage.
@@ -239,7 +240,7 @@ def discover_articulation_graph(
         best = None
         best_key = None
         for order, (path, score) in enumerate(scores.items()):
-            if owner(path) is not None:
+            if owner(path) is not None or not _under(path, robot_path):
                 continue
             prim = stage.GetPrimAtPath(path)
             if not _is_rigid(prim):
@@ -288,7 +289,7 @@ def discover_articulation_graph(
                     graph.links.append(sub_prim)
                     graph.joints.append(sub_prim)
                 continue
-            if str(other) not in visited:
+            if str(other) not in visited and _under(str(other), robot_path):
                 op = stage.GetPrimAtPath(other)
                 if _valid(op):
                     neighbours.append(op)

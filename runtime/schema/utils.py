@@ -271,7 +271,8 @@ def _discover_articulation_prims(
                 seen_joints.add(jp)
                 out_joints.append(j)
             other = get_joint_body_relationship(j, 1 - i)
-            if other is not None and str(other) not in visited:
+            inside = other is not None and _under(str(other), str(robot_prim.GetPath()))
+            if inside and str(other) not in visited:
                 op = stage.GetPrimAtPath(other)
                 if _valid(op):
                     queue.append(op)
@@ -615,7 +616,10 @@ def generate_robot_link_tree(stage: Usd.Stage, robot_prim: Usd.Prim) -> RobotLin
     links and joints of nested robots are grafted in. The walk is depth-first (LIFO) and
     follows joints in either direction, so reversed (child→parent) joints give the right
     edge. A joint whose other body is already in the tree closes a kinematic loop: it is
-    skipped (no duplicated link), logged, and recorded in ``root.loop_joints``.
+    skipped (no duplicated link), logged, and recorded in ``root.loop_joints``. Joints to
+    an existing prim that is neither a listed link nor a rigid body (a world anchor such as
+    the robot Xform) or to a rigid body outside the robot prim add no node; a missing prim
+    gives a node without name, like the reference.
 
     Args:
         stage: the stage.
@@ -648,6 +652,7 @@ def generate_robot_link_tree(stage: Usd.Stage, robot_prim: Usd.Prim) -> RobotLin
             b = get_joint_body_relationship(j, i)
             if b is not None and str(b) in link_paths:
                 by_slot[i].setdefault(str(b), []).append(j)
+    robot_path = str(robot_prim.GetPath())
     root = RobotLinkNode(links[0])
     in_tree = {str(links[0].GetPath())}
     processed: set[str] = set()
@@ -666,6 +671,15 @@ def generate_robot_link_tree(stage: Usd.Stage, robot_prim: Usd.Prim) -> RobotLin
                 other = get_joint_body_relationship(j, 1 - i)
                 if other is None:
                     continue
+                other_prim = stage.GetPrimAtPath(other)
+                if (
+                    str(other) not in link_paths
+                    and _valid(other_prim)
+                    and (not _is_rigid(other_prim) or not _under(str(other), robot_path))
+                ):
+                    # a joint to a non-body prim (world anchor, the robot Xform) or to a
+                    # body outside this robot (the arm a gripper is mounted on): no node
+                    continue
                 if str(other) in in_tree:
                     if str(other) != key:
                         root.loop_joints.append(j)
@@ -680,7 +694,7 @@ def generate_robot_link_tree(stage: Usd.Stage, robot_prim: Usd.Prim) -> RobotLin
                         )
                     continue
                 in_tree.add(str(other))
-                child = RobotLinkNode(stage.GetPrimAtPath(other), node, j)
+                child = RobotLinkNode(other_prim, node, j)
                 node.children.append(child)
                 node._joints.append(j)
                 stack.append(child)
