@@ -193,6 +193,8 @@ def test_one_second_identical_controls(pair):
         mujoco.mj_step(ref, rd)
         engine.step()
         if k % 50 == 49 or k == steps - 1:
+            engine.state()  # brings the engine's kinematics to the post-step state
+            mujoco.mj_kinematics(ref, rd)  # same for the reference
             od = engine.data
             max_pos = max(max_pos, float(np.abs(od.xpos[oids] - rd.xpos[rids]).max()))
             max_rot = max(max_rot, float(np.abs(od.xmat[oids] - rd.xmat[rids]).max()))

@@ -294,7 +294,7 @@ class _Builder:
         self.joint_mj_names: dict[str, list[tuple[str, str, float, bool]]] = {}
         self.initial: dict[str, float] = {}  # mj joint name -> initial value
         self.static_entries: list[tuple[str, np.ndarray, np.ndarray]] = []
-        self.geom_owner: list[str] = []  # per added geom, body_paths key
+        self.geom_owner: list[tuple[str, str]] = []  # (geom name, body_paths key)
         self.mesh_count = 0
         self.groups: dict[str, int] = {}
         self.group_filter: dict[str, set[str]] = {}
@@ -584,12 +584,14 @@ class _Builder:
             )
         if has_inertia:
             a, b, c = sorted(diag)
-            if a + b < c * (1.0 - 1e-6):
+            if a + b < c * (1.0 - 1e-5):
                 raise SchemaError(
                     path, "physics:diagonalInertia",
                     f"inertia {tuple(diag)} violates the triangle inequality",
                     "I1 + I2 >= I3 for every permutation",
                 )
+            if a + b < c:  # float32 rounding of a flat body (I3 = I1 + I2): make it exact
+                diag = np.where(diag == c, a + b, diag)
         if mass > 0.0 and has_inertia:
             sb.explicitinertial = True
             sb.mass = mass
@@ -710,7 +712,7 @@ class _Builder:
                     pos=pos + _qrot(quat, _vec(sp.center)), quat=quat,
                 )
                 self.style_geom(g, prim, desc, static)
-                self.geom_owner.append(owner_key)
+                self.geom_owner.append((f"{path}:{i}", owner_key))
                 count += 1
             return count
         else:
@@ -724,7 +726,7 @@ class _Builder:
             geom_kw["quat"] = _qnormalize(_qmul(quat, geom_kw["quat"]))
         g = mj_body.add_geom(**geom_kw)
         self.style_geom(g, prim, desc, static)
-        self.geom_owner.append(owner_key)
+        self.geom_owner.append((path, owner_key))
         return 1
 
     def mesh_geom(self, path: str, prim: Usd.Prim, desc, geom_kw: dict):
@@ -870,7 +872,11 @@ class _Builder:
                 continue
             filtered = {str(p) for p in desc.filteredGroups}
             mask = full
-            invert = bool(getattr(desc, "invertFilteredGroups", False))
+            invert = bool(
+                UsdPhysics.CollisionGroup(self.stage.GetPrimAtPath(path))
+                .GetInvertFilteredGroupsAttr()
+                .Get()
+            )
             if invert:
                 mask = 1 | (1 << bits[path])
                 for other in filtered:
@@ -884,9 +890,7 @@ class _Builder:
             prim = self.stage.GetPrimAtPath(path)
             coll = UsdPhysics.CollisionGroup(prim).GetCollidersCollectionAPI()
             query = coll.ComputeMembershipQuery()
-            for member in Usd.CollectionAPI.ComputeIncludedPathsFromQuery(
-                query, self.stage
-            ):
+            for member in Usd.CollectionAPI.ComputeIncludedPaths(query, self.stage):
                 self.shape_groups.setdefault(str(member), []).append(path)
         # symmetric filtering: if A filters B, B must not accept A either
         for a_path, a_bit in bits.items():
@@ -966,11 +970,11 @@ class _Builder:
             return
         # D6
         limits = {}
-        for dof, lim in desc.jointLimits:
-            limits[str(dof).split(".")[-1]] = lim
+        for pair in desc.jointLimits:
+            limits[str(pair.first).split(".")[-1]] = pair.second
         drives = {}
-        for dof, drv in desc.jointDrives:
-            drives[str(dof).split(".")[-1]] = drv
+        for pair in desc.jointDrives:
+            drives[str(pair.first).split(".")[-1]] = pair.second
         for token in _TOKENS:
             lim = limits.get(token)
             if lim is not None and lim.enabled and float(lim.lower) >= float(lim.upper):
@@ -1250,9 +1254,10 @@ class _Builder:
             if bid != 0:
                 bpath = model.body(bid).name
                 geom_body_index[gid] = index_of.get(bpath, -1)
-        for gid, owner in enumerate(self.geom_owner):
-            if gid < model.ngeom and int(model.geom_bodyid[gid]) == 0:
-                geom_body_index[gid] = index_of.get(owner, -1)
+        owners = dict(self.geom_owner)
+        for gid in range(model.ngeom):
+            if int(model.geom_bodyid[gid]) == 0:
+                geom_body_index[gid] = index_of.get(owners.get(model.geom(gid).name, ""), -1)
         for binding, mj_name in self.pending_dofs:
             jid = model.joint(mj_name).id
             binding.mj_joint = jid

@@ -2,6 +2,10 @@
 
 State mapping (all world frame, stage units; see ``runtime.sensors.state``):
 
+* timing: everything describes the state *after* the last step. ``mj_step`` leaves the
+  derived kinematics at the pre-integration state, so :meth:`MujocoEngine.state` first
+  recomputes position / velocity kinematics (``mj_kinematics``, ``mj_comPos``,
+  ``mj_comVel``); contacts and forces are those used during the step just taken.
 * body poses: MuJoCo ``xpos``/``xquat`` -- the MuJoCo body frame is the USD body frame (the
   builder never moves it to the inertial frame).
 * linear velocity: centre-of-mass velocity, from ``cvel`` (a spatial velocity expressed at the
@@ -170,6 +174,7 @@ class MujocoEngine:
         if self.built.initial_ctrl is not None and self.model.nu:
             self.data.ctrl[:] = self.built.initial_ctrl
         self._step = 0
+        self._dirty = False
         mujoco.mj_forward(self.model, self.data)
 
     def step(self, n: int = 1) -> None:
@@ -186,6 +191,7 @@ class MujocoEngine:
         for _ in range(int(n)):
             mujoco.mj_step(m, d)
             self._step += 1
+        self._dirty = True
         if not np.all(np.isfinite(d.qpos)):
             raise SimrtError(f"simulation diverged (non-finite qpos) at step {self._step}")
 
@@ -284,6 +290,14 @@ class MujocoEngine:
             A :class:`PhysicsState` in the conventions of ``runtime.sensors.state``.
         """
         m, d = self.model, self.data
+        if self._dirty:
+            # mj_step leaves xpos / cvel at the state *before* its integration: bring the
+            # position / velocity kinematics up to the new qpos / qvel (contacts and forces
+            # stay those of the step just taken).
+            mujoco.mj_kinematics(m, d)
+            mujoco.mj_comPos(m, d)
+            mujoco.mj_comVel(m, d)
+            self._dirty = False
         built = self.built
         b = len(built.body_paths)
         rows, ids = self._rows, self._ids
