@@ -51,17 +51,34 @@ from runtime.physics.spawn import apply_asset_physics
 DEG = math.pi / 180.0
 
 ALL_CLASSES = [
-    ArticulationRootBaseCfg, BoundingCubePropertiesCfg, BoundingSpherePropertiesCfg,
-    CollisionBaseCfg, JointDriveBaseCfg, MassPropertiesCfg, MeshCollisionBaseCfg,
-    MujocoJointDrivePropertiesCfg, MujocoRigidBodyPropertiesCfg,
-    NewtonArticulationRootPropertiesCfg, NewtonCollisionPropertiesCfg,
-    NewtonJointDrivePropertiesCfg, NewtonMaterialPropertiesCfg,
-    NewtonMeshCollisionPropertiesCfg, NewtonRigidBodyPropertiesCfg, PhysicsMaterialCfg,
-    PhysxArticulationRootPropertiesCfg, PhysxCollisionPropertiesCfg,
-    PhysxConvexDecompositionPropertiesCfg, PhysxConvexHullPropertiesCfg,
-    PhysxJointDrivePropertiesCfg, PhysxRigidBodyMaterialCfg, PhysxRigidBodyPropertiesCfg,
-    PhysxSDFMeshPropertiesCfg, PhysxTriangleMeshPropertiesCfg,
-    PhysxTriangleMeshSimplificationPropertiesCfg, RigidBodyBaseCfg, RigidBodyMaterialBaseCfg,
+    ArticulationRootBaseCfg,
+    BoundingCubePropertiesCfg,
+    BoundingSpherePropertiesCfg,
+    CollisionBaseCfg,
+    JointDriveBaseCfg,
+    MassPropertiesCfg,
+    MeshCollisionBaseCfg,
+    MujocoJointDrivePropertiesCfg,
+    MujocoRigidBodyPropertiesCfg,
+    NewtonArticulationRootPropertiesCfg,
+    NewtonCollisionPropertiesCfg,
+    NewtonJointDrivePropertiesCfg,
+    NewtonMaterialPropertiesCfg,
+    NewtonMeshCollisionPropertiesCfg,
+    NewtonRigidBodyPropertiesCfg,
+    PhysicsMaterialCfg,
+    PhysxArticulationRootPropertiesCfg,
+    PhysxCollisionPropertiesCfg,
+    PhysxConvexDecompositionPropertiesCfg,
+    PhysxConvexHullPropertiesCfg,
+    PhysxJointDrivePropertiesCfg,
+    PhysxRigidBodyMaterialCfg,
+    PhysxRigidBodyPropertiesCfg,
+    PhysxSDFMeshPropertiesCfg,
+    PhysxTriangleMeshPropertiesCfg,
+    PhysxTriangleMeshSimplificationPropertiesCfg,
+    RigidBodyBaseCfg,
+    RigidBodyMaterialBaseCfg,
 ]
 
 
@@ -187,10 +204,16 @@ def _full(cls, **base):
 
 
 PHYSX_CLASSES = [
-    PhysxRigidBodyPropertiesCfg, PhysxCollisionPropertiesCfg, PhysxArticulationRootPropertiesCfg,
-    PhysxJointDrivePropertiesCfg, PhysxRigidBodyMaterialCfg, PhysxConvexHullPropertiesCfg,
-    PhysxConvexDecompositionPropertiesCfg, PhysxTriangleMeshPropertiesCfg,
-    PhysxTriangleMeshSimplificationPropertiesCfg, PhysxSDFMeshPropertiesCfg,
+    PhysxRigidBodyPropertiesCfg,
+    PhysxCollisionPropertiesCfg,
+    PhysxArticulationRootPropertiesCfg,
+    PhysxJointDrivePropertiesCfg,
+    PhysxRigidBodyMaterialCfg,
+    PhysxConvexHullPropertiesCfg,
+    PhysxConvexDecompositionPropertiesCfg,
+    PhysxTriangleMeshPropertiesCfg,
+    PhysxTriangleMeshSimplificationPropertiesCfg,
+    PhysxSDFMeshPropertiesCfg,
 ]
 
 
@@ -232,7 +255,9 @@ def test_08_max_effort_alias_prismatic(stage):
     assert value(joint, "drive:linear:physics:maxForce") == pytest.approx(42)
 
 
-@pytest.mark.parametrize(("old", "new"), [("max_effort", "max_force"), ("max_velocity", "max_joint_velocity")])
+@pytest.mark.parametrize(
+    ("old", "new"), [("max_effort", "max_force"), ("max_velocity", "max_joint_velocity")]
+)
 def test_09_both_alias_and_canonical(old, new):
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -582,7 +607,8 @@ def test_33_fix_root_link_creates_world_joint(stage):
     UsdPhysics.ArticulationRootAPI.Apply(root)
     UsdPhysics.RigidBodyAPI.Apply(root)
     w.modify_articulation_root_properties(
-        "/World/robot", PhysxArticulationRootPropertiesCfg(fix_root_link=True, sleep_threshold=0.1),
+        "/World/robot",
+        PhysxArticulationRootPropertiesCfg(fix_root_link=True, sleep_threshold=0.1),
         stage,
     )
     joints = [p for p in stage.Traverse() if p.IsA(UsdPhysics.Joint)]
@@ -660,13 +686,17 @@ def test_37_convex_hull_default(stage):
 
 def test_38_newton_mesh(stage):
     prim = _mesh(stage)
-    cfg = NewtonMeshCollisionPropertiesCfg(mesh_approximation_name="convexHull", max_hull_vertices=64)
+    cfg = NewtonMeshCollisionPropertiesCfg(
+        mesh_approximation_name="convexHull", max_hull_vertices=64
+    )
     w.modify_mesh_collision_properties("/World/mesh", cfg, stage)
     assert value(prim, "newton:maxHullVertices") == 64
     assert "NewtonMeshCollisionAPI" in applied(prim)
     other = _mesh(stage, "/World/other")
     w.modify_mesh_collision_properties(
-        "/World/other", NewtonMeshCollisionPropertiesCfg(mesh_approximation_name="convexHull"), stage
+        "/World/other",
+        NewtonMeshCollisionPropertiesCfg(mesh_approximation_name="convexHull"),
+        stage,
     )
     assert "NewtonMeshCollisionAPI" not in applied(other)
     assert value(other, "physics:approximation") == "convexHull"
@@ -781,20 +811,31 @@ def test_47_instanced_asset(stage, caplog):
     visuals.SetInstanceable(True)
     make_joint(stage, "/World/robot/j0", body1="/World/robot/link0")
     assert visuals.IsInstance()
-    assert w.modify_rigid_body_properties(
-        "/World/robot", MujocoRigidBodyPropertiesCfg(gravcomp=1.0), stage
-    ) == 1
+    assert (
+        w.modify_rigid_body_properties(
+            "/World/robot", MujocoRigidBodyPropertiesCfg(gravcomp=1.0), stage
+        )
+        == 1
+    )
     assert w.modify_mass_properties("/World/robot", MassPropertiesCfg(mass=2.0), stage) == 1
-    assert w.modify_articulation_root_properties(
-        "/World/robot", ArticulationRootBaseCfg(articulation_enabled=True), stage
-    ) == 1
-    assert w.modify_joint_drive_properties("/World/robot", JointDriveBaseCfg(damping=1.0), stage) == 1
+    assert (
+        w.modify_articulation_root_properties(
+            "/World/robot", ArticulationRootBaseCfg(articulation_enabled=True), stage
+        )
+        == 1
+    )
+    assert (
+        w.modify_joint_drive_properties("/World/robot", JointDriveBaseCfg(damping=1.0), stage) == 1
+    )
     proxy = stage.GetPrimAtPath("/World/robot/link0_visuals/geom")
     assert not proxy.GetAttribute("mjc:gravcomp")
     with caplog.at_level(logging.WARNING, logger="runtime.physics.writers"):
-        assert w.modify_rigid_body_properties(
-            "/World/robot/link0_visuals", RigidBodyBaseCfg(rigid_body_enabled=True), stage
-        ) == 0
+        assert (
+            w.modify_rigid_body_properties(
+                "/World/robot/link0_visuals", RigidBodyBaseCfg(rigid_body_enabled=True), stage
+            )
+            == 0
+        )
     assert "modify_rigid_body_properties" in caplog.text
     assert "/World/robot/link0_visuals" in caplog.text
 
@@ -802,7 +843,10 @@ def test_47_instanced_asset(stage, caplog):
 def test_48_nested_rigid_bodies(stage):
     make_body(stage, "/World/A", cube=False)
     make_body(stage, "/World/A/B")
-    assert w.modify_rigid_body_properties("/World", MujocoRigidBodyPropertiesCfg(gravcomp=0.3), stage) == 1
+    assert (
+        w.modify_rigid_body_properties("/World", MujocoRigidBodyPropertiesCfg(gravcomp=0.3), stage)
+        == 1
+    )
     assert has_value(stage.GetPrimAtPath("/World/A"), "mjc:gravcomp")
     assert not stage.GetPrimAtPath("/World/A/B").GetAttribute("mjc:gravcomp")
 
@@ -844,7 +888,9 @@ def test_49_gravcomp_auto_enable(stage, rigid, expected):
 def test_49b_no_gravcomp_without_actuatorgravcomp(stage):
     _asset(stage)
     apply_asset_physics(
-        stage, "/World/robot", joint_drive_props=MujocoJointDrivePropertiesCfg(actuatorgravcomp=False)
+        stage,
+        "/World/robot",
+        joint_drive_props=MujocoJointDrivePropertiesCfg(actuatorgravcomp=False),
     )
     for i in range(3):
         assert not stage.GetPrimAtPath(f"/World/robot/link{i}").GetAttribute("mjc:gravcomp")

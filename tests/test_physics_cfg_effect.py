@@ -8,7 +8,6 @@ public entry points (author_physics_layer / apply_asset_physics), never by hand.
 from __future__ import annotations
 
 import logging
-import math
 from pathlib import Path
 
 import numpy as np
@@ -61,7 +60,9 @@ def test_panda_holds_with_gravcomp_and_sags_without(tmp_path):
     assert all(d.drive_mode != "position" for d in engine.dofs[:7])
     assert np.count_nonzero(engine.model.body_gravcomp == 1.0) >= 10  # every Panda link
     assert drift_on < 1e-3
-    drift_off, _ = _panda_drift(tmp_path, "plain", joint_drive_props=JointDriveBaseCfg(stiffness=0.0))
+    drift_off, _ = _panda_drift(
+        tmp_path, "plain", joint_drive_props=JointDriveBaseCfg(stiffness=0.0)
+    )
     assert drift_off > 0.1
 
 
@@ -116,19 +117,25 @@ def test_disable_gravity_stops_free_fall():
     stage = _scene()
     _box(stage, "/World/floating", 2.0)
     _box(stage, "/World/falling", 2.0).GetAttribute("xformOp:translate").Set(Gf.Vec3d(2, 0, 2))
-    n = apply_asset_physics(stage, "/World/floating", rigid_props=RigidBodyBaseCfg(disable_gravity=True))
+    n = apply_asset_physics(
+        stage, "/World/floating", rigid_props=RigidBodyBaseCfg(disable_gravity=True)
+    )
     assert n.modified["rigid_props"] == 1
     engine = MujocoEngine(stage, dt=0.002)
     engine.step(250)  # 0.5 s
     t = engine.state().time
     assert _body_z(engine, "/World/floating") == pytest.approx(2.0, abs=1e-6)
-    assert _body_z(engine, "/World/falling") == pytest.approx(2.0 - 0.5 * G * t * t, abs=6e-3)  # semi-implicit Euler: O(g t dt)
+    assert _body_z(engine, "/World/falling") == pytest.approx(
+        2.0 - 0.5 * G * t * t, abs=6e-3
+    )  # semi-implicit Euler: O(g t dt)
 
 
 def test_mujoco_gravcomp_fraction():
     stage = _scene()
     _box(stage, "/World/half", 2.0)
-    apply_asset_physics(stage, "/World/half", rigid_props=MujocoRigidBodyPropertiesCfg(gravcomp=0.5))
+    apply_asset_physics(
+        stage, "/World/half", rigid_props=MujocoRigidBodyPropertiesCfg(gravcomp=0.5)
+    )
     engine = MujocoEngine(stage, dt=0.002)
     engine.step(250)
     t = engine.state().time
@@ -163,12 +170,26 @@ def test_contact_margins_reach_the_model():
     stage = _scene()
     _box(stage, "/World/a", 0.5)
     _box(stage, "/World/b", 0.5).GetAttribute("xformOp:translate").Set(Gf.Vec3d(2, 0, 0.5))
-    apply_asset_physics(stage, "/World/a", collision_props=NewtonCollisionPropertiesCfg(contact_margin=0.03, contact_gap=0.01))
-    apply_asset_physics(stage, "/World/b", collision_props=CollisionBaseCfg(contact_offset=0.04, rest_offset=0.01))
+    apply_asset_physics(
+        stage,
+        "/World/a",
+        collision_props=NewtonCollisionPropertiesCfg(contact_margin=0.03, contact_gap=0.01),
+    )
+    apply_asset_physics(
+        stage, "/World/b", collision_props=CollisionBaseCfg(contact_offset=0.04, rest_offset=0.01)
+    )
     engine = MujocoEngine(stage, dt=0.002)
     model = engine.model
-    ga = model.geom("/World/a").id if _has_geom(model, "/World/a") else model.body_geomadr[model.body("/World/a").id]
-    gb = model.geom("/World/b").id if _has_geom(model, "/World/b") else model.body_geomadr[model.body("/World/b").id]
+    ga = (
+        model.geom("/World/a").id
+        if _has_geom(model, "/World/a")
+        else model.body_geomadr[model.body("/World/a").id]
+    )
+    gb = (
+        model.geom("/World/b").id
+        if _has_geom(model, "/World/b")
+        else model.body_geomadr[model.body("/World/b").id]
+    )
     assert model.geom_margin[ga] == pytest.approx(0.03)
     assert model.geom_gap[ga] == pytest.approx(0.01)
     # PhysX offsets: rest offset = resting separation (margin), contact offset = detection
@@ -187,7 +208,9 @@ def _has_geom(model, name):
 def test_rest_offset_sets_resting_separation():
     stage = _scene()
     _box(stage, "/World/box", 0.15)
-    apply_asset_physics(stage, "/World/box", collision_props=CollisionBaseCfg(contact_offset=0.03, rest_offset=0.02))
+    apply_asset_physics(
+        stage, "/World/box", collision_props=CollisionBaseCfg(contact_offset=0.03, rest_offset=0.02)
+    )
     engine = MujocoEngine(stage, dt=0.002)
     engine.step(1000)
     z_offset = _body_z(engine, "/World/box")
@@ -229,7 +252,9 @@ def test_engine_reports_ignored_attributes_once(caplog):
     stage = _scene()
     _box(stage, "/World/box", 0.5)
     apply_asset_physics(
-        stage, "/World/box", rigid_props=PhysxRigidBodyPropertiesCfg(linear_damping=0.3, disable_gravity=True)
+        stage,
+        "/World/box",
+        rigid_props=PhysxRigidBodyPropertiesCfg(linear_damping=0.3, disable_gravity=True),
     )
     with caplog.at_level(logging.WARNING, logger="runtime.engine"):
         MujocoEngine(stage, dt=0.002)

@@ -92,12 +92,16 @@ def test_layer_sublayers_asset_and_leaves_it_untouched(tmp_path, asset):
 def test_layer_reuse_overwrite_and_foreign_layer(tmp_path, asset):
     out = tmp_path / "physics.usda"
     author_physics_layer(asset, out, rigid_props=MujocoRigidBodyPropertiesCfg(gravcomp=0.5))
-    author_physics_layer(asset, out, mass_props=None, rigid_props=RigidBodyBaseCfg(disable_gravity=True))
+    author_physics_layer(
+        asset, out, mass_props=None, rigid_props=RigidBodyBaseCfg(disable_gravity=True)
+    )
     stage = Usd.Stage.Open(str(out))
     link = stage.GetPrimAtPath("/robot/link0")
     assert link.GetAttribute("mjc:gravcomp").Get() == pytest.approx(0.5)  # kept
     assert link.GetAttribute("physxRigidBody:disableGravity").Get() is True  # added
-    author_physics_layer(asset, out, overwrite=True, rigid_props=RigidBodyBaseCfg(kinematic_enabled=True))
+    author_physics_layer(
+        asset, out, overwrite=True, rigid_props=RigidBodyBaseCfg(kinematic_enabled=True)
+    )
     stage = Usd.Stage.Open(str(out))
     assert not stage.GetPrimAtPath("/robot/link0").GetAttribute("mjc:gravcomp")
     foreign = tmp_path / "foreign.usda"
@@ -122,7 +126,10 @@ def test_strict_layer_errors_name_slot_field_and_prim(tmp_path, asset):
     assert stage.GetPrimAtPath("/robot/link0")
     with pytest.raises(PhysicsCfgError) as info:
         author_physics_layer(
-            asset, out, root_path="/robot/link0", articulation_props=PhysxArticulationRootPropertiesCfg(sleep_threshold=0.1)
+            asset,
+            out,
+            root_path="/robot/link0",
+            articulation_props=PhysxArticulationRootPropertiesCfg(sleep_threshold=0.1),
         )
     text = str(info.value)
     assert "/robot/link0" in text and "sleep_threshold" in text and "ArticulationRootAPI" in text
@@ -189,9 +196,9 @@ def test_spec_and_mapping_parsing():
     assert cfg.gravcomp == 1.0 and cfg.disable_gravity is False
     cfg = parse_cfg_spec("joint_drive_props", "stiffness=0, damping=2.5")
     assert type(cfg) is JointDriveBaseCfg and cfg.stiffness == 0.0 and cfg.damping == 2.5
-    assert type(parse_cfg_spec("rigid_props", "PhysxRigidBodyPropertiesCfg:linear_damping=0.1")).__name__ == (
-        "PhysxRigidBodyPropertiesCfg"
-    )
+    assert type(
+        parse_cfg_spec("rigid_props", "PhysxRigidBodyPropertiesCfg:linear_damping=0.1")
+    ).__name__ == ("PhysxRigidBodyPropertiesCfg")
     with pytest.raises(CfgInputError, match="no field 'stifness'.*stiffness"):
         parse_cfg_spec("joint_drive_props", "stifness=1")
     with pytest.raises(CfgInputError, match="unknown backend"):
@@ -212,10 +219,16 @@ def test_cli_flags(tmp_path, asset, capsys):
     out = tmp_path / "physics.usda"
     rc = simrt(
         [
-            "physics", str(asset), "--layer", str(out),
-            "--rigid-body", "mujoco:gravcomp=1.0",
-            "--joint-drive", "mujoco:actuatorgravcomp=true",
-            "--material", "newton:dynamic_friction=0.9,rolling_friction=0.001",
+            "physics",
+            str(asset),
+            "--layer",
+            str(out),
+            "--rigid-body",
+            "mujoco:gravcomp=1.0",
+            "--joint-drive",
+            "mujoco:actuatorgravcomp=true",
+            "--material",
+            "newton:dynamic_friction=0.9,rolling_friction=0.001",
         ]
     )
     assert rc == 0, capsys.readouterr().err
@@ -241,7 +254,8 @@ def test_cli_config_file(tmp_path, asset, capsys, suffix):
     else:
         cfg_path.write_text(
             '[rigid_props]\nbackend = "mujoco"\ngravcomp = 0.75\n\n'
-            '[joint_drive_props]\nclass = "MujocoJointDrivePropertiesCfg"\nactuatorgravcomp = true\n'
+            '[joint_drive_props]\nclass = "MujocoJointDrivePropertiesCfg"\n'
+            "actuatorgravcomp = true\n"
         )
     out = tmp_path / "physics.usda"
     assert simrt(["physics", str(asset), "--layer", str(out), "--config", str(cfg_path)]) == 0
@@ -252,17 +266,36 @@ def test_cli_config_file(tmp_path, asset, capsys, suffix):
 
 def test_cli_errors(tmp_path, asset, capsys):
     out = tmp_path / "physics.usda"
-    assert simrt(["physics", str(asset), "--layer", str(out), "--rigid-body", "mujoco:gravcom=1"]) == 2
+    assert (
+        simrt(["physics", str(asset), "--layer", str(out), "--rigid-body", "mujoco:gravcom=1"]) == 2
+    )
     err = capsys.readouterr().err
     assert "gravcom" in err and "gravcomp" in err
     assert simrt(["physics", str(asset), "--layer", str(out), "--mass", "mass=heavy"]) == 2
     assert "MassPropertiesCfg.mass" in capsys.readouterr().err
     rc = simrt(
-        ["physics", str(asset), "--layer", str(out), "--joint-drive", "max_velocity=1,max_joint_velocity=2"]
+        [
+            "physics",
+            str(asset),
+            "--layer",
+            str(out),
+            "--joint-drive",
+            "max_velocity=1,max_joint_velocity=2",
+        ]
     )
     assert rc == 2 and "max_velocity" in capsys.readouterr().err
-    rc = simrt(["physics", str(asset), "--layer", str(out), "--articulation", "physx:sleep_threshold=0.1",
-                "--root", "/robot/link0"])
+    rc = simrt(
+        [
+            "physics",
+            str(asset),
+            "--layer",
+            str(out),
+            "--articulation",
+            "physx:sleep_threshold=0.1",
+            "--root",
+            "/robot/link0",
+        ]
+    )
     err = capsys.readouterr().err
     assert rc == 1 and "/robot/link0" in err and "sleep_threshold" in err
     assert not out.exists()

@@ -4,23 +4,19 @@ The cfg classes of :mod:`runtime.physics` author portable attributes in PhysX / 
 namespaces. Where MuJoCo has an equivalent, these helpers set it on the ``MjSpec`` element
 *unless* the ``mjc:*`` attribute for the same thing is authored (``mjc:*`` always wins):
 
-================================  ===========================================================
-USD attribute (written by)        MuJoCo
-================================  ===========================================================
-``physxRigidBody:disableGravity`` ``body.gravcomp = 1`` (gravity exactly cancelled on the
-(RigidBodyBaseCfg.disable_gravity) body), unless ``mjc:gravcomp`` is authored
-``newton:contactMargin``          ``geom.margin`` (unless ``mjc:margin``)
-``newton:contactGap`` (finite)    ``geom.gap`` (unless ``mjc:gap``)
-``physxCollision:restOffset``     ``geom.margin`` (unless ``mjc:margin`` / ``newton:contactMargin``):
-                                  the resting separation, as in PhysX
-``physxCollision:contactOffset``  ``geom.gap = contactOffset - restOffset`` (unless ``mjc:gap`` /
-                                  ``newton:contactGap``): detection distance ``margin + gap``
-================================  ===========================================================
+* ``physxRigidBody:disableGravity`` (``RigidBodyBaseCfg.disable_gravity``) ->
+  ``body.gravcomp = 1`` (gravity exactly cancelled on the body), unless ``mjc:gravcomp``;
+* ``newton:contactMargin`` -> ``geom.margin``, unless ``mjc:margin``;
+* ``newton:contactGap`` (finite) -> ``geom.gap``, unless ``mjc:gap``;
+* ``physxCollision:restOffset`` -> ``geom.margin`` (the resting separation, as in PhysX),
+  unless ``mjc:margin`` / ``newton:contactMargin``;
+* ``physxCollision:contactOffset`` -> ``geom.gap = contactOffset - restOffset`` (detection
+  distance ``margin + gap``), unless ``mjc:gap`` / ``newton:contactGap``.
 
 MuJoCo 4 sums the margins and gaps of the two geoms of a pair and PhysX sums the two shapes'
 offsets, so per-shape values carry over; values are in stage units, like the rest of the
 model. Negative offsets (allowed by PhysX for rest offsets) have no MuJoCo equivalent and are
-reported as ignored.
+not used.
 
 :func:`report_ignored_attributes` logs **once per model** the authored physics-cfg attributes
 that MuJoCo has no equivalent for (e.g. ``physxRigidBody:linearDamping``,

@@ -1,9 +1,9 @@
-"""``simrt physics``: author physics property cfgs onto an asset into a separate layer.
+r"""``simrt physics``: author physics property cfgs onto an asset into a separate layer.
 
 The output layer sublayers the asset (which is never written), so opening the layer gives the
 asset with the physics overrides::
 
-    simrt physics ROBOT.usd --layer physics.usda \\
+    simrt physics ROBOT.usd --layer physics.usda \
         --rigid-body mujoco:gravcomp=1.0 --joint-drive mujoco:actuatorgravcomp=true
 
     simrt physics ROBOT.usd --layer physics.usda --config physics.toml
@@ -68,7 +68,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         parser.add_argument(
             flag, dest=slot, metavar="SPEC", help=f"{text}: [backend:]field=value,..."
         )
-    parser.add_argument("--material-path", help="material prim path (default <root>/PhysicsMaterial)")
+    parser.add_argument(
+        "--material-path", help="material prim path (default <root>/PhysicsMaterial)"
+    )
     parser.add_argument(
         "--overwrite", action="store_true", help="rebuild an existing layer instead of adding to it"
     )
@@ -156,8 +158,10 @@ def run(args: argparse.Namespace) -> int:
         print(f"simrt physics: error: {exc}", file=sys.stderr)
         return 2
     if not cfgs:
-        print("simrt physics: error: nothing to author (give a slot option or --config)",
-              file=sys.stderr)
+        print(
+            "simrt physics: error: nothing to author (give a slot option or --config)",
+            file=sys.stderr,
+        )
         return 2
     report = author_physics_layer(
         args.asset,

@@ -1,5 +1,6 @@
-"""Build cfg objects from plain data: CLI ``--slot [backend:]key=value,...`` specs and
-JSON/TOML cfg files. No ``pxr`` here.
+"""Build cfg objects from plain data: CLI slot specs and JSON/TOML cfg files.
+
+CLI specs read ``[backend:]key=value,...``. No ``pxr`` here.
 
 A cfg file maps slot names to tables; each table may name its class with ``class`` (a cfg class
 name) or ``backend`` (``base``, ``physx``, ``newton``, ``mujoco``); the other keys are fields::

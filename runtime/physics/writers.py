@@ -585,8 +585,7 @@ def modify_articulation_root_properties_on_prim(
         raise PhysicsCfgError(
             str(prim.GetPath()),
             "",
-            f"cfg field {type(cfg).__name__}.fix_root_link: expected a bool, got "
-            f"{fix_root_link!r}",
+            f"cfg field {type(cfg).__name__}.fix_root_link: expected a bool, got {fix_root_link!r}",
             field="fix_root_link",
         )
     apply_namespaced_schemas(prim, cfg, cfg_dict)
@@ -791,9 +790,7 @@ def modify_mesh_collision_properties(
     _check_values(prim, cfg, cfg_dict)
     if not prim.HasAPI(UsdPhysics.MeshCollisionAPI):
         UsdPhysics.MeshCollisionAPI.Apply(prim)
-    UsdPhysics.MeshCollisionAPI(prim).CreateApproximationAttr().Set(
-        MESH_APPROXIMATION_TOKENS[name]
-    )
+    UsdPhysics.MeshCollisionAPI(prim).CreateApproximationAttr().Set(MESH_APPROXIMATION_TOKENS[name])
     apply_namespaced_schemas(prim, cfg, cfg_dict)
     return 1
 
