@@ -219,6 +219,8 @@ def test_spherical_rotation_only_with_cone_limits_and_excluded_joint():
     # cone angle 0 limits the axis after Z (X); Z (twist) is free
     assert table[0].lower == pytest.approx(-math.radians(30.0))
     assert math.isinf(table[1].upper) and math.isinf(table[2].upper)
+
+
 def test_robot_schema_order_and_nested_robot_expansion():
     import runtime.schema.authoring as au
 

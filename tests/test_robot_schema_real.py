@@ -152,19 +152,45 @@ def _ur10e_with_gripper() -> Usd.Stage:
     ):
         rigid(stage, f"{g}/{link}")
     # the mounting joint lives in the gripper and targets the arm's wrist
-    joint(stage, f"{g}/robotiq_base_joint", "/World/ur10e/wrist_3_link", f"{g}/robotiq_base_link",
-          kind="fixed")
+    joint(
+        stage,
+        f"{g}/robotiq_base_joint",
+        "/World/ur10e/wrist_3_link",
+        f"{g}/robotiq_base_link",
+        kind="fixed",
+    )
     for side in ("left", "right"):
-        joint(stage, f"{g}/{side}_outer_knuckle_joint", f"{g}/robotiq_base_link",
-              f"{g}/{side}_outer_knuckle")
-        joint(stage, f"{g}/{side}_outer_finger_joint", f"{g}/{side}_outer_knuckle",
-              f"{g}/{side}_outer_finger", kind="fixed")
-        joint(stage, f"{g}/{side}_inner_finger_joint", f"{g}/{side}_outer_knuckle",
-              f"{g}/{side}_inner_finger")
-        joint(stage, f"{g}/{side}_inner_knuckle_joint", f"{g}/{side}_inner_finger",
-              f"{g}/{side}_inner_knuckle")
-        loop = joint(stage, f"{g}/{side}_inner_knuckle_loop", f"{g}/robotiq_base_link",
-                     f"{g}/{side}_inner_knuckle")
+        joint(
+            stage,
+            f"{g}/{side}_outer_knuckle_joint",
+            f"{g}/robotiq_base_link",
+            f"{g}/{side}_outer_knuckle",
+        )
+        joint(
+            stage,
+            f"{g}/{side}_outer_finger_joint",
+            f"{g}/{side}_outer_knuckle",
+            f"{g}/{side}_outer_finger",
+            kind="fixed",
+        )
+        joint(
+            stage,
+            f"{g}/{side}_inner_finger_joint",
+            f"{g}/{side}_outer_knuckle",
+            f"{g}/{side}_inner_finger",
+        )
+        joint(
+            stage,
+            f"{g}/{side}_inner_knuckle_joint",
+            f"{g}/{side}_inner_finger",
+            f"{g}/{side}_inner_knuckle",
+        )
+        loop = joint(
+            stage,
+            f"{g}/{side}_inner_knuckle_loop",
+            f"{g}/robotiq_base_link",
+            f"{g}/{side}_inner_knuckle",
+        )
         UsdPhysics.Joint(loop).CreateExcludeFromArticulationAttr(True)
     rs.apply_robot_api(stage.GetPrimAtPath(g))
     rs.apply_robot_api(arm)
@@ -197,8 +223,9 @@ def test_seed_ur10e_with_gripper_tree_and_lists(capsys):
         "wrist_3_joint",
     )
     assert set(table.names[6:]) == {
-        f"{s}_{j}_joint" for s in ("left", "right") for j in ("outer_knuckle", "inner_finger",
-                                                              "inner_knuckle")
+        f"{s}_{j}_joint"
+        for s in ("left", "right")
+        for j in ("outer_knuckle", "inner_finger", "inner_knuckle")
     }
     assert "left_inner_knuckle_loop" not in table.names
     # links before / after the wrist_3 joint split arm and gripper

@@ -216,7 +216,7 @@ def UpdateDeprecatedSchemas(robot_prim):  # noqa: N802
 
 
 def BuildDofTable(stage, robot_prim=None):  # noqa: N802
-    """simrt's DOF table (no Isaac equivalent; the flattened DOF order)."""
+    """Build the simrt DOF table (no Isaac equivalent; the flattened DOF order)."""
     return build_dof_table(stage, robot_prim)
 
 

@@ -341,8 +341,7 @@ def joint_dofs(prim: Usd.Prim, meters_per_unit: float = 1.0) -> list[tuple]:
     missing = [t for t in CANONICAL_DOF_TOKENS if not free[t][2] and t not in result_tokens]
     if order and missing:
         _LOG.warning(
-            "Joint %s: free axes %s are missing from its DOF order; appended in canonical "
-            "order.",
+            "Joint %s: free axes %s are missing from its DOF order; appended in canonical order.",
             path,
             missing,
         )

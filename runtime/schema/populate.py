@@ -222,9 +222,8 @@ def discover_articulation_graph(
                 root_joint = j
 
     # root resolution
-    use_override = (
-        _valid(root_link_override)
-        and (str(root_link_override.GetPath()) in adjacency or _is_rigid(root_link_override))
+    use_override = _valid(root_link_override) and (
+        str(root_link_override.GetPath()) in adjacency or _is_rigid(root_link_override)
     )
     if use_override:
         root_link = root_link_override

@@ -23,6 +23,11 @@ from pathlib import Path
 __all__ = ["add_arguments", "run"]
 
 
+def _emit(*parts: object, file=None) -> None:  # noqa: ANN001 - text stream
+    """Write one line to stdout (or ``file``)."""
+    (file or sys.stdout).write(" ".join(str(p) for p in parts) + "\n")
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Register the ``simrt schema`` arguments.
 
@@ -88,9 +93,7 @@ def _robot_prims(stage, robot: str | None, need_api: bool):  # noqa: ANN001, ANN
     if need_api:
         robots = find_robot_prims(stage)
         if not robots:
-            raise SchemaError(
-                stage.GetRootLayer().identifier, "", "no prim carries IsaacRobotAPI"
-            )
+            raise SchemaError(stage.GetRootLayer().identifier, "", "no prim carries IsaacRobotAPI")
         return robots
     prim = stage.GetDefaultPrim()
     if not prim:
@@ -101,9 +104,9 @@ def _robot_prims(stage, robot: str | None, need_api: bool):  # noqa: ANN001, ANN
 
 
 def _print_dofs(table) -> None:  # noqa: ANN001
-    print(f"DOF table ({table.dof_count}):")
+    _emit(f"DOF table ({table.dof_count}):")
     for e in table:
-        print(
+        _emit(
             f"  {e.index:3d}  {e.name:<32s} {e.token:<6s} {e.joint_type:<9s} "
             f"[{e.lower:.6g}, {e.upper:.6g}]  {e.joint_path}"
         )
@@ -151,10 +154,10 @@ def _apply(args: argparse.Namespace) -> int:
     if tree is not None:
         rs.print_robot_tree(tree, file=sys.stdout)
         for j in tree.loop_joints:
-            print(f"loop-closing joint skipped: {j.GetPath()}", file=sys.stderr)
-    print()
+            _emit(f"loop-closing joint skipped: {j.GetPath()}", file=sys.stderr)
+    _emit()
     _print_dofs(table)
-    print(f"\nwrote {layer_path}" + ("" if args.no_sublayer else f" (sublayer of {asset.name})"))
+    _emit(f"\nwrote {layer_path}" + ("" if args.no_sublayer else f" (sublayer of {asset.name})"))
     return 0
 
 
@@ -172,21 +175,21 @@ def _validate(args: argparse.Namespace) -> int:
     for robot in _robot_prims(stage, args.robot, need_api=True):
         rpath = robot.GetPath()
         if not robot.HasAPI("IsaacRobotAPI"):
-            print(f"{rpath}: IsaacRobotAPI is not applied")
+            _emit(f"{rpath}: IsaacRobotAPI is not applied")
             problems += 1
             continue
         valid_links, invalid_links, valid_joints, invalid_joints = (
             rs.validate_robot_schema_relationships(robot)
         )
         for t in invalid_links:
-            print(f"{rpath}.isaac:physics:robotLinks: target {t} does not exist")
+            _emit(f"{rpath}.isaac:physics:robotLinks: target {t} does not exist")
         for t in invalid_joints:
-            print(f"{rpath}.isaac:physics:robotJoints: target {t} does not exist")
+            _emit(f"{rpath}.isaac:physics:robotJoints: target {t} does not exist")
         problems += len(invalid_links) + len(invalid_joints)
         for t in valid_links:
             p = stage.GetPrimAtPath(t)
             if not (p.HasAPI("IsaacLinkAPI") or p.HasAPI("IsaacRobotAPI") or is_site(p)):
-                print(
+                _emit(
                     f"{rpath}.isaac:physics:robotLinks: target {t} has neither IsaacLinkAPI, "
                     "IsaacSiteAPI nor IsaacRobotAPI"
                 )
@@ -194,7 +197,7 @@ def _validate(args: argparse.Namespace) -> int:
         for t in valid_joints:
             p = stage.GetPrimAtPath(t)
             if not (p.IsA(UsdPhysics.Joint) or p.HasAPI("IsaacRobotAPI")):
-                print(
+                _emit(
                     f"{rpath}.isaac:physics:robotJoints: target {t} (type "
                     f"{p.GetTypeName()!r}) is not a joint"
                 )
@@ -202,22 +205,21 @@ def _validate(args: argparse.Namespace) -> int:
         try:
             table = rs.build_dof_table(stage, robot)
         except SchemaError as exc:
-            print(f"DOF table: {exc}")
+            _emit(f"DOF table: {exc}")
             problems += 1
             table = None
         tree = rs.generate_robot_link_tree(stage, robot)
         loops = tree.loop_joints if tree is not None else []
         for j in loops:
-            print(
-                f"warning: {j.GetPath()} closes a kinematic loop (not excluded from "
-                "articulation)"
+            _emit(
+                f"warning: {j.GetPath()} closes a kinematic loop (not excluded from articulation)"
             )
         dofs = table.dof_count if table is not None else "?"
-        print(
+        _emit(
             f"{rpath}: {len(valid_links)} links, {len(valid_joints)} joints, {dofs} DOFs, "
             f"{len(invalid_links) + len(invalid_joints)} invalid targets"
         )
-    print("OK" if problems == 0 else f"{problems} problem(s)")
+    _emit("OK" if problems == 0 else f"{problems} problem(s)")
     return 0 if problems == 0 else 1
 
 

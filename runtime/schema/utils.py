@@ -118,9 +118,7 @@ def is_site(prim: Usd.Prim, warn: bool = True) -> bool:
         key = str(prim.GetPath())
         if warn and key not in _WARNED_DEPRECATED:
             _WARNED_DEPRECATED.add(key)
-            _LOG.warning(
-                "%s has ReferencePointAPI which is deprecated. Use SiteAPI instead.", key
-            )
+            _LOG.warning("%s has ReferencePointAPI which is deprecated. Use SiteAPI instead.", key)
         return True
     return False
 
@@ -229,9 +227,7 @@ def _discover_articulation_prims(
     art = find_articulation_root(robot_prim)
     if art is None:
         return [], []
-    joints = [
-        p for p in Usd.PrimRange(robot_prim) if _is_joint(p) and not in_sub(str(p.GetPath()))
-    ]
+    joints = [p for p in Usd.PrimRange(robot_prim) if _is_joint(p) and not in_sub(str(p.GetPath()))]
     root_link = art
     root_joint = None
     if _is_joint(art):
