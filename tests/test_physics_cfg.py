@@ -895,3 +895,64 @@ def test_49b_no_gravcomp_without_actuatorgravcomp(stage):
     for i in range(3):
         assert not stage.GetPrimAtPath(f"/World/robot/link{i}").GetAttribute("mjc:gravcomp")
     assert value(stage.GetPrimAtPath("/World/robot/j1"), "mjc:actuatorgravcomp") is False
+
+
+# ------------------------------------------------------------------ 50: legacy names, shims
+
+LEGACY = {
+    "RigidBodyPropertiesCfg": PhysxRigidBodyPropertiesCfg,
+    "JointDrivePropertiesCfg": PhysxJointDrivePropertiesCfg,
+    "CollisionPropertiesCfg": PhysxCollisionPropertiesCfg,
+    "ArticulationRootPropertiesCfg": PhysxArticulationRootPropertiesCfg,
+    "RigidBodyMaterialCfg": PhysxRigidBodyMaterialCfg,
+    "MeshCollisionPropertiesCfg": MeshCollisionBaseCfg,
+    "ConvexHullPropertiesCfg": PhysxConvexHullPropertiesCfg,
+    "ConvexDecompositionPropertiesCfg": PhysxConvexDecompositionPropertiesCfg,
+    "TriangleMeshPropertiesCfg": PhysxTriangleMeshPropertiesCfg,
+    "TriangleMeshSimplificationPropertiesCfg": PhysxTriangleMeshSimplificationPropertiesCfg,
+    "SDFMeshPropertiesCfg": PhysxSDFMeshPropertiesCfg,
+    "FixedTendonPropertiesCfg": None,
+    "SpatialTendonPropertiesCfg": None,
+}
+
+
+@pytest.mark.parametrize("name", sorted(LEGACY))
+def test_50_legacy_class_names_warn_once(name):
+    from runtime.physics import cfg as core
+    from runtime.physics import legacy
+
+    cls = getattr(legacy, name)
+    assert getattr(core, name) is cls
+    if LEGACY[name] is not None:
+        assert issubclass(cls, LEGACY[name])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        cls()
+    messages = [str(c.message) for c in caught if issubclass(c.category, DeprecationWarning)]
+    assert len(messages) == 1 and "5.0" in messages[0]
+
+
+def test_50_legacy_joint_drive_alias_warns_twice_and_new_names_do_not():
+    from runtime.physics.legacy import JointDrivePropertiesCfg
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        cfg = JointDrivePropertiesCfg(max_effort=3.0)
+    assert len([c for c in caught if issubclass(c.category, DeprecationWarning)]) == 2
+    assert cfg.max_force == 3.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for cls in ALL_CLASSES:
+            cls(func=w.spawn_rigid_body_material) if cls is PhysicsMaterialCfg else cls()
+
+
+def test_50_forwarded_names_are_identical_and_listed():
+    from runtime.physics import cfg as core
+    from runtime.physics import newton, physx
+
+    assert core.PhysxRigidBodyPropertiesCfg is physx.PhysxRigidBodyPropertiesCfg
+    assert core.MujocoRigidBodyPropertiesCfg is newton.MujocoRigidBodyPropertiesCfg
+    assert "NewtonMeshCollisionPropertiesCfg" in dir(core)
+    assert "PhysxRigidBodyPropertiesCfg" in dir(core)
+    with pytest.raises(AttributeError):
+        _ = core.NoSuchCfg

@@ -282,3 +282,78 @@ class RigidBodyMaterialBaseCfg(PhysicsMaterialCfg):
     static_friction: float = 0.5
     dynamic_friction: float = 0.5
     restitution: float = 0.0
+
+
+# Lazy forwarding of names that moved to the backend modules (and the deprecated 2.x names):
+# ``from runtime.physics.cfg import PhysxRigidBodyPropertiesCfg`` resolves to the very class
+# of ``runtime.physics.physx``. Resolved on first access so importing this module never
+# imports a backend.
+_FORWARDED = {
+    **{
+        name: "runtime.physics.physx"
+        for name in (
+            "PhysxArticulationRootPropertiesCfg",
+            "PhysxCollisionPropertiesCfg",
+            "PhysxConvexDecompositionPropertiesCfg",
+            "PhysxConvexHullPropertiesCfg",
+            "PhysxFixedTendonPropertiesCfg",
+            "PhysxJointDrivePropertiesCfg",
+            "PhysxRigidBodyMaterialCfg",
+            "PhysxRigidBodyPropertiesCfg",
+            "PhysxSDFMeshPropertiesCfg",
+            "PhysxSpatialTendonPropertiesCfg",
+            "PhysxTriangleMeshPropertiesCfg",
+            "PhysxTriangleMeshSimplificationPropertiesCfg",
+        )
+    },
+    **{
+        name: "runtime.physics.newton"
+        for name in (
+            "MujocoJointDrivePropertiesCfg",
+            "MujocoRigidBodyPropertiesCfg",
+            "NewtonArticulationRootPropertiesCfg",
+            "NewtonCollisionPropertiesCfg",
+            "NewtonJointDrivePropertiesCfg",
+            "NewtonMaterialPropertiesCfg",
+            "NewtonMeshCollisionPropertiesCfg",
+            "NewtonRigidBodyPropertiesCfg",
+        )
+    },
+    **{
+        name: "runtime.physics.legacy"
+        for name in (
+            "ArticulationRootPropertiesCfg",
+            "CollisionPropertiesCfg",
+            "ConvexDecompositionPropertiesCfg",
+            "ConvexHullPropertiesCfg",
+            "FixedTendonPropertiesCfg",
+            "JointDrivePropertiesCfg",
+            "MeshCollisionPropertiesCfg",
+            "RigidBodyMaterialCfg",
+            "RigidBodyPropertiesCfg",
+            "SDFMeshPropertiesCfg",
+            "SpatialTendonPropertiesCfg",
+            "TriangleMeshPropertiesCfg",
+            "TriangleMeshSimplificationPropertiesCfg",
+        )
+    },
+}
+
+
+def __getattr__(name: str) -> Any:
+    module_name = _FORWARDED.get(name)
+    if module_name is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise ImportError(
+            f"{name} moved to {module_name}, which cannot be imported: {exc}"
+        ) from exc
+    return getattr(module, name)
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_FORWARDED))

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from runtime.physics._meta import validate_cfg_values
 from runtime.physics.cfg import (
     ArticulationRootBaseCfg,
     CollisionBaseCfg,
@@ -24,10 +25,12 @@ __all__ = [
     "PhysxCollisionPropertiesCfg",
     "PhysxConvexDecompositionPropertiesCfg",
     "PhysxConvexHullPropertiesCfg",
+    "PhysxFixedTendonPropertiesCfg",
     "PhysxJointDrivePropertiesCfg",
     "PhysxRigidBodyMaterialCfg",
     "PhysxRigidBodyPropertiesCfg",
     "PhysxSDFMeshPropertiesCfg",
+    "PhysxSpatialTendonPropertiesCfg",
     "PhysxTriangleMeshPropertiesCfg",
     "PhysxTriangleMeshSimplificationPropertiesCfg",
 ]
@@ -228,3 +231,49 @@ class PhysxSDFMeshPropertiesCfg(MeshCollisionBaseCfg):
     sdf_narrow_band_thickness: float | None = None
     sdf_resolution: int | None = None
     sdf_subgrid_resolution: int | None = None
+
+
+@dataclass
+class PhysxFixedTendonPropertiesCfg:
+    """PhysX fixed-tendon properties (no routing metadata; no writer in simrt).
+
+    Attributes:
+        tendon_enabled: enable the tendon.
+        stiffness: tendon stiffness.
+        damping: tendon damping.
+        limit_stiffness: limit stiffness.
+        offset: length offset.
+        rest_length: rest length.
+    """
+
+    tendon_enabled: bool | None = None
+    stiffness: float | None = None
+    damping: float | None = None
+    limit_stiffness: float | None = None
+    offset: float | None = None
+    rest_length: float | None = None
+
+    def __post_init__(self) -> None:
+        validate_cfg_values(self)
+
+
+@dataclass
+class PhysxSpatialTendonPropertiesCfg:
+    """PhysX spatial-tendon properties (no routing metadata; no writer in simrt).
+
+    Attributes:
+        tendon_enabled: enable the tendon.
+        stiffness: tendon stiffness.
+        damping: tendon damping.
+        limit_stiffness: limit stiffness.
+        offset: length offset.
+    """
+
+    tendon_enabled: bool | None = None
+    stiffness: float | None = None
+    damping: float | None = None
+    limit_stiffness: float | None = None
+    offset: float | None = None
+
+    def __post_init__(self) -> None:
+        validate_cfg_values(self)
