@@ -652,11 +652,12 @@ def test_simple_arm_joint_frames_agree_at_zero_configuration():
         np.testing.assert_allclose(frames[0], frames[1], atol=1e-9, err_msg=path)
 
 
-def test_simple_arm_named_pose_matches_pinocchio():
-    """The 'ready' pose transform equals link4's pose from an independent Pinocchio model."""
+@pytest.mark.parametrize("name", ["ready", "touch_table"])
+def test_simple_arm_named_pose_matches_pinocchio(name):
+    """A named pose's transform equals link4's pose from an independent Pinocchio model."""
     pin = pytest.importorskip("pinocchio")
     stage = Usd.Stage.Open(str(SCENE))
-    pose = readers.read_named_pose(stage.GetPrimAtPath("/World/SimpleArm/named_poses/ready"))
+    pose = readers.read_named_pose(stage.GetPrimAtPath(f"/World/SimpleArm/named_poses/{name}"))
     model = pin.Model()
     parent = 0
     # joint placements relative to the previous joint, from the scene's link layout

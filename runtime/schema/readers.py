@@ -189,12 +189,22 @@ def _raw(prim: Usd.Prim, name: str) -> Any:
 
 
 def _tidy(value: float) -> float:
-    """Shortest decimal of a float32-representable value (0.019999999552965 -> 0.02)."""
+    """Shortest decimal of a float32-representable value (0.019999999552965 -> 0.02).
+
+    USD stores ``float`` attributes in single precision; the author wrote the decimal, so
+    the reader returns the closest double to that decimal rather than the widened float32.
+    """
     if math.isfinite(value):
         single = np.float32(value)
         if float(single) == value:
             return float(str(single))
     return value
+
+
+def _tidy_array(array: np.ndarray) -> np.ndarray:
+    """:func:`_tidy` applied to every element of a float32-valued float64 array."""
+    flat = [float(str(x)) for x in array.astype(np.float32).reshape(-1)]
+    return np.ascontiguousarray(np.array(flat, dtype=np.float64).reshape(array.shape))
 
 
 def _type_label(value: Any) -> str:
@@ -306,7 +316,7 @@ def _read_vec3_array(prim: Usd.Prim, name: str) -> np.ndarray:
             f"entry {bad} {tuple(out[bad].tolist())} is not finite",
             "finite numbers",
         )
-    return out
+    return _tidy_array(out) if kind != "Vec3dArray" else out
 
 
 def _read_float_array(prim: Usd.Prim, name: str) -> np.ndarray | None:
@@ -324,7 +334,7 @@ def _read_float_array(prim: Usd.Prim, name: str) -> np.ndarray | None:
         raise SchemaError(
             _path(prim), name, f"entry {bad} ({out[bad]!r}) is not finite", "finite numbers"
         )
-    return out
+    return _tidy_array(out) if kind in ("FloatArray", "HalfArray") else out
 
 
 def _read_string_array(prim: Usd.Prim, name: str) -> tuple[str, ...]:
