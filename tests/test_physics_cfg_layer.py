@@ -302,3 +302,11 @@ def test_cli_errors(tmp_path, asset, capsys):
     assert simrt(["physics", str(asset)]) == 2
     assert simrt(["physics", "--list-fields"]) == 0
     assert "MujocoRigidBodyPropertiesCfg" in capsys.readouterr().out
+
+
+def test_isaac_compat_names():
+    from runtime.compat import isaac
+
+    assert isaac.schemas.modify_rigid_body_properties is w.modify_rigid_body_properties
+    assert isaac.MujocoRigidBodyPropertiesCfg is MujocoRigidBodyPropertiesCfg
+    assert "schemas" in isaac.__all__

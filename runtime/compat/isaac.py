@@ -334,3 +334,35 @@ __all__ += [
     "store_named_pose",
     "validate_robot_schema",
 ]
+
+# ---------------------------------------------------------------- physics cfgs (physics area)
+# Isaac Lab 3.0 names: the cfg classes keep their Isaac Lab names in ``runtime.physics``;
+# ``schemas`` stands for ``isaaclab.sim.schemas`` (writers take the stage explicitly:
+# ``schemas.modify_rigid_body_properties(prim_path, cfg, stage)``).
+from runtime.physics import writers as schemas  # noqa: E402
+from runtime.physics.cfg import (  # noqa: E402
+    ArticulationRootBaseCfg,
+    CollisionBaseCfg,
+    JointDriveBaseCfg,
+    MassPropertiesCfg,
+    MeshCollisionBaseCfg,
+    RigidBodyBaseCfg,
+    RigidBodyMaterialBaseCfg,
+)
+from runtime.physics.newton import (  # noqa: E402
+    MujocoJointDrivePropertiesCfg,
+    MujocoRigidBodyPropertiesCfg,
+)
+
+__all__ += [
+    "ArticulationRootBaseCfg",
+    "CollisionBaseCfg",
+    "JointDriveBaseCfg",
+    "MassPropertiesCfg",
+    "MeshCollisionBaseCfg",
+    "MujocoJointDrivePropertiesCfg",
+    "MujocoRigidBodyPropertiesCfg",
+    "RigidBodyBaseCfg",
+    "RigidBodyMaterialBaseCfg",
+    "schemas",
+]

@@ -162,7 +162,7 @@ def check_value(kind: FieldKind, value: Any) -> str | None:
         None when valid, else a short description of the problem.
     """
     if kind == "bool":
-        if isinstance(value, bool) or type(value).__name__ == "bool_":
+        if isinstance(value, bool) or type(value).__name__ in ("bool_", "bool"):
             return None
         return f"expected a bool, got {type(value).__name__} {value!r}"
     if kind == "int":
