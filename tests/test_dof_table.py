@@ -244,3 +244,30 @@ def test_robot_schema_order_and_nested_robot_expansion():
     rel = stage.GetPrimAtPath("/R").GetRelationship("isaac:physics:robotJoints")
     rel.SetTargets(["/R/G", "/R/j1"])
     assert build_dof_table(stage, "/R").joint_paths == ("/R/G/jf", "/R/j1")
+
+
+def test_unpopulated_robot_and_nested_robot_use_the_walk():
+    stage = _stage()
+    j1 = UsdPhysics.RevoluteJoint.Define(stage, "/R/j1")
+    _connect(j1, "/R/A", "/R/B")
+    UsdGeom.Xform.Define(stage, "/R/G")  # gripper sub-robot, never populated
+    stage.GetPrimAtPath("/R/G").AddAppliedSchema("IsaacRobotAPI")
+    for n in ("Base", "F1", "F2"):
+        UsdPhysics.RigidBodyAPI.Apply(UsdGeom.Xform.Define(stage, f"/R/G/{n}").GetPrim())
+    mount = UsdPhysics.FixedJoint.Define(stage, "/R/G/mount")
+    _connect(mount, "/R/B", "/R/G/Base")
+    f1 = UsdPhysics.PrismaticJoint.Define(stage, "/R/G/f1")
+    _connect(f1, "/R/G/Base", "/R/G/F1")
+    f2 = UsdPhysics.PrismaticJoint.Define(stage, "/R/G/f2")
+    _connect(f2, "/R/G/Base", "/R/G/F2")
+    r = stage.GetPrimAtPath("/R")
+    r.AddAppliedSchema("IsaacRobotAPI")  # API only: lists never populated
+    assert build_dof_table(stage, r).joint_paths == ("/R/j1", "/R/G/f1", "/R/G/f2")
+    # populated parent, unpopulated gripper: the gripper entry is still expanded
+    import runtime.schema as rs
+
+    rs.populate_robot_schema_from_articulation(stage, r)
+    assert "/R/G" in [str(t) for t in r.GetRelationship("isaac:physics:robotJoints").GetTargets()]
+    assert build_dof_table(stage, r).joint_paths == ("/R/j1", "/R/G/f1", "/R/G/f2")
+    # the gripper alone: its walk stays inside it (the arm is not part of it)
+    assert build_dof_table(stage, "/R/G").joint_paths == ("/R/G/f1", "/R/G/f2")

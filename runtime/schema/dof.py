@@ -2,8 +2,10 @@
 
 Spec ``robot-schema.md`` §7 [REC]. The joints are taken in robot order
 (:func:`runtime.schema.utils.get_all_robot_joints`, nested robots expanded in place) or,
-for assets without ``IsaacRobotAPI`` (plain URDF/MJCF conversions), in the order of the
-articulation walk used by populate (depth-first from the root link, nothing authored).
+for assets without ``IsaacRobotAPI`` (plain URDF/MJCF conversions) or whose
+``robotJoints`` was never populated, in the order of the articulation walk used by
+populate (depth-first from the root link, nothing authored). Unpopulated nested robots
+are expanded the same way.
 Per joint:
 
 * revolute / prismatic: one DOF whose token is the axis (``RotX`` / ``TransZ`` ...);
@@ -31,7 +33,12 @@ import numpy as np
 from pxr import Usd, UsdGeom, UsdPhysics
 
 from runtime.errors import SchemaError
-from runtime.schema.tokens import DEPRECATED_DOF_OFFSET_ATTRIBUTES, Attributes, Classes
+from runtime.schema.tokens import (
+    DEPRECATED_DOF_OFFSET_ATTRIBUTES,
+    Attributes,
+    Classes,
+    Relations,
+)
 
 __all__ = ["CANONICAL_DOF_TOKENS", "DofEntry", "DofTable", "build_dof_table", "joint_dofs"]
 
@@ -365,9 +372,11 @@ def _robot_joint_prims(stage: Usd.Stage, robot_prim: Usd.Prim, seen: set[str]) -
     if key in seen:
         return []
     seen.add(key)
-    if robot_prim.HasAPI(Classes.ROBOT_API.value):
+    rel = robot_prim.GetRelationship(Relations.ROBOT_JOINTS.name)
+    if robot_prim.HasAPI(Classes.ROBOT_API.value) and rel and rel.GetTargets():
         prims = get_all_robot_joints(stage, robot_prim, parse_nested_robots=True)
     else:
+        # no schema, or a robot API whose joint list was never populated
         prims = discover_articulation_graph(stage, robot_prim).joints
     out: list[Usd.Prim] = []
     for p in prims:

@@ -280,6 +280,14 @@ def _discover_articulation_prims(
 # --------------------------------------------------------------------------------------
 
 
+def _walk_members(stage: Usd.Stage, robot_prim: Usd.Prim, rel_name: str) -> list[Usd.Prim]:
+    """Links or joints of an unpopulated robot from the articulation walk (nothing authored)."""
+    from runtime.schema.populate import discover_articulation_graph
+
+    graph = discover_articulation_graph(stage, robot_prim)
+    return graph.joints if rel_name == Relations.ROBOT_JOINTS.name else graph.links
+
+
 def _collect(
     stage: Usd.Stage,
     prim: Usd.Prim,
@@ -287,6 +295,7 @@ def _collect(
     include: Callable[[Usd.Prim], bool],
     descend: Callable[[Usd.Prim], bool],
     visited: set[str],
+    nested: bool = False,
 ) -> list[Usd.Prim]:
     path = str(prim.GetPath())
     if path in visited:
@@ -295,22 +304,34 @@ def _collect(
     if not prim.HasAPI(ROBOT_API):
         return [prim] if include(prim) else []
     rel = prim.GetRelationship(rel_name)
-    targets = rel.GetTargets() if rel else []
-    if not targets:
-        # Fixed §4.4 quirk: only when the robot lists nothing does "robot is a link" matter.
-        return [prim] if include(prim) else []
-    out: list[Usd.Prim] = []
+    targets = list(rel.GetTargets()) if rel else []
+    members: list[Usd.Prim] = []
+    from_walk = False
     for target in targets:
         p = stage.GetPrimAtPath(target)
-        if not _valid(p):
-            continue
+        if _valid(p):
+            members.append(p)
+    if not targets:
+        if not nested:
+            # Fixed §4.4 quirk: only when the robot lists nothing does "robot is a link" matter.
+            return [prim] if include(prim) else []
+        # A nested robot that was never populated: take its members from the articulation
+        # walk rather than silently dropping them.
+        members = _walk_members(stage, prim, rel_name)
+        from_walk = True
+    out: list[Usd.Prim] = []
+    for p in members:
         if p == prim:
             if include(p):
                 out.append(p)
             continue
-        if p.HasAPI(ROBOT_API) and descend(p):
-            out.extend(_collect(stage, p, rel_name, include, descend, visited))
-        elif include(p):
+        if p.HasAPI(ROBOT_API):
+            if descend(p):
+                out.extend(_collect(stage, p, rel_name, include, descend, visited, True))
+            elif include(p):
+                out.append(p)
+        elif from_walk or include(p):
+            # walked members are links/joints by construction (their APIs are not applied)
             out.append(p)
     return out
 
