@@ -30,13 +30,18 @@ State mapping (all world frame, stage units; see ``runtime.sensors.state``):
 from __future__ import annotations
 
 import logging
-import math
 from collections.abc import Sequence
 
 import mujoco
 import numpy as np
 from pxr import Usd
 
+from runtime.engine._kernels import (
+    body_acceleration_kernel,
+    body_state_kernel,
+    contact_kernel,
+    joint_state_kernel,
+)
 from runtime.engine.builder import BuiltModel, DofBinding, build_model
 from runtime.errors import SchemaError, SimrtError
 from runtime.sensors.state import PhysicsState
@@ -89,7 +94,12 @@ class MujocoEngine:
         self._com_local = np.zeros((len(built.body_paths), 3))
         self._com_local[self._rows] = self.model.body_ipos[self._ids]
         self._static_rows = np.nonzero(built.is_static)[0]
-        self._force6 = np.zeros(6)
+        self._gravity = np.array(self.model.opt.gravity, dtype=np.float64)
+        self._pyramidal = bool(self.model.opt.cone == mujoco.mjtCone.mjCONE_PYRAMIDAL)
+        self._count = np.zeros(1, dtype=np.int64)
+        self._rows = np.ascontiguousarray(self._rows, dtype=np.int64)
+        self._ids = np.ascontiguousarray(self._ids, dtype=np.int64)
+        self._roots = np.ascontiguousarray(self._roots, dtype=np.int64)
         self._step = 0
         self.reset()
 
@@ -173,8 +183,16 @@ class MujocoEngine:
         self.data.qpos[:] = self.built.initial_qpos
         if self.built.initial_ctrl is not None and self.model.nu:
             self.data.ctrl[:] = self.built.initial_ctrl
+        d = self.data
+        # views into MjData buffers (fixed for the life of the MjData; efc_force is
+        # re-fetched per call since its length changes)
+        self._views = [d.xpos, d.xquat, d.xipos, d.subtree_com, d.cvel, d.cacc, d.qpos,
+                       d.qvel, d.qfrc_actuator, d.qfrc_passive, None]
+        self._dt = float(self.model.opt.timestep)
         self._step = 0
         self._dirty = False
+        self._badqacc = int(mujoco.mjtWarning.mjWARN_BADQACC)
+        self._bad_seen = 0
         mujoco.mj_forward(self.model, self.data)
 
     def step(self, n: int = 1) -> None:
@@ -184,16 +202,21 @@ class MujocoEngine:
             n: number of physics steps (>= 1).
 
         Raises:
-            SimrtError: when the simulation diverged (non-finite state); the message names
-                the step. The engine state is left as MuJoCo produced it.
+            SimrtError: when the simulation diverged (MuJoCo detected non-finite
+                accelerations and reset its state); the message names the step.
         """
         m, d = self.model, self.data
         for _ in range(int(n)):
             mujoco.mj_step(m, d)
-            self._step += 1
+        self._step += int(n)
         self._dirty = True
-        if not np.all(np.isfinite(d.qpos)):
-            raise SimrtError(f"simulation diverged (non-finite qpos) at step {self._step}")
+        bad = int(d.warning[self._badqacc].number)
+        if bad != self._bad_seen:
+            self._bad_seen = bad
+            raise SimrtError(
+                f"simulation diverged (MuJoCo reset the state after non-finite accelerations) "
+                f"by step {self._step}"
+            )
 
     def resolve_dofs(self, names: Sequence[str | int] | None, count: int) -> np.ndarray:
         """Map DOF names / joint paths / indices onto DOF indices.
@@ -284,7 +307,8 @@ class MujocoEngine:
                 raise SimrtError(f"DOF {b.name!r} ({b.joint_path}) has no USD drive")
 
     def state(self) -> PhysicsState:
-        """The current physics state (fresh arrays; safe to keep).
+        """The current physics state (fresh arrays, safe to keep; ``body_com_local`` and
+        ``body_paths`` are shared, read-only by convention).
 
         Returns:
             A :class:`PhysicsState` in the conventions of ``runtime.sensors.state``.
@@ -300,91 +324,51 @@ class MujocoEngine:
             self._dirty = False
         built = self.built
         b = len(built.body_paths)
-        rows, ids = self._rows, self._ids
+        rows, ids, roots = self._rows, self._ids, self._roots
         pos = built.static_positions.copy()
         quat = built.static_orientations.copy()
-        pos[rows] = d.xpos[ids]
-        quat[rows] = d.xquat[ids]
         lin = np.zeros((b, 3))
         ang = np.zeros((b, 3))
-        cvel = d.cvel[ids]
-        offset = d.xipos[ids] - d.subtree_com[self._roots]
-        ang[rows] = cvel[:, :3]
-        lin[rows] = cvel[:, 3:] + np.cross(cvel[:, :3], offset)
+        v = self._views
+        body_state_kernel(rows, ids, roots, v[0], v[1], v[2], v[3], v[4], pos, quat, lin, ang)
         lin_acc = ang_acc = None
         if self.compute_accelerations:
             mujoco.mj_rnePostConstraint(m, d)
-            cacc = d.cacc[ids]
             lin_acc = np.zeros((b, 3))
             ang_acc = np.zeros((b, 3))
-            ang_acc[rows] = cacc[:, :3]
-            lin_acc[rows] = (
-                cacc[:, 3:]
-                + np.cross(cacc[:, :3], offset)
-                + np.cross(cvel[:, :3], lin[rows])
-                + m.opt.gravity
-            )
-        # contacts
+            body_acceleration_kernel(rows, ids, roots, v[2], v[3], v[4], v[5], self._gravity,
+                                     lin_acc, ang_acc)
+        dt = self._dt
         nc = int(d.ncon)
-        c0 = np.zeros(nc, dtype=np.int64)
-        c1 = np.zeros(nc, dtype=np.int64)
-        cpos = np.zeros((nc, 3))
-        cnrm = np.zeros((nc, 3))
-        cimp = np.zeros((nc, 3))
-        keep = np.zeros(nc, dtype=bool)
-        gidx = built.geom_body_index
-        dt = float(m.opt.timestep)
-        f6 = self._force6
-        for i in range(nc):
-            con = d.contact[i]
-            if con.exclude != 0 or con.efc_address < 0:
-                continue
-            g1, g2 = int(con.geom[0]), int(con.geom[1])
-            i1, i2 = int(gidx[g1]), int(gidx[g2])
-            mujoco.mj_contactForce(m, d, i, f6)
-            frame = con.frame.reshape(3, 3)
-            force_on_2 = frame.T @ f6[:3]
-            normal = frame[0].copy()
-            if i2 < 0:
-                if i1 < 0:
-                    continue
-                i1, i2 = i2, i1
-                force_on_2 = -force_on_2
-                normal = -normal
-            keep[i] = True
-            c0[i], c1[i] = i2, i1
-            cpos[i] = con.pos
-            cnrm[i] = normal
-            cimp[i] = force_on_2 * dt
-        if nc and not keep.all():
-            c0, c1, cpos, cnrm, cimp = c0[keep], c1[keep], cpos[keep], cnrm[keep], cimp[keep]
-        # joints
+        c0 = np.empty(nc, dtype=np.int64)
+        c1 = np.empty(nc, dtype=np.int64)
+        cpos = np.empty((nc, 3))
+        cnrm = np.empty((nc, 3))
+        cimp = np.empty((nc, 3))
+        if nc:
+            v[10] = d.efc_force
+            con = d.contact
+            count = self._count
+            contact_kernel(
+                con.geom.astype(np.int64), con.frame, con.pos, con.friction,
+                con.dim.astype(np.int64), con.efc_address.astype(np.int64),
+                con.exclude.astype(np.int64), v[10], self._pyramidal,
+                built.geom_body_index, dt, c0, c1, cpos, cnrm, cimp, count,
+            )
+            kept = int(count[0])
+            if kept != nc:
+                c0, c1, cpos, cnrm, cimp = c0[:kept], c1[:kept], cpos[:kept], cnrm[:kept], cimp[:kept]
         nd = len(self.dofs)
-        jq = np.zeros(nd)
-        jv = np.zeros(nd)
-        je = np.zeros(nd)
-        s = self._scalar
-        if len(s):
-            jq[s] = d.qpos[self._q_adr[s]] * self._sign[s]
-            jv[s] = d.qvel[self._v_adr[s]] * self._sign[s]
-            je[s] = (d.qfrc_actuator[self._v_adr[s]] + d.qfrc_passive[self._v_adr[s]]) * self._sign[
-                s
-            ]
-        for k in self._balls:
-            adr = self._q_adr[k]
-            qw, qx, qy, qz = d.qpos[adr : adr + 4]
-            vnorm = math.sqrt(qx * qx + qy * qy + qz * qz)
-            angle = 2.0 * math.atan2(vnorm, qw)
-            scale = angle / vnorm if vnorm > 1e-12 else 2.0
-            rotvec = np.array([qx, qy, qz]) * scale
-            jq[k] = rotvec[self._ball[k]] * self._sign[k]
-            jv[k] = d.qvel[self._v_adr[k]] * self._sign[k]
-            je[k] = (d.qfrc_actuator[self._v_adr[k]] + d.qfrc_passive[self._v_adr[k]]) * self._sign[k]
+        jq = np.empty(nd)
+        jv = np.empty(nd)
+        je = np.empty(nd)
+        joint_state_kernel(self._q_adr, self._v_adr, self._sign, self._ball, v[6], v[7], v[8],
+                           v[9], jq, jv, je)
         return PhysicsState(
             body_paths=built.body_paths,
             body_positions=pos,
             body_orientations=quat,
-            body_com_local=self._com_local.copy(),
+            body_com_local=self._com_local,
             body_linear_velocities=lin,
             body_angular_velocities=ang,
             body_linear_accelerations=lin_acc,
@@ -400,6 +384,6 @@ class MujocoEngine:
             dt=dt,
             time=float(d.time),
             step=self._step,
-            gravity=np.array(m.opt.gravity, dtype=np.float64),
+            gravity=self._gravity.copy(),
             meters_per_unit=built.meters_per_unit,
         )

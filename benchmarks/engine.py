@@ -1,0 +1,117 @@
+"""Per-step wall time of ``MujocoEngine`` vs raw ``mujoco.mj_step`` on the same model.
+
+Run: ``python benchmarks/engine.py [--steps 2000] [--robots ur5e panda solo12]``.
+
+For each converted robot in ``tests/assets/robots`` (plus a scene of a sphere bouncing on a
+ground plane, which exercises contacts) it prints, in the same run:
+
+* raw: ``mujoco.mj_step(model, data)`` on ``engine.model`` (the peer);
+* step: ``MujocoEngine.step()`` (the wrapper's stepping overhead);
+* step+state: ``MujocoEngine.step()`` followed by ``MujocoEngine.state()`` every step (the
+  full cost of producing a ``PhysicsState`` for the sensors each step);
+* step+state+acc: same with accelerations (``mj_rnePostConstraint``);
+
+with the ratios to raw. Build time (USD parse + MjSpec compile) is reported separately.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+
+import numpy as np
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+ROBOTS = {
+    "ur5e": "tests/assets/robots/ur5e/ur5e.usda",
+    "panda": "tests/assets/robots/panda/panda.usda",
+    "solo12": "tests/assets/robots/solo12/solo.usda",
+    "ur10": "tests/assets/robots/ur10/ur10.usda",
+}
+
+
+def _ball_stage():
+    from pxr import Gf, Usd, UsdGeom, UsdPhysics
+
+    stage = Usd.Stage.CreateInMemory()
+    UsdGeom.SetStageMetersPerUnit(stage, 1.0)
+    UsdGeom.SetStageUpAxis(stage, UsdGeom.Tokens.z)
+    UsdPhysics.Scene.Define(stage, "/PhysicsScene")
+    plane = UsdGeom.Plane.Define(stage, "/World/Ground")
+    UsdPhysics.CollisionAPI.Apply(plane.GetPrim())
+    for i in range(10):
+        xf = UsdGeom.Xform.Define(stage, f"/World/ball{i}")
+        xf.AddTranslateOp().Set(Gf.Vec3d(0.3 * i, 0, 0.2 + 0.05 * i))
+        UsdPhysics.RigidBodyAPI.Apply(xf.GetPrim())
+        sphere = UsdGeom.Sphere.Define(stage, f"/World/ball{i}/s")
+        sphere.CreateRadiusAttr(0.1)
+        UsdPhysics.CollisionAPI.Apply(sphere.GetPrim())
+    return stage
+
+
+def _time(fn, steps: int) -> float:
+    fn()  # warm-up
+    start = time.perf_counter()
+    for _ in range(steps):
+        fn()
+    return (time.perf_counter() - start) / steps
+
+
+def bench(name: str, stage, steps: int) -> None:
+    import mujoco
+
+    from runtime.engine import MujocoEngine
+
+    t0 = time.perf_counter()
+    engine = MujocoEngine(stage)
+    build = time.perf_counter() - t0
+    model, data = engine.model, engine.data
+    if model.nu:
+        engine.set_joint_targets(np.zeros(len([d for d in engine.dofs if d.actuator >= 0])),
+                                 names=[d.name for d in engine.dofs if d.actuator >= 0])
+    raw = _time(lambda: mujoco.mj_step(model, data), steps)
+    engine.reset()
+    step = _time(engine.step, steps)
+    engine.reset()
+
+    def step_state() -> None:
+        engine.step()
+        engine.state()
+
+    full = _time(step_state, steps)
+    engine.compute_accelerations = True
+    engine.reset()
+    full_acc = _time(step_state, steps)
+    engine.compute_accelerations = False
+    state = engine.state()
+    print(
+        f"{name:8s} bodies={len(engine.body_paths):3d} dofs={len(engine.dofs):2d} "
+        f"contacts={state.contact_count:2d} build={build * 1e3:7.1f} ms | "
+        f"raw {raw * 1e6:7.1f} us | step {step * 1e6:7.1f} us (x{step / raw:4.2f}) | "
+        f"step+state {full * 1e6:7.1f} us (x{full / raw:4.2f}) | "
+        f"+acc {full_acc * 1e6:7.1f} us (x{full_acc / raw:4.2f})"
+    )
+
+
+def main() -> None:
+    """Run the benchmark and print one line per model."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--steps", type=int, default=2000)
+    parser.add_argument("--robots", nargs="*", default=["ur5e", "panda", "solo12", "balls"])
+    args = parser.parse_args()
+    import logging
+
+    logging.getLogger("runtime.engine").setLevel(logging.ERROR)
+    import runtime.schema  # noqa: F401  (register schemas before opening stages)
+    from pxr import Usd
+
+    for name in args.robots:
+        if name == "balls":
+            bench(name, _ball_stage(), args.steps)
+        else:
+            bench(name, Usd.Stage.Open(os.path.join(ROOT, ROBOTS[name])), args.steps)
+
+
+if __name__ == "__main__":
+    main()
