@@ -137,6 +137,8 @@ def test_site_redetection_keeps_earlier_sites():
     assert targets(robot, LINKS) == first == [R, R + "/Link1", R + "/Link1/EEF"]
     rs.recalculate_robot_schema(stage, robot, detect_sites=True)
     assert targets(robot, LINKS) == first
+    rs.apply_robot_api(robot)  # re-applying without detection keeps the applied site too
+    assert targets(robot, LINKS) == first
 
 
 def test_rejected_root_override_still_scores():

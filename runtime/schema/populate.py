@@ -81,7 +81,9 @@ def _check_traversal(traversal: str | None) -> str:
     return value
 
 
-def detect_sites_for_link(link_prim: Usd.Prim, include_existing: bool = False) -> list[Usd.Prim]:
+def detect_sites_for_link(
+    link_prim: Usd.Prim, include_existing: bool = False, include_new: bool = True
+) -> list[Usd.Prim]:
     """Site candidates among a link's direct children (instance proxies included).
 
     A candidate is a childless ``UsdGeom.Xform`` (subtypes included) without
@@ -92,6 +94,7 @@ def detect_sites_for_link(link_prim: Usd.Prim, include_existing: bool = False) -
         link_prim: the link.
         include_existing: also return children that already are sites (``IsaacSiteAPI`` or
             the deprecated reference-point API), in child order with the new candidates.
+        include_new: return new candidates (False: only the existing sites).
 
     Returns:
         Candidates in child order.
@@ -105,7 +108,7 @@ def detect_sites_for_link(link_prim: Usd.Prim, include_existing: bool = False) -
                 is_site(child)  # deprecation warning for the old API
                 out.append(child)
             continue
-        if not child.IsA(UsdGeom.Xform):
+        if not include_new or not child.IsA(UsdGeom.Xform):
             continue
         if child.GetFilteredChildren(Usd.TraverseInstanceProxies()):
             continue
@@ -137,7 +140,8 @@ def discover_articulation_graph(
         robot_prim: the robot prim.
         articulation_prim: where to search for ``PhysicsArticulationRootAPI`` (robot prim
             when None).
-        detect_sites: collect site candidates under each link.
+        detect_sites: collect new site candidates under each link (children that already
+            are sites are always collected).
         root_link_override: preferred root link (used if it is a joint body or rigid).
         traversal: "dfs" (default) or "bfs", case-insensitive.
 
@@ -268,8 +272,10 @@ def discover_articulation_graph(
         visited.add(path)
         if _is_rigid(prim):
             graph.links.append(prim)
-            if detect_sites:
-                graph.sites_by_link[path] = detect_sites_for_link(prim, include_existing=True)
+            # sites applied earlier stay listed; new candidates only when detecting
+            sites = detect_sites_for_link(prim, include_existing=True, include_new=detect_sites)
+            if sites:
+                graph.sites_by_link[path] = sites
         neighbours = []
         for j, i in adjacency.get(path, []):
             jp = str(j.GetPath())
@@ -459,7 +465,8 @@ def populate_robot_schema_from_articulation(
 ) -> tuple[Usd.Prim | None, Usd.Prim | None]:
     """Walk the articulation, apply link/joint/site APIs and rewrite both relationships.
 
-    Sites already applied by an earlier run stay listed (the reference dropped them).
+    Sites already applied (by an earlier run or by hand) stay listed after their link, also
+    when ``detect_sites`` is False (the reference dropped them).
     Nested robots are single entries; everything is written into the edit target as
     prepend lists.
 
