@@ -956,3 +956,57 @@ def test_50_forwarded_names_are_identical_and_listed():
     assert "PhysxRigidBodyPropertiesCfg" in dir(core)
     with pytest.raises(AttributeError):
         _ = core.NoSuchCfg
+
+
+# ------------------------------------------------------------------ §7.2 shape spawners
+
+
+@pytest.mark.parametrize("as_mesh", [False, True])
+def test_spawn_shape_places_cfgs(stage, as_mesh):
+    from runtime.physics import spawn_shape
+
+    spawn_shape(
+        stage,
+        "/World/box",
+        "cuboid",
+        size=(0.2, 0.3, 0.4),
+        as_mesh=as_mesh,
+        collision_props=CollisionBaseCfg(contact_offset=0.02),
+        mass_props=MassPropertiesCfg(mass=2.0),
+        rigid_props=MujocoRigidBodyPropertiesCfg(gravcomp=0.5),
+        physics_material=RigidBodyMaterialBaseCfg(dynamic_friction=0.8),
+    )
+    root = stage.GetPrimAtPath("/World/box")
+    geom = stage.GetPrimAtPath("/World/box/geometry/mesh")
+    assert geom.IsA(UsdGeom.Mesh) is as_mesh
+    assert "PhysicsCollisionAPI" in applied(geom)
+    assert value(geom, "physxCollision:contactOffset") == pytest.approx(0.02)
+    assert {"PhysicsRigidBodyAPI", "PhysicsMassAPI"} <= set(applied(root))
+    assert value(root, "physics:mass") == pytest.approx(2.0)
+    assert value(root, "mjc:gravcomp") == pytest.approx(0.5)
+    assert "PhysicsRigidBodyAPI" not in applied(geom)
+    if as_mesh:
+        assert value(geom, "physics:approximation") == "boundingCube"
+    bound = UsdShade.MaterialBindingAPI(geom).ComputeBoundMaterial("physics")[0]
+    assert bound.GetPrim().GetAttribute("physics:dynamicFriction").Get() == pytest.approx(0.8)
+    with pytest.raises(ValueError, match="/World/box"):
+        spawn_shape(stage, "/World/box", "sphere")
+
+
+def test_spawn_mesh_shape_mass_only_with_rigid_props(stage):
+    from runtime.physics import spawn_shape
+
+    spawn_shape(
+        stage,
+        "/World/s",
+        "sphere",
+        as_mesh=True,
+        mass_props=MassPropertiesCfg(mass=1.0),
+        collision_props=CollisionBaseCfg(),
+    )
+    root = stage.GetPrimAtPath("/World/s")
+    assert "PhysicsMassAPI" not in applied(root)
+    geom = stage.GetPrimAtPath("/World/s/geometry/mesh")
+    assert value(geom, "physics:approximation") == "boundingSphere"
+    spawn_shape(stage, "/World/c", "capsule", mass_props=MassPropertiesCfg(mass=1.0))
+    assert "PhysicsMassAPI" in applied(stage.GetPrimAtPath("/World/c"))

@@ -262,3 +262,26 @@ def test_engine_reports_ignored_attributes_once(caplog):
     assert len(messages) == 1
     assert "physxRigidBody:linearDamping" in messages[0]
     assert "disableGravity" not in messages[0]
+
+
+@pytest.mark.parametrize("as_mesh", [False, True])
+def test_spawned_shape_rests_on_ground(as_mesh):
+    from runtime.physics import MassPropertiesCfg, spawn_shape
+
+    stage = _scene()
+    spawn_shape(
+        stage,
+        "/World/crate",
+        "cuboid",
+        size=(0.3, 0.3, 0.2),
+        translation=(0.0, 0.0, 0.5),
+        as_mesh=as_mesh,
+        collision_props=CollisionBaseCfg(),
+        mass_props=MassPropertiesCfg(mass=3.0),
+        rigid_props=RigidBodyBaseCfg(),
+    )
+    engine = MujocoEngine(stage, dt=0.002)
+    engine.step(1000)
+    assert _body_z(engine, "/World/crate") == pytest.approx(0.1, abs=3e-3)
+    body = engine.model.body("/World/crate").id
+    assert engine.model.body_mass[body] == pytest.approx(3.0)

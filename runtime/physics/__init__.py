@@ -55,6 +55,7 @@ from runtime.physics.physx import (
 _LAZY = {
     "apply_asset_physics": "runtime.physics.spawn",
     "PhysicsApplyReport": "runtime.physics.spawn",
+    "spawn_shape": "runtime.physics.spawn",
     "author_physics_layer": "runtime.physics.layer",
     "apply_cfg_to_prim": "runtime.physics.writers",
     "apply_namespaced_schemas": "runtime.physics.writers",

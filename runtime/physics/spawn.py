@@ -27,7 +27,12 @@ from runtime.physics.cfg import (
 )
 from runtime.physics.newton import MujocoJointDrivePropertiesCfg, MujocoRigidBodyPropertiesCfg
 
-__all__ = ["PhysicsApplyReport", "apply_asset_physics", "gravcomp_auto_enable_needed"]
+__all__ = [
+    "PhysicsApplyReport",
+    "apply_asset_physics",
+    "gravcomp_auto_enable_needed",
+    "spawn_shape",
+]
 
 _LOG = logging.getLogger(__name__)
 
@@ -206,3 +211,138 @@ def apply_asset_physics(
         report.modified["physics_material"] = count
         _require_targets("physics_material", physics_material, count, root_path, strict)
     return report
+
+
+#: Shape name -> (UsdGeom class name, mesh approximation used by the mesh variant).
+_SHAPES = {
+    "cuboid": ("Cube", "boundingCube"),
+    "sphere": ("Sphere", "boundingSphere"),
+    "capsule": ("Capsule", "convexHull"),
+    "cylinder": ("Cylinder", "convexHull"),
+    "cone": ("Cone", "convexHull"),
+}
+
+
+def _shape_mesh(
+    shape: str, size: tuple[float, float, float], radius: float, height: float, axis: str
+):
+    import numpy as np
+    import trimesh
+
+    if shape == "cuboid":
+        mesh = trimesh.creation.box(extents=size)
+    elif shape == "sphere":
+        mesh = trimesh.creation.icosphere(subdivisions=3, radius=radius)
+    elif shape == "capsule":
+        mesh = trimesh.creation.capsule(height=height, radius=radius)
+    elif shape == "cylinder":
+        mesh = trimesh.creation.cylinder(radius=radius, height=height)
+    else:
+        mesh = trimesh.creation.cone(radius=radius, height=height)
+        mesh.apply_translation((0.0, 0.0, -height / 2.0))
+    if shape != "cuboid" and shape != "sphere" and axis != "Z":
+        rot = {"X": ((0, 0, 1), (0, 1, 0), (-1, 0, 0)), "Y": ((1, 0, 0), (0, 0, 1), (0, -1, 0))}
+        matrix = np.eye(4)
+        matrix[:3, :3] = np.array(rot[axis], dtype=float).T
+        mesh.apply_transform(matrix)
+    return mesh
+
+
+def spawn_shape(
+    stage: Usd.Stage,
+    prim_path: str,
+    shape: str,
+    *,
+    size: tuple[float, float, float] = (1.0, 1.0, 1.0),
+    radius: float = 0.5,
+    height: float = 1.0,
+    axis: str = "Z",
+    translation: tuple[float, float, float] = (0.0, 0.0, 0.0),
+    as_mesh: bool = False,
+    collision_props: CollisionBaseCfg | None = None,
+    mass_props: MassPropertiesCfg | None = None,
+    rigid_props: RigidBodyBaseCfg | None = None,
+    physics_material: RigidBodyMaterialBaseCfg | None = None,
+    physics_material_path: str | None = None,
+) -> Usd.Prim:
+    """Spawn a primitive shape with physics cfgs (Isaac Lab shape / mesh spawner semantics).
+
+    Creates an ``Xform`` at ``prim_path`` with the geometry at ``<prim_path>/geometry/mesh``
+    (a ``UsdGeom`` primitive, or a triangle ``Mesh`` with ``as_mesh``). Then:
+    ``collision_props`` -> ``define_collision_properties(<mesh>)`` (mesh variant: first
+    ``MeshCollisionAPI`` with ``boundingCube`` for cuboids, ``boundingSphere`` for spheres,
+    ``convexHull`` otherwise); ``physics_material`` spawned (default
+    ``<prim_path>/geometry/material``) and bound to the mesh; ``mass_props`` ->
+    ``define_mass_properties(<root>)`` (mesh variant: only with ``rigid_props``);
+    ``rigid_props`` -> ``define_rigid_body_properties(<root>)``.
+
+    Args:
+        stage: the stage.
+        prim_path: root prim path; must not exist yet.
+        shape: ``"cuboid"``, ``"sphere"``, ``"capsule"``, ``"cylinder"`` or ``"cone"``.
+        size: cuboid extents [stage units].
+        radius: sphere / capsule / cylinder / cone radius [stage units].
+        height: capsule / cylinder / cone height along ``axis`` [stage units].
+        axis: ``"X"``, ``"Y"`` or ``"Z"``.
+        translation: root position in its parent frame [stage units].
+        as_mesh: author a triangle mesh instead of a UsdGeom primitive.
+        collision_props: collision cfg for the geometry prim.
+        mass_props: mass cfg for the root.
+        rigid_props: rigid-body cfg for the root.
+        physics_material: material cfg bound to the geometry prim.
+        physics_material_path: material prim path.
+
+    Returns:
+        The root prim.
+
+    Raises:
+        PhysicsCfgError: ``prim_path`` already exists, or a bad cfg value.
+        ValueError: unknown shape or axis.
+    """
+    from pxr import Gf, UsdGeom, UsdPhysics, Vt
+
+    if shape not in _SHAPES:
+        raise ValueError(f"unknown shape {shape!r} (allowed: {', '.join(_SHAPES)})")
+    if axis not in ("X", "Y", "Z"):
+        raise ValueError(f"unknown axis {axis!r} (allowed: X, Y, Z)")
+    if stage.GetPrimAtPath(str(prim_path)):
+        raise PhysicsCfgError(str(prim_path), "", "spawn_shape: a prim already exists here")
+    root = UsdGeom.Xform.Define(stage, str(prim_path))
+    root.AddTranslateOp().Set(Gf.Vec3d(*translation))
+    geom_path = f"{prim_path}/geometry/mesh"
+    type_name, approximation = _SHAPES[shape]
+    if as_mesh:
+        tm = _shape_mesh(shape, tuple(size), radius, height, axis)
+        mesh = UsdGeom.Mesh.Define(stage, geom_path)
+        mesh.CreatePointsAttr(Vt.Vec3fArray.FromNumpy(tm.vertices.astype("float32")))
+        mesh.CreateFaceVertexCountsAttr([3] * len(tm.faces))
+        mesh.CreateFaceVertexIndicesAttr(tm.faces.reshape(-1).tolist())
+        mesh.CreateSubdivisionSchemeAttr(UsdGeom.Tokens.none)
+    else:
+        geom = getattr(UsdGeom, type_name).Define(stage, geom_path)
+        if shape == "cuboid":
+            geom.CreateSizeAttr(1.0)
+            geom.AddScaleOp().Set(Gf.Vec3f(*size))
+        else:
+            geom.CreateRadiusAttr(radius)
+            if shape != "sphere":
+                geom.CreateHeightAttr(height)
+                geom.CreateAxisAttr(axis)
+    geom_prim = stage.GetPrimAtPath(geom_path)
+    if collision_props is not None:
+        _check_slot("collision_props", collision_props)
+        if as_mesh:
+            UsdPhysics.MeshCollisionAPI.Apply(geom_prim).CreateApproximationAttr(approximation)
+        writers.define_collision_properties(geom_path, collision_props, stage)
+    if physics_material is not None:
+        _check_slot("physics_material", physics_material)
+        path = physics_material_path or f"{prim_path}/geometry/material"
+        material = physics_material.func(path, physics_material, stage)
+        writers.bind_physics_material(geom_prim, str(material.GetPath()))
+    if mass_props is not None and (rigid_props is not None or not as_mesh):
+        _check_slot("mass_props", mass_props)
+        writers.define_mass_properties(str(prim_path), mass_props, stage)
+    if rigid_props is not None:
+        _check_slot("rigid_props", rigid_props)
+        writers.define_rigid_body_properties(str(prim_path), rigid_props, stage)
+    return root.GetPrim()
