@@ -11,6 +11,7 @@ import math
 import shutil
 import subprocess
 import sys
+import sysconfig
 from pathlib import Path
 
 import pytest
@@ -181,8 +182,8 @@ def test_raw_conversion_without_robot_api_matches_the_urdf(capsys):
     """Converted Panda (no IsaacRobotAPI): joints and SI limits equal Pinocchio's URDF model."""
     pin = pytest.importorskip("pinocchio")
     asset = ROOT / "tests" / "assets" / "robots" / "panda" / "panda.usda"
-    erd = Path(sys.prefix) / "lib" / "python3.11" / "site-packages" / "cmeel.prefix"
-    urdf = erd / "share" / "example-robot-data" / "robots" / "panda_description" / "urdf"
+    erd = Path(sysconfig.get_paths()["purelib"]) / "cmeel.prefix" / "share" / "example-robot-data"
+    urdf = erd / "robots" / "panda_description" / "urdf"
     if not asset.exists() or not (urdf / "panda.urdf").exists():
         pytest.skip("converted Panda or example-robot-data not available")
     assert main(["inspect", str(asset), "--json"]) == 0
