@@ -1,0 +1,831 @@
+"""Numba kernels of the ray scene: BVH build, closest-hit traversal, solid-inside tests.
+
+Layout of a flattened BVH (one or several meshes concatenated into the same arrays):
+
+* ``node_boxes`` (N, 12) float64: for internal node ``i`` the bounds of its two children,
+  ``[left_lo(3), left_hi(3), right_lo(3), right_hi(3)]`` in the mesh frame. An empty child has
+  ``lo = +inf`` and ``hi = -inf`` and is never entered.
+* ``node_refs`` (N, 4) int64: ``[left_ref, left_count, right_ref, right_count]``. A count of 0
+  means the ref is an internal node index (or -1 for an empty child); a count > 0 means a leaf
+  holding triangles ``ref .. ref + count - 1`` of the leaf-ordered triangle arrays.
+* ``triangles`` (T, 9) float64: leaf-ordered ``[v0(3), e1(3), e2(3)]`` with ``e1 = v1 - v0`` and
+  ``e2 = v2 - v0`` (Möller–Trumbore form), in the mesh frame.
+* ``triangle_ids`` (T,) int64: caller-defined id of each leaf-ordered triangle (a global face
+  index), reported on hits.
+
+Every mesh has an internal root node, so traversal starts by testing the root's children.
+Kernels trust their inputs (shapes, dtypes, finite values); validation happens in
+``runtime.sensors.ray_scene`` and ``runtime.sensors.ray_backends``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from runtime._jit import jit
+
+__all__ = [
+    "MAX_LEAF_SIZE",
+    "STACK_SIZE",
+    "bvh_build_kernel",
+    "bvh_closest_hit_kernel",
+    "scene_closest_hit_kernel",
+    "scene_hit_attributes_kernel",
+    "scene_inside_solid_kernel",
+]
+
+MAX_LEAF_SIZE = 4
+"""Largest leaf the SAH builder creates when splitting still pays off."""
+
+STACK_SIZE = 256
+"""Traversal stack depth; the builder keeps every tree shallower than this."""
+
+_MAX_SAH_DEPTH = 96
+
+_SAH_BINS = 16
+_BARY_EPS = 1e-12
+
+SOLID_BOX = 0
+SOLID_SPHERE = 1
+SOLID_CAPSULE = 2
+SOLID_CYLINDER = 3
+SOLID_CONVEX = 4
+
+
+# --------------------------------------------------------------------------------------------
+# Build
+# --------------------------------------------------------------------------------------------
+
+
+@jit
+def _range_bounds_kernel(tri_lo, tri_hi, order, start, end, out_box):
+    """Bounds of the triangles ``order[start:end]``; writes ``[lo(3), hi(3)]`` into out_box."""
+    for a in range(3):
+        out_box[a] = np.inf
+        out_box[3 + a] = -np.inf
+    for k in range(start, end):
+        f = order[k]
+        for a in range(3):
+            if tri_lo[f, a] < out_box[a]:
+                out_box[a] = tri_lo[f, a]
+            if tri_hi[f, a] > out_box[3 + a]:
+                out_box[3 + a] = tri_hi[f, a]
+
+
+@jit
+def _half_area_kernel(lo0, lo1, lo2, hi0, hi1, hi2):
+    """Half surface area of a box (0 for an empty box)."""
+    ex = hi0 - lo0
+    ey = hi1 - lo1
+    ez = hi2 - lo2
+    if ex < 0.0 or ey < 0.0 or ez < 0.0:
+        return 0.0
+    return ex * ey + ey * ez + ez * ex
+
+
+@jit
+def bvh_build_kernel(
+    vertices,
+    faces,
+    out_node_boxes,
+    out_node_refs,
+    out_triangles,
+    out_triangle_order,
+    out_node_count,
+):
+    """Build a binned-SAH BVH over one triangle mesh.
+
+    Args:
+        vertices: vertex positions [stage units], shape (V, 3), float64, mesh frame.
+        faces: vertex indices per triangle, shape (F, 3), int64, F >= 1.
+        out_node_boxes: child bounds per node, shape (max(2 * F, 2), 12), float64 (written).
+        out_node_refs: child references per node, shape (max(2 * F, 2), 4), int64 (written).
+        out_triangles: leaf-ordered ``[v0, e1, e2]`` rows, shape (F, 9), float64 (written).
+        out_triangle_order: original face index of each leaf-ordered triangle, shape (F,),
+            int64 (written).
+        out_node_count: shape (1,), int64; receives the number of nodes used. Node 0 is the
+            root.
+    """
+    face_count = faces.shape[0]
+    tri_lo = np.empty((face_count, 3))
+    tri_hi = np.empty((face_count, 3))
+    centroids = np.empty((face_count, 3))
+    for f in range(face_count):
+        for a in range(3):
+            x0 = vertices[faces[f, 0], a]
+            x1 = vertices[faces[f, 1], a]
+            x2 = vertices[faces[f, 2], a]
+            lo = min(x0, min(x1, x2))
+            hi = max(x0, max(x1, x2))
+            tri_lo[f, a] = lo
+            tri_hi[f, a] = hi
+            centroids[f, a] = 0.5 * (lo + hi)
+    order = np.arange(face_count).astype(np.int64)
+
+    node_count = 1
+
+    bin_count = np.empty(_SAH_BINS, np.int64)
+    bin_box = np.empty((_SAH_BINS, 6))
+    right_area = np.empty(_SAH_BINS)
+    right_count = np.empty(_SAH_BINS, np.int64)
+    box = np.empty(6)
+    cbox = np.empty(6)
+
+    # A pending range is split into the two children of an internal node. The root range is
+    # the whole mesh (node 0). Deep trees fall back to median splits to bound the stack depth.
+    pend_node = np.empty(face_count + 1, np.int64)
+    pend_start = np.empty(face_count + 1, np.int64)
+    pend_end = np.empty(face_count + 1, np.int64)
+    pend_depth = np.empty(face_count + 1, np.int64)
+    pend_node[0] = 0
+    pend_start[0] = 0
+    pend_end[0] = face_count
+    pend_depth[0] = 0
+    pend_top = 1
+
+    while pend_top > 0:
+        pend_top -= 1
+        node = pend_node[pend_top]
+        start = pend_start[pend_top]
+        end = pend_end[pend_top]
+        depth = pend_depth[pend_top]
+        n = end - start
+        # ---- choose the split of [start, end) ----
+        mid = -1
+        if n <= 1:
+            mid = end  # everything left, right child empty
+        elif depth >= _MAX_SAH_DEPTH:
+            mid = start + n // 2
+        else:
+            for a in range(3):
+                cbox[a] = np.inf
+                cbox[3 + a] = -np.inf
+            for k in range(start, end):
+                f = order[k]
+                for a in range(3):
+                    c = centroids[f, a]
+                    if c < cbox[a]:
+                        cbox[a] = c
+                    if c > cbox[3 + a]:
+                        cbox[3 + a] = c
+            best_cost = np.inf
+            best_axis = -1
+            best_bin = -1
+            for a in range(3):
+                extent = cbox[3 + a] - cbox[a]
+                if extent <= 0.0:
+                    continue
+                scale = _SAH_BINS / extent
+                for b in range(_SAH_BINS):
+                    bin_count[b] = 0
+                    for c6 in range(3):
+                        bin_box[b, c6] = np.inf
+                        bin_box[b, 3 + c6] = -np.inf
+                for k in range(start, end):
+                    f = order[k]
+                    b = int((centroids[f, a] - cbox[a]) * scale)
+                    if b >= _SAH_BINS:
+                        b = _SAH_BINS - 1
+                    if b < 0:
+                        b = 0
+                    bin_count[b] += 1
+                    for c6 in range(3):
+                        if tri_lo[f, c6] < bin_box[b, c6]:
+                            bin_box[b, c6] = tri_lo[f, c6]
+                        if tri_hi[f, c6] > bin_box[b, 3 + c6]:
+                            bin_box[b, 3 + c6] = tri_hi[f, c6]
+                # sweep from the right
+                rl0 = np.inf
+                rl1 = np.inf
+                rl2 = np.inf
+                rh0 = -np.inf
+                rh1 = -np.inf
+                rh2 = -np.inf
+                rc = 0
+                for b in range(_SAH_BINS - 1, 0, -1):
+                    rl0 = min(rl0, bin_box[b, 0])
+                    rl1 = min(rl1, bin_box[b, 1])
+                    rl2 = min(rl2, bin_box[b, 2])
+                    rh0 = max(rh0, bin_box[b, 3])
+                    rh1 = max(rh1, bin_box[b, 4])
+                    rh2 = max(rh2, bin_box[b, 5])
+                    rc += bin_count[b]
+                    right_area[b] = _half_area_kernel(rl0, rl1, rl2, rh0, rh1, rh2)
+                    right_count[b] = rc
+                ll0 = np.inf
+                ll1 = np.inf
+                ll2 = np.inf
+                lh0 = -np.inf
+                lh1 = -np.inf
+                lh2 = -np.inf
+                lc = 0
+                for b in range(_SAH_BINS - 1):
+                    ll0 = min(ll0, bin_box[b, 0])
+                    ll1 = min(ll1, bin_box[b, 1])
+                    ll2 = min(ll2, bin_box[b, 2])
+                    lh0 = max(lh0, bin_box[b, 3])
+                    lh1 = max(lh1, bin_box[b, 4])
+                    lh2 = max(lh2, bin_box[b, 5])
+                    lc += bin_count[b]
+                    if lc == 0 or right_count[b + 1] == 0:
+                        continue
+                    cost = (
+                        _half_area_kernel(ll0, ll1, ll2, lh0, lh1, lh2) * lc
+                        + right_area[b + 1] * right_count[b + 1]
+                    )
+                    if cost < best_cost:
+                        best_cost = cost
+                        best_axis = a
+                        best_bin = b
+            if best_axis < 0:
+                # all centroids coincide: split the index range in half
+                mid = start + n // 2
+            else:
+                a = best_axis
+                extent = cbox[3 + a] - cbox[a]
+                scale = _SAH_BINS / extent
+                i = start
+                j = end - 1
+                while i <= j:
+                    f = order[i]
+                    b = int((centroids[f, a] - cbox[a]) * scale)
+                    if b >= _SAH_BINS:
+                        b = _SAH_BINS - 1
+                    if b < 0:
+                        b = 0
+                    if b <= best_bin:
+                        i += 1
+                    else:
+                        order[i] = order[j]
+                        order[j] = f
+                        j -= 1
+                mid = i
+                if mid == start or mid == end:
+                    mid = start + n // 2
+        # ---- create the two children ----
+        for slot in range(2):
+            if slot == 0:
+                cs = start
+                ce = mid
+            else:
+                cs = mid
+                ce = end
+            cn = ce - cs
+            if cn <= 0:
+                for a in range(3):
+                    out_node_boxes[node, 6 * slot + a] = np.inf
+                    out_node_boxes[node, 6 * slot + 3 + a] = -np.inf
+                out_node_refs[node, 2 * slot] = -1
+                out_node_refs[node, 2 * slot + 1] = 0
+                continue
+            _range_bounds_kernel(tri_lo, tri_hi, order, cs, ce, box)
+            for c6 in range(6):
+                out_node_boxes[node, 6 * slot + c6] = box[c6]
+            make_leaf = cn <= MAX_LEAF_SIZE
+            if make_leaf:
+                out_node_refs[node, 2 * slot] = cs
+                out_node_refs[node, 2 * slot + 1] = cn
+            else:
+                child = node_count
+                node_count += 1
+                out_node_refs[node, 2 * slot] = child
+                out_node_refs[node, 2 * slot + 1] = 0
+                pend_node[pend_top] = child
+                pend_start[pend_top] = cs
+                pend_end[pend_top] = ce
+                pend_depth[pend_top] = depth + 1
+                pend_top += 1
+    for k in range(face_count):
+        f = order[k]
+        out_triangle_order[k] = f
+        i0 = faces[f, 0]
+        i1 = faces[f, 1]
+        i2 = faces[f, 2]
+        for a in range(3):
+            out_triangles[k, a] = vertices[i0, a]
+            out_triangles[k, 3 + a] = vertices[i1, a] - vertices[i0, a]
+            out_triangles[k, 6 + a] = vertices[i2, a] - vertices[i0, a]
+    out_node_count[0] = node_count
+
+
+# --------------------------------------------------------------------------------------------
+# Traversal
+# --------------------------------------------------------------------------------------------
+
+
+@jit
+def _leaf_closest_kernel(triangles, first, count, ox, oy, oz, dx, dy, dz, t_best, double_sided):
+    """Closest Möller–Trumbore hit among ``count`` leaf triangles; returns (t, index or -1)."""
+    hit = -1
+    for k in range(first, first + count):
+        v0x = triangles[k, 0]
+        v0y = triangles[k, 1]
+        v0z = triangles[k, 2]
+        e1x = triangles[k, 3]
+        e1y = triangles[k, 4]
+        e1z = triangles[k, 5]
+        e2x = triangles[k, 6]
+        e2y = triangles[k, 7]
+        e2z = triangles[k, 8]
+        px = dy * e2z - dz * e2y
+        py = dz * e2x - dx * e2z
+        pz = dx * e2y - dy * e2x
+        det = e1x * px + e1y * py + e1z * pz
+        if double_sided:
+            if det == 0.0:
+                continue
+        elif det <= 0.0:
+            continue
+        inv_det = 1.0 / det
+        sx = ox - v0x
+        sy = oy - v0y
+        sz = oz - v0z
+        u = (sx * px + sy * py + sz * pz) * inv_det
+        if u < -_BARY_EPS or u > 1.0 + _BARY_EPS:
+            continue
+        qx = sy * e1z - sz * e1y
+        qy = sz * e1x - sx * e1z
+        qz = sx * e1y - sy * e1x
+        v = (dx * qx + dy * qy + dz * qz) * inv_det
+        if v < -_BARY_EPS or u + v > 1.0 + _BARY_EPS:
+            continue
+        t = (e2x * qx + e2y * qy + e2z * qz) * inv_det
+        if t >= 0.0 and t < t_best:
+            t_best = t
+            hit = k
+    return t_best, hit
+
+
+@jit
+def _traverse_kernel(
+    node_boxes,
+    node_refs,
+    triangles,
+    root,
+    ox,
+    oy,
+    oz,
+    dx,
+    dy,
+    dz,
+    t_max,
+    double_sided,
+    stack_ref,
+    stack_count,
+    stack_t,
+):
+    """Closest hit of one ray in one BVH; returns (t, leaf-ordered triangle or -1).
+
+    Stack-based traversal testing both children at the parent, nearest child first, with
+    precomputed inverse directions and per-axis near/far plane selection.
+    """
+    tiny = 1e-30
+    ix = 1.0 / dx if abs(dx) > tiny else (1e30 if dx >= 0.0 else -1e30)
+    iy = 1.0 / dy if abs(dy) > tiny else (1e30 if dy >= 0.0 else -1e30)
+    iz = 1.0 / dz if abs(dz) > tiny else (1e30 if dz >= 0.0 else -1e30)
+    # near plane offsets within a 6-vector [lo, hi]
+    nx = 0 if ix >= 0.0 else 3
+    ny = 1 if iy >= 0.0 else 4
+    nz = 2 if iz >= 0.0 else 5
+    fx = 3 - nx
+    fy = 5 - ny
+    fz = 7 - nz
+    oix = ox * ix
+    oiy = oy * iy
+    oiz = oz * iz
+    t_best = t_max
+    best = -1
+    top = 0
+    node = root
+    while True:
+        # test both children of the internal node
+        t0 = max(
+            node_boxes[node, nx] * ix - oix,
+            node_boxes[node, ny] * iy - oiy,
+            node_boxes[node, nz] * iz - oiz,
+            0.0,
+        )
+        t1 = min(
+            node_boxes[node, fx] * ix - oix,
+            node_boxes[node, fy] * iy - oiy,
+            node_boxes[node, fz] * iz - oiz,
+            t_best,
+        )
+        hit_l = t0 <= t1
+        u0 = max(
+            node_boxes[node, 6 + nx] * ix - oix,
+            node_boxes[node, 6 + ny] * iy - oiy,
+            node_boxes[node, 6 + nz] * iz - oiz,
+            0.0,
+        )
+        u1 = min(
+            node_boxes[node, 6 + fx] * ix - oix,
+            node_boxes[node, 6 + fy] * iy - oiy,
+            node_boxes[node, 6 + fz] * iz - oiz,
+            t_best,
+        )
+        hit_r = u0 <= u1
+        r0 = node_refs[node, 0]
+        r1 = node_refs[node, 1]
+        r2 = node_refs[node, 2]
+        r3 = node_refs[node, 3]
+        next_node = -1
+        if hit_l and hit_r:
+            if t0 <= u0:
+                near_ref = r0
+                near_cnt = r1
+                far_ref = r2
+                far_cnt = r3
+                far_t = u0
+            else:
+                near_ref = r2
+                near_cnt = r3
+                far_ref = r0
+                far_cnt = r1
+                far_t = t0
+            if far_cnt > 0:
+                # far leaf: defer it on the stack like a node
+                stack_ref[top] = far_ref
+                stack_count[top] = far_cnt
+                stack_t[top] = far_t
+                top += 1
+            else:
+                stack_ref[top] = far_ref
+                stack_count[top] = 0
+                stack_t[top] = far_t
+                top += 1
+            if near_cnt > 0:
+                t_best_new, k = _leaf_closest_kernel(
+                    triangles, near_ref, near_cnt, ox, oy, oz, dx, dy, dz, t_best, double_sided
+                )
+                if k >= 0:
+                    t_best = t_best_new
+                    best = k
+            else:
+                next_node = near_ref
+        elif hit_l or hit_r:
+            if hit_l:
+                one_ref = r0
+                one_cnt = r1
+            else:
+                one_ref = r2
+                one_cnt = r3
+            if one_cnt > 0:
+                t_best_new, k = _leaf_closest_kernel(
+                    triangles, one_ref, one_cnt, ox, oy, oz, dx, dy, dz, t_best, double_sided
+                )
+                if k >= 0:
+                    t_best = t_best_new
+                    best = k
+            else:
+                next_node = one_ref
+        if next_node >= 0:
+            node = next_node
+            continue
+        # pop until a node (or leaf) that can still contain a closer hit
+        found = False
+        while top > 0:
+            top -= 1
+            if stack_t[top] > t_best:
+                continue
+            if stack_count[top] > 0:
+                t_best_new, k = _leaf_closest_kernel(
+                    triangles,
+                    stack_ref[top],
+                    stack_count[top],
+                    ox,
+                    oy,
+                    oz,
+                    dx,
+                    dy,
+                    dz,
+                    t_best,
+                    double_sided,
+                )
+                if k >= 0:
+                    t_best = t_best_new
+                    best = k
+                continue
+            node = stack_ref[top]
+            found = True
+            break
+        if not found:
+            break
+    return t_best, best
+
+
+@jit
+def bvh_closest_hit_kernel(
+    node_boxes,
+    node_refs,
+    triangles,
+    triangle_ids,
+    root,
+    origins,
+    directions,
+    max_distances,
+    double_sided,
+    out_distances,
+    out_triangle_ids,
+):
+    """Closest hit of each ray against one BVH (all rays in the BVH's frame).
+
+    Args:
+        node_boxes: BVH child bounds, shape (N, 12), float64 (module layout).
+        node_refs: BVH child references, shape (N, 4), int64.
+        triangles: leaf-ordered ``[v0, e1, e2]``, shape (T, 9), float64 [stage units].
+        triangle_ids: id reported for each leaf-ordered triangle, shape (T,), int64.
+        root: index of the root node.
+        origins: ray origins [stage units], shape (R, 3), float64, mesh frame.
+        directions: ray directions (unit length), shape (R, 3), float64, mesh frame.
+        max_distances: largest accepted hit distance [stage units], shape (R,), float64.
+        double_sided: when False only front faces (counter-clockwise seen from the ray) hit.
+        out_distances: hit distance, ``inf`` on a miss, shape (R,), float64 (written).
+        out_triangle_ids: ``triangle_ids`` of the hit triangle, -1 on a miss, shape (R,),
+            int64 (written).
+    """
+    stack_ref = np.empty(STACK_SIZE, np.int64)
+    stack_count = np.empty(STACK_SIZE, np.int64)
+    stack_t = np.empty(STACK_SIZE)
+    for i in range(origins.shape[0]):
+        t, k = _traverse_kernel(
+            node_boxes,
+            node_refs,
+            triangles,
+            root,
+            origins[i, 0],
+            origins[i, 1],
+            origins[i, 2],
+            directions[i, 0],
+            directions[i, 1],
+            directions[i, 2],
+            max_distances[i],
+            double_sided,
+            stack_ref,
+            stack_count,
+            stack_t,
+        )
+        if k >= 0:
+            out_distances[i] = t
+            out_triangle_ids[i] = triangle_ids[k]
+        else:
+            out_distances[i] = np.inf
+            out_triangle_ids[i] = -1
+
+
+@jit
+def _rotate_inverse_kernel(qw, qx, qy, qz, vx, vy, vz):
+    """Rotate (vx, vy, vz) by the inverse of the unit quaternion (qw, qx, qy, qz)."""
+    # v' = v + 2 * r x (r x v + w v) with r = -q.xyz for the inverse rotation
+    rx = -qx
+    ry = -qy
+    rz = -qz
+    cx = ry * vz - rz * vy + qw * vx
+    cy = rz * vx - rx * vz + qw * vy
+    cz = rx * vy - ry * vx + qw * vz
+    return (
+        vx + 2.0 * (ry * cz - rz * cy),
+        vy + 2.0 * (rz * cx - rx * cz),
+        vz + 2.0 * (rx * cy - ry * cx),
+    )
+
+
+@jit
+def scene_closest_hit_kernel(
+    node_boxes,
+    node_refs,
+    triangles,
+    triangle_ids,
+    group_roots,
+    group_positions,
+    group_orientations,
+    origins,
+    directions,
+    max_distances,
+    double_sided,
+    out_distances,
+    out_triangle_ids,
+):
+    """Closest hit of each world ray over several rigidly moving BVH groups.
+
+    Each ray is transformed into every group's frame (no rebuild when groups move).
+
+    Args:
+        node_boxes: concatenated BVH child bounds of all groups, shape (N, 12), float64.
+        node_refs: concatenated child references (indices already offset), shape (N, 4), int64.
+        triangles: concatenated leaf-ordered triangles, shape (T, 9), float64, group frames.
+        triangle_ids: global face id of each leaf-ordered triangle, shape (T,), int64.
+        group_roots: root node of each group (-1 for an empty group), shape (G,), int64.
+        group_positions: group frame origin [stage units], shape (G, 3), float64, world.
+        group_orientations: group frame orientation (w, x, y, z), unit, shape (G, 4), float64.
+        origins: ray origins [stage units], shape (R, 3), float64, world.
+        directions: unit ray directions, shape (R, 3), float64, world.
+        max_distances: largest accepted hit distance [stage units], shape (R,), float64.
+        double_sided: when False back faces are ignored.
+        out_distances: hit distance, ``inf`` on a miss, shape (R,), float64 (written).
+        out_triangle_ids: global face id of the hit, -1 on a miss, shape (R,), int64 (written).
+    """
+    stack_ref = np.empty(STACK_SIZE, np.int64)
+    stack_count = np.empty(STACK_SIZE, np.int64)
+    stack_t = np.empty(STACK_SIZE)
+    group_count = group_roots.shape[0]
+    for i in range(origins.shape[0]):
+        t_best = max_distances[i]
+        best = -1
+        for g in range(group_count):
+            if group_roots[g] < 0:
+                continue
+            qw = group_orientations[g, 0]
+            qx = group_orientations[g, 1]
+            qy = group_orientations[g, 2]
+            qz = group_orientations[g, 3]
+            lox, loy, loz = _rotate_inverse_kernel(
+                qw,
+                qx,
+                qy,
+                qz,
+                origins[i, 0] - group_positions[g, 0],
+                origins[i, 1] - group_positions[g, 1],
+                origins[i, 2] - group_positions[g, 2],
+            )
+            ldx, ldy, ldz = _rotate_inverse_kernel(
+                qw, qx, qy, qz, directions[i, 0], directions[i, 1], directions[i, 2]
+            )
+            t, k = _traverse_kernel(
+                node_boxes,
+                node_refs,
+                triangles,
+                group_roots[g],
+                lox,
+                loy,
+                loz,
+                ldx,
+                ldy,
+                ldz,
+                t_best,
+                double_sided,
+                stack_ref,
+                stack_count,
+                stack_t,
+            )
+            if k >= 0:
+                t_best = t
+                best = triangle_ids[k]
+        if best >= 0:
+            out_distances[i] = t_best
+            out_triangle_ids[i] = best
+        else:
+            out_distances[i] = np.inf
+            out_triangle_ids[i] = -1
+
+
+# --------------------------------------------------------------------------------------------
+# Solid shapes: "ray starts inside" test
+# --------------------------------------------------------------------------------------------
+
+
+@jit
+def _inside_solid_kernel(kind, params, planes, plane_start, plane_count, x, y, z):
+    """Whether the point (x, y, z), given in the solid's frame, lies inside the solid."""
+    if kind == SOLID_BOX:
+        return abs(x) <= params[0] and abs(y) <= params[1] and abs(z) <= params[2]
+    if kind == SOLID_SPHERE:
+        return x * x + y * y + z * z <= params[0] * params[0]
+    if kind == SOLID_CAPSULE:
+        # axis along local z, half height params[1] of the cylinder part, radius params[0]
+        h = params[1]
+        zc = min(max(z, -h), h)
+        dz = z - zc
+        return x * x + y * y + dz * dz <= params[0] * params[0]
+    if kind == SOLID_CYLINDER:
+        return abs(z) <= params[1] and x * x + y * y <= params[0] * params[0]
+    # convex: all half-spaces n . p <= d
+    for k in range(plane_start, plane_start + plane_count):
+        if planes[k, 0] * x + planes[k, 1] * y + planes[k, 2] * z > planes[k, 3]:
+            return False
+    return True
+
+
+@jit
+def scene_inside_solid_kernel(
+    solid_groups,
+    solid_kinds,
+    solid_positions,
+    solid_orientations,
+    solid_params,
+    solid_plane_ranges,
+    planes,
+    group_positions,
+    group_orientations,
+    points,
+    out_solids,
+):
+    """Index of a solid shape containing each world point (first match), -1 if none.
+
+    Args:
+        solid_groups: group of each solid, shape (S,), int64.
+        solid_kinds: ``SOLID_*`` code of each solid, shape (S,), int64.
+        solid_positions: solid frame origin in its group frame, shape (S, 3), float64.
+        solid_orientations: solid frame orientation in its group frame (w, x, y, z), shape
+            (S, 4), float64.
+        solid_params: box half extents, or (radius, half height, 0), shape (S, 3), float64
+            [stage units].
+        solid_plane_ranges: (first plane, plane count) of convex solids, shape (S, 2), int64.
+        planes: half-spaces ``n . p <= d`` as ``[nx, ny, nz, d]`` in solid frames, shape (P, 4),
+            float64.
+        group_positions: group frame origin [stage units], shape (G, 3), float64, world.
+        group_orientations: group orientation (w, x, y, z), shape (G, 4), float64, world.
+        points: query points [stage units], shape (R, 3), float64, world.
+        out_solids: containing solid index or -1, shape (R,), int64 (written).
+    """
+    for i in range(points.shape[0]):
+        out_solids[i] = -1
+        for s in range(solid_groups.shape[0]):
+            g = solid_groups[s]
+            x, y, z = _rotate_inverse_kernel(
+                group_orientations[g, 0],
+                group_orientations[g, 1],
+                group_orientations[g, 2],
+                group_orientations[g, 3],
+                points[i, 0] - group_positions[g, 0],
+                points[i, 1] - group_positions[g, 1],
+                points[i, 2] - group_positions[g, 2],
+            )
+            x, y, z = _rotate_inverse_kernel(
+                solid_orientations[s, 0],
+                solid_orientations[s, 1],
+                solid_orientations[s, 2],
+                solid_orientations[s, 3],
+                x - solid_positions[s, 0],
+                y - solid_positions[s, 1],
+                z - solid_positions[s, 2],
+            )
+            if _inside_solid_kernel(
+                solid_kinds[s],
+                solid_params[s],
+                planes,
+                solid_plane_ranges[s, 0],
+                solid_plane_ranges[s, 1],
+                x,
+                y,
+                z,
+            ):
+                out_solids[i] = s
+                break
+
+
+
+@jit
+def scene_hit_attributes_kernel(
+    faces,
+    face_groups,
+    face_actors,
+    face_normals,
+    group_orientations,
+    directions,
+    double_sided,
+    out_actors,
+    out_normals,
+):
+    """Actor index and world normal of each hit face.
+
+    Args:
+        faces: global face id per ray, -1 on a miss, shape (R,), int64.
+        face_groups: group of each global face, shape (F,), int64.
+        face_actors: actor index of each global face, shape (F,), int64.
+        face_normals: unit front-face normal of each face in its group frame, shape (F, 3),
+            float64.
+        group_orientations: group orientations (w, x, y, z), shape (G, 4), float64, world.
+        directions: unit ray directions, shape (R, 3), float64, world.
+        double_sided: when True a normal facing away from the ray is flipped towards it.
+        out_actors: actor index or -1, shape (R,), int64 (written).
+        out_normals: unit hit normal or zeros, shape (R, 3), float64, world (written).
+    """
+    for i in range(faces.shape[0]):
+        f = faces[i]
+        if f < 0:
+            out_actors[i] = -1
+            out_normals[i, 0] = 0.0
+            out_normals[i, 1] = 0.0
+            out_normals[i, 2] = 0.0
+            continue
+        g = face_groups[f]
+        # rotate the local normal to world: inverse of the inverse rotation
+        nx, ny, nz = _rotate_inverse_kernel(
+            group_orientations[g, 0],
+            -group_orientations[g, 1],
+            -group_orientations[g, 2],
+            -group_orientations[g, 3],
+            face_normals[f, 0],
+            face_normals[f, 1],
+            face_normals[f, 2],
+        )
+        facing = nx * directions[i, 0] + ny * directions[i, 1] + nz * directions[i, 2]
+        if double_sided and facing > 0.0:
+            nx = -nx
+            ny = -ny
+            nz = -nz
+        out_actors[i] = face_actors[f]
+        out_normals[i, 0] = nx
+        out_normals[i, 1] = ny
+        out_normals[i, 2] = nz

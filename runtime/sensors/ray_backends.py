@@ -1,0 +1,385 @@
+"""Closest-hit ray casting backends over rigidly moving triangle-mesh groups.
+
+One :class:`RayBackend` protocol, two implementations with identical signatures:
+
+* :class:`NumbaBvhBackend` (default): a binned-SAH BVH per group, built once with Numba;
+  rays are transformed into each group's frame per cast, so moving groups never rebuild.
+* :class:`EmbreexBackend`: Intel Embree through the optional ``embreex`` package (float32),
+  imported lazily; constructing it without ``embreex`` raises a clear ``ImportError``.
+
+Both report misses as distance ``inf`` and triangle ``-1``, and are single-sided unless built
+with ``double_sided=True`` (a triangle is hit from its front side, i.e. where its
+counter-clockwise winding ``(v1 - v0) x (v2 - v0)`` points towards the ray origin).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+
+__all__ = [
+    "BACKEND_NAMES",
+    "EmbreexBackend",
+    "MeshArrays",
+    "NumbaBvhBackend",
+    "RayBackend",
+    "make_ray_backend",
+]
+
+BACKEND_NAMES = ("numba", "embreex")
+"""Names accepted by :func:`make_ray_backend`."""
+
+MeshArrays = tuple[np.ndarray, np.ndarray]
+"""One group's geometry: vertices (V, 3) float64 [stage units] and faces (F, 3) int64."""
+
+
+@runtime_checkable
+class RayBackend(Protocol):
+    """Closest-hit queries over triangle-mesh groups that move rigidly.
+
+    Attributes:
+        name: backend name (one of :data:`BACKEND_NAMES`).
+        group_count: number of mesh groups G.
+        face_count: total number of triangles; global face ids run over the groups'
+            faces in group order.
+    """
+
+    name: str
+    group_count: int
+    face_count: int
+
+    def cast(
+        self,
+        origins: np.ndarray,
+        directions: np.ndarray,
+        max_distances: np.ndarray,
+        group_positions: np.ndarray,
+        group_orientations: np.ndarray,
+        out_distances: np.ndarray,
+        out_faces: np.ndarray,
+    ) -> None:
+        """Closest hit of each ray over all groups.
+
+        Args:
+            origins: ray origins [stage units], shape (R, 3), float64, world frame.
+            directions: unit ray directions, shape (R, 3), float64, world frame.
+            max_distances: largest accepted distance [stage units], shape (R,), float64.
+            group_positions: group frame origins [stage units], shape (G, 3), float64, world.
+            group_orientations: group orientations (w, x, y, z), shape (G, 4), float64.
+            out_distances: hit distance or ``inf``, shape (R,), float64 (written).
+            out_faces: global face id of the hit or -1, shape (R,), int64 (written).
+        """
+        ...
+
+
+def _check_meshes(meshes: Sequence[MeshArrays]) -> list[MeshArrays]:
+    checked: list[MeshArrays] = []
+    for index, (vertices, faces) in enumerate(meshes):
+        v = np.ascontiguousarray(vertices, dtype=np.float64)
+        f = np.ascontiguousarray(faces, dtype=np.int64)
+        if v.ndim != 2 or v.shape[1] != 3:
+            raise ValueError(f"mesh {index}: vertices must have shape (V, 3), got {v.shape}")
+        if f.size == 0:
+            f = np.zeros((0, 3), np.int64)
+        if f.ndim != 2 or f.shape[1] != 3:
+            raise ValueError(f"mesh {index}: faces must have shape (F, 3), got {f.shape}")
+        if f.size and (f.min() < 0 or f.max() >= v.shape[0]):
+            raise ValueError(f"mesh {index}: face indices outside 0..{v.shape[0] - 1}")
+        if not np.all(np.isfinite(v)):
+            raise ValueError(f"mesh {index}: vertices must be finite")
+        checked.append((v, f))
+    return checked
+
+
+def _check_cast_arguments(
+    origins: np.ndarray,
+    directions: np.ndarray,
+    max_distances: np.ndarray,
+    group_positions: np.ndarray,
+    group_orientations: np.ndarray,
+    out_distances: np.ndarray,
+    out_faces: np.ndarray,
+    group_count: int,
+) -> None:
+    ray_count = origins.shape[0]
+    for name, array, shape, dtype in (
+        ("origins", origins, (ray_count, 3), np.float64),
+        ("directions", directions, (ray_count, 3), np.float64),
+        ("max_distances", max_distances, (ray_count,), np.float64),
+        ("group_positions", group_positions, (group_count, 3), np.float64),
+        ("group_orientations", group_orientations, (group_count, 4), np.float64),
+        ("out_distances", out_distances, (ray_count,), np.float64),
+        ("out_faces", out_faces, (ray_count,), np.int64),
+    ):
+        if array.shape != shape or array.dtype != dtype or not array.flags.c_contiguous:
+            raise ValueError(
+                f"{name}: expected C-contiguous {np.dtype(dtype).name} array of shape {shape}, "
+                f"got {array.dtype} {array.shape}"
+            )
+
+
+class NumbaBvhBackend:
+    """Numba BVH backend: one SAH BVH per group in shared flattened arrays.
+
+    Args:
+        meshes: per group, (vertices (V, 3) float64 [stage units], faces (F, 3) int64),
+            vertices in the group frame. Groups may be empty.
+        double_sided: hit back faces too (default False: single-sided like PhysX meshes).
+    """
+
+    name = "numba"
+
+    def __init__(self, meshes: Sequence[MeshArrays], double_sided: bool = False) -> None:
+        from runtime.sensors import _bvh_kernels as kernels
+
+        self._kernels = kernels
+        checked = _check_meshes(meshes)
+        self.group_count = len(checked)
+        self.double_sided = bool(double_sided)
+        boxes: list[np.ndarray] = []
+        refs: list[np.ndarray] = []
+        triangles: list[np.ndarray] = []
+        ids: list[np.ndarray] = []
+        roots = np.full(self.group_count, -1, np.int64)
+        node_base = 0
+        face_base = 0
+        leaf_base = 0
+        for g, (vertices, faces) in enumerate(checked):
+            face_count = faces.shape[0]
+            if face_count == 0:
+                continue
+            capacity = max(2 * face_count, 2)
+            node_boxes = np.empty((capacity, 12))
+            node_refs = np.empty((capacity, 4), np.int64)
+            tris = np.empty((face_count, 9))
+            order = np.empty(face_count, np.int64)
+            used = np.empty(1, np.int64)
+            kernels.bvh_build_kernel(vertices, faces, node_boxes, node_refs, tris, order, used)
+            n = int(used[0])
+            node_boxes = node_boxes[:n]
+            node_refs = node_refs[:n].copy()
+            for slot in (0, 2):
+                is_leaf = node_refs[:, slot + 1] > 0
+                is_node = (~is_leaf) & (node_refs[:, slot] >= 0)
+                node_refs[is_leaf, slot] += leaf_base
+                node_refs[is_node, slot] += node_base
+            roots[g] = node_base
+            boxes.append(node_boxes)
+            refs.append(node_refs)
+            triangles.append(tris)
+            ids.append(order + face_base)
+            node_base += n
+            leaf_base += face_count
+            face_base += face_count
+        self.face_count = int(sum(f.shape[0] for _, f in checked))
+        if boxes:
+            self.node_boxes = np.ascontiguousarray(np.concatenate(boxes))
+            self.node_refs = np.ascontiguousarray(np.concatenate(refs))
+            self.triangles = np.ascontiguousarray(np.concatenate(triangles))
+            self.triangle_ids = np.ascontiguousarray(np.concatenate(ids))
+        else:
+            self.node_boxes = np.zeros((1, 12))
+            self.node_refs = np.full((1, 4), -1, np.int64)
+            self.triangles = np.zeros((0, 9))
+            self.triangle_ids = np.zeros(0, np.int64)
+        self.group_roots = roots
+        self.node_count = node_base
+
+    def cast(
+        self,
+        origins: np.ndarray,
+        directions: np.ndarray,
+        max_distances: np.ndarray,
+        group_positions: np.ndarray,
+        group_orientations: np.ndarray,
+        out_distances: np.ndarray,
+        out_faces: np.ndarray,
+    ) -> None:
+        """Closest hit of each ray over all groups (see :class:`RayBackend`)."""
+        _check_cast_arguments(
+            origins,
+            directions,
+            max_distances,
+            group_positions,
+            group_orientations,
+            out_distances,
+            out_faces,
+            self.group_count,
+        )
+        self._kernels.scene_closest_hit_kernel(
+            self.node_boxes,
+            self.node_refs,
+            self.triangles,
+            self.triangle_ids,
+            self.group_roots,
+            group_positions,
+            group_orientations,
+            origins,
+            directions,
+            max_distances,
+            self.double_sided,
+            out_distances,
+            out_faces,
+        )
+
+
+def _rotation_matrices(quaternions: np.ndarray) -> np.ndarray:
+    """Rotation matrices (G, 3, 3) of unit quaternions (G, 4) given as (w, x, y, z)."""
+    w, x, y, z = quaternions.T
+    out = np.empty((quaternions.shape[0], 3, 3))
+    out[:, 0, 0] = 1 - 2 * (y * y + z * z)
+    out[:, 0, 1] = 2 * (x * y - w * z)
+    out[:, 0, 2] = 2 * (x * z + w * y)
+    out[:, 1, 0] = 2 * (x * y + w * z)
+    out[:, 1, 1] = 1 - 2 * (x * x + z * z)
+    out[:, 1, 2] = 2 * (y * z - w * x)
+    out[:, 2, 0] = 2 * (x * z - w * y)
+    out[:, 2, 1] = 2 * (y * z + w * x)
+    out[:, 2, 2] = 1 - 2 * (x * x + y * y)
+    return out
+
+
+class EmbreexBackend:
+    """Embree backend through ``embreex`` (float32 geometry and rays), one scene per group.
+
+    Single-sided casts re-cast rays that hit a back face from just past that face.
+
+    Args:
+        meshes: per group, (vertices (V, 3) float64 [stage units], faces (F, 3) int64),
+            vertices in the group frame.
+        double_sided: hit back faces too (default False).
+
+    Raises:
+        ImportError: ``embreex`` is not installed.
+    """
+
+    name = "embreex"
+    _MAX_RECASTS = 16
+
+    def __init__(self, meshes: Sequence[MeshArrays], double_sided: bool = False) -> None:
+        try:
+            from embreex import rtcore_scene
+            from embreex.mesh_construction import TriangleMesh
+        except ImportError as error:  # pragma: no cover - depends on the environment
+            raise ImportError(
+                "the 'embreex' ray backend needs the optional package embreex "
+                "(pip install embreex); use backend='numba' otherwise"
+            ) from error
+        checked = _check_meshes(meshes)
+        self.group_count = len(checked)
+        self.double_sided = bool(double_sided)
+        self._scenes: list[object | None] = []
+        self._face_base: list[int] = []
+        self._normals: list[np.ndarray] = []
+        base = 0
+        for vertices, faces in checked:
+            self._face_base.append(base)
+            base += faces.shape[0]
+            if faces.shape[0] == 0:
+                self._scenes.append(None)
+                self._normals.append(np.zeros((0, 3)))
+                continue
+            scene = rtcore_scene.EmbreeScene()
+            TriangleMesh(scene, vertices.astype(np.float32), faces.astype(np.int32))
+            self._scenes.append(scene)
+            tri = vertices[faces]
+            self._normals.append(np.cross(tri[:, 1] - tri[:, 0], tri[:, 2] - tri[:, 0]))
+        self.face_count = base
+
+    def cast(
+        self,
+        origins: np.ndarray,
+        directions: np.ndarray,
+        max_distances: np.ndarray,
+        group_positions: np.ndarray,
+        group_orientations: np.ndarray,
+        out_distances: np.ndarray,
+        out_faces: np.ndarray,
+    ) -> None:
+        """Closest hit of each ray over all groups (see :class:`RayBackend`)."""
+        _check_cast_arguments(
+            origins,
+            directions,
+            max_distances,
+            group_positions,
+            group_orientations,
+            out_distances,
+            out_faces,
+            self.group_count,
+        )
+        best = max_distances.copy()
+        faces_hit = np.full(origins.shape[0], -1, np.int64)
+        rotations = _rotation_matrices(group_orientations)
+        big = float(np.finfo(np.float32).max)
+        for g, scene in enumerate(self._scenes):
+            if scene is None:
+                continue
+            local_o = (origins - group_positions[g]) @ rotations[g]
+            local_d = directions @ rotations[g]
+            normals = self._normals[g]
+            pending = np.arange(origins.shape[0])
+            travelled = np.zeros(origins.shape[0])
+            o32 = local_o.astype(np.float32)
+            d32 = local_d.astype(np.float32)
+            for _ in range(self._MAX_RECASTS):
+                if pending.size == 0:
+                    break
+                limit = np.minimum(best[pending] - travelled[pending], big).astype(np.float32)
+                result = scene.run(  # type: ignore[attr-defined]
+                    np.ascontiguousarray(o32[pending]),
+                    np.ascontiguousarray(d32[pending]),
+                    dists=limit,
+                    output=1,
+                )
+                prim = np.asarray(result["primID"], dtype=np.int64)
+                tfar = np.asarray(result["tfar"], dtype=np.float64)
+                hit = prim >= 0
+                if not self.double_sided:
+                    back = np.zeros_like(hit)
+                    facing = np.einsum("ij,ij->i", normals[prim[hit]], local_d[pending[hit]])
+                    back[hit] = facing >= 0.0
+                else:
+                    back = np.zeros_like(hit)
+                front = hit & ~back
+                rays = pending[front]
+                distance = travelled[rays] + tfar[front]
+                closer = distance < best[rays]
+                best[rays[closer]] = distance[closer]
+                faces_hit[rays[closer]] = prim[front][closer] + self._face_base[g]
+                # back-face hits: continue just past the hit triangle
+                again = pending[back]
+                step = tfar[back] + 1e-5 * np.maximum(1.0, tfar[back])
+                travelled[again] += step
+                o32[again] = (local_o[again] + local_d[again] * travelled[again, None]).astype(
+                    np.float32
+                )
+                pending = again[travelled[again] < best[again]]
+        miss = faces_hit < 0
+        out_distances[:] = np.where(miss, np.inf, best)
+        out_faces[:] = faces_hit
+
+
+def make_ray_backend(
+    name: str, meshes: Sequence[MeshArrays], double_sided: bool = False
+) -> RayBackend:
+    """Construct a backend by name.
+
+    Args:
+        name: ``"numba"`` (default BVH) or ``"embreex"``.
+        meshes: per group, (vertices (V, 3) float64, faces (F, 3) int64) in the group frame.
+        double_sided: hit back faces too.
+
+    Returns:
+        The backend.
+
+    Raises:
+        ValueError: unknown name.
+        ImportError: the backend's optional dependency is missing.
+    """
+    if name == "numba":
+        return NumbaBvhBackend(meshes, double_sided)
+    if name == "embreex":
+        return EmbreexBackend(meshes, double_sided)
+    raise ValueError(f"unknown ray backend {name!r} (allowed: {', '.join(BACKEND_NAMES)})")

@@ -1,0 +1,478 @@
+"""Raycast sensor (``IsaacRaycastSensor``, sensors.md §5): rays cast after every physics step.
+
+:class:`RaycastSensor` follows the sensor protocol of :mod:`runtime.sensors.runtime`
+(``bind(runtime)``, ``update(state)``, ``reading()``, ``reset()``). Every raycast sensor of a
+:class:`~runtime.sensors.runtime.SensorRuntime` is evaluated by one :class:`RaycastBatch`:
+all rays of all sensors go through one ray-generation kernel, one scene cast and one output
+kernel per step. The ray scene (:class:`~runtime.sensors.ray_scene.RayScene`) is built once
+from the stage's colliders, with the Numba BVH by default; ``runtime.ray_backend =
+"embreex"`` (set before the runtime binds) or an explicit ``scene`` selects another.
+
+Configuration is read when bound and again at the first processed step, then frozen for the
+run; the five checks of §5.2 then either pass or put the sensor in the error state: it is
+disabled with the reference's message (logged once, ``disabled_reason``), its readings are
+invalid, and the other sensors keep reading. :meth:`RaycastSensor.reset` (stop/start) clears
+that state and reads the configuration again.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from runtime.errors import SchemaError
+from runtime.sensors.runtime import SensorBase
+from runtime.sensors.state import PhysicsState
+
+__all__ = ["RaycastBatch", "RaycastReading", "RaycastSensor", "sweep_window"]
+
+LOGGER = logging.getLogger("runtime.sensors")
+
+
+def _empty_rows() -> np.ndarray:
+    return np.zeros((0, 3), np.float32)
+
+
+@dataclass(frozen=True)
+class RaycastReading:
+    """One raycast reading (sensors.md §5.5); arrays are float32 snapshots.
+
+    Attributes:
+        ray_count: ``numRays`` (0 when invalid).
+        depths: distance from each ray origin [stage units], ``maxRange`` on a miss or when
+            the ray did not fire this step, shape (N,), float32.
+        hit_positions: hit points in the SENSOR or WORLD frame (per
+            ``outputFrameOfReference``), zeros on a miss, shape (N, 3), float32.
+        hit_normals: unit hit normals in the same frame, zeros on a miss, shape (N, 3).
+        hit_prim_paths: USD path of the hit actor (rigid body, or the collider prim of a
+            static collider) per ray, ``""`` on a miss; empty when ``reportHitPrimPaths``
+            is false.
+        ray_origins_world: ray origins, world, the sensor position for rays that did not
+            fire, shape (N, 3), float32.
+        ray_end_points_world: hit point, ``origin + direction * maxRange`` on a miss, the
+            sensor position for rays that did not fire, shape (N, 3), float32.
+        time: ``float32(t_k)`` of the producing step [s]; 0 when invalid.
+        step: physics step counter of the producing step; 0 when invalid.
+        is_valid: see sensors.md §2.7.
+    """
+
+    ray_count: int = 0
+    depths: np.ndarray = field(default_factory=lambda: np.zeros(0, np.float32))
+    hit_positions: np.ndarray = field(default_factory=_empty_rows)
+    hit_normals: np.ndarray = field(default_factory=_empty_rows)
+    hit_prim_paths: tuple[str, ...] = ()
+    ray_origins_world: np.ndarray = field(default_factory=_empty_rows)
+    ray_end_points_world: np.ndarray = field(default_factory=_empty_rows)
+    time: float = 0.0
+    step: int = 0
+    is_valid: bool = False
+
+    @property
+    def hits(self) -> np.ndarray:
+        """Rays that hit something (``depth < maxRange`` is the reference's only signal).
+
+        Returns:
+            Boolean mask, shape (N,).
+        """
+        if self.depths.size == 0:
+            return np.zeros(0, bool)
+        return np.linalg.norm(self.hit_normals, axis=1) > 0.0
+
+
+def _rotate(q: np.ndarray, v: np.ndarray) -> np.ndarray:
+    w, x, y, z = q
+    r = np.array([x, y, z])
+    c = np.cross(r, v) + w * v
+    return v + 2.0 * np.cross(r, c)
+
+
+def _quat_multiply(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    aw, ax, ay, az = a
+    bw, bx, by, bz = b
+    return np.array(
+        [
+            aw * bw - ax * bx - ay * by - az * bz,
+            aw * bx + ax * bw + ay * bz - az * by,
+            aw * by - ax * bz + ay * bw + az * bx,
+            aw * bz + ax * by - ay * bx + az * bw,
+        ]
+    )
+
+
+class RaycastSensor(SensorBase):
+    """One ``IsaacRaycastSensor`` prim.
+
+    Args:
+        prim_path: USD path of the sensor prim.
+        scene: a ray scene to cast into (shared by the batch); None builds one from the
+            runtime's stage and body paths.
+        backend: backend of a scene built by the batch: ``"numba"`` or ``"embreex"`` (None:
+            ``runtime.ray_backend`` if set, else ``"numba"``).
+
+    Attributes:
+        config: the ``RaycastSensorConfig`` read from USD (None before binding).
+        body_path: parent rigid body ("" for a static sensor).
+    """
+
+    kind = "raycast"
+    type_name = "IsaacRaycastSensor"
+
+    def __init__(self, prim_path: str, scene: Any = None, backend: str | None = None) -> None:
+        super().__init__(prim_path)
+        self.scene = scene
+        self.backend = backend
+        self.config: Any = None
+        self.body_path = ""
+        self._body = -1
+        self._static_position = np.zeros(3)
+        self._static_orientation = np.array([1.0, 0.0, 0.0, 0.0])
+        self._batch: RaycastBatch | None = None
+        self._deleted = False
+        self._error: str | None = None
+        self._first_done = False
+        self._counter = 0
+        self._reading = RaycastReading()
+        self._ranges = np.zeros(2)
+        self._world_frame = 0
+        self._period = np.float32(0.0)
+        self._has_offsets = False
+        self._directions = np.zeros((0, 3))
+        self._origins = np.zeros((0, 3))
+        self._offsets = np.zeros(0)
+
+    # ------------------------------------------------------------------ configuration
+
+    def bind(self, runtime: Any) -> None:
+        """Resolve the prim and its parent body and read the configuration.
+
+        Args:
+            runtime: the owning :class:`~runtime.sensors.runtime.SensorRuntime` (or any
+                object with ``stage`` and ``body_paths``).
+
+        Raises:
+            SchemaError: the prim is missing, is not an ``IsaacRaycastSensor``, or has
+                malformed values (the runtime then disables the sensor).
+        """
+        self._runtime = runtime
+        self._read_config()
+
+    def _read_config(self) -> None:
+        from runtime.schema.readers import read_raycast_sensor
+
+        stage = self._runtime.stage  # type: ignore[union-attr]
+        prim = stage.GetPrimAtPath(self.prim_path)
+        if not prim or not prim.IsValid():
+            raise SchemaError(self.prim_path, "", "prim does not exist", "an IsaacRaycastSensor")
+        config = read_raycast_sensor(prim)
+        self.config = config
+        self.body_path = config.parent_body
+        body_paths = tuple(getattr(self._runtime, "body_paths", ()))
+        self._body = -1
+        if config.parent_body:
+            if config.parent_body in body_paths:
+                self._body = body_paths.index(config.parent_body)
+            else:
+                LOGGER.warning(
+                    "IsaacRaycastSensor '%s': parent body %s is not in the physics state; "
+                    "using the USD pose",
+                    self.prim_path,
+                    config.parent_body,
+                )
+        if self._body < 0:
+            self._static_position, self._static_orientation = _usd_world_pose(prim)
+
+    def _validate(self) -> None:
+        """First processed step: re-read, run the five checks of §5.2, derive arrays."""
+        from runtime.schema.readers import validate_raycast
+
+        self._read_config()
+        c = self.config
+        reason = validate_raycast(c)
+        if reason is not None:
+            self._error = reason
+            self.disable(reason)
+            return
+        directions = np.asarray(c.ray_directions, np.float64).reshape(-1, 3)
+        norms = np.linalg.norm(directions, axis=1)
+        unit = np.tile(np.array([1.0, 0.0, 0.0]), (len(directions), 1))
+        ok = norms > 1e-8
+        unit[ok] = directions[ok] / norms[ok, None]
+        self._directions = np.ascontiguousarray(unit)
+        self._origins = np.ascontiguousarray(np.asarray(c.ray_origins, np.float64).reshape(-1, 3))
+        offsets = np.asarray(c.ray_time_offsets, np.float64).reshape(-1)
+        self._has_offsets = offsets.size > 0
+        self._period = np.float32(offsets.max()) if offsets.size else np.float32(0.0)
+        self._offsets = np.ascontiguousarray(
+            offsets.astype(np.float32).astype(np.float64)
+            if offsets.size
+            else np.zeros(c.num_rays)
+        )
+        self._ranges = np.array([c.min_range, c.max_range], np.float64)
+        self._world_frame = 1 if c.output_frame_of_reference == "WORLD" else 0
+
+    # ------------------------------------------------------------------ protocol
+
+    def _is_active(self) -> bool:
+        return bool(self._enabled and not self._deleted and self.disabled_reason is None)
+
+    def on_usd_changed(self) -> None:
+        """USD edits: prim deletion makes readings invalid; config is frozen after step 1."""
+        if self._runtime is None:
+            return
+        prim = self._runtime.stage.GetPrimAtPath(self.prim_path)
+        self._deleted = not (prim and prim.IsValid())
+        if self._deleted:
+            self._reading = RaycastReading()
+
+    def update(self, state: PhysicsState) -> None:
+        """Evaluate this sensor for one physics step (the runtime normally uses the batch).
+
+        Args:
+            state: the physics state after the step.
+        """
+        if self._batch is None:
+            RaycastBatch(self._runtime, [self])
+        self._batch.update(state, [self])  # type: ignore[union-attr]
+
+    def reading(self) -> RaycastReading:
+        """The latest reading (invalid when disabled, misconfigured, deleted or not stepped).
+
+        Returns:
+            The reading.
+        """
+        if not self._is_active():
+            return RaycastReading()
+        return self._reading
+
+    def reset(self) -> None:
+        """Stop/start: sweep counter 0, reading invalid, configuration read again."""
+        self._counter = 0
+        self._first_done = False
+        self._reading = RaycastReading()
+        if self._error is not None and self.disabled_reason == self._error:
+            self.disabled_reason = None
+        self._error = None
+
+    # ------------------------------------------------------------------ per step
+
+    def _prepare(self, state: PhysicsState) -> tuple | None:
+        """Sensor-level inputs of one step, or None when the sensor does not evaluate."""
+        if not self._is_active() or self.config is None:
+            return None
+        if not self._first_done:
+            self._first_done = True
+            self._validate()
+            if self.disabled_reason is not None:
+                return None
+        if not self.config.enabled:
+            self._reading = RaycastReading()
+            return None
+        c = self.config
+        if self._body >= 0:
+            pb = state.body_positions[self._body]
+            qb = state.body_orientations[self._body]
+            p = pb + _rotate(qb, np.asarray(c.translation_in_body, np.float64))
+            q = _quat_multiply(qb, np.asarray(c.orientation_in_body, np.float64))
+            q = q / np.linalg.norm(q)
+        else:
+            p = self._static_position
+            q = self._static_orientation
+        if self._has_offsets and self._body >= 0:
+            v = state.body_linear_velocities[self._body]
+            w = state.body_angular_velocities[self._body]
+        else:
+            v = np.zeros(3)
+            w = np.zeros(3)
+        window = np.array([1.0, 0.0, 0.0, 0.0])
+        if self._period > 0:
+            self._counter += 1
+            s, e, wrapped = sweep_window(self._counter, state.dt, self._period)
+            window = np.array([2.0, float(s), float(e), 1.0 if wrapped else 0.0])
+        return p, q, v, w, window
+
+
+def sweep_window(
+    counter: int, dt: float, period: float
+) -> tuple[np.float32, np.float32, bool]:
+    """Sweep window of sensors.md §5.3 step 3, in float32 arithmetic like the reference.
+
+    Args:
+        counter: processed-step counter ``c`` (1 at the first windowed step).
+        dt: step size [s] (rounded to float32).
+        period: sweep period ``P`` [s] (> 0; rounded to float32).
+
+    Returns:
+        ``(s, e, wrapped)``: window start and end (float32) and whether it wraps. A ray with
+        offset ``tau`` fires iff ``wrapped ? (tau >= s or tau < e) : (s <= tau < e)``.
+    """
+    dt32 = np.float32(dt)
+    p32 = np.float32(period)
+    e = np.float32(np.fmod(np.float32(counter) * dt32, p32))
+    s = np.float32(e - dt32)
+    wrapped = bool(s < np.float32(0.0))
+    if wrapped:
+        s = np.float32(s + p32)
+    return s, e, wrapped
+
+
+def _usd_world_pose(prim: Any) -> tuple[np.ndarray, np.ndarray]:
+    """World position (3,) and rotation-only orientation wxyz (4,) of a prim (default time)."""
+    from pxr import Usd, UsdGeom
+
+    from runtime.sensors.ray_scene import _column_matrix, _decompose, _quat_from_matrix
+
+    matrix = _column_matrix(
+        UsdGeom.Xformable(prim).ComputeLocalToWorldTransform(Usd.TimeCode.Default())
+    )
+    translation, rotation, _ = _decompose(matrix)
+    return translation, _quat_from_matrix(rotation)
+
+
+class RaycastBatch:
+    """Every raycast sensor of a runtime, evaluated with one kernel pass per step.
+
+    Args:
+        runtime: the owning runtime (``stage``, ``body_paths``; optional ``ray_backend``
+            and ``ray_scene`` attributes).
+        sensors: the raycast sensors, in order.
+
+    Attributes:
+        scene: the shared :class:`~runtime.sensors.ray_scene.RayScene` (built lazily at
+            the first step that casts).
+    """
+
+    def __init__(self, runtime: Any, sensors: list[RaycastSensor]) -> None:
+        from runtime.sensors import _raycast_kernels as kernels
+
+        self._kernels = kernels
+        self.runtime = runtime
+        self.sensors = list(sensors)
+        self.scene: Any = getattr(runtime, "ray_scene", None)
+        for sensor in self.sensors:
+            sensor._batch = self
+            if self.scene is None and sensor.scene is not None:
+                self.scene = sensor.scene
+        self._ray_cache: dict[tuple[int, ...], tuple[np.ndarray, ...]] = {}
+
+    def _ensure_scene(self) -> Any:
+        if self.scene is None:
+            from runtime.sensors.ray_scene import RayScene
+
+            backend = next((s.backend for s in self.sensors if s.backend), None)
+            backend = backend or getattr(self.runtime, "ray_backend", None) or "numba"
+            self.scene = RayScene.from_stage(
+                self.runtime.stage, tuple(self.runtime.body_paths), backend=backend
+            )
+        return self.scene
+
+    def _rays(self, members: tuple[int, ...]) -> tuple[np.ndarray, ...]:
+        cached = self._ray_cache.get(members)
+        if cached is None:
+            sensors = [self.sensors[i] for i in members]
+            counts = [len(s._origins) for s in sensors]
+            ray_sensor = np.repeat(np.arange(len(sensors), dtype=np.int64), counts)
+            origins = np.ascontiguousarray(np.concatenate([s._origins for s in sensors]))
+            directions = np.ascontiguousarray(np.concatenate([s._directions for s in sensors]))
+            offsets = np.ascontiguousarray(np.concatenate([s._offsets for s in sensors]))
+            bounds = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+            cached = (ray_sensor, origins, directions, offsets, bounds)
+            self._ray_cache = {members: cached}
+        return cached
+
+    def update(self, state: PhysicsState, only: list[RaycastSensor] | None = None) -> None:
+        """Evaluate the sensors (all, or ``only``) for one physics step.
+
+        Args:
+            state: the physics state after the step.
+            only: restrict evaluation to these sensors of the batch.
+        """
+        chosen = self.sensors if only is None else only
+        inputs = []
+        for sensor in chosen:
+            prepared = sensor._prepare(state)
+            if prepared is not None:
+                inputs.append((sensor, prepared))
+        if not inputs:
+            return
+        members = [self.sensors.index(s) for s, _ in inputs]
+        scene = self._ensure_scene()
+        ray_sensor, local_o, local_d, offsets, bounds = self._rays(tuple(members))
+        s_count = len(inputs)
+        positions = np.ascontiguousarray(np.array([p[0] for _, p in inputs], np.float64))
+        orientations = np.ascontiguousarray(np.array([p[1] for _, p in inputs], np.float64))
+        lin = np.ascontiguousarray(np.array([p[2] for _, p in inputs], np.float64))
+        ang = np.ascontiguousarray(np.array([p[3] for _, p in inputs], np.float64))
+        windows = np.ascontiguousarray(np.array([p[4] for _, p in inputs], np.float64))
+        ranges = np.ascontiguousarray(np.array([s._ranges for s, _ in inputs], np.float64))
+        frames = np.array([s._world_frame for s, _ in inputs], np.int64)
+        k = self._kernels
+        r = ray_sensor.shape[0]
+        active = np.empty(r, np.int64)
+        k.raycast_window_active_kernel(ray_sensor, offsets, windows, active)
+        o = np.empty((r, 3))
+        d = np.empty((r, 3))
+        starts = np.empty((r, 3))
+        max_d = np.empty(r)
+        ray_p = np.empty((r, 3))
+        ray_q = np.empty((r, 4))
+        k.raycast_rays_kernel(
+            ray_sensor, local_o, local_d, offsets, active, positions, orientations, lin, ang,
+            ranges, o, d, starts, max_d, ray_p, ray_q,
+        )  # fmt: skip
+        # the reference passes origin and direction to the scene query as float32
+        starts32 = np.ascontiguousarray(starts.astype(np.float32).astype(np.float64))
+        d32 = np.ascontiguousarray(d.astype(np.float32).astype(np.float64))
+        dist = np.empty(r)
+        actors = np.empty(r, np.int64)
+        normals = np.empty((r, 3))
+        has_bodies = len(getattr(scene, "body_paths", ())) > 0
+        scene.cast(
+            starts32,
+            d32,
+            max_d,
+            state.body_positions if has_bodies else None,
+            state.body_orientations if has_bodies else None,
+            dist,
+            actors,
+            normals,
+        )
+        depths = np.empty(r, np.float32)
+        hit_p = np.empty((r, 3), np.float32)
+        hit_n = np.empty((r, 3), np.float32)
+        o_w = np.empty((r, 3), np.float32)
+        e_w = np.empty((r, 3), np.float32)
+        hit = np.empty(r, np.int64)
+        k.raycast_outputs_kernel(
+            ray_sensor, active, o, d32, starts32, ray_p, ray_q, dist, normals, ranges, frames,
+            depths, hit_p, hit_n, o_w, e_w, hit,
+        )  # fmt: skip
+        time = float(np.float32(state.time))
+        step = int(state.step)
+        actor_paths = scene.actor_paths
+        for j in range(s_count):
+            sensor = inputs[j][0]
+            a, b = int(bounds[j]), int(bounds[j + 1])
+            paths: tuple[str, ...] = ()
+            if sensor.config.report_hit_prim_paths:
+                paths = tuple(
+                    actor_paths[actors[i]] if (hit[i] and actors[i] >= 0) else ""
+                    for i in range(a, b)
+                )
+            sensor._reading = RaycastReading(
+                ray_count=b - a,
+                depths=depths[a:b],
+                hit_positions=hit_p[a:b],
+                hit_normals=hit_n[a:b],
+                hit_prim_paths=paths,
+                ray_origins_world=o_w[a:b],
+                ray_end_points_world=e_w[a:b],
+                time=time,
+                step=step,
+                is_valid=True,
+            )
+
+
+RaycastSensor.batch_type = RaycastBatch  # type: ignore[attr-defined]
