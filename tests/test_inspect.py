@@ -199,3 +199,15 @@ def test_raw_conversion_without_robot_api_matches_the_urdf(capsys):
         lower, upper = movable[name]["limits_si"]
         assert lower == pytest.approx(model.lowerPositionLimit[q], abs=1e-5), name
         assert upper == pytest.approx(model.upperPositionLimit[q], abs=1e-5), name
+
+
+def test_robot_option_and_d6_axes(capsys):
+    assert main(["inspect", str(FIXTURE), "--json", "--robot", "/World/Robot"]) == 0
+    (robot,) = json.loads(capsys.readouterr().out)["robots"]
+    d6 = next(j for j in robot["joints"] if j["path"] == "/World/Robot/joints/wrist_d6")
+    assert [a["token"] for a in d6["axes"] if not a["locked"]] == ["RotX", "RotZ"]
+    rot_x = next(a for a in d6["axes"] if a["token"] == "RotX")
+    assert rot_x["usd_limits"] == [-30.0, 30.0]
+    assert rot_x["limits_si"] == pytest.approx([-math.pi / 6, math.pi / 6])
+    line = _one_line_error(capsys, ["inspect", str(FIXTURE), "--robot", "/World/Nope"])
+    assert "/World/Nope" in line

@@ -206,6 +206,15 @@ def _robot_dict(stage: Any, robot_prim: Any) -> dict[str, Any]:
                 "usd_limits": [_num(joint.usd_lower), _num(joint.usd_upper)],
                 "limits_si": [_num(joint.lower), _num(joint.upper)],
                 "dof_offset_op_order": list(joint.dof_offset_op_order),
+                "axes": [
+                    {
+                        "token": d.token,
+                        "locked": d.locked,
+                        "usd_limits": [_num(d.usd_lower), _num(d.usd_upper)],
+                        "limits_si": [_num(d.lower), _num(d.upper)],
+                    }
+                    for d in joint.dofs
+                ],
                 "in_robot_joints": joint.path in joint_paths,
             }
         )
