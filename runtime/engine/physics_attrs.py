@@ -73,8 +73,10 @@ HONOURED_ATTRIBUTES: frozenset[str] = frozenset(
         "mjc:biasType",
         "mjc:biasPrm",
         "mjc:dynType",
-        "mjc:ctrlRange",
-        "mjc:forceRange",
+        "mjc:ctrlRange:min",
+        "mjc:ctrlRange:max",
+        "mjc:forceRange:min",
+        "mjc:forceRange:max",
         "mjc:ctrlLimited",
         "mjc:forceLimited",
         "newton:armature",
@@ -102,6 +104,9 @@ _CFG_PREFIXES = (
     "newton:",
     "mjc:",
 )
+
+#: At most this many attribute names are spelled out in the one report message.
+_REPORT_LIMIT = 40
 
 #: ``physics:*`` attributes (authored by the cfgs) that MuJoCo cannot represent.
 _IGNORED_PHYSICS = frozenset({"physics:staticFriction"})
@@ -232,8 +237,10 @@ def report_ignored_attributes(stage: Usd.Stage, logger: logging.Logger | None = 
     if found:
         parts = [
             f"{name} ({len(paths)} prim{'s' if len(paths) > 1 else ''}, e.g. {paths[0]})"
-            for name, paths in found.items()
+            for name, paths in list(found.items())[:_REPORT_LIMIT]
         ]
+        if len(found) > _REPORT_LIMIT:
+            parts.append(f"and {len(found) - _REPORT_LIMIT} more")
         (logger or _LOG).warning(
             "MuJoCo has no equivalent for these authored physics attributes; ignored: %s",
             "; ".join(parts),
