@@ -55,9 +55,21 @@ __all__ = [
 
 @jit
 def _mul_rot_axis_angle(r, axis, angle, out_r):  # pragma: no cover - trivial when jitted
-    """out_r = r @ Rot(axis, angle) (Rodrigues), all 3x3; ``out_r`` may not alias ``r``."""
+    """out_r = r @ Rot(axis, angle) (Rodrigues), all 3x3; ``out_r`` may not alias ``r``.
+
+    Fast path for the +Z axis (the chain builder rotates every joint frame so that its axis
+    is +Z): only the first two columns mix.
+    """
     c = np.cos(angle)
     s = np.sin(angle)
+    if axis[0] == 0.0 and axis[1] == 0.0 and axis[2] == 1.0:
+        for i in range(3):
+            a0 = r[i, 0]
+            a1 = r[i, 1]
+            out_r[i, 0] = c * a0 + s * a1
+            out_r[i, 1] = c * a1 - s * a0
+            out_r[i, 2] = r[i, 2]
+        return
     t = 1.0 - c
     x = axis[0]
     y = axis[1]
@@ -141,84 +153,206 @@ def _mat_to_quat(r, out_q):  # pragma: no cover
 
 
 @jit
-def _chain_fk(joint_types, axes, home_t, home_r, tip_t, tip_r, q, r, tmp, p):  # pragma: no cover
-    """FK of the chain: writes the end rotation into ``r`` (3,3) and position into ``p`` (3,).
+def _fk_core(joint_types, axes, home_t, home_r, tip_t, tip_r, qs, b, jac, jb, want_jac):  # pragma: no cover
+    """FK of configuration ``qs[b]`` with scalar temporaries (no array views in the loop).
 
-    ``tmp`` is a (3, 3) scratch matrix.
+    When ``want_jac`` the point Jacobian is written to ``jac[jb]`` (6, n).
+
+    Returns:
+        (r00, r01, r02, r10, r11, r12, r20, r21, r22, px, py, pz): end rotation and position.
     """
-    for i in range(3):
-        p[i] = 0.0
-        for j in range(3):
-            r[i, j] = 1.0 if i == j else 0.0
+    r00 = 1.0
+    r01 = 0.0
+    r02 = 0.0
+    r10 = 0.0
+    r11 = 1.0
+    r12 = 0.0
+    r20 = 0.0
+    r21 = 0.0
+    r22 = 1.0
+    px = 0.0
+    py = 0.0
+    pz = 0.0
     n = joint_types.shape[0]
     for k in range(n):
-        _add_rot_vec(p, r, home_t[k])
-        _mul_rot(r, home_r[k], tmp)
+        hx = home_t[k, 0]
+        hy = home_t[k, 1]
+        hz = home_t[k, 2]
+        px += r00 * hx + r01 * hy + r02 * hz
+        py += r10 * hx + r11 * hy + r12 * hz
+        pz += r20 * hx + r21 * hy + r22 * hz
+        h00 = home_r[k, 0, 0]
+        h01 = home_r[k, 0, 1]
+        h02 = home_r[k, 0, 2]
+        h10 = home_r[k, 1, 0]
+        h11 = home_r[k, 1, 1]
+        h12 = home_r[k, 1, 2]
+        h20 = home_r[k, 2, 0]
+        h21 = home_r[k, 2, 1]
+        h22 = home_r[k, 2, 2]
+        t00 = r00 * h00 + r01 * h10 + r02 * h20
+        t01 = r00 * h01 + r01 * h11 + r02 * h21
+        t02 = r00 * h02 + r01 * h12 + r02 * h22
+        t10 = r10 * h00 + r11 * h10 + r12 * h20
+        t11 = r10 * h01 + r11 * h11 + r12 * h21
+        t12 = r10 * h02 + r11 * h12 + r12 * h22
+        t20 = r20 * h00 + r21 * h10 + r22 * h20
+        t21 = r20 * h01 + r21 * h11 + r22 * h21
+        t22 = r20 * h02 + r21 * h12 + r22 * h22
+        ax = axes[k, 0]
+        ay = axes[k, 1]
+        az = axes[k, 2]
+        wx = t00 * ax + t01 * ay + t02 * az
+        wy = t10 * ax + t11 * ay + t12 * az
+        wz = t20 * ax + t21 * ay + t22 * az
+        qk = qs[b, k]
         if joint_types[k] == 0:
-            _mul_rot_axis_angle(tmp, axes[k], q[k], r)
+            if want_jac:
+                jac[jb, 0, k] = wx
+                jac[jb, 1, k] = wy
+                jac[jb, 2, k] = wz
+                # joint origin kept in the linear rows until the end position is known
+                jac[jb, 3, k] = px
+                jac[jb, 4, k] = py
+                jac[jb, 5, k] = pz
+            c = np.cos(qk)
+            sn = np.sin(qk)
+            if ax == 0.0 and ay == 0.0 and az == 1.0:
+                r00 = c * t00 + sn * t01
+                r01 = c * t01 - sn * t00
+                r02 = t02
+                r10 = c * t10 + sn * t11
+                r11 = c * t11 - sn * t10
+                r12 = t12
+                r20 = c * t20 + sn * t21
+                r21 = c * t21 - sn * t20
+                r22 = t22
+            else:
+                u = 1.0 - c
+                m00 = u * ax * ax + c
+                m01 = u * ax * ay - sn * az
+                m02 = u * ax * az + sn * ay
+                m10 = u * ax * ay + sn * az
+                m11 = u * ay * ay + c
+                m12 = u * ay * az - sn * ax
+                m20 = u * ax * az - sn * ay
+                m21 = u * ay * az + sn * ax
+                m22 = u * az * az + c
+                r00 = t00 * m00 + t01 * m10 + t02 * m20
+                r01 = t00 * m01 + t01 * m11 + t02 * m21
+                r02 = t00 * m02 + t01 * m12 + t02 * m22
+                r10 = t10 * m00 + t11 * m10 + t12 * m20
+                r11 = t10 * m01 + t11 * m11 + t12 * m21
+                r12 = t10 * m02 + t11 * m12 + t12 * m22
+                r20 = t20 * m00 + t21 * m10 + t22 * m20
+                r21 = t20 * m01 + t21 * m11 + t22 * m21
+                r22 = t20 * m02 + t21 * m12 + t22 * m22
         else:
-            r[:, :] = tmp
-            a0 = (r[0, 0] * axes[k, 0] + r[0, 1] * axes[k, 1] + r[0, 2] * axes[k, 2]) * q[k]
-            a1 = (r[1, 0] * axes[k, 0] + r[1, 1] * axes[k, 1] + r[1, 2] * axes[k, 2]) * q[k]
-            a2 = (r[2, 0] * axes[k, 0] + r[2, 1] * axes[k, 1] + r[2, 2] * axes[k, 2]) * q[k]
-            p[0] += a0
-            p[1] += a1
-            p[2] += a2
+            if want_jac:
+                jac[jb, 0, k] = 0.0
+                jac[jb, 1, k] = 0.0
+                jac[jb, 2, k] = 0.0
+                jac[jb, 3, k] = wx
+                jac[jb, 4, k] = wy
+                jac[jb, 5, k] = wz
+            px += wx * qk
+            py += wy * qk
+            pz += wz * qk
+            r00 = t00
+            r01 = t01
+            r02 = t02
+            r10 = t10
+            r11 = t11
+            r12 = t12
+            r20 = t20
+            r21 = t21
+            r22 = t22
     if n > 0:
-        _add_rot_vec(p, r, tip_t)
-        _mul_rot(r, tip_r, tmp)
-        r[:, :] = tmp
+        hx = tip_t[0]
+        hy = tip_t[1]
+        hz = tip_t[2]
+        px += r00 * hx + r01 * hy + r02 * hz
+        py += r10 * hx + r11 * hy + r12 * hz
+        pz += r20 * hx + r21 * hy + r22 * hz
+        t00 = r00 * tip_r[0, 0] + r01 * tip_r[1, 0] + r02 * tip_r[2, 0]
+        t01 = r00 * tip_r[0, 1] + r01 * tip_r[1, 1] + r02 * tip_r[2, 1]
+        t02 = r00 * tip_r[0, 2] + r01 * tip_r[1, 2] + r02 * tip_r[2, 2]
+        t10 = r10 * tip_r[0, 0] + r11 * tip_r[1, 0] + r12 * tip_r[2, 0]
+        t11 = r10 * tip_r[0, 1] + r11 * tip_r[1, 1] + r12 * tip_r[2, 1]
+        t12 = r10 * tip_r[0, 2] + r11 * tip_r[1, 2] + r12 * tip_r[2, 2]
+        t20 = r20 * tip_r[0, 0] + r21 * tip_r[1, 0] + r22 * tip_r[2, 0]
+        t21 = r20 * tip_r[0, 1] + r21 * tip_r[1, 1] + r22 * tip_r[2, 1]
+        t22 = r20 * tip_r[0, 2] + r21 * tip_r[1, 2] + r22 * tip_r[2, 2]
+        r00 = t00
+        r01 = t01
+        r02 = t02
+        r10 = t10
+        r11 = t11
+        r12 = t12
+        r20 = t20
+        r21 = t21
+        r22 = t22
+    if want_jac:
+        for k in range(n):
+            if joint_types[k] == 0:
+                dx = px - jac[jb, 3, k]
+                dy = py - jac[jb, 4, k]
+                dz = pz - jac[jb, 5, k]
+                wx = jac[jb, 0, k]
+                wy = jac[jb, 1, k]
+                wz = jac[jb, 2, k]
+                jac[jb, 3, k] = wy * dz - wz * dy
+                jac[jb, 4, k] = wz * dx - wx * dz
+                jac[jb, 5, k] = wx * dy - wy * dx
+    return r00, r01, r02, r10, r11, r12, r20, r21, r22, px, py, pz
 
 
 @jit
-def _chain_fk_jac(joint_types, axes, home_t, home_r, tip_t, tip_r, q, r, tmp, p, jac):  # pragma: no cover
-    """FK plus point Jacobian (6, n) into ``jac``; end pose into ``r``, ``p``."""
-    for i in range(3):
-        p[i] = 0.0
-        for j in range(3):
-            r[i, j] = 1.0 if i == j else 0.0
-    n = joint_types.shape[0]
-    for k in range(n):
-        _add_rot_vec(p, r, home_t[k])
-        _mul_rot(r, home_r[k], tmp)
-        a0 = tmp[0, 0] * axes[k, 0] + tmp[0, 1] * axes[k, 1] + tmp[0, 2] * axes[k, 2]
-        a1 = tmp[1, 0] * axes[k, 0] + tmp[1, 1] * axes[k, 1] + tmp[1, 2] * axes[k, 2]
-        a2 = tmp[2, 0] * axes[k, 0] + tmp[2, 1] * axes[k, 1] + tmp[2, 2] * axes[k, 2]
-        if joint_types[k] == 0:
-            jac[0, k] = a0
-            jac[1, k] = a1
-            jac[2, k] = a2
-            # joint origin stored temporarily in the linear rows; finished below
-            jac[3, k] = p[0]
-            jac[4, k] = p[1]
-            jac[5, k] = p[2]
-            _mul_rot_axis_angle(tmp, axes[k], q[k], r)
-        else:
-            jac[0, k] = 0.0
-            jac[1, k] = 0.0
-            jac[2, k] = 0.0
-            jac[3, k] = a0
-            jac[4, k] = a1
-            jac[5, k] = a2
-            r[:, :] = tmp
-            p[0] += a0 * q[k]
-            p[1] += a1 * q[k]
-            p[2] += a2 * q[k]
-    if n > 0:
-        _add_rot_vec(p, r, tip_t)
-        _mul_rot(r, tip_r, tmp)
-        r[:, :] = tmp
-    for k in range(n):
-        if joint_types[k] == 0:
-            dx = p[0] - jac[3, k]
-            dy = p[1] - jac[4, k]
-            dz = p[2] - jac[5, k]
-            wx = jac[0, k]
-            wy = jac[1, k]
-            wz = jac[2, k]
-            jac[3, k] = wy * dz - wz * dy
-            jac[4, k] = wz * dx - wx * dz
-            jac[5, k] = wx * dy - wy * dx
+def _quat_scalars(r00, r01, r02, r10, r11, r12, r20, r21, r22):  # pragma: no cover
+    """Unit quaternion (w, x, y, z), w >= 0, of a rotation matrix given by its entries."""
+    tr = r00 + r11 + r22
+    if tr > 0.0:
+        s = np.sqrt(tr + 1.0) * 2.0
+        w = 0.25 * s
+        x = (r21 - r12) / s
+        y = (r02 - r20) / s
+        z = (r10 - r01) / s
+    elif r00 > r11 and r00 > r22:
+        s = np.sqrt(1.0 + r00 - r11 - r22) * 2.0
+        w = (r21 - r12) / s
+        x = 0.25 * s
+        y = (r01 + r10) / s
+        z = (r02 + r20) / s
+    elif r11 > r22:
+        s = np.sqrt(1.0 + r11 - r00 - r22) * 2.0
+        w = (r02 - r20) / s
+        x = (r01 + r10) / s
+        y = 0.25 * s
+        z = (r12 + r21) / s
+    else:
+        s = np.sqrt(1.0 + r22 - r00 - r11) * 2.0
+        w = (r10 - r01) / s
+        x = (r02 + r20) / s
+        y = (r12 + r21) / s
+        z = 0.25 * s
+    nrm = np.sqrt(w * w + x * x + y * y + z * z)
+    if w < 0.0:
+        nrm = -nrm
+    return w / nrm, x / nrm, y / nrm, z / nrm
+
+
+@jit
+def _store_pose(pose, out_pos, out_quat, b):  # pragma: no cover
+    """Write an ``_fk_core`` result into ``out_pos[b]`` (3,) and ``out_quat[b]`` (4,)."""
+    out_pos[b, 0] = pose[9]
+    out_pos[b, 1] = pose[10]
+    out_pos[b, 2] = pose[11]
+    w, x, y, z = _quat_scalars(pose[0], pose[1], pose[2], pose[3], pose[4], pose[5], pose[6],
+                               pose[7], pose[8])
+    out_quat[b, 0] = w
+    out_quat[b, 1] = x
+    out_quat[b, 2] = y
+    out_quat[b, 3] = z
 
 
 # ----------------------------------------------------------------------------- chain FK
@@ -239,10 +373,11 @@ def chain_fk_kernel(joint_types, axes, home_t, home_r, tip_t, tip_r, q, out_pos,
         out_pos: float64 (3,), end position in the chain-local frame (written).
         out_quat: float64 (4,), end orientation wxyz, w >= 0 (written).
     """
-    r = np.empty((3, 3))
-    tmp = np.empty((3, 3))
-    _chain_fk(joint_types, axes, home_t, home_r, tip_t, tip_r, q, r, tmp, out_pos)
-    _mat_to_quat(r, out_quat)
+    n = q.shape[0]
+    dummy = np.empty((1, 6, 0))
+    pose = _fk_core(joint_types, axes, home_t, home_r, tip_t, tip_r, q.reshape((1, n)), 0,
+                    dummy, 0, False)
+    _store_pose(pose, out_pos.reshape((1, 3)), out_quat.reshape((1, 4)), 0)
 
 
 @jit
@@ -261,11 +396,11 @@ def chain_fk_batch_kernel(joint_types, axes, home_t, home_r, tip_t, tip_r, qs, o
         out_pos: float64 (N, 3), end positions, chain-local frame (written).
         out_quat: float64 (N, 4), end orientations wxyz (written).
     """
-    r = np.empty((3, 3))
-    tmp = np.empty((3, 3))
+    dummy = np.empty((1, 6, 0))
     for b in range(qs.shape[0]):
-        _chain_fk(joint_types, axes, home_t, home_r, tip_t, tip_r, qs[b], r, tmp, out_pos[b])
-        _mat_to_quat(r, out_quat[b])
+        pose = _fk_core(joint_types, axes, home_t, home_r, tip_t, tip_r, qs, b, dummy, 0,
+                        False)
+        _store_pose(pose, out_pos, out_quat, b)
 
 
 @jit
@@ -323,10 +458,10 @@ def chain_fk_jacobian_kernel(joint_types, axes, home_t, home_r, tip_t, tip_r, q,
         out_quat: float64 (4,), end orientation wxyz (written).
         out_jac: float64 (6, n), rows [ω; v of the end point], chain-local (written).
     """
-    r = np.empty((3, 3))
-    tmp = np.empty((3, 3))
-    _chain_fk_jac(joint_types, axes, home_t, home_r, tip_t, tip_r, q, r, tmp, out_pos, out_jac)
-    _mat_to_quat(r, out_quat)
+    n = q.shape[0]
+    pose = _fk_core(joint_types, axes, home_t, home_r, tip_t, tip_r, q.reshape((1, n)), 0,
+                    out_jac.reshape((1, 6, n)), 0, True)
+    _store_pose(pose, out_pos.reshape((1, 3)), out_quat.reshape((1, 4)), 0)
 
 
 @jit
@@ -346,12 +481,10 @@ def chain_fk_jacobian_batch_kernel(joint_types, axes, home_t, home_r, tip_t, tip
         out_quat: float64 (N, 4) wxyz (written).
         out_jac: float64 (N, 6, n) (written).
     """
-    r = np.empty((3, 3))
-    tmp = np.empty((3, 3))
     for b in range(qs.shape[0]):
-        _chain_fk_jac(joint_types, axes, home_t, home_r, tip_t, tip_r, qs[b], r, tmp,
-                      out_pos[b], out_jac[b])
-        _mat_to_quat(r, out_quat[b])
+        pose = _fk_core(joint_types, axes, home_t, home_r, tip_t, tip_r, qs, b, out_jac, b,
+                        True)
+        _store_pose(pose, out_pos, out_quat, b)
 
 
 # ----------------------------------------------------------------------------- tree FK
@@ -447,41 +580,37 @@ BIAS_CUTOFF = 1e-2
 
 
 @jit
-def _pose_error(tgt_t, tgt_q, p, quat, e):  # pragma: no cover
-    """e = [2 s vec(tgt_q ⊗ quat*); tgt_t - p], s = +1 when w == 0 (spec §4 REC)."""
+def _eval(joint_types, axes, home_t, home_r, tip_t, tip_r, qrow, tgt_t, tgt_q, weights, fixed,
+          jac, e, ew):  # pragma: no cover
+    """FK + point Jacobian at ``qrow[0]`` (fixed columns of ``jac[0]`` zeroed), pose error
+    ``e = [2 s vec(tgt_q ⊗ quat*); tgt_t - p]`` (s = +1 when w == 0, spec §4 REC), weighted
+    error ``ew``; returns the weighted cost."""
+    pose = _fk_core(joint_types, axes, home_t, home_r, tip_t, tip_r, qrow, 0, jac, 0, True)
+    w2, x2, y2, z2 = _quat_scalars(pose[0], pose[1], pose[2], pose[3], pose[4], pose[5],
+                                   pose[6], pose[7], pose[8])
+    n = qrow.shape[1]
+    for k in range(n):
+        if fixed[k] != 0:
+            for i in range(6):
+                jac[0, i, k] = 0.0
     w1 = tgt_q[0]
     x1 = tgt_q[1]
     y1 = tgt_q[2]
     z1 = tgt_q[3]
-    w2 = quat[0]
-    x2 = -quat[1]
-    y2 = -quat[2]
-    z2 = -quat[3]
+    x2 = -x2
+    y2 = -y2
+    z2 = -z2
     w = w1 * w2 - x1 * x2 - y1 * y2 - z1 * z2
     x = w1 * x2 + x1 * w2 + y1 * z2 - z1 * y2
     y = w1 * y2 - x1 * z2 + y1 * w2 + z1 * x2
     z = w1 * z2 + x1 * y2 - y1 * x2 + z1 * w2
-    s = -2.0 if w < 0.0 else 2.0
-    e[0] = s * x
-    e[1] = s * y
-    e[2] = s * z
-    e[3] = tgt_t[0] - p[0]
-    e[4] = tgt_t[1] - p[1]
-    e[5] = tgt_t[2] - p[2]
-
-
-@jit
-def _eval(joint_types, axes, home_t, home_r, tip_t, tip_r, q, tgt_t, tgt_q, weights, fixed,
-          r, tmp, p, quat, jac, e, ew):  # pragma: no cover
-    """FK + point Jacobian (fixed columns zeroed), error and weighted cost at ``q``."""
-    _chain_fk_jac(joint_types, axes, home_t, home_r, tip_t, tip_r, q, r, tmp, p, jac)
-    _mat_to_quat(r, quat)
-    n = q.shape[0]
-    for k in range(n):
-        if fixed[k] != 0:
-            for i in range(6):
-                jac[i, k] = 0.0
-    _pose_error(tgt_t, tgt_q, p, quat, e)
+    sg = -2.0 if w < 0.0 else 2.0
+    e[0] = sg * x
+    e[1] = sg * y
+    e[2] = sg * z
+    e[3] = tgt_t[0] - pose[9]
+    e[4] = tgt_t[1] - pose[10]
+    e[5] = tgt_t[2] - pose[11]
     cost = 0.0
     for i in range(6):
         ew[i] = weights[i] * e[i]
@@ -492,7 +621,7 @@ def _eval(joint_types, axes, home_t, home_r, tip_t, tip_r, q, tgt_t, tgt_q, weig
 @jit
 def _lm_solve(joint_types, axes, home_t, home_r, tip_t, tip_r, lower, upper, fixed, q0,
               tgt_t, tgt_q, lam0, iters, tol, w_rot, w_pos, max_step, null_space_bias,
-              out_q, ws_jac, ws_jac_new, ws_a, ws_rhs, ws_dq, ws_qn, ws_qc):  # pragma: no cover
+              out_q, ws_a, ws_rhs, ws_dq, ws_qc):  # pragma: no cover
     """LM solve from ``q0`` into ``out_q``; returns the unweighted squared pose error."""
     n = q0.shape[0]
     weights = np.empty(6)
@@ -502,10 +631,10 @@ def _lm_solve(joint_types, axes, home_t, home_r, tip_t, tip_r, lower, upper, fix
     weights[3] = w_pos
     weights[4] = w_pos
     weights[5] = w_pos
-    r = np.empty((3, 3))
-    tmp = np.empty((3, 3))
-    p = np.empty(3)
-    quat = np.empty(4)
+    qcur = np.empty((1, n))
+    qnew = np.empty((1, n))
+    jac = np.empty((1, 6, n))
+    jac_new = np.empty((1, 6, n))
     e = np.empty(6)
     ew = np.empty(6)
     e_new = np.empty(6)
@@ -517,7 +646,7 @@ def _lm_solve(joint_types, axes, home_t, home_r, tip_t, tip_r, lower, upper, fix
             v = lower[k]
         if v > upper[k]:
             v = upper[k]
-        out_q[k] = v
+        qcur[0, k] = v
         if np.isfinite(lower[k]) and np.isfinite(upper[k]):
             ws_qc[k] = 0.5 * (lower[k] + upper[k])
             bias_active = True
@@ -526,8 +655,8 @@ def _lm_solve(joint_types, axes, home_t, home_r, tip_t, tip_r, lower, upper, fix
     if null_space_bias <= 0.0:
         bias_active = False
     lam = lam0
-    cost = _eval(joint_types, axes, home_t, home_r, tip_t, tip_r, out_q, tgt_t, tgt_q,
-                 weights, fixed, r, tmp, p, quat, ws_jac, e, ew)
+    cost = _eval(joint_types, axes, home_t, home_r, tip_t, tip_r, qcur, tgt_t, tgt_q,
+                 weights, fixed, jac, e, ew)
     tol2 = tol * tol
     use_bias = bias_active
     bias_cutoff2 = BIAS_CUTOFF * BIAS_CUTOFF
@@ -538,13 +667,13 @@ def _lm_solve(joint_types, axes, home_t, home_r, tip_t, tip_r, lower, upper, fix
         for a in range(n):
             g = 0.0
             for i in range(6):
-                g += weights[i] * ws_jac[i, a] * ew[i]
+                g += weights[i] * jac[0, i, a] * ew[i]
             ws_rhs[a] = g
             for b in range(a, n):
                 s = 0.0
                 for i in range(6):
                     wi = weights[i]
-                    s += wi * wi * ws_jac[i, a] * ws_jac[i, b]
+                    s += wi * wi * jac[0, i, a] * jac[0, i, b]
                 ws_a[a, b] = s
                 ws_a[b, a] = s
             ws_a[a, a] += lam
@@ -569,7 +698,7 @@ def _lm_solve(joint_types, axes, home_t, home_r, tip_t, tip_r, lower, upper, fix
             continue
         if use_bias and cost > bias_cutoff2:
             for a in range(n):
-                ws_rhs[a] += lam * null_space_bias * (ws_qc[a] - out_q[a])
+                ws_rhs[a] += lam * null_space_bias * (ws_qc[a] - qcur[0, a])
         for i in range(n):
             s = ws_rhs[i]
             for k in range(i):
@@ -590,14 +719,14 @@ def _lm_solve(joint_types, axes, home_t, home_r, tip_t, tip_r, lower, upper, fix
         if norm > max_step:
             scale = max_step / norm
         for k in range(n):
-            v = out_q[k] + scale * ws_dq[k]
+            v = qcur[0, k] + scale * ws_dq[k]
             if v < lower[k]:
                 v = lower[k]
             if v > upper[k]:
                 v = upper[k]
-            ws_qn[k] = v
-        cost_new = _eval(joint_types, axes, home_t, home_r, tip_t, tip_r, ws_qn, tgt_t,
-                         tgt_q, weights, fixed, r, tmp, p, quat, ws_jac_new, e_new, ew_new)
+            qnew[0, k] = v
+        cost_new = _eval(joint_types, axes, home_t, home_r, tip_t, tip_r, qnew, tgt_t,
+                         tgt_q, weights, fixed, jac_new, e_new, ew_new)
         if cost_new >= cost and use_bias and cost > bias_cutoff2:
             # The midpoint pull leaks into the task space when the damping is large; a
             # rejected biased step is retried once without the pull before raising the
@@ -607,9 +736,8 @@ def _lm_solve(joint_types, axes, home_t, home_r, tip_t, tip_r, lower, upper, fix
             continue
         use_bias = bias_active
         if cost_new < cost:
-            for k in range(n):
-                out_q[k] = ws_qn[k]
-            ws_jac[:, :] = ws_jac_new
+            qcur, qnew = qnew, qcur
+            jac, jac_new = jac_new, jac
             for i in range(6):
                 e[i] = e_new[i]
                 ew[i] = ew_new[i]
@@ -617,6 +745,8 @@ def _lm_solve(joint_types, axes, home_t, home_r, tip_t, tip_r, lower, upper, fix
             lam = max(lam * 0.5, 1e-6)
         else:
             lam = min(lam * 2.0, 1e2)
+    for k in range(n):
+        out_q[k] = qcur[0, k]
     err2 = 0.0
     for i in range(6):
         err2 += e[i] * e[i]
@@ -648,17 +778,13 @@ def ik_lm_kernel(joint_types, axes, home_t, home_r, tip_t, tip_r, lower, upper, 
         out_err: float64 (1,), unweighted pose-error norm at the solution (written).
     """
     n = q0.shape[0]
-    ws_jac = np.empty((6, n))
-    ws_jac_new = np.empty((6, n))
     ws_a = np.empty((n, n))
     ws_rhs = np.empty(n)
     ws_dq = np.empty(n)
-    ws_qn = np.empty(n)
     ws_qc = np.empty(n)
     err2 = _lm_solve(joint_types, axes, home_t, home_r, tip_t, tip_r, lower, upper, fixed, q0,
                      tgt_t, tgt_q, params[0], int(params[1]), params[2], params[3], params[4],
-                     params[5], params[6], out_q, ws_jac, ws_jac_new, ws_a, ws_rhs, ws_dq,
-                     ws_qn, ws_qc)
+                     params[5], params[6], out_q, ws_a, ws_rhs, ws_dq, ws_qc)
     out_err[0] = np.sqrt(err2)
 
 
@@ -693,12 +819,9 @@ def ik_lm_batch_kernel(joint_types, axes, home_t, home_r, tip_t, tip_r, lower, u
     """
     n = seeds.shape[2]
     n_seeds = seeds.shape[1]
-    ws_jac = np.empty((6, n))
-    ws_jac_new = np.empty((6, n))
     ws_a = np.empty((n, n))
     ws_rhs = np.empty(n)
     ws_dq = np.empty(n)
-    ws_qn = np.empty(n)
     ws_qc = np.empty(n)
     q_try = np.empty(n)
     accept2 = params[7] * params[7]
@@ -710,7 +833,7 @@ def ik_lm_batch_kernel(joint_types, axes, home_t, home_r, tip_t, tip_r, lower, u
             err2 = _lm_solve(joint_types, axes, home_t, home_r, tip_t, tip_r, lower, upper,
                              fixed, seeds[b, s], tgt_t[b], tgt_q[b], params[0], int(params[1]),
                              params[2], params[3], params[4], params[5], params[6], q_try,
-                             ws_jac, ws_jac_new, ws_a, ws_rhs, ws_dq, ws_qn, ws_qc)
+                             ws_a, ws_rhs, ws_dq, ws_qc)
             if err2 < accept2:
                 out_q[b, :] = q_try
                 out_err[b] = np.sqrt(err2)

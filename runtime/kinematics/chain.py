@@ -469,13 +469,18 @@ class KinematicChain:
 
     @property
     def kernel_arrays(self) -> tuple[np.ndarray, ...]:
-        """(joint_types, axes, home_t, home_r, tip_t, tip_r) for the chain kernels."""
+        """(joint_types, axes, home_t, home_r, tip_t, tip_r) for the chain kernels.
+
+        Every joint frame is pre-rotated so that its axis is +Z (kernel fast path); the end
+        pose and Jacobian are unchanged, intermediate frames differ from :meth:`compute_fk`'s.
+        """
         return self._arrays
 
     # ------------------------------------------------------------------ build
     def _arrays_empty(self) -> None:
         self._arrays = (np.zeros(0, dtype=np.int64), np.zeros((0, 3)), np.zeros((0, 3)),
                         np.zeros((0, 3, 3)), np.zeros(3), np.eye(3))
+        self._frame_arrays = self._arrays
         self._lower = np.zeros(0)
         self._upper = np.zeros(0)
 
@@ -546,8 +551,9 @@ class KinematicChain:
         home_t = np.ascontiguousarray([j.home.t for j in joints]).reshape(n, 3)
         home_r = np.ascontiguousarray([quat_to_matrix(j.home.q) for j in joints]).reshape(n, 3, 3)
         tip = joints[-1].tip
-        self._arrays = (types, axes, home_t, home_r, np.ascontiguousarray(tip.t),
-                        np.ascontiguousarray(quat_to_matrix(tip.q)))
+        self._frame_arrays = (types, axes, home_t, home_r, np.ascontiguousarray(tip.t),
+                              np.ascontiguousarray(quat_to_matrix(tip.q)))
+        self._arrays = _canonical_z(*self._frame_arrays)
         self._lower = np.array([j.lower for j in joints], dtype=np.float64)
         self._upper = np.array([j.upper for j in joints], dtype=np.float64)
         if self._debug:
@@ -581,7 +587,7 @@ class KinematicChain:
         qa = self._q(q)
         pos = np.empty((n, 3))
         rot = np.empty((n, 3, 3))
-        K.chain_fk_frames_kernel(*self._arrays, qa, pos, rot)
+        K.chain_fk_frames_kernel(*self._frame_arrays, qa, pos, rot)
         frames = [Transform(pos[i], quat_from_matrix(rot[i])) for i in range(n)]
         return frames[-1].copy(), frames
 
@@ -698,6 +704,15 @@ class KinematicChain:
         post_t = np.ascontiguousarray([n.post.t for n in tree.nodes]).reshape(nl, 3)
         post_r = np.ascontiguousarray([quat_to_matrix(n.post.q) for n in tree.nodes]
                                       ).reshape(nl, 3, 3)
+        # rotate each joint frame so its axis is +Z (kernel fast path): pre·A, Aᵀ·post
+        for i, n in enumerate(tree.nodes):
+            if n.jtype == NO_MOTION:
+                continue
+            a = _rotation_z_to(n.axis)
+            pre_r[i] = pre_r[i] @ a
+            post_t[i] = a.T @ post_t[i]
+            post_r[i] = a.T @ post_r[i]
+            axis[i] = (0.0, 0.0, 1.0)
         return parent, qi, jtype, axis, pre_t, pre_r, post_t, post_r
 
     # ------------------------------------------------------------------ joint-state I/O
@@ -809,6 +824,42 @@ class KinematicChain:
         correction = anchor_before @ anchor_after.inv()
         poses = [correction @ p for p in poses]
         self._write_links(poses, [True] * len(poses))
+
+
+def _rotation_z_to(axis: np.ndarray) -> np.ndarray:
+    """A rotation matrix ``A`` with ``A @ [0, 0, 1] == axis`` (unit ``axis``)."""
+    z = np.array([0.0, 0.0, 1.0])
+    a = np.asarray(axis, dtype=np.float64)
+    if np.allclose(a, z):
+        return np.eye(3)
+    if np.allclose(a, -z):
+        return np.diag([1.0, -1.0, -1.0])
+    v = np.cross(z, a)
+    s = float(np.linalg.norm(v))
+    c = float(a[2])
+    k = np.array([[0.0, -v[2], v[1]], [v[2], 0.0, -v[0]], [-v[1], v[0], 0.0]]) / s
+    return np.eye(3) + s * k + (1.0 - c) * (k @ k)
+
+
+def _canonical_z(types, axes, home_t, home_r, tip_t, tip_r) -> tuple[np.ndarray, ...]:
+    """Rewrite a chain so every joint moves along/about +Z, without changing the end pose.
+
+    With ``A_k @ z = axis_k``: ``home_k' = A_{k-1}^T home_k A_k`` (translation rotated by
+    ``A_{k-1}^T``) and ``tip' = A_last^T tip``, since ``Rot(a, q) A = A Rz(q)``.
+    """
+    n = types.shape[0]
+    new_t = np.empty_like(home_t)
+    new_r = np.empty_like(home_r)
+    prev = np.eye(3)
+    for k in range(n):
+        a_k = _rotation_z_to(axes[k])
+        new_t[k] = prev.T @ home_t[k]
+        new_r[k] = prev.T @ home_r[k] @ a_k
+        prev = a_k
+    z_axes = np.zeros((n, 3))
+    z_axes[:, 2] = 1.0
+    return (types, z_axes, np.ascontiguousarray(new_t), np.ascontiguousarray(new_r),
+            np.ascontiguousarray(prev.T @ tip_t), np.ascontiguousarray(prev.T @ tip_r))
 
 
 def set_world_pose(prim: Usd.Prim, pose: Transform) -> None:
