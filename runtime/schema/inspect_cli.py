@@ -511,7 +511,11 @@ def format_text(data: dict[str, Any]) -> str:
                 f"{s['orientation_filter_width']}"
             )
         else:
-            offsets = ", ".join(_fmt(v) for v in s["ray_time_offsets"]) or "none"
+            times = s["ray_time_offsets"]
+            if len(times) > 8:
+                offsets = f"{len(times)} values in {_fmt(min(times))}..{_fmt(max(times))}"
+            else:
+                offsets = ", ".join(_fmt(v) for v in times) or "none"
             out.append(
                 f"      {s['num_rays']} rays, range {_fmt(s['min_range'])}..{_fmt(s['max_range'])}"
                 f", frame {s['output_frame_of_reference']}, time offsets [{offsets}]"
