@@ -1010,3 +1010,15 @@ def test_spawn_mesh_shape_mass_only_with_rigid_props(stage):
     assert value(geom, "physics:approximation") == "boundingSphere"
     spawn_shape(stage, "/World/c", "capsule", mass_props=MassPropertiesCfg(mass=1.0))
     assert "PhysicsMassAPI" in applied(stage.GetPrimAtPath("/World/c"))
+
+
+def test_cfg_classes_import_without_pxr():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, runtime.physics, runtime.physics.config, runtime.physics.legacy;"
+        "runtime.physics.MujocoRigidBodyPropertiesCfg(gravcomp=1.0);"
+        "assert 'pxr' not in sys.modules, 'pxr imported'"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
