@@ -68,8 +68,10 @@ def bench(name: str, stage, steps: int) -> None:
     build = time.perf_counter() - t0
     model, data = engine.model, engine.data
     if model.nu:
-        engine.set_joint_targets(np.zeros(len([d for d in engine.dofs if d.actuator >= 0])),
-                                 names=[d.name for d in engine.dofs if d.actuator >= 0])
+        engine.set_joint_targets(
+            np.zeros(len([d for d in engine.dofs if d.actuator >= 0])),
+            names=[d.name for d in engine.dofs if d.actuator >= 0],
+        )
     raw = _time(lambda: mujoco.mj_step(model, data), steps)
     engine.reset()
     step = _time(engine.step, steps)
@@ -103,8 +105,9 @@ def main() -> None:
     import logging
 
     logging.getLogger("runtime.engine").setLevel(logging.ERROR)
-    import runtime.schema  # noqa: F401  (register schemas before opening stages)
     from pxr import Usd
+
+    import runtime.schema  # noqa: F401  (register schemas before opening stages)
 
     for name in args.robots:
         if name == "balls":

@@ -39,8 +39,17 @@ def new_stage(mpu: float = 1.0, scene: bool = True, gravity: float | None = None
     return stage
 
 
-def body(stage, path, pos=(0, 0, 0), mass=None, inertia=None, com=None, shape="cube",
-         size=0.2, kinematic=False):
+def body(
+    stage,
+    path,
+    pos=(0, 0, 0),
+    mass=None,
+    inertia=None,
+    com=None,
+    shape="cube",
+    size=0.2,
+    kinematic=False,
+):
     xf = UsdGeom.Xform.Define(stage, path)
     xf.AddTranslateOp().Set(Gf.Vec3d(*pos))
     prim = xf.GetPrim()
@@ -73,8 +82,9 @@ def ground(stage, path="/World/Ground"):
     return plane.GetPrim()
 
 
-def revolute(stage, path, body0, body1, axis="Y", pos0=(0, 0, 0), pos1=(0, 0, 0),
-             limits=None, drive=None):
+def revolute(
+    stage, path, body0, body1, axis="Y", pos0=(0, 0, 0), pos1=(0, 0, 0), limits=None, drive=None
+):
     j = UsdPhysics.RevoluteJoint.Define(stage, path)
     if body0:
         j.CreateBody0Rel().SetTargets([body0])
@@ -95,10 +105,17 @@ def revolute(stage, path, body0, body1, axis="Y", pos0=(0, 0, 0), pos1=(0, 0, 0)
     return j
 
 
-def pendulum(stage, l=0.5, m=2.0, reversed_=False, **kw):
-    """A point-ish mass at +x distance l from a world hinge about Y, at the origin."""
-    body(stage, "/World/arm", pos=(0, 0, 0), mass=m, inertia=(1e-3, 1e-3, 1e-3),
-         com=(l, 0, 0), shape=None)
+def pendulum(stage, arm=0.5, m=2.0, reversed_=False, **kw):
+    """A point-ish mass at +x distance ``arm`` from a world hinge about Y, at the origin."""
+    body(
+        stage,
+        "/World/arm",
+        pos=(0, 0, 0),
+        mass=m,
+        inertia=(1e-3, 1e-3, 1e-3),
+        com=(arm, 0, 0),
+        shape=None,
+    )
     if reversed_:
         return revolute(stage, "/World/hinge", "/World/arm", None, **kw)
     return revolute(stage, "/World/hinge", None, "/World/arm", **kw)
@@ -228,8 +245,15 @@ def test_sphere_on_ground_contact_impulses():
     stage = new_stage()
     ground(stage)
     m, r = 2.0, 0.1
-    body(stage, "/World/ball", pos=(0, 0, 0.3), mass=m, inertia=(0.4 * m * r * r,) * 3,
-         shape="sphere", size=r)
+    body(
+        stage,
+        "/World/ball",
+        pos=(0, 0, 0.3),
+        mass=m,
+        inertia=(0.4 * m * r * r,) * 3,
+        shape="sphere",
+        size=r,
+    )
     engine = MujocoEngine(stage, dt=0.002, compute_accelerations=True)
     assert engine.body_paths == ("/World/ball", "/World/Ground")
     engine.step(1000)  # 2 s: settled
@@ -252,8 +276,15 @@ def test_sphere_on_ground_contact_impulses():
 def test_com_velocity_and_body_frame_pose():
     """Linear velocity is the COM velocity; the pose is the body frame, not the COM."""
     stage = new_stage(gravity=0.0)
-    body(stage, "/World/b", pos=(1, 2, 3), mass=1.0, inertia=(0.2, 0.2, 0.3),
-         com=(0.3, 0.0, 0.0), shape=None)
+    body(
+        stage,
+        "/World/b",
+        pos=(1, 2, 3),
+        mass=1.0,
+        inertia=(0.2, 0.2, 0.3),
+        com=(0.3, 0.0, 0.0),
+        shape=None,
+    )
     engine = MujocoEngine(stage)
     w = np.array([0.0, 0.0, 2.0])
     engine.data.qvel[3:6] = w  # free joint angular velocity (body frame == world here)
@@ -272,25 +303,30 @@ def test_com_velocity_and_body_frame_pose():
 # ------------------------------------------------------------------------------ joints
 
 
-def _equilibrium(kp, target, m, g, l):
+def _equilibrium(kp, target, m, g, arm):
     from scipy.optimize import brentq
 
-    return brentq(lambda t: kp * (target - t) + m * g * l * math.cos(t), -3.0, 3.0)
+    return brentq(lambda t: kp * (target - t) + m * g * arm * math.cos(t), -3.0, 3.0)
 
 
 @pytest.mark.parametrize("reversed_", [False, True])
 def test_revolute_drive_static_equilibrium(reversed_):
-    m, l, g = 2.0, 0.5, 9.81
+    m, arm, g = 2.0, 0.5, 9.81
     k_deg, d_deg, target_deg = 0.5, 0.02, 30.0  # N m / deg, N m s / deg, deg
     stage = new_stage()
     sign = -1.0 if reversed_ else 1.0
-    pendulum(stage, l=l, m=m, reversed_=reversed_,
-             drive={"Stiffness": k_deg, "Damping": d_deg, "TargetPosition": sign * target_deg})
+    pendulum(
+        stage,
+        arm=arm,
+        m=m,
+        reversed_=reversed_,
+        drive={"Stiffness": k_deg, "Damping": d_deg, "TargetPosition": sign * target_deg},
+    )
     engine = MujocoEngine(stage, dt=0.002)
     engine.step(4000)
     state = engine.state()
     kp = k_deg * 180.0 / math.pi
-    theta = _equilibrium(kp, math.radians(target_deg), m, g, l)
+    theta = _equilibrium(kp, math.radians(target_deg), m, g, arm)
     # USD joint position: rotation of body1 relative to body0 about +Y
     assert state.joint_positions[0] == pytest.approx(sign * theta, abs=1e-4)
     # arm direction from the body pose: x axis rotated by theta about Y
@@ -299,11 +335,11 @@ def test_revolute_drive_static_equilibrium(reversed_):
     x_axis = rot.reshape(3, 3)[:, 0]
     np.testing.assert_allclose(x_axis, [math.cos(theta), 0, -math.sin(theta)], atol=1e-4)
     # effort balances gravity: drive torque = -m g l cos(theta) (in the USD DOF sign)
-    assert state.joint_efforts[0] == pytest.approx(sign * -m * g * l * math.cos(theta), rel=1e-3)
+    assert state.joint_efforts[0] == pytest.approx(sign * -m * g * arm * math.cos(theta), rel=1e-3)
     # retarget by name (the DOF name is the joint prim name) in radians
     engine.set_joint_targets([sign * math.radians(-20.0)], names=["hinge"])
     engine.step(4000)
-    theta2 = _equilibrium(kp, math.radians(-20.0), m, g, l)
+    theta2 = _equilibrium(kp, math.radians(-20.0), m, g, arm)
     assert engine.state().joint_positions[0] == pytest.approx(sign * theta2, abs=1e-4)
 
 
@@ -378,7 +414,11 @@ def test_d6_locked_axes_and_spherical():
     types = sorted(int(t) for t in m.jnt_type)
     assert types == sorted(
         int(t)
-        for t in (mujoco.mjtJoint.mjJNT_SLIDE, mujoco.mjtJoint.mjJNT_HINGE, mujoco.mjtJoint.mjJNT_BALL)
+        for t in (
+            mujoco.mjtJoint.mjJNT_SLIDE,
+            mujoco.mjtJoint.mjJNT_HINGE,
+            mujoco.mjtJoint.mjJNT_BALL,
+        )
     )
     names = engine.dof_names
     assert names[:2] == ("d6:TransX", "d6:RotZ")
@@ -389,7 +429,7 @@ def test_d6_locked_axes_and_spherical():
     assert m.jnt_range[ball][1] == pytest.approx(math.radians(30.0))
     # a ball rotation of 0.3 rad about the joint z axis reads back as the rotation vector
     adr = m.jnt_qposadr[ball]
-    engine.data.qpos[adr:adr + 4] = [math.cos(0.15), 0, 0, math.sin(0.15)]
+    engine.data.qpos[adr : adr + 4] = [math.cos(0.15), 0, 0, math.sin(0.15)]
     mujoco.mj_forward(m, engine.data)
     np.testing.assert_allclose(engine.state().joint_positions[2:], [0, 0, 0.3], atol=1e-12)
 
@@ -409,8 +449,9 @@ def test_fixed_joint_welds_and_floating_base():
     engine.step(30)
     state = engine.state()
     # rigidly attached: relative offset preserved while falling
-    np.testing.assert_allclose(state.body_positions[1] - state.body_positions[0], [0.5, 0, 0],
-                               atol=1e-9)
+    np.testing.assert_allclose(
+        state.body_positions[1] - state.body_positions[0], [0.5, 0, 0], atol=1e-9
+    )
     assert state.body_positions[0, 2] < 1.9
 
 
@@ -450,8 +491,9 @@ def test_filtered_pairs_and_collision_groups():
     engine.step()
     assert engine.state().contact_count > 0
     stage = overlapping()
-    UsdPhysics.FilteredPairsAPI.Apply(stage.GetPrimAtPath("/World/a")).CreateFilteredPairsRel(
-    ).SetTargets(["/World/b"])
+    UsdPhysics.FilteredPairsAPI.Apply(
+        stage.GetPrimAtPath("/World/a")
+    ).CreateFilteredPairsRel().SetTargets(["/World/b"])
     engine = MujocoEngine(stage)
     engine.step()
     assert engine.state().contact_count == 0
@@ -477,8 +519,9 @@ def test_mass_from_shape_density(caplog):
     bid = built.model.body("/World/box").id
     a = 0.2
     assert built.model.body_mass[bid] == pytest.approx(1000.0 * a**3, rel=1e-6)
-    np.testing.assert_allclose(built.model.body_inertia[bid], [1000 * a**3 * 2 * a * a / 12] * 3,
-                               rtol=1e-6)
+    np.testing.assert_allclose(
+        built.model.body_inertia[bid], [1000 * a**3 * 2 * a * a / 12] * 3, rtol=1e-6
+    )
     assert any("/World/box" in r.message and "no physics:mass" in r.message for r in caplog.records)
     # shape density wins over the default
     stage = new_stage()
@@ -505,8 +548,7 @@ def test_mass_fallback_without_shapes(caplog):
     with caplog.at_level(logging.WARNING, logger="runtime.engine"):
         built = build_model(stage)
     assert built.model.body_mass[1] == pytest.approx(1.0)
-    assert any("/World/ghost" in r.message and "solid sphere" in r.message
-               for r in caplog.records)
+    assert any("/World/ghost" in r.message and "solid sphere" in r.message for r in caplog.records)
 
 
 # --------------------------------------------------------------------- bad physics

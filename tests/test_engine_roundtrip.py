@@ -81,9 +81,10 @@ def test_structure_matches(pair):
         assert len(oj) == 1, name
         oj = oj[0]
         assert ours.jnt_type[oj] == ref.jnt_type[rj]
-        assert ours.body(int(ours.jnt_bodyid[oj])).name.rsplit("/", 1)[-1] == ref.body(
-            int(ref.jnt_bodyid[rj])
-        ).name
+        assert (
+            ours.body(int(ours.jnt_bodyid[oj])).name.rsplit("/", 1)[-1]
+            == ref.body(int(ref.jnt_bodyid[rj])).name
+        )
         np.testing.assert_allclose(ours.jnt_axis[oj], ref.jnt_axis[rj], atol=1e-6)
         np.testing.assert_allclose(ours.jnt_pos[oj], ref.jnt_pos[rj], atol=1e-6)
         assert bool(ours.jnt_limited[oj]) == bool(ref.jnt_limited[rj])
@@ -102,10 +103,19 @@ def test_structure_matches(pair):
         oa = oa[0]
         rj = ref.joint(int(ref.actuator_trnid[ra, 0])).name
         assert ours.joint(int(ours.actuator_trnid[oa, 0])).name.rsplit("/", 1)[-1] == rj
-        for field in ("actuator_gainprm", "actuator_biasprm", "actuator_ctrlrange",
-                      "actuator_forcerange", "actuator_gear"):
-            np.testing.assert_allclose(getattr(ours, field)[oa], getattr(ref, field)[ra],
-                                       atol=1e-9, err_msg=f"{name} {field}")
+        for field in (
+            "actuator_gainprm",
+            "actuator_biasprm",
+            "actuator_ctrlrange",
+            "actuator_forcerange",
+            "actuator_gear",
+        ):
+            np.testing.assert_allclose(
+                getattr(ours, field)[oa],
+                getattr(ref, field)[ra],
+                atol=1e-9,
+                err_msg=f"{name} {field}",
+            )
         assert ours.actuator_gaintype[oa] == ref.actuator_gaintype[ra]
         assert ours.actuator_biastype[oa] == ref.actuator_biastype[ra]
         assert ours.actuator_ctrllimited[oa] == ref.actuator_ctrllimited[ra]
@@ -165,7 +175,7 @@ def test_poses_at_t0_and_random_configurations(pair):
     for _ in range(5):
         q = rng.uniform(-3.0, 3.0, ref.nq)
         rd.qpos[:] = q
-        for j, rj in zip(order, rmap):
+        for j, rj in zip(order, rmap, strict=False):
             od.qpos[ours.jnt_qposadr[j]] = q[ref.jnt_qposadr[rj]]
         mujoco.mj_kinematics(ref, rd)
         mujoco.mj_kinematics(ours, od)

@@ -8,11 +8,10 @@ import mujoco
 import numpy as np
 import pytest
 from pxr import Sdf, UsdPhysics
-
-from runtime.engine import MujocoEngine
-from runtime.engine import _kernels
-from runtime.errors import SimrtError
 from test_engine_builder import body, ground, new_stage, pendulum
+
+from runtime.engine import MujocoEngine, _kernels
+from runtime.errors import SimrtError
 
 
 def _pile(cone: str | None):
@@ -24,14 +23,27 @@ def _pile(cone: str | None):
             "mjc:option:cone", Sdf.ValueTypeNames.Token
         ).Set(cone)
     for i, condim in enumerate((1, 3, 4, 6)):
-        body(stage, f"/World/box{i}", pos=(0.5 * i, 0.0, 0.099), mass=1.0,
-             inertia=(0.01, 0.01, 0.01), size=0.2)
+        body(
+            stage,
+            f"/World/box{i}",
+            pos=(0.5 * i, 0.0, 0.099),
+            mass=1.0,
+            inertia=(0.01, 0.01, 0.01),
+            size=0.2,
+        )
         stage.GetPrimAtPath(f"/World/box{i}/collider").CreateAttribute(
             "mjc:condim", Sdf.ValueTypeNames.Int
         ).Set(condim)
     # a sphere rolling sideways so tangential / torsional forces are non-zero
-    body(stage, "/World/ball", pos=(2.5, 0, 0.1), mass=1.0, inertia=(0.004,) * 3,
-         shape="sphere", size=0.1)
+    body(
+        stage,
+        "/World/ball",
+        pos=(2.5, 0, 0.1),
+        mass=1.0,
+        inertia=(0.004,) * 3,
+        shape="sphere",
+        size=0.1,
+    )
     return stage
 
 
@@ -91,10 +103,28 @@ def test_contact_roles_swap_when_geom2_is_unlisted():
     excl = np.zeros(1, dtype=np.int64)
     force = np.array([5.0])
     for fn in (_kernels.contact_kernel, _kernels.contact_kernel.py_func):
-        out = [np.zeros(1, np.int64), np.zeros(1, np.int64), np.zeros((1, 3)), np.zeros((1, 3)),
-               np.zeros((1, 3)), np.zeros(1, np.int64)]
-        fn(geom, frame, pos, friction, dim, adr, excl, force, True,
-           np.array([3, -1], dtype=np.int64), 0.1, *out)
+        out = [
+            np.zeros(1, np.int64),
+            np.zeros(1, np.int64),
+            np.zeros((1, 3)),
+            np.zeros((1, 3)),
+            np.zeros((1, 3)),
+            np.zeros(1, np.int64),
+        ]
+        fn(
+            geom,
+            frame,
+            pos,
+            friction,
+            dim,
+            adr,
+            excl,
+            force,
+            True,
+            np.array([3, -1], dtype=np.int64),
+            0.1,
+            *out,
+        )
         assert out[5][0] == 1
         assert out[0][0] == 3 and out[1][0] == -1
         np.testing.assert_allclose(out[3][0], [0, 0, -1])
@@ -129,19 +159,20 @@ def test_body_kernels_python_parity():
     rows, ids, roots = engine._rows, engine._ids, engine._roots
     b = len(engine.body_paths)
     outs = []
-    for fn, acc in ((_kernels.body_state_kernel, _kernels.body_acceleration_kernel),
-                    (_kernels.body_state_kernel.py_func,
-                     _kernels.body_acceleration_kernel.py_func)):
+    for fn, acc in (
+        (_kernels.body_state_kernel, _kernels.body_acceleration_kernel),
+        (_kernels.body_state_kernel.py_func, _kernels.body_acceleration_kernel.py_func),
+    ):
         o = [np.zeros((b, 3)), np.zeros((b, 4)), np.zeros((b, 3)), np.zeros((b, 3))]
         fn(rows, ids, roots, d.xpos, d.xquat, d.xipos, d.subtree_com, d.cvel, *o)
         a = [np.zeros((b, 3)), np.zeros((b, 3))]
         acc(rows, ids, roots, d.xipos, d.subtree_com, d.cvel, d.cacc, engine._gravity, *a)
         outs.append(o + a)
-    for x, y in zip(*outs):
+    for x, y in zip(*outs, strict=False):
         np.testing.assert_array_equal(x, y)
     # COM velocity equals MuJoCo's own mj_objectVelocity at the COM (world orientation)
     res = np.zeros(6)
-    for r, i in zip(rows, ids):
+    for r, i in zip(rows, ids, strict=False):
         mujoco.mj_objectVelocity(engine.model, d, mujoco.mjtObj.mjOBJ_BODY, int(i), res, 0)
         np.testing.assert_allclose(outs[0][2][r], res[3:], atol=1e-12)
         np.testing.assert_allclose(outs[0][3][r], res[:3], atol=1e-12)

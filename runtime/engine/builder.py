@@ -336,7 +336,7 @@ class _Builder:
         out: dict[str, list] = {}
         for obj_type, (paths, descs) in result.items():
             out[str(obj_type.name) if hasattr(obj_type, "name") else str(obj_type)] = list(
-                zip([str(p) for p in paths], descs)
+                zip([str(p) for p in paths], descs, strict=False)
             )
         return out
 
@@ -455,7 +455,10 @@ class _Builder:
                     continue
                 b0 = str(desc.body0) if desc.body0 and str(desc.body0) in self.bodies else ""
                 b1 = str(desc.body1) if desc.body1 and str(desc.body1) in self.bodies else ""
-                for rel, raw, got in (("physics:body0", desc.rel0, b0), ("physics:body1", desc.rel1, b1)):
+                for rel, raw, got in (
+                    ("physics:body0", desc.rel0, b0),
+                    ("physics:body1", desc.rel1, b1),
+                ):
                     if raw and str(raw) and not got:
                         rel_prim = self.stage.GetPrimAtPath(raw)
                         if rel_prim and rel_prim.HasAPI(UsdPhysics.RigidBodyAPI):
@@ -519,7 +522,9 @@ class _Builder:
             child = j.body1 or j.body0
             if child in placed:
                 raise SchemaError(
-                    j.path, "", "body is attached to the world by more than one joint",
+                    j.path,
+                    "",
+                    "body is attached to the world by more than one joint",
                     "one world joint per body",
                 )
             used.add(j.path)
@@ -573,20 +578,25 @@ class _Builder:
             raise SchemaError(path, "physics:mass", f"invalid mass {mass}", "finite, >= 0")
         if not np.all(np.isfinite(diag)) or np.any(diag < 0.0):
             raise SchemaError(
-                path, "physics:diagonalInertia", f"invalid inertia {tuple(diag)}",
+                path,
+                "physics:diagonalInertia",
+                f"invalid inertia {tuple(diag)}",
                 "finite, >= 0 (all zero = derive from shapes)",
             )
         has_inertia = bool(np.any(diag > 0.0))
         if has_inertia and np.any(diag <= 0.0):
             raise SchemaError(
-                path, "physics:diagonalInertia",
-                f"zero inertia component in {tuple(diag)}", "all three > 0, or all zero",
+                path,
+                "physics:diagonalInertia",
+                f"zero inertia component in {tuple(diag)}",
+                "all three > 0, or all zero",
             )
         if has_inertia:
             a, b, c = sorted(diag)
             if a + b < c * (1.0 - 1e-5):
                 raise SchemaError(
-                    path, "physics:diagonalInertia",
+                    path,
+                    "physics:diagonalInertia",
                     f"inertia {tuple(diag)} violates the triangle inequality",
                     "I1 + I2 >= I3 for every permutation",
                 )
@@ -646,8 +656,16 @@ class _Builder:
         materials = {p: d for p, d in parsed.get("RigidBodyMaterial", [])}
         self.materials = materials
         kinds = (
-            "CubeShape", "SphereShape", "CapsuleShape", "CylinderShape", "PlaneShape",
-            "MeshShape", "ConeShape", "Capsule1Shape", "Cylinder1Shape", "SpherePointsShape",
+            "CubeShape",
+            "SphereShape",
+            "CapsuleShape",
+            "CylinderShape",
+            "PlaneShape",
+            "MeshShape",
+            "ConeShape",
+            "Capsule1Shape",
+            "Cylinder1Shape",
+            "SpherePointsShape",
             "CustomShape",
         )
         for kind in kinds:
@@ -676,13 +694,19 @@ class _Builder:
         elif kind == "SphereShape":
             geom_kw.update(type=mujoco.mjtGeom.mjGEOM_SPHERE, size=[abs(desc.radius), 0, 0])
         elif kind in ("CapsuleShape", "CylinderShape", "Capsule1Shape", "Cylinder1Shape"):
-            radius = float(desc.radius) if hasattr(desc, "radius") else max(
-                float(desc.topRadius), float(desc.bottomRadius)
+            radius = (
+                float(desc.radius)
+                if hasattr(desc, "radius")
+                else max(float(desc.topRadius), float(desc.bottomRadius))
             )
             if kind in ("Capsule1Shape", "Cylinder1Shape"):
                 self.warn(path, "tapered shape approximated with the larger radius")
             quat = _qnormalize(_qmul(quat, _axis_quat(_axis_letter(desc.axis))))
-            gtype = mujoco.mjtGeom.mjGEOM_CAPSULE if "Capsule" in kind else mujoco.mjtGeom.mjGEOM_CYLINDER
+            gtype = (
+                mujoco.mjtGeom.mjGEOM_CAPSULE
+                if "Capsule" in kind
+                else mujoco.mjtGeom.mjGEOM_CYLINDER
+            )
             geom_kw.update(type=gtype, size=[abs(radius), abs(float(desc.halfHeight)), 0])
         elif kind == "ConeShape":
             self.warn(path, "cone approximated by a cylinder of the same radius and height")
@@ -707,9 +731,11 @@ class _Builder:
             count = 0
             for i, sp in enumerate(desc.spherePoints):
                 g = mj_body.add_geom(
-                    name=f"{path}:{i}", type=mujoco.mjtGeom.mjGEOM_SPHERE,
+                    name=f"{path}:{i}",
+                    type=mujoco.mjtGeom.mjGEOM_SPHERE,
                     size=[abs(float(sp.radius)), 0, 0],
-                    pos=pos + _qrot(quat, _vec(sp.center)), quat=quat,
+                    pos=pos + _qrot(quat, _vec(sp.center)),
+                    quat=quat,
                 )
                 self.style_geom(g, prim, desc, static)
                 self.geom_owner.append((f"{path}:{i}", owner_key))
@@ -760,11 +786,14 @@ class _Builder:
             except Exception:  # qhull failure: degenerate point set
                 volume = 0.0
         extent = float(np.max(hi - lo)) if len(vertices) else 0.0
-        if approx == "boundingSphere" or approx == "boundingCube" or volume <= 1e-12 * max(
-            extent, 1e-12
-        ) ** 3:
+        if (
+            approx == "boundingSphere"
+            or approx == "boundingCube"
+            or volume <= 1e-12 * max(extent, 1e-12) ** 3
+        ):
             if volume <= 1e-12 * max(extent, 1e-12) ** 3 and approx not in (
-                "boundingSphere", "boundingCube"
+                "boundingSphere",
+                "boundingCube",
             ):
                 self.warn(path, "flat or degenerate collision mesh replaced by its bounding box")
             half = np.maximum((hi - lo) / 2.0, 1e-4 / self.mpu)
@@ -772,12 +801,15 @@ class _Builder:
             if approx == "boundingSphere":
                 geom_kw.update(
                     type=mujoco.mjtGeom.mjGEOM_SPHERE,
-                    size=[float(np.linalg.norm(half)), 0, 0], pos=center,
+                    size=[float(np.linalg.norm(half)), 0, 0],
+                    pos=center,
                     quat=np.array([1.0, 0, 0, 0]),
                 )
             else:
                 geom_kw.update(
-                    type=mujoco.mjtGeom.mjGEOM_BOX, size=half, pos=center,
+                    type=mujoco.mjtGeom.mjGEOM_BOX,
+                    size=half,
+                    pos=center,
                     quat=np.array([1.0, 0, 0, 0]),
                 )
             return "box"
@@ -826,8 +858,12 @@ class _Builder:
             density = 1000.0 * self.mpu**3 / self.kpu
         g.density = density
         for name, key in (
-            ("mjc:margin", "margin"), ("mjc:gap", "gap"), ("mjc:condim", "condim"),
-            ("mjc:priority", "priority"), ("mjc:solmix", "solmix"), ("mjc:group", "group"),
+            ("mjc:margin", "margin"),
+            ("mjc:gap", "gap"),
+            ("mjc:condim", "condim"),
+            ("mjc:priority", "priority"),
+            ("mjc:solmix", "solmix"),
+            ("mjc:group", "group"),
         ):
             value = self.attr(prim, name)
             if value is not None:
@@ -893,8 +929,8 @@ class _Builder:
             for member in Usd.CollectionAPI.ComputeIncludedPaths(query, self.stage):
                 self.shape_groups.setdefault(str(member), []).append(path)
         # symmetric filtering: if A filters B, B must not accept A either
-        for a_path, a_bit in bits.items():
-            for b_path, b_bit in bits.items():
+        for _a_path, a_bit in bits.items():
+            for _b_path, b_bit in bits.items():
                 if not (affinity[a_bit] >> b_bit) & 1:
                     affinity[b_bit] &= ~(1 << a_bit)
         self.affinity = affinity
@@ -937,7 +973,10 @@ class _Builder:
             if math.isfinite(mj_lo) or math.isfinite(mj_hi):
                 big = 1e10
                 j.limited = mujoco.mjtLimited.mjLIMITED_TRUE
-                j.range = [mj_lo if math.isfinite(mj_lo) else -big, mj_hi if math.isfinite(mj_hi) else big]
+                j.range = [
+                    mj_lo if math.isfinite(mj_lo) else -big,
+                    mj_hi if math.isfinite(mj_hi) else big,
+                ]
             else:
                 j.limited = mujoco.mjtLimited.mjLIMITED_FALSE
             self.style_joint(j, extra, angular)
@@ -956,15 +995,14 @@ class _Builder:
                     if abs(c0 - c1) > 1e-9:
                         self.warn(
                             joint.path,
-                            "elliptic cone limit approximated by a circular cone of the larger angle",
+                            "elliptic cone limit approximated by a circular cone of the "
+                            "larger angle",
                         )
                     j.limited = mujoco.mjtLimited.mjLIMITED_TRUE
                     j.range = [0.0, max(c0, c1) * _DEG]
             self.style_joint(j, extra, True)
             for k, tok in enumerate(("RotX", "RotY", "RotZ")):
-                binding = DofBinding(
-                    joint.path, tok, f"{jname}:{tok}", -1, -1, -1, k, sign, True
-                )
+                binding = DofBinding(joint.path, tok, f"{jname}:{tok}", -1, -1, -1, k, sign, True)
                 self.dofs.append(binding)
                 self.pending_dofs.append((binding, joint.path))
             return
@@ -1001,8 +1039,17 @@ class _Builder:
                 j.limited = mujoco.mjtLimited.mjLIMITED_FALSE
             self.style_joint(j, extra, angular)
             binding = DofBinding(
-                joint.path, token, f"{jname}:{token}", -1, -1, -1, -1, sign, angular,
-                lower=lower, upper=upper,
+                joint.path,
+                token,
+                f"{jname}:{token}",
+                -1,
+                -1,
+                -1,
+                -1,
+                sign,
+                angular,
+                lower=lower,
+                upper=upper,
             )
             self.dofs.append(binding)
             self.pending_dofs.append((binding, name))
@@ -1038,10 +1085,9 @@ class _Builder:
         if "frictionloss" in extra:
             j.frictionloss = extra["frictionloss"]
         if "damping" in extra:
-            j.damping = [extra["damping"], 0.0, 0.0]
+            _set_damping(j, extra["damping"])
         elif "damping_usd" in extra:
-            d = extra["damping_usd"] / _DEG if angular else extra["damping_usd"]
-            j.damping = [d, 0.0, 0.0]
+            _set_damping(j, extra["damping_usd"] / _DEG if angular else extra["damping_usd"])
         if extra.get("actgravcomp"):
             j.actgravcomp = True
 
@@ -1053,8 +1099,10 @@ class _Builder:
         kd = float(drive.damping)
         if not (math.isfinite(kp) and math.isfinite(kd)) or kp < 0 or kd < 0:
             raise SchemaError(
-                path, "drive:*:physics:stiffness/damping",
-                f"invalid drive gains stiffness={kp} damping={kd}", "finite, >= 0",
+                path,
+                "drive:*:physics:stiffness/damping",
+                f"invalid drive gains stiffness={kp} damping={kd}",
+                "finite, >= 0",
             )
         if angular:
             kp, kd = kp / _DEG, kd / _DEG
@@ -1098,9 +1146,11 @@ class _Builder:
             if prim.GetTypeName() != "MjcActuator":
                 continue
             path = str(prim.GetPath())
-            targets = prim.GetRelationship("mjc:target").GetTargets() if prim.GetRelationship(
-                "mjc:target"
-            ) else []
+            targets = (
+                prim.GetRelationship("mjc:target").GetTargets()
+                if prim.GetRelationship("mjc:target")
+                else []
+            )
             if not targets:
                 self.warn(path, "MjcActuator without mjc:target; ignored")
                 continue
@@ -1117,8 +1167,14 @@ class _Builder:
             g = list(gear) if gear is not None else [1.0, 0, 0, 0, 0, 0]
             g[0] *= binding.sign
             act.gear = g
-            table_gain = {"fixed": mujoco.mjtGain.mjGAIN_FIXED, "affine": mujoco.mjtGain.mjGAIN_AFFINE}
-            table_bias = {"none": mujoco.mjtBias.mjBIAS_NONE, "affine": mujoco.mjtBias.mjBIAS_AFFINE}
+            table_gain = {
+                "fixed": mujoco.mjtGain.mjGAIN_FIXED,
+                "affine": mujoco.mjtGain.mjGAIN_AFFINE,
+            }
+            table_bias = {
+                "none": mujoco.mjtBias.mjBIAS_NONE,
+                "affine": mujoco.mjtBias.mjBIAS_AFFINE,
+            }
             gt = str(self.attr(prim, "mjc:gainType") or "fixed")
             bt = str(self.attr(prim, "mjc:biasType") or "none")
             if gt not in table_gain or bt not in table_bias:
@@ -1306,9 +1362,7 @@ class _Builder:
                     continue
                 if path not in self.bodies:
                     if key != "Articulation":
-                        self.warn(
-                            path, "filtered pairs on a shape are applied to its whole body"
-                        )
+                        self.warn(path, "filtered pairs on a shape are applied to its whole body")
                 owner = path if path in self.bodies else str(getattr(desc, "rigidBody", ""))
                 for other in filtered:
                     o = str(other)
@@ -1379,6 +1433,14 @@ class _Builder:
                     f"(stage units) / {err_q:.3g} rad beyond the joint's DOFs; bodies are "
                     "placed by the joint frames",
                 )
+
+
+def _set_damping(joint, value: float) -> None:
+    """MuJoCo >= 4 stores joint damping as a polynomial (3 coefficients), 3.x as a scalar."""
+    try:
+        joint.damping = [float(value), 0.0, 0.0]
+    except TypeError:
+        joint.damping = float(value)
 
 
 def _axis_letter(axis) -> str:

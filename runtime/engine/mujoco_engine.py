@@ -109,8 +109,10 @@ class MujocoEngine:
         bindings = list(self.built.dofs)
         if robot_prim is None:
             return bindings
-        prim = robot_prim if isinstance(robot_prim, Usd.Prim) else self.stage.GetPrimAtPath(
-            str(robot_prim)
+        prim = (
+            robot_prim
+            if isinstance(robot_prim, Usd.Prim)
+            else self.stage.GetPrimAtPath(str(robot_prim))
         )
         if not prim or not prim.IsValid():
             raise SchemaError(str(robot_prim), "", "robot prim does not exist")
@@ -186,8 +188,19 @@ class MujocoEngine:
         d = self.data
         # views into MjData buffers (fixed for the life of the MjData; efc_force is
         # re-fetched per call since its length changes)
-        self._views = [d.xpos, d.xquat, d.xipos, d.subtree_com, d.cvel, d.cacc, d.qpos,
-                       d.qvel, d.qfrc_actuator, d.qfrc_passive, None]
+        self._views = [
+            d.xpos,
+            d.xquat,
+            d.xipos,
+            d.subtree_com,
+            d.cvel,
+            d.cacc,
+            d.qpos,
+            d.qvel,
+            d.qfrc_actuator,
+            d.qfrc_passive,
+            None,
+        ]
         self._dt = float(self.model.opt.timestep)
         self._step = 0
         self._dirty = False
@@ -234,9 +247,7 @@ class MujocoEngine:
         """
         if names is None:
             if count != len(self.dofs):
-                raise SimrtError(
-                    f"expected {len(self.dofs)} values (one per DOF), got {count}"
-                )
+                raise SimrtError(f"expected {len(self.dofs)} values (one per DOF), got {count}")
             return np.arange(len(self.dofs), dtype=np.int64)
         if len(names) != count:
             raise SimrtError(f"{len(names)} names but {count} values")
@@ -249,30 +260,39 @@ class MujocoEngine:
             else:
                 idx = self._lookup.get(str(key))
                 if idx is None:
-                    raise SimrtError(
-                        f"unknown DOF {key!r}; known: {', '.join(self.dof_names)}"
-                    )
+                    raise SimrtError(f"unknown DOF {key!r}; known: {', '.join(self.dof_names)}")
                 out[k] = idx
         return out
 
     def set_joint_targets(
-        self, values: Sequence[float] | np.ndarray, names: Sequence[str | int] | None = None
+        self,
+        values: Sequence[float] | np.ndarray,
+        names: Sequence[str | int] | None = None,
+        *,
+        names_or_indices: Sequence[str | int] | None = None,
     ) -> None:
-        """Set drive targets (position targets for position drives, velocity targets for
-        velocity drives, ``ctrl`` for ``MjcActuator`` actuators).
+        """Set drive targets.
+
+        Position targets for position drives, velocity targets for velocity drives, ``ctrl``
+        for ``MjcActuator`` actuators.
 
         Args:
             values: targets [rad, rad/s, stage units or stage units/s], one per name.
             names: DOF names, joint paths or DOF indices; ``None`` = all DOFs in order.
+            names_or_indices: keyword alias of ``names`` (docs/ARCHITECTURE.md spelling).
 
         Raises:
             SimrtError: unknown DOF, non-finite value, or a DOF without a drive.
         """
+        if names_or_indices is not None:
+            if names is not None:
+                raise SimrtError("pass either names or names_or_indices, not both")
+            names = names_or_indices
         vals = np.asarray(values, dtype=np.float64).reshape(-1)
         idx = self.resolve_dofs(names, len(vals))
         if not np.all(np.isfinite(vals)):
             raise SimrtError("joint targets must be finite")
-        for i, v in zip(idx, vals):
+        for i, v in zip(idx, vals, strict=False):
             b = self.dofs[i]
             if b.actuator < 0:
                 raise SimrtError(f"DOF {b.name!r} ({b.joint_path}) has no drive to target")
@@ -297,7 +317,7 @@ class MujocoEngine:
         idx = self.resolve_dofs(names, len(vals))
         if not np.all(np.isfinite(vals)):
             raise SimrtError("joint velocity targets must be finite")
-        for i, v in zip(idx, vals):
+        for i, v in zip(idx, vals, strict=False):
             b = self.dofs[i]
             if b.drive_mode == "position":
                 self.model.actuator_biasprm[b.actuator, 0] = b.damping * v
@@ -307,8 +327,10 @@ class MujocoEngine:
                 raise SimrtError(f"DOF {b.name!r} ({b.joint_path}) has no USD drive")
 
     def state(self) -> PhysicsState:
-        """The current physics state (fresh arrays, safe to keep; ``body_com_local`` and
-        ``body_paths`` are shared, read-only by convention).
+        """The current physics state.
+
+        Arrays are fresh (safe to keep) except ``body_com_local`` and ``body_paths``, which
+        are shared and read-only by convention.
 
         Returns:
             A :class:`PhysicsState` in the conventions of ``runtime.sensors.state``.
@@ -336,8 +358,9 @@ class MujocoEngine:
             mujoco.mj_rnePostConstraint(m, d)
             lin_acc = np.zeros((b, 3))
             ang_acc = np.zeros((b, 3))
-            body_acceleration_kernel(rows, ids, roots, v[2], v[3], v[4], v[5], self._gravity,
-                                     lin_acc, ang_acc)
+            body_acceleration_kernel(
+                rows, ids, roots, v[2], v[3], v[4], v[5], self._gravity, lin_acc, ang_acc
+            )
         dt = self._dt
         nc = int(d.ncon)
         c0 = np.empty(nc, dtype=np.int64)
@@ -350,20 +373,40 @@ class MujocoEngine:
             con = d.contact
             count = self._count
             contact_kernel(
-                con.geom.astype(np.int64), con.frame, con.pos, con.friction,
-                con.dim.astype(np.int64), con.efc_address.astype(np.int64),
-                con.exclude.astype(np.int64), v[10], self._pyramidal,
-                built.geom_body_index, dt, c0, c1, cpos, cnrm, cimp, count,
+                con.geom.astype(np.int64),
+                con.frame,
+                con.pos,
+                con.friction,
+                con.dim.astype(np.int64),
+                con.efc_address.astype(np.int64),
+                con.exclude.astype(np.int64),
+                v[10],
+                self._pyramidal,
+                built.geom_body_index,
+                dt,
+                c0,
+                c1,
+                cpos,
+                cnrm,
+                cimp,
+                count,
             )
             kept = int(count[0])
             if kept != nc:
-                c0, c1, cpos, cnrm, cimp = c0[:kept], c1[:kept], cpos[:kept], cnrm[:kept], cimp[:kept]
+                c0, c1, cpos, cnrm, cimp = (
+                    c0[:kept],
+                    c1[:kept],
+                    cpos[:kept],
+                    cnrm[:kept],
+                    cimp[:kept],
+                )
         nd = len(self.dofs)
         jq = np.empty(nd)
         jv = np.empty(nd)
         je = np.empty(nd)
-        joint_state_kernel(self._q_adr, self._v_adr, self._sign, self._ball, v[6], v[7], v[8],
-                           v[9], jq, jv, je)
+        joint_state_kernel(
+            self._q_adr, self._v_adr, self._sign, self._ball, v[6], v[7], v[8], v[9], jq, jv, je
+        )
         return PhysicsState(
             body_paths=built.body_paths,
             body_positions=pos,
