@@ -41,8 +41,8 @@ def quat_multiply(q1: Any, q2: Any) -> np.ndarray:
     Returns:
         The product, float64 shape (4,).
     """
-    w1, x1, y1, z1 = (float(v) for v in q1)
-    w2, x2, y2, z2 = (float(v) for v in q2)
+    w1, x1, y1, z1 = q1[0], q1[1], q1[2], q1[3]
+    w2, x2, y2, z2 = q2[0], q2[1], q2[2], q2[3]
     return np.array(
         [
             w1 * w2 - x1 * x2 - y1 * y2 - z1 * z2,
@@ -60,9 +60,19 @@ def quat_conjugate(q: Any) -> np.ndarray:
 
 
 def quat_rotate(q: Any, v: Any) -> np.ndarray:
-    """Rotate vector ``v`` (shape (3,)) by quaternion ``q`` (wxyz): ``vec(q ⊗ [0, v] ⊗ q*)``."""
-    qv = quat_multiply(quat_multiply(q, [0.0, *np.asarray(v, dtype=np.float64)]), quat_conjugate(q))
-    return qv[1:]
+    """Rotate vector ``v`` (shape (3,)) by quaternion ``q`` (wxyz): ``vec(q ⊗ [0, v] ⊗ q*)``.
+
+    Evaluated as ``(w² − u·u) v + 2 (u·v) u + 2 w (u × v)``, which equals the sandwich
+    product for any quaternion.
+    """
+    w, x, y, z = float(q[0]), float(q[1]), float(q[2]), float(q[3])
+    vx, vy, vz = float(v[0]), float(v[1]), float(v[2])
+    a = w * w - (x * x + y * y + z * z)
+    d = 2.0 * (x * vx + y * vy + z * vz)
+    w2 = 2.0 * w
+    return np.array([a * vx + d * x + w2 * (y * vz - z * vy),
+                     a * vy + d * y + w2 * (z * vx - x * vz),
+                     a * vz + d * z + w2 * (x * vy - y * vx)])
 
 
 def quat_from_axis_angle(axis: Any, angle: float) -> np.ndarray:

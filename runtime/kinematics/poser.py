@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 from pxr import Usd
 
-from runtime.kinematics.chain import KinematicChain, _world_pose, joint_kind
+from runtime.kinematics.chain import KinematicChain, _rigid, _world_matrix, joint_kind
 from runtime.kinematics.ik import IKSolver, IKSolverLM, IKSolverRegistry, ik_lm_batch
 from runtime.kinematics.math import Transform, pose_error
 
@@ -236,9 +236,9 @@ class RobotPoser:
     # ------------------------------------------------------------------ IK
     def _start_pose(self) -> Transform:
         assert self._chain is not None
-        robot, _ = _world_pose(self._robot_prim)
-        start, _ = _world_pose(self._chain.start_prim)
-        return robot.inv() @ start
+        robot = _world_matrix(self._robot_prim)
+        start = _world_matrix(self._chain.start_prim)
+        return _rigid(np.linalg.solve(robot, start))[0]
 
     def _locked_values(self, mask: np.ndarray) -> np.ndarray:
         """Values for locked joints: cache, else current USD state, else 0."""
