@@ -246,7 +246,10 @@ def test_cli_apply_on_copy_of_panda(tmp_path, capsys):
     out = capsys.readouterr().out
     tree_text = out.split("\n\n", 1)[0] + "\n"
     assert tree_text == urdf_expected_tree(ASSETS / "panda/source/panda.urdf")
-    assert "DOF table (9):" in out
+    pin = pytest.importorskip("pinocchio")
+    model = pin.buildModelFromUrdf(str(ASSETS / "panda/source/panda.urdf"))
+    dof_lines = out.split("DOF table (9):\n", 1)[1].split("\n\n", 1)[0].splitlines()
+    assert [line.split()[1] for line in dof_lines] == list(model.names)[1:]  # 7 arm + 2 fingers
     layer_file = tmp_path / "panda" / "configuration" / "panda_robot_schema.usda"
     assert layer_file.is_file()
     # the interface layer only gained the sublayer entry

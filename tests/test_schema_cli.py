@@ -7,8 +7,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from pxr import Sdf, Usd, UsdPhysics
 from test_robot_schema_helpers import LINKS, f1, targets
+from test_robot_schema_real import urdf_expected_tree
 
 from runtime.cli import main
 
@@ -110,19 +112,14 @@ def test_console_script_on_ur10(tmp_path):
         text=True,
         check=True,
     )
-    tree = proc.stdout.split("\n\n", 1)[0].splitlines()
-    assert [line.strip() for line in tree] == [
-        "base_link",
-        "shoulder_link",
-        "upper_arm_link",
-        "forearm_link",
-        "wrist_1_link",
-        "wrist_2_link",
-        "wrist_3_link",
-        "ee_link",
-    ]
-    assert [len(line) - len(line.lstrip()) for line in tree] == [0, 2, 4, 6, 8, 10, 12, 14]
-    assert "DOF table (6):" in proc.stdout
+    tree_text = proc.stdout.split("\n\n", 1)[0] + "\n"
+    assert tree_text == urdf_expected_tree(ASSETS / "ur10/source/ur10_robot.urdf")
+    assert tree_text.splitlines()[-1] == " " * 14 + "ee_link"
+    # DOF lines list the URDF's movable joints in order (Pinocchio's joint order)
+    pin = pytest.importorskip("pinocchio")
+    model = pin.buildModelFromUrdf(str(ASSETS / "ur10/source/ur10_robot.urdf"))
+    dof_lines = proc.stdout.split("DOF table (6):\n", 1)[1].split("\n\n", 1)[0].splitlines()
+    assert [line.split()[1] for line in dof_lines] == list(model.names)[1:]
     stage = Usd.Stage.Open(str(asset))
     links = targets(stage.GetDefaultPrim(), LINKS)
     # sites inline: tool0 (a URDF frame) right after wrist_3_link
