@@ -170,6 +170,15 @@ def test_tree_fk_matches_pinocchio_all_links(robot_case):
             worst = max(worst, np.abs(out_p[b, li] - m.translation).max(),
                         ref.quat_angle(out_q[b, li], ref.wxyz_from_matrix(m.rotation)))
     assert worst <= 1e-6, worst
+    # configuration order is the DOF table's (movable joints)
+    from runtime.schema.dof import build_dof_table
+
+    table = build_dof_table(stage, robot)
+    assert order == [p for p in table.joint_paths if p in set(order)]
+    # the convenience API gives the same poses, rows in link_paths order
+    api_p, api_q = chain.compute_link_poses(qs[:5])
+    assert np.allclose(api_p, out_p[:5], atol=1e-15) and np.allclose(api_q, out_q[:5], atol=1e-15)
+    assert chain.link_paths == [n.path for n in chain.tree_nodes]
     # single-configuration kernel agrees with the batched one
     p1 = np.empty((n_links, 3))
     q1 = np.empty((n_links, 4))

@@ -715,6 +715,43 @@ class KinematicChain:
             axis[i] = (0.0, 0.0, 1.0)
         return parent, qi, jtype, axis, pre_t, pre_r, post_t, post_r
 
+    @property
+    def link_paths(self) -> list[str]:
+        """Tree link paths, parents before children (row order of link poses)."""
+        return [n.path for n in self._tree.nodes]
+
+    def compute_link_poses(self, q: Any, joint_paths: list[str] | None = None
+                           ) -> tuple[np.ndarray, np.ndarray]:
+        """Poses of every tree link in the robot frame (body-pose reporting).
+
+        Args:
+            q: configuration, float64 (D,) or (N, D), in ``joint_paths`` order (default
+                :meth:`tree_joint_paths`, i.e. DOF-table order) [rad or stage units].
+            joint_paths: configuration order.
+
+        Returns:
+            positions (L, 3) / (N, L, 3) and quaternions wxyz (L, 4) / (N, L, 4), rows in
+            :attr:`link_paths` order, robot frame.
+        """
+        key = None if joint_paths is None else tuple(joint_paths)
+        cache = getattr(self, "_tree_cache", None)
+        if cache is None or cache[0] != key:
+            order = self.tree_joint_paths() if joint_paths is None else list(joint_paths)
+            cache = (key, self.tree_arrays(order), len(order))
+            self._tree_cache = cache
+        _, arrays, dof = cache
+        qa = np.ascontiguousarray(q, dtype=np.float64)
+        nl = len(self._tree.nodes)
+        if qa.ndim == 1 and qa.shape[0] == dof:
+            pos, quat = np.empty((nl, 3)), np.empty((nl, 4))
+            K.tree_fk_kernel(*arrays, qa, pos, quat)
+            return pos, quat
+        if qa.ndim == 2 and qa.shape[1] == dof:
+            pos, quat = np.empty((qa.shape[0], nl, 3)), np.empty((qa.shape[0], nl, 4))
+            K.tree_fk_batch_kernel(*arrays, qa, pos, quat)
+            return pos, quat
+        raise ValueError(f"expected shape ({dof},) or (N, {dof}), got {qa.shape}")
+
     # ------------------------------------------------------------------ joint-state I/O
     def _read_all_joint_states(self) -> dict[str, float]:
         out: dict[str, float] = {}
