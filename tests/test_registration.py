@@ -22,13 +22,14 @@ def test_api_schemas_apply_and_report():
         assert prim.HasAPI(name)
 
 
-def test_deprecated_reference_point_api_is_not_registered():
-    """robot-schema.md §2.7: the name exists only in code; HasAPI is always False."""
+def test_deprecated_reference_point_api_is_defined():
+    """Issue fix of robot-schema.md §2.7: old assets authoring the deprecated API answer HasAPI."""
     stage = Usd.Stage.CreateInMemory()
     prim = stage.DefinePrim("/R", "Xform")
     prim.AddAppliedSchema("IsaacReferencePointAPI")
-    assert not prim.HasAPI("IsaacReferencePointAPI")
+    assert prim.HasAPI("IsaacReferencePointAPI")
     assert "IsaacReferencePointAPI" in prim.GetPrimTypeInfo().GetAppliedAPISchemas()
+    assert prim.GetAttribute("isaac:forwardAxis").Get() == "X"
 
 
 def test_registration_after_registry_built_raises_clear_error():

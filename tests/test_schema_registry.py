@@ -157,12 +157,13 @@ def test_base_sensor_is_abstract():
     assert Usd.SchemaRegistry.GetSchemaKind("IsaacBaseSensor") == Usd.SchemaKind.AbstractTyped
 
 
-def test_surface_gripper_is_abstract_like_the_reference(stage):
-    """robot-schema.md §2.6: abstract, so no IsA and no fallbacks; readers use the table."""
-    assert Usd.SchemaRegistry.GetSchemaKind("IsaacSurfaceGripper") == Usd.SchemaKind.AbstractTyped
+def test_surface_gripper_is_concrete_with_fallbacks(stage):
+    """robot-schema.md §2.6 defect fixed: concrete, so IsA works and fallbacks resolve."""
+    assert Usd.SchemaRegistry.GetSchemaKind("IsaacSurfaceGripper") == Usd.SchemaKind.ConcreteTyped
     prim = stage.DefinePrim("/G", "IsaacSurfaceGripper")
-    assert not prim.IsA("IsaacSurfaceGripper")
-    assert prim.GetAttribute("isaac:status").Get() is None
+    assert prim.IsA("IsaacSurfaceGripper")
+    assert prim.GetAttribute("isaac:status").Get() == "Open"
+    assert prim.GetAttribute("isaac:status").GetVariability() == Sdf.VariabilityUniform
     info = readers.read_surface_gripper(prim)
     assert info.status == "Open"
     assert info.max_grip_distance == pytest.approx(0.01)
@@ -172,10 +173,12 @@ def test_surface_gripper_is_abstract_like_the_reference(stage):
     assert info.attachment_points == ()
 
 
-def test_reference_point_api_is_not_a_schema(stage):
+def test_reference_point_api_is_defined_for_old_assets(stage):
+    """robot-schema.md §2.7 defect fixed: the deprecated API is a real schema, HasAPI works."""
     prim = stage.DefinePrim("/P", "Xform")
     prim.AddAppliedSchema("IsaacReferencePointAPI")
-    assert not prim.HasAPI("IsaacReferencePointAPI")
+    assert prim.HasAPI("IsaacReferencePointAPI")
+    assert prim.GetAttribute("isaac:Description").Get() == ""
 
 
 @pytest.mark.parametrize(("schema", "attr", "fallback", "tokens"), API_FALLBACKS)
