@@ -221,6 +221,8 @@ class BuiltModel:
         dofs: DOF bindings in build order (MuJoCo tree order).
         initial_qpos: qpos at the authored configuration, (nq,) float64.
         initial_ctrl: ctrl holding the authored drive targets, (nu,) float64.
+        initial_qvel: qvel from the authored ``physics:velocity`` / ``physics:angularVelocity``
+            of free bodies, (nv,) float64.
         dt: time step [s].
         gravity: gravity [stage units/s^2], (3,) float64, world.
         meters_per_unit: stage metersPerUnit.
@@ -244,6 +246,7 @@ class BuiltModel:
     kilograms_per_unit: float
     warnings: list[str] = field(default_factory=list)
     initial_ctrl: np.ndarray | None = None
+    initial_qvel: np.ndarray | None = None
 
 
 # --------------------------------------------------------------------------------------
@@ -257,6 +260,8 @@ class _Body:
     prim: Usd.Prim
     world: tuple[np.ndarray, np.ndarray]
     kinematic: bool
+    velocity: np.ndarray | None = None  # authored linear velocity, world [stage units/s]
+    angular_velocity: np.ndarray | None = None  # authored angular velocity, world [deg/s]
     shapes: list = field(default_factory=list)
     spec_body: object = None
     parent: str | None = None  # USD path of the parent body, "" for world
@@ -430,6 +435,13 @@ class _Builder:
                     "scaled sizes, mass properties are used as authored",
                 )
             self.bodies[path] = _Body(path, prim, (pos, quat), bool(desc.kinematicBody))
+            lin = _vec(desc.linearVelocity)
+            ang = _vec(desc.angularVelocity)
+            if not (np.all(np.isfinite(lin)) and np.all(np.isfinite(ang))):
+                raise SchemaError(path, "physics:velocity", "non-finite velocity", "finite")
+            if np.any(lin != 0.0) or np.any(ang != 0.0):
+                self.bodies[path].velocity = lin
+                self.bodies[path].angular_velocity = ang
 
     def collect_joints(self, parsed: dict) -> list[_Joint]:
         joints: list[_Joint] = []
@@ -1330,6 +1342,8 @@ class _Builder:
                 ctrl0[aid] = c0
         qpos = np.array(model.qpos0, dtype=np.float64)
         self.initial_configuration(initial, model, qpos)
+        qvel = np.zeros(model.nv)
+        self.initial_velocities(model, qvel)
         built = BuiltModel(
             spec=self.spec,
             model=model,
@@ -1347,6 +1361,7 @@ class _Builder:
             kilograms_per_unit=self.kpu,
             warnings=self.warnings,
             initial_ctrl=ctrl0,
+            initial_qvel=qvel,
         )
         return built
 
@@ -1383,6 +1398,29 @@ class _Builder:
                     path = token.split(":")[0]
                     break
             raise SchemaError(path, "", f"MuJoCo rejected the model: {message}") from exc
+
+    def initial_velocities(self, model: mujoco.MjModel, qvel: np.ndarray) -> None:
+        """Authored body velocities (world frame, COM linear, deg/s angular) of free bodies."""
+        for path, b in self.bodies.items():
+            if b.velocity is None:
+                continue
+            bid = model.body(path).id
+            jnt = int(model.body_jntadr[bid])
+            if model.body_jntnum[bid] != 1 or model.jnt_type[jnt] != mujoco.mjtJoint.mjJNT_FREE:
+                self.warn(
+                    path,
+                    "authored physics:velocity / angularVelocity ignored (body is jointed or "
+                    "kinematic)",
+                )
+                continue
+            if self.attr(b.prim, "physxRigidBody:localSpaceVelocities"):
+                self.warn(path, "physxRigidBody:localSpaceVelocities not supported; world used")
+            w = b.angular_velocity * _DEG
+            quat = b.world[1]
+            com_world = _qrot(quat, np.array(model.body_ipos[bid]))
+            adr = int(model.jnt_dofadr[jnt])
+            qvel[adr : adr + 3] = b.velocity - np.cross(w, com_world)  # body-origin velocity
+            qvel[adr + 3 : adr + 6] = _qrot(_qconj(quat), w)  # body-local angular velocity
 
     def initial_configuration(self, initial: dict, model: mujoco.MjModel, qpos: np.ndarray) -> None:
         for path, (joint, reversed_, parent, _pos, _quat) in initial.items():

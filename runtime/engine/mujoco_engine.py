@@ -180,9 +180,11 @@ class MujocoEngine:
         return list(self.built.warnings)
 
     def reset(self) -> None:
-        """Return to the authored configuration (time 0, step 0, authored drive targets)."""
+        """Return to the authored state (time 0, step 0, poses, velocities, drive targets)."""
         mujoco.mj_resetData(self.model, self.data)
         self.data.qpos[:] = self.built.initial_qpos
+        if self.built.initial_qvel is not None:
+            self.data.qvel[:] = self.built.initial_qvel
         if self.built.initial_ctrl is not None and self.model.nu:
             self.data.ctrl[:] = self.built.initial_ctrl
         d = self.data
