@@ -129,6 +129,17 @@ def test_chain_fk_and_jacobian_match_pinocchio(robot_case):
         if name != "solo12":  # Pinocchio's world Jacobian only equals ours for a fixed start
             jp = ref.pin_relative_jacobian(model, data, q, start, end, names)
             worst_j = max(worst_j, np.abs(jac[b] - jp).max())
+    if name == "solo12":  # Jacobian of a fixed-start leg chain (base → HR_FOOT)
+        leg = KinematicChain(chain.stage, chain.robot_prim,
+                             _prim_named(chain.stage, chain.robot_prim, "base_link"),
+                             _prim_named(chain.stage, chain.robot_prim, "HR_FOOT"))
+        leg_names = [p.rsplit("/", 1)[-1] for p in leg.joint_paths]
+        leg_qs = _random_configs(leg, N_CONFIGS, seed=4)
+        _, _, leg_jac = leg.fk_jacobian_batch(leg_qs)
+        for b in range(N_CONFIGS):
+            q = ref.pin_q(model, leg_names, leg_qs[b])
+            jp = ref.pin_relative_jacobian(model, data, q, "base_link", "HR_FOOT", leg_names)
+            worst_j = max(worst_j, np.abs(leg_jac[b] - jp).max())
     # the converter stores float32 frames: agreement to the precision the USD holds
     assert worst_p <= 1e-6, worst_p
     assert worst_r <= 1e-6, worst_r

@@ -5,6 +5,15 @@ null-space centering, fixed-joint masks) but runs inside one Numba kernel and us
 Jacobian, which is consistent with :func:`runtime.kinematics.math.pose_error` (the
 reference's spatial Jacobian is not; spec §3.3 [REC]). :func:`ik_lm_batch` solves N targets
 in one call, each from an ordered list of seeds (first converged seed wins).
+
+Divergence from the reference (measured, Panda, 1000 targets from seeds 0.05 rad away): the
+null-space midpoint pull ``lam * null_space_bias * (q_c - q)`` moves a redundant arm along
+its self-motion every iteration, and the second-order drift keeps the end effector ~1e-3
+away from the target (71 % of near-seed solves converged to 1e-4). The kernel therefore
+switches the pull off once the weighted error norm is below ``BIAS_CUTOFF`` (1e-2) and
+retries a rejected biased step once without the pull before raising the damping. With both,
+99.5 % converge. Everything else (damping schedule, step clamp, limit clipping, masks,
+stopping rule) is as specified.
 """
 
 from __future__ import annotations
