@@ -681,3 +681,31 @@ def _rotate(q, v):
     m = np.zeros(9)
     mujoco.mju_quat2Mat(m, q)
     return m.reshape(3, 3) @ v
+
+
+def test_floating_solo12_rests_on_ground_with_its_weight():
+    """Floating base (root joint deactivated), self-collisions off on the articulation root:
+    once settled, the ground carries the robot's weight (total mass from Pinocchio)."""
+    pin = pytest.importorskip("pinocchio")
+    stage = Usd.Stage.Open(os.path.join(ASSETS, "solo12", "solo.usda"))
+    stage.GetPrimAtPath("/solo/Physics/root_joint").SetActive(False)
+    stage.GetPrimAtPath("/solo/Geometry/base_link").CreateAttribute(
+        "physxArticulation:enabledSelfCollisions", Sdf.ValueTypeNames.Bool
+    ).Set(False)
+    plane = ground(stage, "/Ground")
+    UsdGeom.Xformable(plane).AddTranslateOp().Set(Gf.Vec3d(0, 0, -0.35))
+    engine = MujocoEngine(stage, dt=0.002)
+    m = engine.model
+    assert m.jnt_type[0] == mujoco.mjtJoint.mjJNT_FREE and len(engine.dofs) == 12
+    pm = pin.buildModelFromUrdf(
+        os.path.join(_erd(), "solo_description/robots/solo12.urdf"), pin.JointModelFreeFlyer()
+    )
+    total_mass = pin.computeTotalMass(pm)
+    assert m.body_mass.sum() == pytest.approx(total_mass, rel=1e-6)
+    engine.step(1500)
+    state = engine.state()
+    ground_index = state.body_paths.index("/Ground")
+    assert state.contact_count > 0
+    assert np.all(state.contact_body1 == ground_index)  # no self-contacts
+    weight = state.contact_impulses.sum(axis=0) / engine.dt
+    np.testing.assert_allclose(weight, [0, 0, total_mass * 9.81], atol=0.02 * total_mass * 9.81)

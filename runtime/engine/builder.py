@@ -51,7 +51,9 @@ The stage's physics is parsed with usd-core's ``UsdPhysics`` stage parser
 * **Filtering.** ``PhysicsFilteredPairsAPI`` between bodies -> MuJoCo ``exclude`` pairs;
   ``PhysicsCollisionGroup`` filtering -> ``contype``/``conaffinity`` bits (up to 31 groups,
   one group per shape; otherwise a warning). Joints with ``physics:collisionEnabled`` false
-  (the default) exclude the two bodies from colliding, as PhysX does.
+  (the default) exclude the two bodies from colliding, as PhysX does. An articulation root
+  with ``physxArticulation:enabledSelfCollisions`` (or ``newton:selfCollisionEnabled``)
+  false excludes every pair of its bodies; otherwise self-collisions are on (PhysX default).
 * **mjc attributes.** Body ``mjc:gravcomp``; joint ``mjc:actuatorgravcomp``,
   ``mjc:armature`` (also ``newton:armature`` / ``physxJoint:armature``), ``mjc:damping``
   (SI; ``newton:damping`` is per degree on angular joints), ``mjc:frictionloss``; shape
@@ -1383,6 +1385,19 @@ class _Builder:
                     o = str(other)
                     if owner in self.bodies and o in self.bodies and owner != o:
                         pairs.add(tuple(sorted((owner, o))))
+        for path, desc in parsed.get("Articulation", []):
+            prim = self.stage.GetPrimAtPath(path)
+            enabled = None
+            for name in ("physxArticulation:enabledSelfCollisions", "newton:selfCollisionEnabled"):
+                value = self.attr(prim, name)
+                if value is not None:
+                    enabled = bool(value)
+                    break
+            if enabled is False:
+                members = sorted({str(b) for b in desc.articulatedBodies if str(b) in self.bodies})
+                for i, a in enumerate(members):
+                    for b in members[i + 1 :]:
+                        pairs.add((a, b))
         for a, b in sorted(pairs):
             # MuJoCo already skips parent-child pairs (unless filterparent is disabled)
             self.spec.add_exclude(bodyname1=a, bodyname2=b)
