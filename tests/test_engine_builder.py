@@ -709,3 +709,22 @@ def test_floating_solo12_rests_on_ground_with_its_weight():
     assert np.all(state.contact_body1 == ground_index)  # no self-contacts
     weight = state.contact_impulses.sum(axis=0) / engine.dt
     np.testing.assert_allclose(weight, [0, 0, total_mass * 9.81], atol=0.02 * total_mass * 9.81)
+
+
+def test_joint_to_disabled_body_uses_its_world_frame(caplog):
+    """A joint to a body with rigidBodyEnabled = false attaches to the world at that body's
+    pose (the joint frame is local to the disabled body)."""
+    stage = new_stage()
+    base = body(stage, "/World/base", pos=(1.0, 2.0, 3.0), mass=1.0, inertia=(0.1, 0.1, 0.1))
+    UsdPhysics.RigidBodyAPI(base).CreateRigidBodyEnabledAttr(False)
+    body(stage, "/World/link", pos=(1.0, 2.0, 3.5), mass=1.0, inertia=(0.1, 0.1, 0.1), shape=None)
+    revolute(stage, "/World/j", "/World/base", "/World/link", axis="Z", pos0=(0, 0, 0.5))
+    with caplog.at_level(logging.WARNING, logger="runtime.engine"):
+        engine = MujocoEngine(stage, dt=0.01)
+    assert any("/World/base" in r.message and "static" in r.message for r in caplog.records)
+    engine.step(50)
+    state = engine.state()
+    link = state.body_paths.index("/World/link")
+    np.testing.assert_allclose(state.body_positions[link], [1.0, 2.0, 3.5], atol=1e-9)
+    # its collider stays touchable as a static collider (listed by collider prim path)
+    assert "/World/base/collider" in state.body_paths

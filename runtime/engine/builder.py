@@ -486,9 +486,15 @@ class _Builder:
                 q1 = _gf_quat(desc.localPose1Orientation)
                 _finite_pose(path, "physics:localPos0/localRot0", p0, q0)
                 _finite_pose(path, "physics:localPos1/localRot1", p1, q1)
-                joints.append(
-                    _Joint(path, kind, desc, b0, b1, (p0, _qnormalize(q0)), (p1, _qnormalize(q1)))
-                )
+                f0 = (p0, _qnormalize(q0))
+                f1 = (p1, _qnormalize(q1))
+                # a side the parser kept as a body but we do not simulate (disabled body):
+                # its local frame becomes a world frame through that prim's transform
+                if desc.body0 and not b0:
+                    f0 = _compose(self.world_pose(self.stage.GetPrimAtPath(desc.body0))[:2], f0)
+                if desc.body1 and not b1:
+                    f1 = _compose(self.world_pose(self.stage.GetPrimAtPath(desc.body1))[:2], f1)
+                joints.append(_Joint(path, kind, desc, b0, b1, f0, f1))
         joints.sort(key=lambda j: j.path)
         return joints
 
