@@ -17,7 +17,7 @@ Layers written (all atomically: temp file in the same directory, then ``os.repla
   ``/World/Panda`` (from the robot-schema layer above), UsdPhysics drives on every joint
   (angular drives on the 7 arm joints, linear drives on the 2 finger joints, with
   stiffness / damping / maxForce), fingertip contact sensors, an IMU on the hand, a
-  spinning raycast sensor (36 columns x 10 rows, per-column time offsets over 0.1 s) on a
+  spinning raycast sensor (72 columns x 10 rows, per-column time offsets over 0.1 s) on a
   static mount, and the run settings (IK waypoints moving the hand down onto the red box
   until the fingertips touch it) in the PhysicsScene's ``customData["simrt"]``.
 """
@@ -201,8 +201,8 @@ def _drive(stage, joint_path, kind, stiffness, damping, max_force, target):
 
 
 def _raycast(stage: Usd.Stage, path: str) -> None:
-    columns, rows = 36, 10
-    period = 0.1  # one revolution per 0.1 s (10 Hz); P = largest offset = 35/36 * 0.1
+    columns, rows = 72, 10
+    period = 0.1  # one revolution per 0.1 s (10 Hz); P = largest offset = 71/72 * 0.1
     elevations = [math.radians(e) for e in _linspace(-62.0, -8.0, rows)]
     origins, directions, offsets = [], [], []
     for c in range(columns):

@@ -488,12 +488,18 @@ class _SensorTap:
             if self._hit_key is not None:
                 out[self._hit_key] = False
             return
+        hits = None
+        if self._hit_key is not None:
+            depths = get("depths")
+            if depths is not None and np.shape(depths) == (self.ray_count,):
+                hits = np.asarray(depths) < self._max_range32
+                out[self._hit_key] = hits
         for name, key, shape in self._plan:
             value = get(name)
             if value is None:
                 continue
             if name in self.path_tables:
-                out[key] = self._path_ids(name, value, shape)
+                out[key] = self._path_ids(name, value, shape, hits)
                 continue
             if type(value) is not np.ndarray or value.shape != shape:
                 array = np.asarray(value)
@@ -503,15 +509,15 @@ class _SensorTap:
                     array = array.reshape(shape)
                 value = array
             out[key] = value
-        if self._hit_key is not None:
-            depths = get("depths")
-            if depths is not None and np.shape(depths) == (self.ray_count,):
-                out[self._hit_key] = np.asarray(depths) < self._max_range32
 
-    def _path_ids(self, name: str, value: Sequence[str], shape: tuple[int, ...]) -> np.ndarray:
+    def _path_ids(
+        self, name: str, value: Sequence[str], shape: tuple[int, ...], hits: np.ndarray | None
+    ) -> np.ndarray:
         table, index = self.path_tables[name], self._path_index[name]
         ids = np.full(shape, -1, dtype=np.int32)
-        for i, text in enumerate(value[: shape[0]]):
+        rows = np.flatnonzero(hits) if hits is not None else range(min(len(value), shape[0]))
+        for i in rows:
+            text = value[i] if i < len(value) else ""
             if text:
                 if text not in index:
                     index[text] = len(table)

@@ -270,8 +270,14 @@ class Recorder:
         }
         return json.dumps(meta, default=_json_default)
 
-    def flush(self, *, complete: bool = False) -> None:
-        """Atomically rewrite the destination with all rows recorded so far."""
+    def flush(self, *, complete: bool = False, final: bool = False) -> None:
+        """Atomically rewrite the destination with all rows recorded so far.
+
+        Args:
+            complete: mark the recording complete (the run reached its last step).
+            final: last write of the run: compressed and fsync'ed (periodic flushes are
+                written uncompressed, which is much faster for long runs).
+        """
         self._since_flush = 0
         self._last_flush = time_module.monotonic()
         if self.path is None:
@@ -285,7 +291,7 @@ class Recorder:
             arrays[name] = buffer[:n]
         meta_json = self._meta_json(complete)
         if self._format == ".npz":
-            _write_npz_atomic(self.path, arrays, meta_json, sync=complete)
+            _write_npz_atomic(self.path, arrays, meta_json, final=final)
         else:
             _write_parquet_atomic(self.path, arrays, self._channels, meta_json)
         self._since_flush = 0
@@ -307,7 +313,7 @@ class Recorder:
         """Final flush (``complete`` marks a run that reached its last step); idempotent."""
         if self._closed:
             return
-        self.flush(complete=complete)
+        self.flush(complete=complete, final=True)
         self._closed = True
 
 
@@ -328,14 +334,15 @@ def _temp_path(path: Path, suffix: str) -> Path:
 
 
 def _write_npz_atomic(
-    path: Path, arrays: Mapping[str, np.ndarray], meta_json: str, sync: bool = True
+    path: Path, arrays: Mapping[str, np.ndarray], meta_json: str, final: bool = True
 ) -> None:
     tmp = _temp_path(path, ".tmp.npz")
     try:
         with open(tmp, "wb") as stream:
-            np.savez(stream, **arrays, **{_META_KEY: np.array(meta_json)})
+            save = np.savez_compressed if final else np.savez
+            save(stream, **arrays, **{_META_KEY: np.array(meta_json)})
             stream.flush()
-            if sync:  # durability against power loss; atomicity comes from os.replace
+            if final:  # durability against power loss; atomicity comes from os.replace
                 os.fsync(stream.fileno())
         os.replace(tmp, path)
     except BaseException:
