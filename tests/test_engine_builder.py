@@ -728,3 +728,14 @@ def test_joint_to_disabled_body_uses_its_world_frame(caplog):
     np.testing.assert_allclose(state.body_positions[link], [1.0, 2.0, 3.5], atol=1e-9)
     # its collider stays touchable as a static collider (listed by collider prim path)
     assert "/World/base/collider" in state.body_paths
+
+
+def test_no_physics_scene_uses_up_axis_gravity(caplog):
+    stage = new_stage(scene=False)
+    UsdGeom.SetStageUpAxis(stage, UsdGeom.Tokens.y)
+    body(stage, "/World/b", mass=1.0, inertia=(0.1, 0.1, 0.1))
+    with caplog.at_level(logging.WARNING, logger="runtime.engine"):
+        engine = MujocoEngine(stage)
+    np.testing.assert_allclose(engine.state().gravity, [0, -9.81, 0])
+    assert engine.dt == pytest.approx(1.0 / 60.0)
+    assert any("no PhysicsScene" in r.message for r in caplog.records)

@@ -25,7 +25,9 @@ The stage's physics is parsed with usd-core's ``UsdPhysics`` stage parser
   :class:`~runtime.errors.SchemaError`.
 * **Shapes.** Cube, sphere, capsule, cylinder, plane (planes on moving bodies: thin box),
   meshes (``physics:approximation`` none / convexHull / ...: MuJoCo collides with the convex
-  hull of the mesh; anything else than a convex hull is logged as approximated). Meshes are
+  hull of the mesh; anything else than a convex hull is logged as approximated). Friction:
+  the bound physics material's dynamic friction (+ ``newton:torsionalFriction`` /
+  ``newton:rollingFriction``), else 0.5 (PhysX's default material). Meshes are
   triangulated and cleaned with trimesh; a mesh without points is skipped with a warning; a
   flat mesh is replaced by its bounding box (warning).
 * **Joints.** Revolute (hinge), prismatic (slide), spherical (ball; cone limit = max of the
@@ -351,7 +353,9 @@ class _Builder:
 
     def scene(self, parsed: dict) -> tuple[np.ndarray, float]:
         scenes = parsed.get("Scene", [])
-        gravity = np.array([0.0, 0.0, -9.81 / self.mpu])
+        up = str(UsdGeom.GetStageUpAxis(self.stage))
+        gravity = np.zeros(3)
+        gravity[_AXIS_INDEX.get(up, 2)] = -9.81 / self.mpu  # no PhysicsScene: -up, 9.81 m/s^2
         scene_prim = None
         if scenes:
             path, desc = scenes[0]
@@ -363,6 +367,8 @@ class _Builder:
             gravity = direction * magnitude
             if len(scenes) > 1:
                 self.warn(path, f"{len(scenes)} PhysicsScenes; using the first one")
+        else:
+            self.warn("/", "no PhysicsScene; default gravity 9.81 m/s^2 along -up, dt 1/60 s")
         dt = _DEFAULT_DT
         if self.user_dt is not None:
             dt = float(self.user_dt)
