@@ -32,9 +32,9 @@ import numpy as np
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-import runtime.schema  # noqa: E402,F401
 from pxr import Usd  # noqa: E402
 
+import runtime.schema  # noqa: E402,F401
 from runtime.kinematics import _kernels as K  # noqa: E402
 from runtime.kinematics.chain import KinematicChain  # noqa: E402
 from runtime.kinematics.ik import ik_lm_batch, ik_lm_with_error  # noqa: E402
@@ -42,8 +42,11 @@ from runtime.kinematics.math import Transform  # noqa: E402
 from runtime.kinematics.poser import RobotPoser  # noqa: E402
 from tests import reference_kinematics as ref  # noqa: E402
 
-CASES = {"panda": ("panda_link0", "panda_hand"), "ur5": ("base_link", "ee_link"),
-         "solo12": ("base_link", "FL_FOOT")}
+CASES = {
+    "panda": ("panda_link0", "panda_hand"),
+    "ur5": ("base_link", "ee_link"),
+    "solo12": ("base_link", "FL_FOOT"),
+}
 
 
 def _out(line: str = "") -> None:
@@ -101,19 +104,31 @@ def bench_fk(name: str, count: int) -> float:
     chain.fk_jacobian_batch(qs[:2])
     K.chain_fk_jacobian_kernel(*arrays, qs[0], pos, quat, jac)
 
-    t_pin_fk = _per_call(lambda i: (pin.forwardKinematics(model, data, pqs[i]),
-                                    pin.updateFramePlacement(model, data, fid)), count)
+    t_pin_fk = _per_call(
+        lambda i: (
+            pin.forwardKinematics(model, data, pqs[i]),
+            pin.updateFramePlacement(model, data, fid),
+        ),
+        count,
+    )
     lwa = pin.ReferenceFrame.LOCAL_WORLD_ALIGNED
-    t_pin_j = _per_call(lambda i: (pin.computeFrameJacobian(model, data, pqs[i], fid, lwa),
-                                   pin.updateFramePlacement(model, data, fid)), count)
+    t_pin_j = _per_call(
+        lambda i: (
+            pin.computeFrameJacobian(model, data, pqs[i], fid, lwa),
+            pin.updateFramePlacement(model, data, fid),
+        ),
+        count,
+    )
     t_api = _per_call(lambda i: chain.fk(qs[i]), count)
     t_kernel = _per_call(lambda i: K.chain_fk_kernel(*arrays, qs[i], pos, quat), count)
     t_batch = _best(lambda: K.chain_fk_batch_kernel(*arrays, qs, bpos, bquat)) / count
     t_j_api = _per_call(lambda i: chain.compute_fk_and_jacobian(qs[i], jacobian="point"), count)
-    t_j_kernel = _per_call(lambda i: K.chain_fk_jacobian_kernel(*arrays, qs[i], pos, quat, jac),
-                           count)
-    t_j_batch = _best(lambda: K.chain_fk_jacobian_batch_kernel(*arrays, qs, bpos, bquat,
-                                                               bjac)) / count
+    t_j_kernel = _per_call(
+        lambda i: K.chain_fk_jacobian_kernel(*arrays, qs[i], pos, quat, jac), count
+    )
+    t_j_batch = (
+        _best(lambda: K.chain_fk_jacobian_batch_kernel(*arrays, qs, bpos, bquat, bjac)) / count
+    )
     # agreement with Pinocchio (chain-local frame = start link)
     sid = model.getFrameId(CASES[name][0])
     worst_p = worst_r = 0.0
@@ -121,17 +136,22 @@ def bench_fk(name: str, count: int) -> float:
         pin.framesForwardKinematics(model, data, pqs[i])
         rel = data.oMf[sid].inverse() * data.oMf[fid]
         worst_p = max(worst_p, float(np.abs(bpos[i] - rel.translation).max()))
-        worst_r = max(worst_r, float(ref.quat_angle(bquat[i], ref.wxyz_from_matrix(
-            rel.rotation))))
+        worst_r = max(worst_r, float(ref.quat_angle(bquat[i], ref.wxyz_from_matrix(rel.rotation))))
     us = 1e6
-    _out(f"{name:7s} n={n}  configs={count}  max |Δp| vs Pinocchio {worst_p:.1e} m, "
-         f"max Δθ {worst_r:.1e} rad")
-    _out(f"  FK     pinocchio {t_pin_fk * us:7.3f} us/call | simrt API {t_api * us:7.3f}  "
-         f"kernel {t_kernel * us:7.3f}  batched {t_batch * us:7.3f} us/config  "
-         f"→ batched is {t_pin_fk / t_batch:5.1f}x faster than Pinocchio per config")
-    _out(f"  FK+J   pinocchio {t_pin_j * us:7.3f} us/call | simrt API {t_j_api * us:7.3f}  "
-         f"kernel {t_j_kernel * us:7.3f}  batched {t_j_batch * us:7.3f} us/config  "
-         f"→ batched is {t_pin_j / t_j_batch:5.1f}x faster than Pinocchio per config")
+    _out(
+        f"{name:7s} n={n}  configs={count}  max |Δp| vs Pinocchio {worst_p:.1e} m, "
+        f"max Δθ {worst_r:.1e} rad"
+    )
+    _out(
+        f"  FK     pinocchio {t_pin_fk * us:7.3f} us/call | simrt API {t_api * us:7.3f}  "
+        f"kernel {t_kernel * us:7.3f}  batched {t_batch * us:7.3f} us/config  "
+        f"→ batched is {t_pin_fk / t_batch:5.1f}x faster than Pinocchio per config"
+    )
+    _out(
+        f"  FK+J   pinocchio {t_pin_j * us:7.3f} us/call | simrt API {t_j_api * us:7.3f}  "
+        f"kernel {t_j_kernel * us:7.3f}  batched {t_j_batch * us:7.3f} us/config  "
+        f"→ batched is {t_pin_j / t_j_batch:5.1f}x faster than Pinocchio per config"
+    )
     return t_batch
 
 
@@ -143,8 +163,9 @@ def _ikpy_chain():
         warnings.simplefilter("ignore")
         full = Chain.from_urdf_file(urdf, base_elements=["panda_link0"])
         # drop the trailing panda_hand_tcp_joint so the end frame is panda_hand, as ours
-        return Chain(full.links[:-1], active_links_mask=[False] + [True] * 7 + [False, False],
-                     name="panda")
+        return Chain(
+            full.links[:-1], active_links_mask=[False] + [True] * 7 + [False, False], name="panda"
+        )
 
 
 def bench_ik(n_targets: int, n_ikpy: int) -> None:
@@ -167,8 +188,10 @@ def bench_ik(n_targets: int, n_ikpy: int) -> None:
         for i, q in enumerate(sol):
             pin.framesForwardKinematics(model, data, ref.pin_q(model, names, q))
             m = data.oMf[fid]
-            ok[i] = (np.linalg.norm(m.translation - targets[i][0]) < 1e-4
-                     and ref.quat_angle(ref.wxyz_from_matrix(m.rotation), targets[i][1]) < 1e-3)
+            ok[i] = (
+                np.linalg.norm(m.translation - targets[i][0]) < 1e-4
+                and ref.quat_angle(ref.wxyz_from_matrix(m.rotation), targets[i][1]) < 1e-3
+            )
         return ok
 
     # simrt: cold start through the poser (spec ladder + extended ladder), one target per call
@@ -182,8 +205,9 @@ def bench_ik(n_targets: int, n_ikpy: int) -> None:
     cold_ok = success(np.array(sols))
     cold_med = float(np.median(times))
     # simrt: spec ladder only (reference behaviour, 5 seeds)
-    poser_ref = RobotPoser(chain.stage, chain.robot_prim, chain.start_prim, chain.end_prim,
-                           extended_restarts=0)
+    poser_ref = RobotPoser(
+        chain.stage, chain.robot_prim, chain.start_prim, chain.end_prim, extended_restarts=0
+    )
     sols = []
     for tp, tq, _ in targets:
         poser_ref.set_seed(None)
@@ -216,18 +240,28 @@ def bench_ik(n_targets: int, n_ikpy: int) -> None:
     t_cold_batch = time.perf_counter() - t0
     cold_batch_ok = success(q_c)
 
-    _out(f"IK panda, {n_targets} reachable targets (FK of random in-limit configurations); "
-         "success = |Δp| < 1e-4 m and Δθ < 1e-3 rad, checked with Pinocchio")
-    _out(f"  simrt cold start (spec ladder + extended)  success {cold_ok.mean() * 100:6.2f} %  "
-         f"median {cold_med * 1e6:9.1f} us")
+    _out(
+        f"IK panda, {n_targets} reachable targets (FK of random in-limit configurations); "
+        "success = |Δp| < 1e-4 m and Δθ < 1e-3 rad, checked with Pinocchio"
+    )
+    _out(
+        f"  simrt cold start (spec ladder + extended)  success {cold_ok.mean() * 100:6.2f} %  "
+        f"median {cold_med * 1e6:9.1f} us"
+    )
     _out(f"  simrt cold start (spec ladder only)         success {ladder_ok.mean() * 100:6.2f} %")
-    _out(f"  simrt near seed ik_lm (single call)        success {near_ok.mean() * 100:6.2f} %  "
-         f"median {near_med * 1e6:9.1f} us  (RobotPoser.solve_ik(seed=): "
-         f"{near_poser_med * 1e6:.1f} us)")
-    _out(f"  simrt near seed batched                    success {batch_ok.mean() * 100:6.2f} %  "
-         f"{n_targets / t_batch:9.0f} solves/s ({t_batch / n_targets * 1e6:.1f} us/solve)")
-    _out(f"  simrt cold start batched                   success "
-         f"{cold_batch_ok.mean() * 100:6.2f} %  {n_targets / t_cold_batch:9.0f} solves/s")
+    _out(
+        f"  simrt near seed ik_lm (single call)        success {near_ok.mean() * 100:6.2f} %  "
+        f"median {near_med * 1e6:9.1f} us  (RobotPoser.solve_ik(seed=): "
+        f"{near_poser_med * 1e6:.1f} us)"
+    )
+    _out(
+        f"  simrt near seed batched                    success {batch_ok.mean() * 100:6.2f} %  "
+        f"{n_targets / t_batch:9.0f} solves/s ({t_batch / n_targets * 1e6:.1f} us/solve)"
+    )
+    _out(
+        f"  simrt cold start batched                   success "
+        f"{cold_batch_ok.mean() * 100:6.2f} %  {n_targets / t_cold_batch:9.0f} solves/s"
+    )
 
     try:
         ik_chain = _ikpy_chain()
@@ -243,13 +277,16 @@ def bench_ik(n_targets: int, n_ikpy: int) -> None:
             t0 = time.perf_counter()
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                s = ik_chain.inverse_kinematics_frame(targets[i][2], initial_position=init,
-                                                      orientation_mode="all")
+                s = ik_chain.inverse_kinematics_frame(
+                    targets[i][2], initial_position=init, orientation_mode="all"
+                )
             times.append(time.perf_counter() - t0)
             sols.append(s[1:8])
         ok = success(np.array(sols))
-        _out(f"  ikpy  from {label:9s} ({count} targets)       success {ok.mean() * 100:6.2f} %  "
-             f"median {np.median(times) * 1e6:9.1f} us")
+        _out(
+            f"  ikpy  from {label:9s} ({count} targets)       success {ok.mean() * 100:6.2f} %  "
+            f"median {np.median(times) * 1e6:9.1f} us"
+        )
 
 
 _COMPILE_SNIPPET = r"""
@@ -281,15 +318,29 @@ def bench_compile() -> None:
         env = dict(os.environ, NUMBA_CACHE_DIR=cache)
         rows = []
         for _ in range(2):  # empty cache (compile), then warm on-disk cache (load)
-            proc = subprocess.run([sys.executable, "-c", _COMPILE_SNIPPET, ROOT], env=env,
-                                  capture_output=True, text=True, timeout=600, check=True)
-            rows.append(dict((p.split(":")[0], (float(p.split(":")[1]), float(p.split(":")[2])))
-                             for p in proc.stdout.strip().splitlines()[-1].split(";")))
-    _out("First call per API entry point (fresh process): compile (empty Numba cache) | "
-         "load (warm on-disk cache) | second call")
+            proc = subprocess.run(
+                [sys.executable, "-c", _COMPILE_SNIPPET, ROOT],
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=600,
+                check=True,
+            )
+            rows.append(
+                dict(
+                    (p.split(":")[0], (float(p.split(":")[1]), float(p.split(":")[2])))
+                    for p in proc.stdout.strip().splitlines()[-1].split(";")
+                )
+            )
+    _out(
+        "First call per API entry point (fresh process): compile (empty Numba cache) | "
+        "load (warm on-disk cache) | second call"
+    )
     for label in rows[0]:
-        _out(f"  {label:24s} {rows[0][label][0] * 1e3:9.1f} ms | {rows[1][label][0] * 1e3:7.1f} ms"
-             f" | {rows[1][label][1] * 1e6:7.1f} us")
+        _out(
+            f"  {label:24s} {rows[0][label][0] * 1e3:9.1f} ms | {rows[1][label][0] * 1e3:7.1f} ms"
+            f" | {rows[1][label][1] * 1e6:7.1f} us"
+        )
 
 
 def main() -> int:

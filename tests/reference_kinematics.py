@@ -44,7 +44,7 @@ def pin_q(model, joint_names: list[str], values: np.ndarray) -> np.ndarray:
     import pinocchio as pin
 
     q = pin.neutral(model)
-    for name, v in zip(joint_names, values):
+    for name, v in zip(joint_names, values, strict=True):
         q[model.idx_qs[model.getJointId(name)]] = v
     return q
 
@@ -57,8 +57,9 @@ def pin_frame_pose(model, data, q: np.ndarray, frame: str):
     return data.oMf[model.getFrameId(frame)]
 
 
-def pin_relative_jacobian(model, data, q: np.ndarray, base: str, frame: str,
-                          joint_names: list[str]) -> np.ndarray:
+def pin_relative_jacobian(
+    model, data, q: np.ndarray, base: str, frame: str, joint_names: list[str]
+) -> np.ndarray:
     """Point Jacobian (rows [ω; v]) of ``frame`` expressed in ``base`` axes (fixed base), for
     the listed joints (columns in that order)."""
     import pinocchio as pin
@@ -81,8 +82,9 @@ def quat_angle(q1: np.ndarray, q2: np.ndarray) -> np.ndarray:
     a = np.asarray(q1, dtype=np.float64)
     b = np.asarray(q2, dtype=np.float64)
     w = np.sum(a * b, axis=-1)  # real part of conj(a) ⊗ b
-    v = (a[..., :1] * b[..., 1:] - b[..., :1] * a[..., 1:]
-         - np.cross(a[..., 1:], b[..., 1:]))  # vector part of conj(a) ⊗ b
+    v = (
+        a[..., :1] * b[..., 1:] - b[..., :1] * a[..., 1:] - np.cross(a[..., 1:], b[..., 1:])
+    )  # vector part of conj(a) ⊗ b
     return 2.0 * np.arctan2(np.linalg.norm(v, axis=-1), np.abs(w))
 
 
@@ -109,12 +111,14 @@ def fd_point_jacobian(fk, q: np.ndarray, eps: float = 1e-6) -> np.ndarray:
         w0, x0, y0, z0 = r0
         c = np.array([w0, -x0, -y0, -z0])
         w1, x1, y1, z1 = r1
-        qe = np.array([
-            w1 * c[0] - x1 * c[1] - y1 * c[2] - z1 * c[3],
-            w1 * c[1] + x1 * c[0] + y1 * c[3] - z1 * c[2],
-            w1 * c[2] - x1 * c[3] + y1 * c[0] + z1 * c[1],
-            w1 * c[3] + x1 * c[2] - y1 * c[1] + z1 * c[0],
-        ])
+        qe = np.array(
+            [
+                w1 * c[0] - x1 * c[1] - y1 * c[2] - z1 * c[3],
+                w1 * c[1] + x1 * c[0] + y1 * c[3] - z1 * c[2],
+                w1 * c[2] - x1 * c[3] + y1 * c[0] + z1 * c[1],
+                w1 * c[3] + x1 * c[2] - y1 * c[1] + z1 * c[0],
+            ]
+        )
         if qe[0] < 0:
             qe = -qe
         out[:3, i] = 2.0 * qe[1:] / (2 * eps)

@@ -27,9 +27,12 @@ pin = pytest.importorskip("pinocchio")
 @pytest.fixture(scope="module")
 def hand_chain():
     stage = build_hand_stage()
-    return KinematicChain(stage, stage.GetPrimAtPath("/World/Robot"),
-                          stage.GetPrimAtPath("/World/Robot/base"),
-                          stage.GetPrimAtPath("/World/Robot/l5/tool"))
+    return KinematicChain(
+        stage,
+        stage.GetPrimAtPath("/World/Robot"),
+        stage.GetPrimAtPath("/World/Robot/base"),
+        stage.GetPrimAtPath("/World/Robot/l5/tool"),
+    )
 
 
 @pytest.fixture(scope="module")
@@ -47,7 +50,7 @@ def _pin_errors(model, data, names, qs, targets):
     """Position / rotation errors of solutions, measured with Pinocchio on the URDF."""
     pos_err = np.empty(len(qs))
     rot_err = np.empty(len(qs))
-    for i, (q, (tp, tq)) in enumerate(zip(qs, targets)):
+    for i, (q, (tp, tq)) in enumerate(zip(qs, targets, strict=True)):
         m = ref.pin_frame_pose(model, data, ref.pin_q(model, names, q), "panda_hand")
         pos_err[i] = np.linalg.norm(m.translation - tp)
         rot_err[i] = ref.quat_angle(ref.wxyz_from_matrix(m.rotation), tq)
@@ -109,8 +112,9 @@ def test_panda_near_seed_tracking_and_batch(panda):
     qs = rng.uniform(chain.lower, chain.upper, size=(200, 7))
     targets = _targets_from_pinocchio(model, data, names, qs)
     near = np.clip(qs + rng.normal(0.0, 0.05, qs.shape), chain.lower, chain.upper)
-    sol, err, idx = ik_lm_batch(chain, np.array([t[0] for t in targets]),
-                                np.array([t[1] for t in targets]), near)
+    sol, err, idx = ik_lm_batch(
+        chain, np.array([t[0] for t in targets]), np.array([t[1] for t in targets]), near
+    )
     pe, re = _pin_errors(model, data, names, sol, targets)
     ok = (pe < 1e-4) & (re < 1e-3)
     assert ok.mean() >= 0.98, ok.mean()
@@ -138,7 +142,8 @@ def test_panda_cold_start_ladder_success_rate(panda):
     rate = float(np.mean((pe < 1e-4) & (re < 1e-3)))
     assert rate >= 0.995, rate
     # batched cold start agrees on success
-    q_b, ok_b = poser.solve_ik_batch(np.array([t[0] for t in targets]),
-                                     np.array([t[1] for t in targets]))
+    q_b, ok_b = poser.solve_ik_batch(
+        np.array([t[0] for t in targets]), np.array([t[1] for t in targets])
+    )
     pe_b, re_b = _pin_errors(model, data, names, q_b, targets)
     assert np.mean((pe_b < 1e-4) & (re_b < 1e-3)) >= 0.995

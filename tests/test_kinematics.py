@@ -9,7 +9,7 @@ import sys
 
 import numpy as np
 import pytest
-from pxr import Gf, Sdf, Usd, UsdGeom, UsdPhysics
+from pxr import Gf, Usd, UsdGeom, UsdPhysics
 
 from runtime.kinematics import _kernels as K
 from runtime.kinematics.chain import KinematicChain
@@ -96,8 +96,9 @@ def robot_case(request):
     stage = Usd.Stage.Open(os.path.join(ref.ASSETS, usd))
     robot = stage.GetPrimAtPath(robot_path)
     start_name, end_name = CASES[name]
-    chain = KinematicChain(stage, robot, _prim_named(stage, robot, start_name),
-                           _prim_named(stage, robot, end_name))
+    chain = KinematicChain(
+        stage, robot, _prim_named(stage, robot, start_name), _prim_named(stage, robot, end_name)
+    )
     model, data = ref.pin_model(name)
     return name, stage, robot, chain, model, data, start_name, end_name
 
@@ -130,9 +131,12 @@ def test_chain_fk_and_jacobian_match_pinocchio(robot_case):
             jp = ref.pin_relative_jacobian(model, data, q, start, end, names)
             worst_j = max(worst_j, np.abs(jac[b] - jp).max())
     if name == "solo12":  # Jacobian of a fixed-start leg chain (base → HR_FOOT)
-        leg = KinematicChain(chain.stage, chain.robot_prim,
-                             _prim_named(chain.stage, chain.robot_prim, "base_link"),
-                             _prim_named(chain.stage, chain.robot_prim, "HR_FOOT"))
+        leg = KinematicChain(
+            chain.stage,
+            chain.robot_prim,
+            _prim_named(chain.stage, chain.robot_prim, "base_link"),
+            _prim_named(chain.stage, chain.robot_prim, "HR_FOOT"),
+        )
         leg_names = [p.rsplit("/", 1)[-1] for p in leg.joint_paths]
         leg_qs = _random_configs(leg, N_CONFIGS, seed=4)
         _, _, leg_jac = leg.fk_jacobian_batch(leg_qs)
@@ -178,8 +182,11 @@ def test_tree_fk_matches_pinocchio_all_links(robot_case):
         pin.framesForwardKinematics(model, data, ref.pin_q(model, names, qs[b]))
         for li, fid in enumerate(frames):
             m = data.oMf[fid]
-            worst = max(worst, np.abs(out_p[b, li] - m.translation).max(),
-                        ref.quat_angle(out_q[b, li], ref.wxyz_from_matrix(m.rotation)))
+            worst = max(
+                worst,
+                np.abs(out_p[b, li] - m.translation).max(),
+                ref.quat_angle(out_q[b, li], ref.wxyz_from_matrix(m.rotation)),
+            )
     assert worst <= 1e-6, worst
     # configuration order is the DOF table's (movable joints)
     from runtime.schema.dof import build_dof_table
@@ -219,8 +226,11 @@ def _quatf(axis, angle_deg):
 
 
 def _add_joint(stage, path, kind, body0, body1, pos0, rot0, pos1, rot1, axis="X", limits=None):
-    cls = {"rev": UsdPhysics.RevoluteJoint, "pri": UsdPhysics.PrismaticJoint,
-           "fix": UsdPhysics.FixedJoint}[kind]
+    cls = {
+        "rev": UsdPhysics.RevoluteJoint,
+        "pri": UsdPhysics.PrismaticJoint,
+        "fix": UsdPhysics.FixedJoint,
+    }[kind]
     j = cls.Define(stage, path)
     j.CreateBody0Rel().SetTargets([body0])
     j.CreateBody1Rel().SetTargets([body1])
@@ -251,21 +261,85 @@ def build_hand_stage(reverse_j4=True):
         x = UsdGeom.Xform.Define(stage, f"/World/Robot/{name}")
         UsdPhysics.RigidBodyAPI.Apply(x.GetPrim())
     ident = Gf.Quatf(1, 0, 0, 0)
-    _add_joint(stage, "/World/Robot/j1", "rev", "/World/Robot/base", "/World/Robot/l1",
-               (0, 0, 0.5), _quatf([1, 0, 0], 30), (0, 0, -0.1), ident, "Z", (-90, 90))
-    _add_joint(stage, "/World/Robot/j2", "rev", "/World/Robot/l1", "/World/Robot/l2",
-               (0.25, 0, 0.75), ident, (0, 0.05, 0), _quatf([0, 1, 0], -45), "Y", (10, -10))
-    _add_joint(stage, "/World/Robot/j3", "pri", "/World/Robot/l2", "/World/Robot/l3",
-               (0.5, 0, 0), _quatf([0, 0, 1], 90), (0, 0, 0), ident, "X", (0.0, 0.3))
-    _add_joint(stage, "/World/Robot/jf", "fix", "/World/Robot/l3", "/World/Robot/l4",
-               (0, 0.125, 0), _quatf([1, 1, 0], 60), (0, 0, 0.2), ident)
+    _add_joint(
+        stage,
+        "/World/Robot/j1",
+        "rev",
+        "/World/Robot/base",
+        "/World/Robot/l1",
+        (0, 0, 0.5),
+        _quatf([1, 0, 0], 30),
+        (0, 0, -0.1),
+        ident,
+        "Z",
+        (-90, 90),
+    )
+    _add_joint(
+        stage,
+        "/World/Robot/j2",
+        "rev",
+        "/World/Robot/l1",
+        "/World/Robot/l2",
+        (0.25, 0, 0.75),
+        ident,
+        (0, 0.05, 0),
+        _quatf([0, 1, 0], -45),
+        "Y",
+        (10, -10),
+    )
+    _add_joint(
+        stage,
+        "/World/Robot/j3",
+        "pri",
+        "/World/Robot/l2",
+        "/World/Robot/l3",
+        (0.5, 0, 0),
+        _quatf([0, 0, 1], 90),
+        (0, 0, 0),
+        ident,
+        "X",
+        (0.0, 0.3),
+    )
+    _add_joint(
+        stage,
+        "/World/Robot/jf",
+        "fix",
+        "/World/Robot/l3",
+        "/World/Robot/l4",
+        (0, 0.125, 0),
+        _quatf([1, 1, 0], 60),
+        (0, 0, 0.2),
+        ident,
+    )
     p0, r0, p1, r1 = (0.3, 0, 0.1), _quatf([0, 0, 1], 15), (0, -0.2, 0), _quatf([1, 0, 0], 10)
     if reverse_j4:  # body0 = child l5: swap bodies and local frames
-        _add_joint(stage, "/World/Robot/j4", "rev", "/World/Robot/l5", "/World/Robot/l4",
-                   p1, r1, p0, r0, "X", (-120, 45))
+        _add_joint(
+            stage,
+            "/World/Robot/j4",
+            "rev",
+            "/World/Robot/l5",
+            "/World/Robot/l4",
+            p1,
+            r1,
+            p0,
+            r0,
+            "X",
+            (-120, 45),
+        )
     else:
-        _add_joint(stage, "/World/Robot/j4", "rev", "/World/Robot/l4", "/World/Robot/l5",
-                   p0, r0, p1, r1, "X", (-45, 120))
+        _add_joint(
+            stage,
+            "/World/Robot/j4",
+            "rev",
+            "/World/Robot/l4",
+            "/World/Robot/l5",
+            p0,
+            r0,
+            p1,
+            r1,
+            "X",
+            (-45, 120),
+        )
     site = UsdGeom.Xform.Define(stage, "/World/Robot/l5/tool")
     site.AddTranslateOp().Set(Gf.Vec3d(0, 0, 0.1))
     site.GetPrim().AddAppliedSchema("IsaacSiteAPI")
@@ -287,14 +361,24 @@ def _pin_hand_model(stage):
     model = pin.Model()
     ex, ey = np.array([1.0, 0, 0]), np.array([0, 1.0, 0])
     j1 = model.addJoint(0, pin.JointModelRZ(), _se3(stage, "/World/Robot/j1", 0), "j1")
-    j2 = model.addJoint(j1, pin.JointModelRevoluteUnaligned(ey),
-                        _se3(stage, "/World/Robot/j1", 1, True) * _se3(stage, "/World/Robot/j2", 0),
-                        "j2")
-    j3 = model.addJoint(j2, pin.JointModelPrismaticUnaligned(ex),
-                        _se3(stage, "/World/Robot/j2", 1, True) * _se3(stage, "/World/Robot/j3", 0),
-                        "j3")
-    place4 = (_se3(stage, "/World/Robot/j3", 1, True) * _se3(stage, "/World/Robot/jf", 0)
-              * _se3(stage, "/World/Robot/jf", 1, True) * _se3(stage, "/World/Robot/j4", 1))
+    j2 = model.addJoint(
+        j1,
+        pin.JointModelRevoluteUnaligned(ey),
+        _se3(stage, "/World/Robot/j1", 1, True) * _se3(stage, "/World/Robot/j2", 0),
+        "j2",
+    )
+    j3 = model.addJoint(
+        j2,
+        pin.JointModelPrismaticUnaligned(ex),
+        _se3(stage, "/World/Robot/j2", 1, True) * _se3(stage, "/World/Robot/j3", 0),
+        "j3",
+    )
+    place4 = (
+        _se3(stage, "/World/Robot/j3", 1, True)
+        * _se3(stage, "/World/Robot/jf", 0)
+        * _se3(stage, "/World/Robot/jf", 1, True)
+        * _se3(stage, "/World/Robot/j4", 1)
+    )
     j4 = model.addJoint(j3, pin.JointModelRevoluteUnaligned(-ex), place4, "j4")
     l5 = _se3(stage, "/World/Robot/j4", 0, True)
     tool = pin.SE3(np.eye(3), np.array([0.0, 0.0, 0.1]))
@@ -305,10 +389,18 @@ def _pin_hand_model(stage):
 def test_hand_chain_structure_and_limits():
     stage = build_hand_stage()
     robot = stage.GetPrimAtPath("/World/Robot")
-    chain = KinematicChain(stage, robot, stage.GetPrimAtPath("/World/Robot/base"),
-                           stage.GetPrimAtPath("/World/Robot/l5/tool"))
-    assert chain.joint_paths == ["/World/Robot/j1", "/World/Robot/j2", "/World/Robot/j3",
-                                 "/World/Robot/j4"]  # fixed joint folded
+    chain = KinematicChain(
+        stage,
+        robot,
+        stage.GetPrimAtPath("/World/Robot/base"),
+        stage.GetPrimAtPath("/World/Robot/l5/tool"),
+    )
+    assert chain.joint_paths == [
+        "/World/Robot/j1",
+        "/World/Robot/j2",
+        "/World/Robot/j3",
+        "/World/Robot/j4",
+    ]  # fixed joint folded
     assert [j.is_revolute for j in chain.joints] == [True, True, False, True]
     assert chain.joints[-1].tip is not None and all(j.tip is None for j in chain.joints[:-1])
     assert np.allclose(chain.lower[:3], [-math.pi / 2, -math.inf, 0.0])
@@ -320,8 +412,12 @@ def test_hand_chain_structure_and_limits():
 def test_hand_chain_matches_pinocchio_to_1e9():
     stage = build_hand_stage()
     robot = stage.GetPrimAtPath("/World/Robot")
-    chain = KinematicChain(stage, robot, stage.GetPrimAtPath("/World/Robot/base"),
-                           stage.GetPrimAtPath("/World/Robot/l5/tool"))
+    chain = KinematicChain(
+        stage,
+        robot,
+        stage.GetPrimAtPath("/World/Robot/base"),
+        stage.GetPrimAtPath("/World/Robot/l5/tool"),
+    )
     model = _pin_hand_model(stage)
     data = model.createData()
     fid = model.getFrameId("tool")
@@ -341,8 +437,11 @@ def test_hand_chain_matches_pinocchio_to_1e9():
 
 
 def _world(stage, path):
-    m = np.array(UsdGeom.Xformable(stage.GetPrimAtPath(path)).ComputeLocalToWorldTransform(
-        Usd.TimeCode.Default())).T
+    m = np.array(
+        UsdGeom.Xformable(stage.GetPrimAtPath(path)).ComputeLocalToWorldTransform(
+            Usd.TimeCode.Default()
+        )
+    ).T
     return m
 
 
@@ -354,7 +453,8 @@ def _joint_residual(stage, joint_path, value):
     l0 = _se3(stage, joint_path, 0).homogeneous
     l1 = _se3(stage, joint_path, 1).homogeneous
     axis = {"X": [1, 0, 0], "Y": [0, 1, 0], "Z": [0, 0, 1]}.get(
-        str(j.GetAttribute("physics:axis").Get()), [1, 0, 0])
+        str(j.GetAttribute("physics:axis").Get()), [1, 0, 0]
+    )
     motion = np.eye(4)
     if j.IsA(UsdPhysics.RevoluteJoint):
         motion[:3, :3] = quat_to_matrix(quat_from_axis_angle(axis, value))
@@ -374,7 +474,7 @@ def test_teleport_satisfies_usd_joints_and_matches_fk(reverse):
     chain = KinematicChain(stage, robot, base, tool)
     base_before = _world(stage, "/World/Robot/base")
     q = np.array([0.4, -0.7, 0.12, -0.3])
-    joint_dict = dict(zip(chain.joint_paths, q))
+    joint_dict = dict(zip(chain.joint_paths, q, strict=True))
     chain.teleport(joint_dict)
     for path, value in joint_dict.items():
         assert _joint_residual(stage, path, value) < 1e-6
@@ -386,9 +486,11 @@ def test_teleport_satisfies_usd_joints_and_matches_fk(reverse):
     # joint attributes: degrees for revolute, stage units for prismatic
     j1 = stage.GetPrimAtPath("/World/Robot/j1")
     assert j1.GetAttribute("state:angular:physics:position").Get() == pytest.approx(
-        math.degrees(0.4), rel=1e-6)
+        math.degrees(0.4), rel=1e-6
+    )
     assert j1.GetAttribute("drive:angular:physics:targetPosition").Get() == pytest.approx(
-        math.degrees(0.4), rel=1e-6)
+        math.degrees(0.4), rel=1e-6
+    )
     j3 = stage.GetPrimAtPath("/World/Robot/j3")
     assert j3.GetAttribute("state:linear:physics:position").Get() == pytest.approx(0.12)
     assert chain.read_joint_states() == pytest.approx(joint_dict, abs=1e-6)
@@ -399,9 +501,14 @@ def test_reversed_authoring_equals_forward_with_flipped_value():
     rev = build_hand_stage(reverse_j4=True)
     chains = []
     for stage in (fwd, rev):
-        chains.append(KinematicChain(stage, stage.GetPrimAtPath("/World/Robot"),
-                                     stage.GetPrimAtPath("/World/Robot/base"),
-                                     stage.GetPrimAtPath("/World/Robot/l5/tool")))
+        chains.append(
+            KinematicChain(
+                stage,
+                stage.GetPrimAtPath("/World/Robot"),
+                stage.GetPrimAtPath("/World/Robot/base"),
+                stage.GetPrimAtPath("/World/Robot/l5/tool"),
+            )
+        )
     q = np.array([0.2, 0.5, 0.05, 0.6])
     p_f, q_f = chains[0].fk(q)
     p_r, q_r = chains[1].fk(q * [1, 1, 1, -1])
@@ -422,10 +529,11 @@ def test_backward_chain_and_teleport_anchored():
     T_b, _ = back.compute_fk(q[::-1])
     assert np.allclose(T_b.matrix(), np.linalg.inv(T_f.matrix()), atol=1e-12)
     tool_before = _world(stage, "/World/Robot/l5/tool")
-    back.teleport_anchored(dict(zip(back.joint_paths, q[::-1])))
+    back.teleport_anchored(dict(zip(back.joint_paths, q[::-1], strict=True)))
     assert np.abs(_world(stage, "/World/Robot/l5/tool") - tool_before).max() < 1e-6
     base_in_tool = np.linalg.inv(_world(stage, "/World/Robot/l5/tool")) @ _world(
-        stage, "/World/Robot/base")
+        stage, "/World/Robot/base"
+    )
     assert np.abs(base_in_tool - T_b.matrix()).max() < 1e-6
 
 
@@ -438,8 +546,7 @@ def test_teleport_keeps_authored_scale_and_skips_root():
     base_ops = stage.GetPrimAtPath("/World/Robot/base").GetAttribute("xformOpOrder").Get()
     chain.teleport({"/World/Robot/j2": 0.3})
     ops = UsdGeom.Xformable(stage.GetPrimAtPath("/World/Robot/l2")).GetOrderedXformOps()
-    assert [o.GetOpName() for o in ops] == ["xformOp:translate", "xformOp:orient",
-                                            "xformOp:scale"]
+    assert [o.GetOpName() for o in ops] == ["xformOp:translate", "xformOp:orient", "xformOp:scale"]
     assert tuple(ops[2].Get()) == (2.0, 2.0, 2.0)
     assert ops[2].GetPrecision() == UsdGeom.XformOp.PrecisionFloat
     assert stage.GetPrimAtPath("/World/Robot/base").GetAttribute("xformOpOrder").Get() == base_ops
@@ -450,13 +557,18 @@ def test_teleport_keeps_authored_scale_and_skips_root():
 def test_chain_without_movable_joint_is_empty():
     stage = build_hand_stage()
     robot = stage.GetPrimAtPath("/World/Robot")
-    chain = KinematicChain(stage, robot, stage.GetPrimAtPath("/World/Robot/l3"),
-                           stage.GetPrimAtPath("/World/Robot/l4"))
+    chain = KinematicChain(
+        stage, robot, stage.GetPrimAtPath("/World/Robot/l3"), stage.GetPrimAtPath("/World/Robot/l4")
+    )
     assert chain.joints == []
     T, frames = chain.compute_fk([])
     assert np.allclose(T.matrix(), np.eye(4)) and frames == []
-    same = KinematicChain(stage, robot, stage.GetPrimAtPath("/World/Robot/l5"),
-                          stage.GetPrimAtPath("/World/Robot/l5/tool"))
+    same = KinematicChain(
+        stage,
+        robot,
+        stage.GetPrimAtPath("/World/Robot/l5"),
+        stage.GetPrimAtPath("/World/Robot/l5/tool"),
+    )
     assert same.joints == []
 
 
@@ -465,7 +577,8 @@ def test_bad_joint_data_raises_schema_error():
 
     stage = build_hand_stage()
     stage.GetPrimAtPath("/World/Robot/j2").GetAttribute("physics:localRot0").Set(
-        Gf.Quatf(0, 0, 0, 0))
+        Gf.Quatf(0, 0, 0, 0)
+    )
     with pytest.raises(SchemaError, match="/World/Robot/j2.physics:localRot0"):
         KinematicChain(stage, stage.GetPrimAtPath("/World/Robot"))
 
@@ -473,9 +586,17 @@ def test_bad_joint_data_raises_schema_error():
 # ----------------------------------------------------------------------------- kernels
 
 
-KERNELS = ["chain_fk_kernel", "chain_fk_batch_kernel", "chain_fk_jacobian_kernel",
-           "chain_fk_jacobian_batch_kernel", "chain_fk_frames_kernel", "tree_fk_kernel",
-           "tree_fk_batch_kernel", "ik_lm_kernel", "ik_lm_batch_kernel"]
+KERNELS = [
+    "chain_fk_kernel",
+    "chain_fk_batch_kernel",
+    "chain_fk_jacobian_kernel",
+    "chain_fk_jacobian_batch_kernel",
+    "chain_fk_frames_kernel",
+    "tree_fk_kernel",
+    "tree_fk_batch_kernel",
+    "ik_lm_kernel",
+    "ik_lm_batch_kernel",
+]
 
 
 def test_one_compiled_signature_per_kernel():
@@ -487,8 +608,12 @@ def test_one_compiled_signature_per_kernel():
 
     stage = build_hand_stage()
     robot = stage.GetPrimAtPath("/World/Robot")
-    chain = KinematicChain(stage, robot, stage.GetPrimAtPath("/World/Robot/base"),
-                           stage.GetPrimAtPath("/World/Robot/l5/tool"))
+    chain = KinematicChain(
+        stage,
+        robot,
+        stage.GetPrimAtPath("/World/Robot/base"),
+        stage.GetPrimAtPath("/World/Robot/l5/tool"),
+    )
     q = np.array([0.1, 0.2, 0.1, 0.3])
     chain.fk(q)
     chain.fk_batch(q[None])
@@ -534,13 +659,22 @@ def test_kernels_run_as_plain_python(tmp_path):
     out = tmp_path / "plain.npy"
     env = dict(os.environ, SIMRT_DISABLE_JIT="1")
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    proc = subprocess.run([sys.executable, "-c", _PLAIN_PYTHON, str(out)], cwd=root, env=env,
-                          capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-c", _PLAIN_PYTHON, str(out)],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     plain = np.load(out)
     stage = build_hand_stage()
-    chain = KinematicChain(stage, stage.GetPrimAtPath("/World/Robot"),
-                           stage.GetPrimAtPath("/World/Robot/base"),
-                           stage.GetPrimAtPath("/World/Robot/l5/tool"))
+    chain = KinematicChain(
+        stage,
+        stage.GetPrimAtPath("/World/Robot"),
+        stage.GetPrimAtPath("/World/Robot/base"),
+        stage.GetPrimAtPath("/World/Robot/l5/tool"),
+    )
     pos, quat, jac = chain.fk_jacobian_batch(np.array([[0.3, -0.2, 0.1, 0.4]]))
     assert np.allclose(plain, np.concatenate([pos[0], quat[0], jac[0].ravel()]), atol=1e-13)

@@ -7,7 +7,7 @@ import logging
 import math
 
 import pytest
-from pxr import Sdf, Usd, UsdGeom
+from pxr import Sdf, UsdGeom
 
 from runtime.kinematics.named_poses import (
     apply_pose_by_name,
@@ -26,10 +26,17 @@ from tests.test_poser import make_p1
 J = "/World/Robot/joint1"
 
 
-def pose_h(value=math.radians(45), fixed=False, position=(1.0, 0.0, 0.0)):
-    return PoseResult(success=True, joints={J: value}, joint_fixed={J: fixed},
-                      start_link="/World/Robot", end_link="/World/Robot/Link1",
-                      target_position=list(position), target_orientation=[1.0, 0.0, 0.0, 0.0])
+def pose_h(value=None, fixed=False, position=(1.0, 0.0, 0.0)):
+    value = math.radians(45) if value is None else value
+    return PoseResult(
+        success=True,
+        joints={J: value},
+        joint_fixed={J: fixed},
+        start_link="/World/Robot",
+        end_link="/World/Robot/Link1",
+        target_position=list(position),
+        target_orientation=[1.0, 0.0, 0.0, 0.0],
+    )
 
 
 @pytest.fixture
@@ -38,9 +45,18 @@ def p1():
 
 
 def test_sanitiser():
-    cases = {"Home Pose": "Home_Pose", "a/b.c": "a_b_c", "home:v2": "home_v2",
-             "ns:pose:1": "ns_pose_1", ":::": "___", "1pose": "_pose", "9": "_",
-             "café": "caf__", "pose-α": "pose___", "": "_"}
+    cases = {
+        "Home Pose": "Home_Pose",
+        "a/b.c": "a_b_c",
+        "home:v2": "home_v2",
+        "ns:pose:1": "ns_pose_1",
+        ":::": "___",
+        "1pose": "_pose",
+        "9": "_",
+        "café": "caf__",
+        "pose-α": "pose___",
+        "": "_",
+    }
     for raw, safe in cases.items():
         assert sanitize_pose_name(raw) == safe
     for raw in ("", "1pose", "home:v2", ":::", "café", "位姿", "²pose", "naïve_pose", "pose-α"):
@@ -55,12 +71,15 @@ def test_store_layout_and_get(p1, caplog):
     assert scope and scope.GetTypeName() == "Scope"
     assert prim.GetTypeName() == "IsaacNamedPose"
     assert prim.GetAttribute("isaac:robot:pose:valid").Get() is True
-    assert prim.GetAttribute("isaac:robot:pose:jointValues").Get()[0] == pytest.approx(45.0,
-                                                                                        abs=1e-4)
+    assert prim.GetAttribute("isaac:robot:pose:jointValues").Get()[0] == pytest.approx(
+        45.0, abs=1e-4
+    )
     assert [str(p) for p in prim.GetRelationship("isaac:robot:pose:startLink").GetTargets()] == [
-        "/World/Robot"]
+        "/World/Robot"
+    ]
     assert [str(p) for p in prim.GetRelationship("isaac:robot:pose:endLink").GetTargets()] == [
-        "/World/Robot/Link1"]
+        "/World/Robot/Link1"
+    ]
     assert len(prim.GetRelationship("isaac:robot:pose:joints").GetTargets()) == 1
     assert len(robot.GetRelationship("isaac:robot:namedPoses").GetTargets()) == 1
     ops = UsdGeom.Xformable(prim).GetOrderedXformOps()
@@ -107,8 +126,9 @@ def test_apply_pose_by_name(p1):
     store_named_pose(stage, robot, "Up", pose_h(math.radians(30)))
     assert apply_pose_by_name(stage, robot, "Up")
     joint = stage.GetPrimAtPath(J)
-    assert joint.GetAttribute("state:angular:physics:position").Get() == pytest.approx(30.0,
-                                                                                        rel=1e-5)
+    assert joint.GetAttribute("state:angular:physics:position").Get() == pytest.approx(
+        30.0, rel=1e-5
+    )
     sent = []
     assert apply_pose_by_name(stage, robot, "Up", target_sink=lambda v, p: sent.append(p))
     assert sent == [[J]]
@@ -126,9 +146,12 @@ def _snapshot(stage, robot):
             [str(p) for p in prim.GetRelationship("isaac:robot:pose:startLink").GetTargets()],
             [str(p) for p in prim.GetRelationship("isaac:robot:pose:endLink").GetTargets()],
             prim.GetAttribute("isaac:robot:pose:valid").Get(),
-            [tuple(op.Get()) if op.GetOpType() == UsdGeom.XformOp.TypeTranslate
-             else (op.Get().GetReal(), *op.Get().GetImaginary())
-             for op in UsdGeom.Xformable(prim).GetOrderedXformOps()],
+            [
+                tuple(op.Get())
+                if op.GetOpType() == UsdGeom.XformOp.TypeTranslate
+                else (op.Get().GetReal(), *op.Get().GetImaginary())
+                for op in UsdGeom.Xformable(prim).GetOrderedXformOps()
+            ],
         )
     return out
 
@@ -146,8 +169,15 @@ def test_round_trip_usd_json_usd(tmp_path, degrees):
     assert data["_meta"]["units"] == ("degrees" if degrees else "radians")
     assert "note" in data["_meta"]
     entry = data["poses"]["Export_Test"]
-    assert list(entry) == ["joints", "joint_fixed", "start_link", "end_link", "target_position",
-                           "target_orientation", "valid"]
+    assert list(entry) == [
+        "joints",
+        "joint_fixed",
+        "start_link",
+        "end_link",
+        "target_position",
+        "target_orientation",
+        "valid",
+    ]
     assert entry["valid"] is True and entry["joint_fixed"] == {J: True}
     assert entry["joints"][J] == pytest.approx(30.0 if degrees else math.radians(30), rel=1e-6)
     assert set(data["poses"]) == {"Export_Test", "Home_Pose", "caf__"}
@@ -167,8 +197,13 @@ def test_export_empty_and_envelope_import(tmp_path):
     export_poses(stage, robot, str(path))
     data = json.loads(path.read_text())
     assert data["poses"] == {} and "note" in data["_meta"]
-    env = {"_meta": {"units": "radians"}, "poses": {
-        "Pose_1": {"joints": {J: 0.5}}, "Pose_2": {"joints": {J: 1.0}, "joint_fixed": {J: True}}}}
+    env = {
+        "_meta": {"units": "radians"},
+        "poses": {
+            "Pose_1": {"joints": {J: 0.5}},
+            "Pose_2": {"joints": {J: 1.0}, "joint_fixed": {J: True}},
+        },
+    }
     path.write_text(json.dumps(env))
     assert import_poses(stage, robot, str(path)) == 2
     assert sorted(list_named_poses(stage, robot)) == ["Pose_1", "Pose_2"]
@@ -178,33 +213,45 @@ def test_export_empty_and_envelope_import(tmp_path):
 def test_legacy_flat_and_invalid_entries(tmp_path, caplog):
     stage, robot, _ = make_p1()
     path = tmp_path / "legacy.json"
-    path.write_text(json.dumps({"Flat": {"joints": {J: 0.25}}, "Off": {"joints": {J: 1.0},
-                                                                         "valid": False}}))
+    path.write_text(
+        json.dumps({"Flat": {"joints": {J: 0.25}}, "Off": {"joints": {J: 1.0}, "valid": False}})
+    )
     assert import_poses(stage, robot, str(path)) == 1
     assert get_named_pose(stage, robot, "Flat").joints[J] == pytest.approx(0.25, abs=1e-6)
     assert get_named_pose(stage, robot, "Off") is None
-    partial = {"_meta": {"units": "degrees"}, "poses": {
-        "good": {"joints": {J: 90.0}},
-        "bad_value": {"joints": {J: "ninety"}},
-        "bad_type": [1, 2, 3],
-        "bad_position": {"joints": {J: 1.0}, "target_position": [1, 2],
-                         "target_orientation": [1, 0, 0, 0]},
-        "bad_path": {"joints": {"not a path": 1.0}},
-        "missing_joint_prim": {"joints": {"/World/Robot/nojoint": 0.5}},
-    }}
+    partial = {
+        "_meta": {"units": "degrees"},
+        "poses": {
+            "good": {"joints": {J: 90.0}},
+            "bad_value": {"joints": {J: "ninety"}},
+            "bad_type": [1, 2, 3],
+            "bad_position": {
+                "joints": {J: 1.0},
+                "target_position": [1, 2],
+                "target_orientation": [1, 0, 0, 0],
+            },
+            "bad_path": {"joints": {"not a path": 1.0}},
+            "missing_joint_prim": {"joints": {"/World/Robot/nojoint": 0.5}},
+        },
+    }
     path.write_text(json.dumps(partial))
     with caplog.at_level(logging.WARNING, logger="runtime.kinematics.named_poses"):
         report = import_poses_report(stage, robot, str(path))
     assert report.stored == ["good", "missing_joint_prim"]
-    assert [name for name, _ in report.skipped] == ["bad_value", "bad_type", "bad_position",
-                                                   "bad_path"]
+    assert [name for name, _ in report.skipped] == [
+        "bad_value",
+        "bad_type",
+        "bad_position",
+        "bad_path",
+    ]
     assert all(reason for _, reason in report.skipped)
     for name in ("bad_value", "bad_type", "bad_position", "bad_path"):
         assert name in caplog.text
     assert get_named_pose(stage, robot, "good").joints[J] == pytest.approx(math.pi / 2, abs=1e-6)
     # joint missing from the stage: stored unconverted (no crash in degrees mode)
     assert get_named_pose(stage, robot, "missing_joint_prim").joints == {
-        "/World/Robot/nojoint": pytest.approx(0.5)}
+        "/World/Robot/nojoint": pytest.approx(0.5)
+    }
 
 
 def test_corrupt_json_imports_nothing_and_reports(tmp_path):
@@ -216,4 +263,5 @@ def test_corrupt_json_imports_nothing_and_reports(tmp_path):
     assert import_poses(stage, robot, str(path)) == 0
     path.write_text("[1, 2]")
     assert import_poses_report(stage, robot, str(path)).skipped[0][1] == (
-        "top level is not an object")
+        "top level is not an object"
+    )

@@ -68,21 +68,25 @@ def test_ladder_shapes_and_values():
     assert np.array_equal(four[-1], np.zeros(4))
     lo = np.array([-1.5, -3, 0.5, -0.25])
     hi = np.array([1.5, 3, 2, 0.25])
-    for s in build_cold_start_seeds(_joints(zip(lo, hi)), n_random=5)[1:-1]:
+    for s in build_cold_start_seeds(_joints(zip(lo, hi, strict=True)), n_random=5)[1:-1]:
         assert np.all(s >= lo) and np.all(s <= hi)
     assert np.allclose(build_cold_start_seeds(_joints([(-np.inf, np.inf), (-2, 2)]))[0], [0, 0])
     lim = _joints([(-np.pi, np.pi)] * 7)
     a, b = build_cold_start_seeds(lim), build_cold_start_seeds(lim)
-    assert all(np.array_equal(x, y) for x, y in zip(a, b))
+    assert all(np.array_equal(x, y) for x, y in zip(a, b, strict=True))
     for n_random in (0, 1, 5):
         assert len(build_cold_start_seeds(lim, n_random=n_random)) == n_random + 2
 
 
 def test_ladder_reference_test_vector():
     seeds = build_cold_start_seeds(_joints([(-1, 1), (0, 2), (-np.inf, np.inf)]))
-    expected = [[0, 1, 0], [0.27392337, 0.53957343, -0.91805295],
-                [-0.96694473, 1.62654048, 0.82551115], [0.21327155, 1.45899312, 0.08724998],
-                [0, 0, 0]]
+    expected = [
+        [0, 1, 0],
+        [0.27392337, 0.53957343, -0.91805295],
+        [-0.96694473, 1.62654048, 0.82551115],
+        [0.21327155, 1.45899312, 0.08724998],
+        [0, 0, 0],
+    ]
     assert np.allclose(np.array(seeds), expected, atol=1e-8)
 
 
@@ -151,7 +155,8 @@ def test_refuses_failed_result_and_applies_success(p1, caplog):
     assert np.allclose(m[:3, :3], Transform(None, target.q).rotation_matrix(), atol=1e-6)
     joint = stage.GetPrimAtPath("/World/Robot/joint1")
     assert joint.GetAttribute("state:angular:physics:position").Get() == pytest.approx(
-        math.degrees(0.7), rel=1e-5)
+        math.degrees(0.7), rel=1e-5
+    )
 
 
 def test_target_sink_replaces_teleport(p1):
@@ -176,10 +181,16 @@ def test_target_sink_replaces_teleport(p1):
     poser.apply_pose({"/World/Robot/joint1": -0.2})
     assert engine.calls[0][1] == ["/World/Robot/joint1"]
     assert np.allclose(engine.calls[0][0], [-0.2])
-    apply_joint_state(stage, robot, {"/World/Robot/joint1": 0.1},
-                      target_sink=lambda v, p: sent.append((v, p)))
-    apply_joint_state_anchored(stage, robot, {"/World/Robot/joint1": 0.1}, link,
-                               target_sink=lambda v, p: sent.append((v, p)))
+    apply_joint_state(
+        stage, robot, {"/World/Robot/joint1": 0.1}, target_sink=lambda v, p: sent.append((v, p))
+    )
+    apply_joint_state_anchored(
+        stage,
+        robot,
+        {"/World/Robot/joint1": 0.1},
+        link,
+        target_sink=lambda v, p: sent.append((v, p)),
+    )
     assert len(sent) == 3
     assert stage.GetRootLayer().ExportToString() == layer_before
 
@@ -189,13 +200,14 @@ def test_apply_pose_by_target_requires_robot_api():
     prim = UsdGeom.Xform.Define(stage, "/R").GetPrim()
     assert not RobotPoser.apply_pose_by_target(stage, prim, prim, prim, Transform()).success
     stage2, robot, link = make_p1()
-    result = RobotPoser.apply_pose_by_target(stage2, robot, robot, link,
-                                             Transform([1, 0, 0], quat_from_axis_angle(
-                                                 [1, 0, 0], -0.4)))
+    result = RobotPoser.apply_pose_by_target(
+        stage2, robot, robot, link, Transform([1, 0, 0], quat_from_axis_angle([1, 0, 0], -0.4))
+    )
     assert result.success
     joint = stage2.GetPrimAtPath("/World/Robot/joint1")
     assert joint.GetAttribute("state:angular:physics:position").Get() == pytest.approx(
-        math.degrees(-0.4), rel=1e-5)
+        math.degrees(-0.4), rel=1e-5
+    )
 
 
 def test_empty_chain_and_fixed_joint_seeding(p1):
@@ -207,8 +219,10 @@ def test_empty_chain_and_fixed_joint_seeding(p1):
     # a locked joint keeps the cached value on the ladder path (never a ladder value)
     poser.set_chain(robot, link)
     poser.set_seed([0.2])
-    result = poser.solve_ik(Transform([1, 0, 0], quat_from_axis_angle([1, 0, 0], 1.0)),
-                            joint_fixed={"/World/Robot/joint1": True})
+    result = poser.solve_ik(
+        Transform([1, 0, 0], quat_from_axis_angle([1, 0, 0], 1.0)),
+        joint_fixed={"/World/Robot/joint1": True},
+    )
     assert not result.success
     assert result.joints["/World/Robot/joint1"] == pytest.approx(0.2)
     assert result.joint_fixed == {"/World/Robot/joint1": True}

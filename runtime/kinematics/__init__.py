@@ -1,5 +1,6 @@
-"""Kinematics: math (Transform, quaternions wxyz), Numba FK/Jacobian/IK kernels,
-``KinematicChain`` from USD, LM IK, ``RobotPoser`` and named poses.
+"""Kinematics: math, Numba FK/Jacobian/IK kernels, chains from USD, IK, poser, named poses.
+
+Math is Transform and quaternions (wxyz); ``KinematicChain`` is built from USD physics joints.
 
 Submodules are imported on demand (``runtime.kinematics.chain`` loads ``pxr``):
 

@@ -106,7 +106,7 @@ def _mul_rot(a, b, out_r):  # pragma: no cover
 
 @jit
 def _add_rot_vec(p, r, v):  # pragma: no cover
-    """p += r @ v (in place)."""
+    """P += r @ v (in place)."""
     p0 = r[0, 0] * v[0] + r[0, 1] * v[1] + r[0, 2] * v[2]
     p1 = r[1, 0] * v[0] + r[1, 1] * v[1] + r[1, 2] * v[2]
     p2 = r[2, 0] * v[0] + r[2, 1] * v[1] + r[2, 2] * v[2]
@@ -153,7 +153,9 @@ def _mat_to_quat(r, out_q):  # pragma: no cover
 
 
 @jit
-def _fk_core(joint_types, axes, home_t, home_r, tip_t, tip_r, qs, b, jac, jb, want_jac):  # pragma: no cover
+def _fk_core(
+    joint_types, axes, home_t, home_r, tip_t, tip_r, qs, b, jac, jb, want_jac
+):  # pragma: no cover
     """FK of configuration ``qs[b]`` with scalar temporaries (no array views in the loop).
 
     When ``want_jac`` the point Jacobian is written to ``jac[jb]`` (6, n).
@@ -347,8 +349,9 @@ def _store_pose(pose, out_pos, out_quat, b):  # pragma: no cover
     out_pos[b, 0] = pose[9]
     out_pos[b, 1] = pose[10]
     out_pos[b, 2] = pose[11]
-    w, x, y, z = _quat_scalars(pose[0], pose[1], pose[2], pose[3], pose[4], pose[5], pose[6],
-                               pose[7], pose[8])
+    w, x, y, z = _quat_scalars(
+        pose[0], pose[1], pose[2], pose[3], pose[4], pose[5], pose[6], pose[7], pose[8]
+    )
     out_quat[b, 0] = w
     out_quat[b, 1] = x
     out_quat[b, 2] = y
@@ -375,14 +378,14 @@ def chain_fk_kernel(joint_types, axes, home_t, home_r, tip_t, tip_r, q, out_pos,
     """
     n = q.shape[0]
     dummy = np.empty((1, 6, 0))
-    pose = _fk_core(joint_types, axes, home_t, home_r, tip_t, tip_r, q.reshape((1, n)), 0,
-                    dummy, 0, False)
+    pose = _fk_core(
+        joint_types, axes, home_t, home_r, tip_t, tip_r, q.reshape((1, n)), 0, dummy, 0, False
+    )
     _store_pose(pose, out_pos.reshape((1, 3)), out_quat.reshape((1, 4)), 0)
 
 
 @jit
-def chain_fk_batch_kernel(joint_types, axes, home_t, home_r, tip_t, tip_r, qs, out_pos,
-                          out_quat):
+def chain_fk_batch_kernel(joint_types, axes, home_t, home_r, tip_t, tip_r, qs, out_pos, out_quat):
     """End poses of a serial chain for N configurations.
 
     Args:
@@ -398,14 +401,12 @@ def chain_fk_batch_kernel(joint_types, axes, home_t, home_r, tip_t, tip_r, qs, o
     """
     dummy = np.empty((1, 6, 0))
     for b in range(qs.shape[0]):
-        pose = _fk_core(joint_types, axes, home_t, home_r, tip_t, tip_r, qs, b, dummy, 0,
-                        False)
+        pose = _fk_core(joint_types, axes, home_t, home_r, tip_t, tip_r, qs, b, dummy, 0, False)
         _store_pose(pose, out_pos, out_quat, b)
 
 
 @jit
-def chain_fk_frames_kernel(joint_types, axes, home_t, home_r, tip_t, tip_r, q, out_pos,
-                           out_rot):
+def chain_fk_frames_kernel(joint_types, axes, home_t, home_r, tip_t, tip_r, q, out_pos, out_rot):
     """Accumulated frame after each joint's motion (last one includes the tip).
 
     Args:
@@ -431,8 +432,7 @@ def chain_fk_frames_kernel(joint_types, axes, home_t, home_r, tip_t, tip_r, q, o
         else:
             r[:, :] = tmp
             for i in range(3):
-                p[i] += (r[i, 0] * axes[k, 0] + r[i, 1] * axes[k, 1]
-                         + r[i, 2] * axes[k, 2]) * q[k]
+                p[i] += (r[i, 0] * axes[k, 0] + r[i, 1] * axes[k, 1] + r[i, 2] * axes[k, 2]) * q[k]
         if k == n - 1:
             _add_rot_vec(p, r, tip_t)
             _mul_rot(r, tip_r, tmp)
@@ -442,8 +442,9 @@ def chain_fk_frames_kernel(joint_types, axes, home_t, home_r, tip_t, tip_r, q, o
 
 
 @jit
-def chain_fk_jacobian_kernel(joint_types, axes, home_t, home_r, tip_t, tip_r, q, out_pos,
-                             out_quat, out_jac):
+def chain_fk_jacobian_kernel(
+    joint_types, axes, home_t, home_r, tip_t, tip_r, q, out_pos, out_quat, out_jac
+):
     """End pose and point (geometric) Jacobian for one configuration.
 
     Args:
@@ -459,14 +460,26 @@ def chain_fk_jacobian_kernel(joint_types, axes, home_t, home_r, tip_t, tip_r, q,
         out_jac: float64 (6, n), rows [ω; v of the end point], chain-local (written).
     """
     n = q.shape[0]
-    pose = _fk_core(joint_types, axes, home_t, home_r, tip_t, tip_r, q.reshape((1, n)), 0,
-                    out_jac.reshape((1, 6, n)), 0, True)
+    pose = _fk_core(
+        joint_types,
+        axes,
+        home_t,
+        home_r,
+        tip_t,
+        tip_r,
+        q.reshape((1, n)),
+        0,
+        out_jac.reshape((1, 6, n)),
+        0,
+        True,
+    )
     _store_pose(pose, out_pos.reshape((1, 3)), out_quat.reshape((1, 4)), 0)
 
 
 @jit
-def chain_fk_jacobian_batch_kernel(joint_types, axes, home_t, home_r, tip_t, tip_r, qs,
-                                   out_pos, out_quat, out_jac):
+def chain_fk_jacobian_batch_kernel(
+    joint_types, axes, home_t, home_r, tip_t, tip_r, qs, out_pos, out_quat, out_jac
+):
     """End poses and point Jacobians for N configurations.
 
     Args:
@@ -482,8 +495,7 @@ def chain_fk_jacobian_batch_kernel(joint_types, axes, home_t, home_r, tip_t, tip
         out_jac: float64 (N, 6, n) (written).
     """
     for b in range(qs.shape[0]):
-        pose = _fk_core(joint_types, axes, home_t, home_r, tip_t, tip_r, qs, b, out_jac, b,
-                        True)
+        pose = _fk_core(joint_types, axes, home_t, home_r, tip_t, tip_r, qs, b, out_jac, b, True)
         _store_pose(pose, out_pos, out_quat, b)
 
 
@@ -491,8 +503,22 @@ def chain_fk_jacobian_batch_kernel(joint_types, axes, home_t, home_r, tip_t, tip
 
 
 @jit
-def _tree_fk(link_parent, link_qindex, link_jtype, link_axis, pre_t, pre_r, post_t, post_r,
-             q, rots, tmp, tmp2, out_pos, out_quat):  # pragma: no cover
+def _tree_fk(
+    link_parent,
+    link_qindex,
+    link_jtype,
+    link_axis,
+    pre_t,
+    pre_r,
+    post_t,
+    post_r,
+    q,
+    rots,
+    tmp,
+    tmp2,
+    out_pos,
+    out_quat,
+):  # pragma: no cover
     n_links = link_parent.shape[0]
     for lk in range(n_links):
         par = link_parent[lk]
@@ -511,16 +537,30 @@ def _tree_fk(link_parent, link_qindex, link_jtype, link_axis, pre_t, pre_r, post
             tmp[:, :] = tmp2
         elif qi >= 0 and link_jtype[lk] == 1:
             for i in range(3):
-                out_pos[lk, i] += (tmp[i, 0] * link_axis[lk, 0] + tmp[i, 1] * link_axis[lk, 1]
-                                   + tmp[i, 2] * link_axis[lk, 2]) * q[qi]
+                out_pos[lk, i] += (
+                    tmp[i, 0] * link_axis[lk, 0]
+                    + tmp[i, 1] * link_axis[lk, 1]
+                    + tmp[i, 2] * link_axis[lk, 2]
+                ) * q[qi]
         _add_rot_vec(out_pos[lk], tmp, post_t[lk])
         _mul_rot(tmp, post_r[lk], rots[lk])
         _mat_to_quat(rots[lk], out_quat[lk])
 
 
 @jit
-def tree_fk_kernel(link_parent, link_qindex, link_jtype, link_axis, pre_t, pre_r, post_t,
-                   post_r, q, out_pos, out_quat):
+def tree_fk_kernel(
+    link_parent,
+    link_qindex,
+    link_jtype,
+    link_axis,
+    pre_t,
+    pre_r,
+    post_t,
+    post_r,
+    q,
+    out_pos,
+    out_quat,
+):
     """Poses of every link of a kinematic tree for one configuration.
 
     Args:
@@ -540,13 +580,38 @@ def tree_fk_kernel(link_parent, link_qindex, link_jtype, link_axis, pre_t, pre_r
     rots = np.empty((n_links, 3, 3))
     tmp = np.empty((3, 3))
     tmp2 = np.empty((3, 3))
-    _tree_fk(link_parent, link_qindex, link_jtype, link_axis, pre_t, pre_r, post_t, post_r,
-             q, rots, tmp, tmp2, out_pos, out_quat)
+    _tree_fk(
+        link_parent,
+        link_qindex,
+        link_jtype,
+        link_axis,
+        pre_t,
+        pre_r,
+        post_t,
+        post_r,
+        q,
+        rots,
+        tmp,
+        tmp2,
+        out_pos,
+        out_quat,
+    )
 
 
 @jit
-def tree_fk_batch_kernel(link_parent, link_qindex, link_jtype, link_axis, pre_t, pre_r,
-                         post_t, post_r, qs, out_pos, out_quat):
+def tree_fk_batch_kernel(
+    link_parent,
+    link_qindex,
+    link_jtype,
+    link_axis,
+    pre_t,
+    pre_r,
+    post_t,
+    post_r,
+    qs,
+    out_pos,
+    out_quat,
+):
     """Poses of every link for N configurations.
 
     Args:
@@ -567,8 +632,22 @@ def tree_fk_batch_kernel(link_parent, link_qindex, link_jtype, link_axis, pre_t,
     tmp = np.empty((3, 3))
     tmp2 = np.empty((3, 3))
     for b in range(qs.shape[0]):
-        _tree_fk(link_parent, link_qindex, link_jtype, link_axis, pre_t, pre_r, post_t,
-                 post_r, qs[b], rots, tmp, tmp2, out_pos[b], out_quat[b])
+        _tree_fk(
+            link_parent,
+            link_qindex,
+            link_jtype,
+            link_axis,
+            pre_t,
+            pre_r,
+            post_t,
+            post_r,
+            qs[b],
+            rots,
+            tmp,
+            tmp2,
+            out_pos[b],
+            out_quat[b],
+        )
 
 
 # ----------------------------------------------------------------------------- IK
@@ -580,14 +659,18 @@ BIAS_CUTOFF = 1e-2
 
 
 @jit
-def _eval(joint_types, axes, home_t, home_r, tip_t, tip_r, qrow, tgt_t, tgt_q, weights, fixed,
-          jac, e, ew):  # pragma: no cover
-    """FK + point Jacobian at ``qrow[0]`` (fixed columns of ``jac[0]`` zeroed), pose error
-    ``e = [2 s vec(tgt_q ⊗ quat*); tgt_t - p]`` (s = +1 when w == 0, spec §4 REC), weighted
-    error ``ew``; returns the weighted cost."""
+def _eval(
+    joint_types, axes, home_t, home_r, tip_t, tip_r, qrow, tgt_t, tgt_q, weights, fixed, jac, e, ew
+):  # pragma: no cover
+    """FK, point Jacobian, pose error and weighted cost at ``qrow[0]``.
+
+    Fixed columns of ``jac[0]`` are zeroed; ``e = [2 s vec(tgt_q ⊗ quat*); tgt_t - p]`` with
+    s = +1 when w == 0 (spec §4 REC); ``ew`` is the weighted error; returns the weighted cost.
+    """
     pose = _fk_core(joint_types, axes, home_t, home_r, tip_t, tip_r, qrow, 0, jac, 0, True)
-    w2, x2, y2, z2 = _quat_scalars(pose[0], pose[1], pose[2], pose[3], pose[4], pose[5],
-                                   pose[6], pose[7], pose[8])
+    w2, x2, y2, z2 = _quat_scalars(
+        pose[0], pose[1], pose[2], pose[3], pose[4], pose[5], pose[6], pose[7], pose[8]
+    )
     n = qrow.shape[1]
     for k in range(n):
         if fixed[k] != 0:
@@ -619,9 +702,32 @@ def _eval(joint_types, axes, home_t, home_r, tip_t, tip_r, qrow, tgt_t, tgt_q, w
 
 
 @jit
-def _lm_solve(joint_types, axes, home_t, home_r, tip_t, tip_r, lower, upper, fixed, q0,
-              tgt_t, tgt_q, lam0, iters, tol, w_rot, w_pos, max_step, null_space_bias,
-              out_q, ws_a, ws_rhs, ws_dq, ws_qc):  # pragma: no cover
+def _lm_solve(
+    joint_types,
+    axes,
+    home_t,
+    home_r,
+    tip_t,
+    tip_r,
+    lower,
+    upper,
+    fixed,
+    q0,
+    tgt_t,
+    tgt_q,
+    lam0,
+    iters,
+    tol,
+    w_rot,
+    w_pos,
+    max_step,
+    null_space_bias,
+    out_q,
+    ws_a,
+    ws_rhs,
+    ws_dq,
+    ws_qc,
+):  # pragma: no cover
     """LM solve from ``q0`` into ``out_q``; returns the unweighted squared pose error."""
     n = q0.shape[0]
     weights = np.empty(6)
@@ -655,8 +761,22 @@ def _lm_solve(joint_types, axes, home_t, home_r, tip_t, tip_r, lower, upper, fix
     if null_space_bias <= 0.0:
         bias_active = False
     lam = lam0
-    cost = _eval(joint_types, axes, home_t, home_r, tip_t, tip_r, qcur, tgt_t, tgt_q,
-                 weights, fixed, jac, e, ew)
+    cost = _eval(
+        joint_types,
+        axes,
+        home_t,
+        home_r,
+        tip_t,
+        tip_r,
+        qcur,
+        tgt_t,
+        tgt_q,
+        weights,
+        fixed,
+        jac,
+        e,
+        ew,
+    )
     tol2 = tol * tol
     use_bias = bias_active
     bias_cutoff2 = BIAS_CUTOFF * BIAS_CUTOFF
@@ -725,8 +845,22 @@ def _lm_solve(joint_types, axes, home_t, home_r, tip_t, tip_r, lower, upper, fix
             if v > upper[k]:
                 v = upper[k]
             qnew[0, k] = v
-        cost_new = _eval(joint_types, axes, home_t, home_r, tip_t, tip_r, qnew, tgt_t,
-                         tgt_q, weights, fixed, jac_new, e_new, ew_new)
+        cost_new = _eval(
+            joint_types,
+            axes,
+            home_t,
+            home_r,
+            tip_t,
+            tip_r,
+            qnew,
+            tgt_t,
+            tgt_q,
+            weights,
+            fixed,
+            jac_new,
+            e_new,
+            ew_new,
+        )
         if cost_new >= cost and use_bias and cost > bias_cutoff2:
             # The midpoint pull leaks into the task space when the damping is large; a
             # rejected biased step is retried once without the pull before raising the
@@ -754,8 +888,23 @@ def _lm_solve(joint_types, axes, home_t, home_r, tip_t, tip_r, lower, upper, fix
 
 
 @jit
-def ik_lm_kernel(joint_types, axes, home_t, home_r, tip_t, tip_r, lower, upper, fixed, q0,
-                 tgt_t, tgt_q, params, out_q, out_err):
+def ik_lm_kernel(
+    joint_types,
+    axes,
+    home_t,
+    home_r,
+    tip_t,
+    tip_r,
+    lower,
+    upper,
+    fixed,
+    q0,
+    tgt_t,
+    tgt_q,
+    params,
+    out_q,
+    out_err,
+):
     """Levenberg–Marquardt IK with null-space centering for one target (spec §5.3).
 
     Uses the point Jacobian, consistent with the pose error.
@@ -782,15 +931,54 @@ def ik_lm_kernel(joint_types, axes, home_t, home_r, tip_t, tip_r, lower, upper, 
     ws_rhs = np.empty(n)
     ws_dq = np.empty(n)
     ws_qc = np.empty(n)
-    err2 = _lm_solve(joint_types, axes, home_t, home_r, tip_t, tip_r, lower, upper, fixed, q0,
-                     tgt_t, tgt_q, params[0], int(params[1]), params[2], params[3], params[4],
-                     params[5], params[6], out_q, ws_a, ws_rhs, ws_dq, ws_qc)
+    err2 = _lm_solve(
+        joint_types,
+        axes,
+        home_t,
+        home_r,
+        tip_t,
+        tip_r,
+        lower,
+        upper,
+        fixed,
+        q0,
+        tgt_t,
+        tgt_q,
+        params[0],
+        int(params[1]),
+        params[2],
+        params[3],
+        params[4],
+        params[5],
+        params[6],
+        out_q,
+        ws_a,
+        ws_rhs,
+        ws_dq,
+        ws_qc,
+    )
     out_err[0] = np.sqrt(err2)
 
 
 @jit
-def ik_lm_batch_kernel(joint_types, axes, home_t, home_r, tip_t, tip_r, lower, upper, fixed,
-                       seeds, tgt_t, tgt_q, params, out_q, out_err, out_seed_index):
+def ik_lm_batch_kernel(
+    joint_types,
+    axes,
+    home_t,
+    home_r,
+    tip_t,
+    tip_r,
+    lower,
+    upper,
+    fixed,
+    seeds,
+    tgt_t,
+    tgt_q,
+    params,
+    out_q,
+    out_err,
+    out_seed_index,
+):
     """LM IK for N targets, each tried from an ordered list of S seeds.
 
     For every target the seeds are tried in order and the first one whose unweighted
@@ -830,10 +1018,32 @@ def ik_lm_batch_kernel(joint_types, axes, home_t, home_r, tip_t, tip_r, lower, u
         best_s = 0
         done = False
         for s in range(n_seeds):
-            err2 = _lm_solve(joint_types, axes, home_t, home_r, tip_t, tip_r, lower, upper,
-                             fixed, seeds[b, s], tgt_t[b], tgt_q[b], params[0], int(params[1]),
-                             params[2], params[3], params[4], params[5], params[6], q_try,
-                             ws_a, ws_rhs, ws_dq, ws_qc)
+            err2 = _lm_solve(
+                joint_types,
+                axes,
+                home_t,
+                home_r,
+                tip_t,
+                tip_r,
+                lower,
+                upper,
+                fixed,
+                seeds[b, s],
+                tgt_t[b],
+                tgt_q[b],
+                params[0],
+                int(params[1]),
+                params[2],
+                params[3],
+                params[4],
+                params[5],
+                params[6],
+                q_try,
+                ws_a,
+                ws_rhs,
+                ws_dq,
+                ws_qc,
+            )
             if err2 < accept2:
                 out_q[b, :] = q_try
                 out_err[b] = np.sqrt(err2)

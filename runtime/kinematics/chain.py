@@ -168,12 +168,20 @@ def _local_frame(joint: Usd.Prim, index: int) -> Transform:
         q = np.array([rot.GetReal(), *rot.GetImaginary()], dtype=np.float64)
         norm = float(np.linalg.norm(q))
         if not np.isfinite(norm) or norm == 0.0:
-            raise SchemaError(str(joint.GetPath()), f"physics:localRot{index}",
-                              f"invalid quaternion {tuple(q)}", "a non-zero unit quaternion")
+            raise SchemaError(
+                str(joint.GetPath()),
+                f"physics:localRot{index}",
+                f"invalid quaternion {tuple(q)}",
+                "a non-zero unit quaternion",
+            )
         q = q / norm
     if not np.all(np.isfinite(t)):
-        raise SchemaError(str(joint.GetPath()), f"physics:localPos{index}",
-                          f"non-finite position {tuple(t)}", "finite values")
+        raise SchemaError(
+            str(joint.GetPath()),
+            f"physics:localPos{index}",
+            f"non-finite position {tuple(t)}",
+            "finite values",
+        )
     return Transform(t, q)
 
 
@@ -204,8 +212,12 @@ def joint_limits(joint: Usd.Prim, kind: int) -> tuple[float, float]:
     lo = -math.inf if lo is None else float(lo)
     hi = math.inf if hi is None else float(hi)
     if math.isnan(lo) or math.isnan(hi):
-        raise SchemaError(str(joint.GetPath()), "physics:lowerLimit/upperLimit",
-                          "limit is NaN", "finite values or ±inf")
+        raise SchemaError(
+            str(joint.GetPath()),
+            "physics:lowerLimit/upperLimit",
+            "limit is NaN",
+            "finite values or ±inf",
+        )
     if kind == REVOLUTE:
         lo = math.radians(lo) if math.isfinite(lo) else lo
         hi = math.radians(hi) if math.isfinite(hi) else hi
@@ -215,8 +227,9 @@ def joint_limits(joint: Usd.Prim, kind: int) -> tuple[float, float]:
 
 
 def _is_link(prim: Usd.Prim) -> bool:
-    return bool(prim) and (prim.HasAPI(UsdPhysics.RigidBodyAPI)
-                           or "IsaacLinkAPI" in prim.GetAppliedSchemas())
+    return bool(prim) and (
+        prim.HasAPI(UsdPhysics.RigidBodyAPI) or "IsaacLinkAPI" in prim.GetAppliedSchemas()
+    )
 
 
 def _excluded(joint: Usd.Prim) -> bool:
@@ -246,8 +259,11 @@ def _robot_joints(stage: Usd.Stage, robot_prim: Usd.Prim) -> list[Usd.Prim]:
 
 
 def _find_root(stage: Usd.Stage, robot_prim: Usd.Prim, joints: list[Usd.Prim]) -> Usd.Prim | None:
-    """Root link: robot prim if it is a link, first robotLinks target, articulation root,
-    a body fixed to the world, else the first rigid body under the robot."""
+    """Root link of the robot's tree.
+
+    Order: the robot prim if it is a link, the first robotLinks target, the articulation
+    root, a body fixed to the world, else the first rigid body under the robot.
+    """
     if _is_link(robot_prim):
         return robot_prim
     rel = robot_prim.GetRelationship("isaac:physics:robotLinks")
@@ -330,9 +346,15 @@ class _Tree:
 
     def _make_child(self, parent: int, prim: Usd.Prim, joint: Usd.Prim, reversed_: bool) -> int:
         kind = joint_kind(joint)
-        node = LinkNode(prim=prim, path=str(prim.GetPath()), parent=parent,
-                        joint_path=str(joint.GetPath()), jtype=kind, reversed=reversed_,
-                        fixed=bool(joint.IsA(UsdPhysics.FixedJoint)))
+        node = LinkNode(
+            prim=prim,
+            path=str(prim.GetPath()),
+            parent=parent,
+            joint_path=str(joint.GetPath()),
+            jtype=kind,
+            reversed=reversed_,
+            fixed=bool(joint.IsA(UsdPhysics.FixedJoint)),
+        )
         if kind != NO_MOTION:
             axis = joint_axis(joint)
             node.axis = -axis if reversed_ else axis
@@ -400,11 +422,22 @@ class KinematicChain:
         SchemaError: invalid joint data (NaN limits, zero quaternions) on the robot.
     """
 
-    def __init__(self, stage: Usd.Stage, robot_prim: Usd.Prim, start_prim: Usd.Prim | None = None,
-                 end_prim: Usd.Prim | None = None, *, debug: bool = False) -> None:
+    def __init__(
+        self,
+        stage: Usd.Stage,
+        robot_prim: Usd.Prim,
+        start_prim: Usd.Prim | None = None,
+        end_prim: Usd.Prim | None = None,
+        *,
+        debug: bool = False,
+    ) -> None:
         if not robot_prim or not robot_prim.IsValid():
-            raise SchemaError(str(robot_prim.GetPath()) if robot_prim else "", "",
-                              "robot prim is invalid", "an existing prim")
+            raise SchemaError(
+                str(robot_prim.GetPath()) if robot_prim else "",
+                "",
+                "robot prim is invalid",
+                "an existing prim",
+            )
         self._stage = stage
         self._robot_prim = robot_prim
         self._start_prim = start_prim
@@ -478,15 +511,23 @@ class KinematicChain:
 
     # ------------------------------------------------------------------ build
     def _arrays_empty(self) -> None:
-        self._arrays = (np.zeros(0, dtype=np.int64), np.zeros((0, 3)), np.zeros((0, 3)),
-                        np.zeros((0, 3, 3)), np.zeros(3), np.eye(3))
+        self._arrays = (
+            np.zeros(0, dtype=np.int64),
+            np.zeros((0, 3)),
+            np.zeros((0, 3)),
+            np.zeros((0, 3, 3)),
+            np.zeros(3),
+            np.eye(3),
+        )
         self._frame_arrays = self._arrays
         self._lower = np.zeros(0)
         self._upper = np.zeros(0)
 
     def _resolve(self, prim: Usd.Prim) -> tuple[int, Transform] | None:
-        """Tree node of ``prim`` (or of its nearest link ancestor) and the prim's current
-        offset from that node's link frame."""
+        """Tree node of ``prim`` (or of its nearest link ancestor) and the prim's offset.
+
+        The offset is the prim's current pose relative to that node's link frame.
+        """
         if not prim or not prim.IsValid():
             return None
         path = str(prim.GetPath())
@@ -535,31 +576,51 @@ class KinematicChain:
                 axis = -node.axis
             home = prev.inv() @ frame
             rev = node.jtype == REVOLUTE
-            joints.append(Joint(w=axis if rev else np.zeros(3), v=np.zeros(3) if rev else axis,
-                                home=home, prim_path=node.joint_path, lower=node.lower,
-                                upper=node.upper, forward=forward, is_revolute=rev))
+            joints.append(
+                Joint(
+                    w=axis if rev else np.zeros(3),
+                    v=np.zeros(3) if rev else axis,
+                    home=home,
+                    prim_path=node.joint_path,
+                    lower=node.lower,
+                    upper=node.upper,
+                    forward=forward,
+                    is_revolute=rev,
+                )
+            )
             prev = frame
         if not joints:
             return
         joints[-1].tip = prev.inv() @ end_zero
         self._joints = joints
         n = len(joints)
-        types = np.array([REVOLUTE if j.is_revolute else PRISMATIC for j in joints],
-                         dtype=np.int64)
-        axes = np.ascontiguousarray([j.w if j.is_revolute else j.v for j in joints],
-                                    dtype=np.float64).reshape(n, 3)
+        types = np.array([REVOLUTE if j.is_revolute else PRISMATIC for j in joints], dtype=np.int64)
+        axes = np.ascontiguousarray(
+            [j.w if j.is_revolute else j.v for j in joints], dtype=np.float64
+        ).reshape(n, 3)
         home_t = np.ascontiguousarray([j.home.t for j in joints]).reshape(n, 3)
         home_r = np.ascontiguousarray([quat_to_matrix(j.home.q) for j in joints]).reshape(n, 3, 3)
         tip = joints[-1].tip
-        self._frame_arrays = (types, axes, home_t, home_r, np.ascontiguousarray(tip.t),
-                              np.ascontiguousarray(quat_to_matrix(tip.q)))
+        self._frame_arrays = (
+            types,
+            axes,
+            home_t,
+            home_r,
+            np.ascontiguousarray(tip.t),
+            np.ascontiguousarray(quat_to_matrix(tip.q)),
+        )
         self._arrays = _canonical_z(*self._frame_arrays)
         self._lower = np.array([j.lower for j in joints], dtype=np.float64)
         self._upper = np.array([j.upper for j in joints], dtype=np.float64)
         if self._debug:
             for j in joints:
-                _LOG.debug("joint %s forward=%s home=%s axis=%s", j.prim_path, j.forward,
-                           j.home, j.w if j.is_revolute else j.v)
+                _LOG.debug(
+                    "joint %s forward=%s home=%s axis=%s",
+                    j.prim_path,
+                    j.forward,
+                    j.home,
+                    j.w if j.is_revolute else j.v,
+                )
 
     # ------------------------------------------------------------------ FK
     def _q(self, q: Any) -> np.ndarray:
@@ -615,8 +676,9 @@ class KinematicChain:
         K.chain_fk_batch_kernel(*self._arrays, qs, pos, quat)
         return pos, quat
 
-    def compute_fk_and_jacobian(self, q: Any, *, jacobian: str = "spatial"
-                                ) -> tuple[Transform, np.ndarray]:
+    def compute_fk_and_jacobian(
+        self, q: Any, *, jacobian: str = "spatial"
+    ) -> tuple[Transform, np.ndarray]:
         """End pose and 6 x n Jacobian (rows [ω; v]) in the chain-local frame.
 
         Args:
@@ -662,8 +724,10 @@ class KinematicChain:
 
     # ------------------------------------------------------------------ tree FK
     def tree_joint_paths(self) -> list[str]:
-        """Movable joints of the tree in configuration order (DOF table order when
-        ``runtime.schema.dof`` is available, else tree order)."""
+        """Movable joints of the tree in configuration order.
+
+        DOF-table order when ``runtime.schema.dof`` can build a table, else tree order.
+        """
         movable = [n.joint_path for n in self._tree.nodes if n.jtype != NO_MOTION]
         try:
             from runtime.schema.dof import build_dof_table  # type: ignore[import-not-found]
@@ -691,8 +755,10 @@ class KinematicChain:
         qindex = {p: i for i, p in enumerate(order)}
         nl = len(tree.nodes)
         parent = np.array([n.parent for n in tree.nodes], dtype=np.int64)
-        qi = np.array([qindex.get(n.joint_path, -1) if n.jtype != NO_MOTION else -1
-                       for n in tree.nodes], dtype=np.int64)
+        qi = np.array(
+            [qindex.get(n.joint_path, -1) if n.jtype != NO_MOTION else -1 for n in tree.nodes],
+            dtype=np.int64,
+        )
         jtype = np.array([n.jtype for n in tree.nodes], dtype=np.int64)
         axis = np.ascontiguousarray([n.axis for n in tree.nodes], dtype=np.float64).reshape(nl, 3)
         robot, _ = _world_pose(self._robot_prim)
@@ -702,8 +768,9 @@ class KinematicChain:
         pre_t = np.ascontiguousarray([p.t for p in pres]).reshape(nl, 3)
         pre_r = np.ascontiguousarray([quat_to_matrix(p.q) for p in pres]).reshape(nl, 3, 3)
         post_t = np.ascontiguousarray([n.post.t for n in tree.nodes]).reshape(nl, 3)
-        post_r = np.ascontiguousarray([quat_to_matrix(n.post.q) for n in tree.nodes]
-                                      ).reshape(nl, 3, 3)
+        post_r = np.ascontiguousarray([quat_to_matrix(n.post.q) for n in tree.nodes]).reshape(
+            nl, 3, 3
+        )
         # rotate each joint frame so its axis is +Z (kernel fast path): pre·A, Aᵀ·post
         for i, n in enumerate(tree.nodes):
             if n.jtype == NO_MOTION:
@@ -720,8 +787,9 @@ class KinematicChain:
         """Tree link paths, parents before children (row order of link poses)."""
         return [n.path for n in self._tree.nodes]
 
-    def compute_link_poses(self, q: Any, joint_paths: list[str] | None = None
-                           ) -> tuple[np.ndarray, np.ndarray]:
+    def compute_link_poses(
+        self, q: Any, joint_paths: list[str] | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
         """Poses of every tree link in the robot frame (body-pose reporting).
 
         Args:
@@ -759,14 +827,18 @@ class KinematicChain:
             if node.jtype == NO_MOTION:
                 continue
             joint = self._stage.GetPrimAtPath(node.joint_path)
-            name = ("state:angular:physics:position" if node.jtype == REVOLUTE
-                    else "state:linear:physics:position")
+            name = (
+                "state:angular:physics:position"
+                if node.jtype == REVOLUTE
+                else "state:linear:physics:position"
+            )
             attr = joint.GetAttribute(name)
             value = attr.Get() if attr else None
             if value is None or not math.isfinite(float(value)):
                 continue
-            out[node.joint_path] = (math.radians(float(value)) if node.jtype == REVOLUTE
-                                    else float(value))
+            out[node.joint_path] = (
+                math.radians(float(value)) if node.jtype == REVOLUTE else float(value)
+            )
         return out
 
     def read_joint_states(self) -> dict[str, float]:
@@ -795,7 +867,9 @@ class KinematicChain:
                     attr = prim.CreateAttribute(name, Sdf.ValueTypeNames.Float, custom=True)
                 attr.Set(native)
 
-    def _propagate(self, joint_dict: dict[str, float], all_affected: bool) -> tuple[list[Transform], list[bool]]:
+    def _propagate(
+        self, joint_dict: dict[str, float], all_affected: bool
+    ) -> tuple[list[Transform], list[bool]]:
         tree = self._tree
         old = [_world_pose(n.prim)[0] for n in tree.nodes]
         new: list[Transform] = [old[0]]
@@ -803,7 +877,8 @@ class KinematicChain:
         for i, node in enumerate(tree.nodes[1:], start=1):
             par = node.parent
             if node.joint_path in joint_dict and node.jtype != NO_MOTION:
-                pose = new[par] @ node.pre @ tree.motion(node, float(joint_dict[node.joint_path])) @ node.post
+                motion = tree.motion(node, float(joint_dict[node.joint_path]))
+                pose = new[par] @ node.pre @ motion @ node.post
                 new.append(pose)
                 moved.append(True)
             elif node.fixed and (moved[par] or all_affected):
@@ -836,10 +911,13 @@ class KinematicChain:
         moved[0] = False
         self._write_links(poses, moved)
 
-    def teleport_anchored(self, joint_dict: dict[str, float], *,
-                          anchor_prim: Usd.Prim | None = None) -> None:
-        """Like :meth:`teleport` but keeps ``anchor_prim`` (default: start prim) fixed in the
-        world, moving the whole robot (root link included) rigidly around it.
+    def teleport_anchored(
+        self, joint_dict: dict[str, float], *, anchor_prim: Usd.Prim | None = None
+    ) -> None:
+        """Like :meth:`teleport` but keeps ``anchor_prim`` fixed in the world.
+
+        The whole robot (root link included) moves rigidly around the anchor (default: the
+        chain start prim).
 
         Args:
             joint_dict: joint prim path → value (rad / stage units).
@@ -895,8 +973,14 @@ def _canonical_z(types, axes, home_t, home_r, tip_t, tip_r) -> tuple[np.ndarray,
         prev = a_k
     z_axes = np.zeros((n, 3))
     z_axes[:, 2] = 1.0
-    return (types, z_axes, np.ascontiguousarray(new_t), np.ascontiguousarray(new_r),
-            np.ascontiguousarray(prev.T @ tip_t), np.ascontiguousarray(prev.T @ tip_r))
+    return (
+        types,
+        z_axes,
+        np.ascontiguousarray(new_t),
+        np.ascontiguousarray(new_r),
+        np.ascontiguousarray(prev.T @ tip_t),
+        np.ascontiguousarray(prev.T @ tip_r),
+    )
 
 
 def set_world_pose(prim: Usd.Prim, pose: Transform) -> None:
@@ -925,9 +1009,11 @@ def set_world_pose(prim: Usd.Prim, pose: Transform) -> None:
 
     def _op(kind: Any, adder: Any) -> UsdGeom.XformOp:
         prec = precision.get(kind, dbl)
-        name = {UsdGeom.XformOp.TypeTranslate: "xformOp:translate",
-                UsdGeom.XformOp.TypeOrient: "xformOp:orient",
-                UsdGeom.XformOp.TypeScale: "xformOp:scale"}[kind]
+        name = {
+            UsdGeom.XformOp.TypeTranslate: "xformOp:translate",
+            UsdGeom.XformOp.TypeOrient: "xformOp:orient",
+            UsdGeom.XformOp.TypeScale: "xformOp:scale",
+        }[kind]
         attr = prim.GetAttribute(name)
         if attr and kind not in precision:
             prim.RemoveProperty(name)
@@ -942,12 +1028,18 @@ def set_world_pose(prim: Usd.Prim, pose: Transform) -> None:
     s_op = _op(UsdGeom.XformOp.TypeScale, xf.AddScaleOp)
     q = local_pose.q
     if o_op.GetPrecision() == UsdGeom.XformOp.PrecisionFloat:
-        t_op.Set(Gf.Vec3f(*local_pose.t) if t_op.GetPrecision() == UsdGeom.XformOp.PrecisionFloat
-                 else Gf.Vec3d(*local_pose.t))
+        t_op.Set(
+            Gf.Vec3f(*local_pose.t)
+            if t_op.GetPrecision() == UsdGeom.XformOp.PrecisionFloat
+            else Gf.Vec3d(*local_pose.t)
+        )
         o_op.Set(Gf.Quatf(float(q[0]), Gf.Vec3f(*q[1:])))
     else:
-        t_op.Set(Gf.Vec3f(*local_pose.t) if t_op.GetPrecision() == UsdGeom.XformOp.PrecisionFloat
-                 else Gf.Vec3d(*local_pose.t))
+        t_op.Set(
+            Gf.Vec3f(*local_pose.t)
+            if t_op.GetPrecision() == UsdGeom.XformOp.PrecisionFloat
+            else Gf.Vec3d(*local_pose.t)
+        )
         o_op.Set(Gf.Quatd(float(q[0]), Gf.Vec3d(*q[1:])))
     if scale_value is None:
         scale_value = (1.0, 1.0, 1.0)

@@ -31,18 +31,26 @@ if TYPE_CHECKING:
 
 __all__ = ["IKSolver", "IKSolverLM", "IKSolverRegistry", "ik_lm", "ik_lm_batch"]
 
-_LM_KWARGS = ("lam", "iters", "tol", "w_rot", "w_pos", "max_step", "null_space_bias",
-              "joint_fixed")
+_LM_KWARGS = ("lam", "iters", "tol", "w_rot", "w_pos", "max_step", "null_space_bias", "joint_fixed")
 
 
-def _params(lam: float, iters: int, tol: float, w_rot: float, w_pos: float, max_step: float,
-            null_space_bias: float, accept: float = 0.0) -> np.ndarray:
+def _params(
+    lam: float,
+    iters: int,
+    tol: float,
+    w_rot: float,
+    w_pos: float,
+    max_step: float,
+    null_space_bias: float,
+    accept: float = 0.0,
+) -> np.ndarray:
     if int(iters) < 0:
         raise ValueError(f"iters must be >= 0, got {iters}")
     if lam <= 0.0 or max_step <= 0.0:
         raise ValueError("lam and max_step must be > 0")
-    return np.array([lam, int(iters), tol, w_rot, w_pos, max_step, null_space_bias, accept],
-                    dtype=np.float64)
+    return np.array(
+        [lam, int(iters), tol, w_rot, w_pos, max_step, null_space_bias, accept], dtype=np.float64
+    )
 
 
 def _fixed_mask(joint_fixed: Any, n: int) -> np.ndarray:
@@ -55,10 +63,20 @@ def _fixed_mask(joint_fixed: Any, n: int) -> np.ndarray:
     return mask.astype(np.int64)
 
 
-def ik_lm(chain: KinematicChain, q0: Any, target: Transform, lam: float = 1e-3, iters: int = 30,
-          tol: float = 1e-6, w_rot: float = 1.0, w_pos: float = 1.0, max_step: float = 0.5,
-          base_frame: Transform | None = None, null_space_bias: float = 0.05,
-          joint_fixed: Any = None) -> np.ndarray:
+def ik_lm(
+    chain: KinematicChain,
+    q0: Any,
+    target: Transform,
+    lam: float = 1e-3,
+    iters: int = 30,
+    tol: float = 1e-6,
+    w_rot: float = 1.0,
+    w_pos: float = 1.0,
+    max_step: float = 0.5,
+    base_frame: Transform | None = None,
+    null_space_bias: float = 0.05,
+    joint_fixed: Any = None,
+) -> np.ndarray:
     """Solve IK by damped least squares from ``q0`` (reference signature and defaults).
 
     Args:
@@ -79,17 +97,38 @@ def ik_lm(chain: KinematicChain, q0: Any, target: Transform, lam: float = 1e-3, 
     Returns:
         Joint values, float64 (n,).
     """
-    q, _ = ik_lm_with_error(chain, q0, target, lam=lam, iters=iters, tol=tol, w_rot=w_rot,
-                            w_pos=w_pos, max_step=max_step, base_frame=base_frame,
-                            null_space_bias=null_space_bias, joint_fixed=joint_fixed)
+    q, _ = ik_lm_with_error(
+        chain,
+        q0,
+        target,
+        lam=lam,
+        iters=iters,
+        tol=tol,
+        w_rot=w_rot,
+        w_pos=w_pos,
+        max_step=max_step,
+        base_frame=base_frame,
+        null_space_bias=null_space_bias,
+        joint_fixed=joint_fixed,
+    )
     return q
 
 
-def ik_lm_with_error(chain: KinematicChain, q0: Any, target: Transform, *, lam: float = 1e-3,
-                     iters: int = 30, tol: float = 1e-6, w_rot: float = 1.0, w_pos: float = 1.0,
-                     max_step: float = 0.5, base_frame: Transform | None = None,
-                     null_space_bias: float = 0.05, joint_fixed: Any = None
-                     ) -> tuple[np.ndarray, float]:
+def ik_lm_with_error(
+    chain: KinematicChain,
+    q0: Any,
+    target: Transform,
+    *,
+    lam: float = 1e-3,
+    iters: int = 30,
+    tol: float = 1e-6,
+    w_rot: float = 1.0,
+    w_pos: float = 1.0,
+    max_step: float = 0.5,
+    base_frame: Transform | None = None,
+    null_space_bias: float = 0.05,
+    joint_fixed: Any = None,
+) -> tuple[np.ndarray, float]:
     """Like :func:`ik_lm` but also returns the unweighted pose-error norm of the result."""
     if base_frame is not None:
         target = base_frame.inv() @ target
@@ -99,19 +138,37 @@ def ik_lm_with_error(chain: KinematicChain, q0: Any, target: Transform, *, lam: 
         raise ValueError(f"seed must have shape ({n},), got {q0.shape}")
     out_q = np.empty(n)
     out_err = np.empty(1)
-    K.ik_lm_kernel(*chain.kernel_arrays, chain._lower, chain._upper,
-                   _fixed_mask(joint_fixed, n), q0, np.ascontiguousarray(target.t),
-                   np.ascontiguousarray(target.q),
-                   _params(lam, iters, tol, w_rot, w_pos, max_step, null_space_bias),
-                   out_q, out_err)
+    K.ik_lm_kernel(
+        *chain.kernel_arrays,
+        chain._lower,
+        chain._upper,
+        _fixed_mask(joint_fixed, n),
+        q0,
+        np.ascontiguousarray(target.t),
+        np.ascontiguousarray(target.q),
+        _params(lam, iters, tol, w_rot, w_pos, max_step, null_space_bias),
+        out_q,
+        out_err,
+    )
     return out_q, float(out_err[0])
 
 
-def ik_lm_batch(chain: KinematicChain, target_positions: Any, target_orientations: Any,
-                seeds: Any, *, accept_tolerance: float = 1e-4, lam: float = 1e-3,
-                iters: int = 30, tol: float = 1e-6, w_rot: float = 1.0, w_pos: float = 1.0,
-                max_step: float = 0.5, null_space_bias: float = 0.05, joint_fixed: Any = None
-                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def ik_lm_batch(
+    chain: KinematicChain,
+    target_positions: Any,
+    target_orientations: Any,
+    seeds: Any,
+    *,
+    accept_tolerance: float = 1e-4,
+    lam: float = 1e-3,
+    iters: int = 30,
+    tol: float = 1e-6,
+    w_rot: float = 1.0,
+    w_pos: float = 1.0,
+    max_step: float = 0.5,
+    null_space_bias: float = 0.05,
+    joint_fixed: Any = None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Solve N IK problems in one kernel call.
 
     Args:
@@ -152,10 +209,19 @@ def ik_lm_batch(chain: KinematicChain, target_positions: Any, target_orientation
     out_q = np.empty((count, n))
     out_err = np.empty(count)
     out_idx = np.empty(count, dtype=np.int64)
-    K.ik_lm_batch_kernel(*chain.kernel_arrays, chain._lower, chain._upper,
-                         _fixed_mask(joint_fixed, n), s, pos, quat,
-                         _params(lam, iters, tol, w_rot, w_pos, max_step, null_space_bias,
-                                 accept_tolerance), out_q, out_err, out_idx)
+    K.ik_lm_batch_kernel(
+        *chain.kernel_arrays,
+        chain._lower,
+        chain._upper,
+        _fixed_mask(joint_fixed, n),
+        s,
+        pos,
+        quat,
+        _params(lam, iters, tol, w_rot, w_pos, max_step, null_space_bias, accept_tolerance),
+        out_q,
+        out_err,
+        out_idx,
+    )
     return out_q, out_err, out_idx
 
 
@@ -163,16 +229,18 @@ class IKSolver(abc.ABC):
     """Abstract IK solver: ``solve(chain, target, q0=None, **kwargs) -> q``."""
 
     @abc.abstractmethod
-    def solve(self, chain: KinematicChain, target: Transform, q0: Any = None,
-              **kwargs: Any) -> np.ndarray:
+    def solve(
+        self, chain: KinematicChain, target: Transform, q0: Any = None, **kwargs: Any
+    ) -> np.ndarray:
         """Return joint values reaching ``target`` (chain-local frame) from seed ``q0``."""
 
 
 class IKSolverLM(IKSolver):
     """The Levenberg–Marquardt solver (:func:`ik_lm`)."""
 
-    def solve(self, chain: KinematicChain, target: Transform, q0: Any = None,
-              **kwargs: Any) -> np.ndarray:
+    def solve(
+        self, chain: KinematicChain, target: Transform, q0: Any = None, **kwargs: Any
+    ) -> np.ndarray:
         """Solve with :func:`ik_lm`; ``q0=None`` starts from zeros.
 
         Args:

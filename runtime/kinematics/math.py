@@ -70,9 +70,13 @@ def quat_rotate(q: Any, v: Any) -> np.ndarray:
     a = w * w - (x * x + y * y + z * z)
     d = 2.0 * (x * vx + y * vy + z * vz)
     w2 = 2.0 * w
-    return np.array([a * vx + d * x + w2 * (y * vz - z * vy),
-                     a * vy + d * y + w2 * (z * vx - x * vz),
-                     a * vz + d * z + w2 * (x * vy - y * vx)])
+    return np.array(
+        [
+            a * vx + d * x + w2 * (y * vz - z * vy),
+            a * vy + d * y + w2 * (z * vx - x * vz),
+            a * vz + d * z + w2 * (x * vy - y * vx),
+        ]
+    )
 
 
 def quat_from_axis_angle(axis: Any, angle: float) -> np.ndarray:
@@ -112,20 +116,24 @@ def quat_from_matrix(m: Any) -> np.ndarray:
     tr = m[0, 0] + m[1, 1] + m[2, 2]
     if tr > 0.0:
         s = np.sqrt(tr + 1.0) * 2.0
-        q = np.array([0.25 * s, (m[2, 1] - m[1, 2]) / s, (m[0, 2] - m[2, 0]) / s,
-                      (m[1, 0] - m[0, 1]) / s])
+        q = np.array(
+            [0.25 * s, (m[2, 1] - m[1, 2]) / s, (m[0, 2] - m[2, 0]) / s, (m[1, 0] - m[0, 1]) / s]
+        )
     elif m[0, 0] > m[1, 1] and m[0, 0] > m[2, 2]:
         s = np.sqrt(1.0 + m[0, 0] - m[1, 1] - m[2, 2]) * 2.0
-        q = np.array([(m[2, 1] - m[1, 2]) / s, 0.25 * s, (m[0, 1] + m[1, 0]) / s,
-                      (m[0, 2] + m[2, 0]) / s])
+        q = np.array(
+            [(m[2, 1] - m[1, 2]) / s, 0.25 * s, (m[0, 1] + m[1, 0]) / s, (m[0, 2] + m[2, 0]) / s]
+        )
     elif m[1, 1] > m[2, 2]:
         s = np.sqrt(1.0 + m[1, 1] - m[0, 0] - m[2, 2]) * 2.0
-        q = np.array([(m[0, 2] - m[2, 0]) / s, (m[0, 1] + m[1, 0]) / s, 0.25 * s,
-                      (m[1, 2] + m[2, 1]) / s])
+        q = np.array(
+            [(m[0, 2] - m[2, 0]) / s, (m[0, 1] + m[1, 0]) / s, 0.25 * s, (m[1, 2] + m[2, 1]) / s]
+        )
     else:
         s = np.sqrt(1.0 + m[2, 2] - m[0, 0] - m[1, 1]) * 2.0
-        q = np.array([(m[1, 0] - m[0, 1]) / s, (m[0, 2] + m[2, 0]) / s,
-                      (m[1, 2] + m[2, 1]) / s, 0.25 * s])
+        q = np.array(
+            [(m[1, 0] - m[0, 1]) / s, (m[0, 2] + m[2, 0]) / s, (m[1, 2] + m[2, 1]) / s, 0.25 * s]
+        )
     q = q / np.linalg.norm(q)
     if q[0] < 0.0:
         q = -q
@@ -150,12 +158,18 @@ class Transform:
 
     __slots__ = ("t", "q")
 
-    def __init__(self, t: Sequence[float] | np.ndarray | None = None,
-                 q: Sequence[float] | np.ndarray | None = None) -> None:
+    def __init__(
+        self,
+        t: Sequence[float] | np.ndarray | None = None,
+        q: Sequence[float] | np.ndarray | None = None,
+    ) -> None:
         """Create a transform; ``t`` defaults to zeros and ``q`` to identity (both copied)."""
         self.t = np.zeros(3) if t is None else np.array(t, dtype=np.float64).reshape(3)
-        self.q = (np.array([1.0, 0.0, 0.0, 0.0]) if q is None
-                  else np.array(q, dtype=np.float64).reshape(4))
+        self.q = (
+            np.array([1.0, 0.0, 0.0, 0.0])
+            if q is None
+            else np.array(q, dtype=np.float64).reshape(4)
+        )
 
     def __matmul__(self, other: Transform) -> Transform:
         """Compose: ``other`` expressed in ``self``."""

@@ -61,13 +61,15 @@ def _pose_prim(stage: Usd.Stage, robot_prim: Usd.Prim, pose_name: str) -> Usd.Pr
                 prim = stage.GetPrimAtPath(path)
                 if prim:
                     return prim
-    prim = stage.GetPrimAtPath(robot_prim.GetPath().AppendChild(NAMED_POSES_SCOPE)
-                               .AppendChild(safe))
+    prim = stage.GetPrimAtPath(
+        robot_prim.GetPath().AppendChild(NAMED_POSES_SCOPE).AppendChild(safe)
+    )
     return prim if prim else None
 
 
-def store_named_pose(stage: Usd.Stage, robot_prim: Usd.Prim, pose_name: str,
-                     pose_result: PoseResult) -> bool:
+def store_named_pose(
+    stage: Usd.Stage, robot_prim: Usd.Prim, pose_name: str, pose_result: PoseResult
+) -> bool:
     """Store a successful PoseResult as ``<robot>/NamedPoses/<sanitized name>``.
 
     Args:
@@ -87,14 +89,21 @@ def store_named_pose(stage: Usd.Stage, robot_prim: Usd.Prim, pose_name: str,
         stage.DefinePrim(scope_path, "Scope")
     path = scope_path.AppendChild(safe)
     if stage.GetPrimAtPath(path) and safe != pose_name:
-        _LOG.warning("Named pose %r sanitizes to %r, which already exists at %s; overwriting. "
-                     "Use distinct valid identifiers to keep both.", pose_name, safe, path)
+        _LOG.warning(
+            "Named pose %r sanitizes to %r, which already exists at %s; overwriting. "
+            "Use distinct valid identifiers to keep both.",
+            pose_name,
+            safe,
+            path,
+        )
     prim = stage.DefinePrim(path, "IsaacNamedPose")
     paths = list(pose_result.joints)
     prim.CreateRelationship(_START, custom=False).SetTargets(
-        [Sdf.Path(pose_result.start_link)] if pose_result.start_link else [])
+        [Sdf.Path(pose_result.start_link)] if pose_result.start_link else []
+    )
     prim.CreateRelationship(_END, custom=False).SetTargets(
-        [Sdf.Path(pose_result.end_link)] if pose_result.end_link else [])
+        [Sdf.Path(pose_result.end_link)] if pose_result.end_link else []
+    )
     prim.CreateRelationship(_JOINTS, custom=False).SetTargets([Sdf.Path(p) for p in paths])
     values = []
     for p in paths:
@@ -102,7 +111,8 @@ def store_named_pose(stage: Usd.Stage, robot_prim: Usd.Prim, pose_name: str,
         values.append(math.degrees(v) if is_revolute_joint(stage, p) else v)
     prim.CreateAttribute(_VALUES, Sdf.ValueTypeNames.FloatArray).Set(values)
     prim.CreateAttribute(_FIXED, Sdf.ValueTypeNames.BoolArray).Set(
-        [bool(pose_result.joint_fixed.get(p, False)) for p in paths])
+        [bool(pose_result.joint_fixed.get(p, False)) for p in paths]
+    )
     prim.CreateAttribute(_VALID, Sdf.ValueTypeNames.Bool).Set(True)
     if pose_result.target_position is not None and pose_result.target_orientation is not None:
         xf = UsdGeom.Xformable(prim)
@@ -152,9 +162,15 @@ def get_named_pose(stage: Usd.Stage, robot_prim: Usd.Prim, pose_name: str) -> Po
         elif op.GetOpType() == UsdGeom.XformOp.TypeOrient:
             q = op.Get()
             orientation = [float(q.GetReal()), *(float(v) for v in q.GetImaginary())]
-    return PoseResult(success=bool(valid), joints=joints, joint_fixed=joint_fixed,
-                      start_link=_first(_START), end_link=_first(_END),
-                      target_position=position, target_orientation=orientation)
+    return PoseResult(
+        success=bool(valid),
+        joints=joints,
+        joint_fixed=joint_fixed,
+        start_link=_first(_START),
+        end_link=_first(_END),
+        target_position=position,
+        target_orientation=orientation,
+    )
 
 
 def list_named_poses(stage: Usd.Stage, robot_prim: Usd.Prim) -> list[str]:
@@ -180,8 +196,9 @@ def delete_named_pose(stage: Usd.Stage, robot_prim: Usd.Prim, pose_name: str) ->
     return True
 
 
-def apply_pose_by_name(stage: Usd.Stage, robot_prim: Usd.Prim, pose_name: str, *,
-                       target_sink: Any = None) -> bool:
+def apply_pose_by_name(
+    stage: Usd.Stage, robot_prim: Usd.Prim, pose_name: str, *, target_sink: Any = None
+) -> bool:
     """Apply a stored valid pose (teleport, or joint targets through ``target_sink``)."""
     pose = get_named_pose(stage, robot_prim, pose_name)
     if pose is None or not pose.success:
@@ -205,8 +222,9 @@ def _atomic_write_json(filepath: str, data: Any) -> None:
         raise
 
 
-def export_poses(stage: Usd.Stage, robot_prim: Usd.Prim, filepath: str, *,
-                 degrees: bool = False) -> bool:
+def export_poses(
+    stage: Usd.Stage, robot_prim: Usd.Prim, filepath: str, *, degrees: bool = False
+) -> bool:
     """Write every named pose of the robot to a JSON file (atomically).
 
     Args:
@@ -226,8 +244,9 @@ def export_poses(stage: Usd.Stage, robot_prim: Usd.Prim, filepath: str, *,
             continue
         joints = {}
         for path, value in pose.joints.items():
-            joints[path] = math.degrees(value) if degrees and is_revolute_joint(stage, path) \
-                else value
+            joints[path] = (
+                math.degrees(value) if degrees and is_revolute_joint(stage, path) else value
+            )
         poses[name] = {
             "joints": joints,
             "joint_fixed": dict(pose.joint_fixed),
@@ -289,24 +308,32 @@ def _parse_entry(stage: Usd.Stage, entry: Any, degrees: bool) -> tuple[PoseResul
             return None, f"'{key}' is not a valid prim path: {value!r}"
     position = entry.get("target_position")
     orientation = entry.get("target_orientation")
-    for key, value, size in (("target_position", position, 3),
-                             ("target_orientation", orientation, 4)):
+    for key, value, size in (
+        ("target_position", position, 3),
+        ("target_orientation", orientation, 4),
+    ):
         if value is None:
             continue
-        if (not isinstance(value, list) or len(value) != size
-                or any(_number(v) is None for v in value)):
+        if (
+            not isinstance(value, list)
+            or len(value) != size
+            or any(_number(v) is None for v in value)
+        ):
             return None, f"'{key}' must be null or a list of {size} finite numbers"
     valid = entry.get("valid", True)
     if not isinstance(valid, bool):
         return None, f"'valid' is not a boolean: {valid!r}"
     if not valid:
         return None, "marked valid=false"
-    return PoseResult(success=True, joints=joints,
-                      joint_fixed={k: bool(v) for k, v in fixed_in.items()},
-                      start_link=entry.get("start_link", ""), end_link=entry.get("end_link", ""),
-                      target_position=None if position is None else [float(v) for v in position],
-                      target_orientation=None if orientation is None
-                      else [float(v) for v in orientation]), ""
+    return PoseResult(
+        success=True,
+        joints=joints,
+        joint_fixed={k: bool(v) for k, v in fixed_in.items()},
+        start_link=entry.get("start_link", ""),
+        end_link=entry.get("end_link", ""),
+        target_position=None if position is None else [float(v) for v in position],
+        target_orientation=None if orientation is None else [float(v) for v in orientation],
+    ), ""
 
 
 def import_poses_report(stage: Usd.Stage, robot_prim: Usd.Prim, filepath: str) -> ImportReport:

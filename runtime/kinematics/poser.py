@@ -76,12 +76,16 @@ class PoseResult:
 
 def validate_robot_schema(robot_prim: Usd.Prim) -> bool:
     """True if ``robot_prim`` is valid and carries ``IsaacRobotAPI``."""
-    return bool(robot_prim) and robot_prim.IsValid() and (
-        "IsaacRobotAPI" in robot_prim.GetAppliedSchemas())
+    return (
+        bool(robot_prim)
+        and robot_prim.IsValid()
+        and ("IsaacRobotAPI" in robot_prim.GetAppliedSchemas())
+    )
 
 
-def build_cold_start_seeds(joints: Sequence[Any], *, n_random: int = 3, rng_seed: int = 0
-                           ) -> list[np.ndarray]:
+def build_cold_start_seeds(
+    joints: Sequence[Any], *, n_random: int = 3, rng_seed: int = 0
+) -> list[np.ndarray]:
     """Cold-start seed ladder: midpoint, ``n_random`` uniform samples, zeros (spec §8.2).
 
     Args:
@@ -138,10 +142,19 @@ class RobotPoser:
         KeyError: unknown solver name.
     """
 
-    def __init__(self, stage: Usd.Stage, robot_prim: Usd.Prim, start_prim: Usd.Prim | None = None,
-                 end_prim: Usd.Prim | None = None, solver_name: str | None = None, *,
-                 debug: bool = False, target_sink: TargetSink | None = None,
-                 extended_restarts: int = 40, extended_iters: int = 100) -> None:
+    def __init__(
+        self,
+        stage: Usd.Stage,
+        robot_prim: Usd.Prim,
+        start_prim: Usd.Prim | None = None,
+        end_prim: Usd.Prim | None = None,
+        solver_name: str | None = None,
+        *,
+        debug: bool = False,
+        target_sink: TargetSink | None = None,
+        extended_restarts: int = 40,
+        extended_iters: int = 100,
+    ) -> None:
         self._stage = stage
         self._robot_prim = robot_prim
         self._solver = IKSolverRegistry.get(solver_name)
@@ -211,8 +224,9 @@ class RobotPoser:
 
     def set_chain(self, start_prim: Usd.Prim, end_prim: Usd.Prim) -> None:
         """Build a new chain between the two prims and clear the cached solution."""
-        self._chain = KinematicChain(self._stage, self._robot_prim, start_prim, end_prim,
-                                     debug=self._debug)
+        self._chain = KinematicChain(
+            self._stage, self._robot_prim, start_prim, end_prim, debug=self._debug
+        )
         self._last_solution = None
         self._is_revolute = [j.is_revolute for j in self._chain.joints]
 
@@ -248,25 +262,44 @@ class RobotPoser:
         states = self._chain.read_joint_states()
         return np.array([states.get(j.prim_path, 0.0) for j in self._chain.joints])
 
-    def _attempt_python(self, target_local: Transform, q0: np.ndarray,
-                        kwargs: dict[str, Any]) -> tuple[np.ndarray, float]:
+    def _attempt_python(
+        self, target_local: Transform, q0: np.ndarray, kwargs: dict[str, Any]
+    ) -> tuple[np.ndarray, float]:
         assert self._chain is not None
         q = np.asarray(self._solver.solve(self._chain, target_local, q0, **kwargs), dtype=float)
         err = pose_error(target_local, self._chain.compute_fk(q)[0])
         return q, float(np.sqrt(err @ err))
 
-    def _run_seeds(self, target_local: Transform, seeds: list[np.ndarray], tolerance: float,
-                   kwargs: dict[str, Any]) -> tuple[np.ndarray, float, bool]:
+    def _run_seeds(
+        self,
+        target_local: Transform,
+        seeds: list[np.ndarray],
+        tolerance: float,
+        kwargs: dict[str, Any],
+    ) -> tuple[np.ndarray, float, bool]:
         """First converged seed in priority order, else the lowest error (ties → earlier)."""
         assert self._chain is not None
         if type(self._solver) is IKSolverLM:
-            unknown = set(kwargs) - {"lam", "iters", "tol", "w_rot", "w_pos", "max_step",
-                                     "null_space_bias", "joint_fixed"}
+            unknown = set(kwargs) - {
+                "lam",
+                "iters",
+                "tol",
+                "w_rot",
+                "w_pos",
+                "max_step",
+                "null_space_bias",
+                "joint_fixed",
+            }
             if unknown:
                 raise TypeError(f"unexpected keyword argument(s): {sorted(unknown)}")
-            q, err, idx = ik_lm_batch(self._chain, target_local.t[None], target_local.q[None],
-                                      np.asarray(seeds)[None], accept_tolerance=tolerance,
-                                      **kwargs)
+            q, err, idx = ik_lm_batch(
+                self._chain,
+                target_local.t[None],
+                target_local.q[None],
+                np.asarray(seeds)[None],
+                accept_tolerance=tolerance,
+                **kwargs,
+            )
             return q[0], float(err[0]), bool(idx[0] >= 0)
         best: tuple[np.ndarray, float] | None = None
         for seed in seeds:
@@ -278,8 +311,14 @@ class RobotPoser:
         assert best is not None
         return best[0], best[1], False
 
-    def solve_ik(self, target: Transform, seed: dict[str, float] | np.ndarray | list[float] |
-                 None = None, *, tolerance: float = 1e-4, **solver_kwargs: Any) -> PoseResult:
+    def solve_ik(
+        self,
+        target: Transform,
+        seed: dict[str, float] | np.ndarray | list[float] | None = None,
+        *,
+        tolerance: float = 1e-4,
+        **solver_kwargs: Any,
+    ) -> PoseResult:
         """Solve IK for the chain end to reach ``target`` (robot-base frame).
 
         Seeding: an explicit ``seed`` gives exactly one attempt; otherwise the cached last
@@ -313,13 +352,15 @@ class RobotPoser:
         used_ladder = False
         from_cache = False
         if seed is not None:
-            q, err, ok = self._run_seeds(target_local, [self._to_chain_order(seed)], tolerance,
-                                         kwargs)
+            q, err, ok = self._run_seeds(
+                target_local, [self._to_chain_order(seed)], tolerance, kwargs
+            )
         else:
             cached: tuple[np.ndarray, float, bool] | None = None
             if self._last_solution is not None:
-                cached = self._run_seeds(target_local, [self._last_solution.copy()], tolerance,
-                                         kwargs)
+                cached = self._run_seeds(
+                    target_local, [self._last_solution.copy()], tolerance, kwargs
+                )
                 from_cache = True
             if cached is not None and cached[2]:
                 q, err, ok = cached
@@ -331,8 +372,9 @@ class RobotPoser:
                     ladder = [np.where(mask, locked, s) for s in ladder]
                 q, err, ok = self._run_seeds(target_local, ladder, tolerance, kwargs)
                 if not ok and self.extended_restarts > 0:
-                    extra = build_cold_start_seeds(joints, n_random=self.extended_restarts,
-                                                   rng_seed=1)[1:-1]
+                    extra = build_cold_start_seeds(
+                        joints, n_random=self.extended_restarts, rng_seed=1
+                    )[1:-1]
                     if mask.any():
                         extra = [np.where(mask, locked, s) for s in extra]
                     ext_kwargs = dict(kwargs)
@@ -348,20 +390,28 @@ class RobotPoser:
             _LOG.warning(
                 "solve_ik: cold-start IK failed across the seed ladder%s; best pose-error was "
                 "%.4f. Pass seed= with a configuration near the expected solution.",
-                " (with stale-cache fallback)" if from_cache else "", err)
+                " (with stale-cache fallback)" if from_cache else "",
+                err,
+            )
         return PoseResult(
             success=bool(ok),
-            joints={j.prim_path: float(v) for j, v in zip(joints, q)},
-            joint_fixed={j.prim_path: bool(m) for j, m in zip(joints, mask)},
+            joints={j.prim_path: float(v) for j, v in zip(joints, q, strict=True)},
+            joint_fixed={j.prim_path: bool(m) for j, m in zip(joints, mask, strict=True)},
             start_link=str(chain.start_prim.GetPath()),
             end_link=str(chain.end_prim.GetPath()),
             target_position=[float(v) for v in target.t],
             target_orientation=[float(v) for v in target.q],
         )
 
-    def solve_ik_batch(self, target_positions: Any, target_orientations: Any, seeds: Any = None,
-                       *, tolerance: float = 1e-4, **solver_kwargs: Any
-                       ) -> tuple[np.ndarray, np.ndarray]:
+    def solve_ik_batch(
+        self,
+        target_positions: Any,
+        target_orientations: Any,
+        seeds: Any = None,
+        *,
+        tolerance: float = 1e-4,
+        **solver_kwargs: Any,
+    ) -> tuple[np.ndarray, np.ndarray]:
         """Solve many targets (robot-base frame) in one kernel call.
 
         Args:
@@ -382,19 +432,23 @@ class RobotPoser:
         quat = np.asarray(target_orientations, dtype=np.float64).reshape(-1, 4)
         start = self._start_pose().inv()
         if not (np.allclose(start.t, 0.0) and np.allclose(start.q, [1, 0, 0, 0])):
-            local = [start @ Transform(p, q) for p, q in zip(pos, quat)]
+            local = [start @ Transform(p, q) for p, q in zip(pos, quat, strict=True)]
             pos = np.array([t.t for t in local])
             quat = np.array([t.q for t in local])
         if seeds is None:
             ladder = np.array(build_cold_start_seeds(chain.joints))
             if self.extended_restarts > 0:
-                extra = np.array(build_cold_start_seeds(
-                    chain.joints, n_random=self.extended_restarts, rng_seed=1)[1:-1])
+                extra = np.array(
+                    build_cold_start_seeds(
+                        chain.joints, n_random=self.extended_restarts, rng_seed=1
+                    )[1:-1]
+                )
                 ladder = np.vstack([ladder, extra])
             seeds = ladder
             solver_kwargs.setdefault("iters", self.extended_iters)
-        q, _, idx = ik_lm_batch(chain, pos, quat, seeds, accept_tolerance=tolerance,
-                                **solver_kwargs)
+        q, _, idx = ik_lm_batch(
+            chain, pos, quat, seeds, accept_tolerance=tolerance, **solver_kwargs
+        )
         return q, idx >= 0
 
     # ------------------------------------------------------------------ apply
@@ -409,8 +463,10 @@ class RobotPoser:
             return
         if isinstance(joint_dict, PoseResult):
             if not joint_dict.success:
-                _LOG.warning("apply_pose: refusing to apply a failed PoseResult; pass "
-                             "result.joints explicitly to apply the best attempt anyway.")
+                _LOG.warning(
+                    "apply_pose: refusing to apply a failed PoseResult; pass "
+                    "result.joints explicitly to apply the best attempt anyway."
+                )
                 return
             joint_dict = joint_dict.joints
         if self._target_sink is not None:
@@ -422,9 +478,15 @@ class RobotPoser:
             self._chain.teleport(joint_dict)
 
     @classmethod
-    def apply_pose_by_target(cls, stage: Usd.Stage, robot_prim: Usd.Prim, start_prim: Usd.Prim,
-                             end_prim: Usd.Prim, target: Transform, seed: Any = None
-                             ) -> PoseResult:
+    def apply_pose_by_target(
+        cls,
+        stage: Usd.Stage,
+        robot_prim: Usd.Prim,
+        start_prim: Usd.Prim,
+        end_prim: Usd.Prim,
+        target: Transform,
+        seed: Any = None,
+    ) -> PoseResult:
         """Solve IK and apply the result (no IsaacRobotAPI → ``PoseResult(success=False)``)."""
         if not validate_robot_schema(robot_prim):
             return PoseResult(success=False)
@@ -435,8 +497,13 @@ class RobotPoser:
         return result
 
 
-def apply_joint_state(stage: Usd.Stage, robot_prim: Usd.Prim, joint_dict: dict[str, float], *,
-                      target_sink: TargetSink | None = None) -> None:
+def apply_joint_state(
+    stage: Usd.Stage,
+    robot_prim: Usd.Prim,
+    joint_dict: dict[str, float],
+    *,
+    target_sink: TargetSink | None = None,
+) -> None:
     """Apply joint values: root-anchored teleport, or targets when ``target_sink`` is given.
 
     Args:
@@ -451,9 +518,14 @@ def apply_joint_state(stage: Usd.Stage, robot_prim: Usd.Prim, joint_dict: dict[s
     KinematicChain(stage, robot_prim).teleport(joint_dict)
 
 
-def apply_joint_state_anchored(stage: Usd.Stage, robot_prim: Usd.Prim,
-                               joint_dict: dict[str, float], anchor_prim: Usd.Prim, *,
-                               target_sink: TargetSink | None = None) -> None:
+def apply_joint_state_anchored(
+    stage: Usd.Stage,
+    robot_prim: Usd.Prim,
+    joint_dict: dict[str, float],
+    anchor_prim: Usd.Prim,
+    *,
+    target_sink: TargetSink | None = None,
+) -> None:
     """Apply joint values keeping ``anchor_prim`` fixed (or send targets).
 
     Args:
