@@ -739,3 +739,26 @@ def test_no_physics_scene_uses_up_axis_gravity(caplog):
     np.testing.assert_allclose(engine.state().gravity, [0, -9.81, 0])
     assert engine.dt == pytest.approx(1.0 / 60.0)
     assert any("no PhysicsScene" in r.message for r in caplog.records)
+
+
+def test_d6_axis_drive():
+    stage = new_stage(gravity=0.0)
+    body(stage, "/World/a", mass=1.0, inertia=(0.1, 0.1, 0.1), shape=None)
+    d6 = UsdPhysics.Joint.Define(stage, "/World/d6")
+    d6.CreateBody1Rel().SetTargets(["/World/a"])
+    for token in ("transX", "transY", "transZ", "rotX", "rotY"):
+        lim = UsdPhysics.LimitAPI.Apply(d6.GetPrim(), token)
+        lim.CreateLowAttr(1.0)
+        lim.CreateHighAttr(-1.0)
+    drive = UsdPhysics.DriveAPI.Apply(d6.GetPrim(), "rotZ")
+    drive.CreateStiffnessAttr(0.2)  # N m / deg
+    drive.CreateDampingAttr(0.05)
+    drive.CreateTargetPositionAttr(45.0)  # deg
+    engine = MujocoEngine(stage, dt=0.002)
+    assert engine.dof_names == ("d6:RotZ",)
+    assert engine.dofs[0].drive_mode == "position"
+    engine.step(2000)
+    state = engine.state()
+    assert state.joint_positions[0] == pytest.approx(math.pi / 4, abs=1e-4)
+    rot = _rotate(state.body_orientations[0], np.array([1.0, 0.0, 0.0]))
+    np.testing.assert_allclose(rot, [math.sqrt(0.5), math.sqrt(0.5), 0], atol=1e-4)
