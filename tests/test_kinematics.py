@@ -150,6 +150,18 @@ def test_chain_fk_and_jacobian_match_pinocchio(robot_case):
     assert worst_j <= 1e-6, worst_j
 
 
+def test_robot_prim_as_chain_start(robot_case):
+    name, stage, robot, chain, *_ = robot_case
+    if name != "panda":
+        pytest.skip("one robot is enough")
+    from_robot = KinematicChain(stage, robot, robot, chain.end_prim)
+    assert from_robot.joint_paths == chain.joint_paths
+    q = _random_configs(chain, 3, seed=1)
+    for qi in q:
+        # /panda and panda_link0 coincide in the converted asset
+        assert np.allclose(from_robot.fk(qi)[0], chain.fk(qi)[0], atol=1e-12)
+
+
 def test_single_call_kernels_match_batched(robot_case):
     _, _, _, chain, *_ = robot_case
     qs = _random_configs(chain, 20, seed=5)

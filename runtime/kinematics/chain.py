@@ -414,8 +414,9 @@ class KinematicChain:
     Args:
         stage: the USD stage.
         robot_prim: robot root prim (IsaacRobotAPI not required).
-        start_prim: chain start (link, or a prim under a link such as a site).
-        end_prim: chain end (link or site).
+        start_prim: chain start (link, a prim under a link such as a site, or an ancestor
+            of the root link such as the robot prim, which moves with the root link).
+        end_prim: chain end (same kinds).
         debug: log build details at DEBUG level.
 
     Raises:
@@ -541,6 +542,12 @@ class KinematicChain:
                 prim_pose, _ = _world_pose(prim)
                 return ni, self._tree.current[ni].inv() @ prim_pose
             parent = parent.GetParent()
+        # the robot prim (or another ancestor of the root link, e.g. the converter's default
+        # prim that the root is fixed to) moves rigidly with the root link
+        root_path = self._tree.nodes[0].prim.GetPath() if self._tree.nodes else None
+        if root_path is not None and root_path.HasPrefix(prim.GetPath()):
+            prim_pose, _ = _world_pose(prim)
+            return 0, self._tree.current[0].inv() @ prim_pose
         return None
 
     def _build_chain(self) -> None:
