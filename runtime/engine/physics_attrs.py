@@ -86,6 +86,9 @@ HONOURED_ATTRIBUTES: frozenset[str] = frozenset(
         "newton:timeStepsPerSecond",
         "physxJoint:armature",
         "physxScene:timeStepsPerSecond",
+        "physxArticulation:enabledSelfCollisions",
+        "newton:selfCollisionEnabled",
+        "physxRigidBody:localSpaceVelocities",
     }
 )
 
