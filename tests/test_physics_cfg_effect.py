@@ -285,3 +285,19 @@ def test_spawned_shape_rests_on_ground(as_mesh):
     assert _body_z(engine, "/World/crate") == pytest.approx(0.1, abs=3e-3)
     body = engine.model.body("/World/crate").id
     assert engine.model.body_mass[body] == pytest.approx(3.0)
+
+
+@pytest.mark.skipif(not PANDA_SCENE.exists(), reason="Panda scene not built")
+def test_self_collision_flag_reaches_the_model(tmp_path):
+    from runtime.physics import NewtonArticulationRootPropertiesCfg
+
+    def excluded_pairs(**cfgs):
+        layer = tmp_path / f"sc{len(cfgs)}.usda"
+        author_physics_layer(PANDA_SCENE, layer, root_path="/World/Panda", overwrite=True, **cfgs)
+        return MujocoEngine(Usd.Stage.Open(str(layer)), "/World/Panda").model.nexclude
+
+    plain = excluded_pairs()
+    off = excluded_pairs(
+        articulation_props=NewtonArticulationRootPropertiesCfg(self_collision_enabled=False)
+    )
+    assert off > plain
