@@ -226,3 +226,39 @@ def test_empty_chain_and_fixed_joint_seeding(p1):
     assert not result.success
     assert result.joints["/World/Robot/joint1"] == pytest.approx(0.2)
     assert result.joint_fixed == {"/World/Robot/joint1": True}
+
+
+def test_start_pose_follows_stage_changes():
+    from tests.test_kinematics import build_hand_stage
+
+    stage = build_hand_stage()
+    robot = stage.GetPrimAtPath("/World/Robot")
+    l1 = stage.GetPrimAtPath("/World/Robot/l1")
+    tool = stage.GetPrimAtPath("/World/Robot/l5/tool")
+    apply_joint_state(stage, robot, {"/World/Robot/j1": 0.0})
+    poser = RobotPoser(stage, robot, l1, tool)
+    # a reachable target in the robot frame: the tool pose for some configuration
+    full = RobotPoser(stage, robot, stage.GetPrimAtPath("/World/Robot/base"), tool).chain
+    base_in_robot = np.linalg.inv(_world(stage, "/World/Robot")) @ _world(
+        stage, "/World/Robot/base"
+    )
+    for j1 in (0.0, 0.6):
+        q = np.array([j1, 0.3, 0.1, -0.2])
+        T = Transform(*full.fk(q))
+        target = Transform.from_matrix(base_in_robot @ T.matrix())
+        apply_joint_state(stage, robot, {"/World/Robot/j1": j1})  # moves the chain start
+        result = poser.solve_ik(target, seed=[0.2, 0.05, -0.1])
+        assert result.success, j1
+        poser.apply_pose(result)
+        tool_in_robot = np.linalg.inv(_world(stage, "/World/Robot")) @ _world(
+            stage, "/World/Robot/l5/tool"
+        )
+        assert np.abs(tool_in_robot - target.matrix()).max() < 1e-6
+
+
+def _world(stage, path):
+    return np.array(
+        UsdGeom.Xformable(stage.GetPrimAtPath(path)).ComputeLocalToWorldTransform(
+            Usd.TimeCode.Default()
+        )
+    ).T

@@ -29,10 +29,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from pxr import Usd
+from pxr import Tf, Usd
 
 from runtime.kinematics.chain import KinematicChain, _rigid, _world_matrix, joint_kind
-from runtime.kinematics.ik import IKSolver, IKSolverLM, IKSolverRegistry, ik_lm_batch
+from runtime.kinematics.ik import (
+    IKSolver,
+    IKSolverLM,
+    IKSolverRegistry,
+    ik_lm_batch,
+    ik_lm_with_error,
+)
 from runtime.kinematics.math import Transform, pose_error
 
 __all__ = [
@@ -160,9 +166,17 @@ class RobotPoser:
         self._solver = IKSolverRegistry.get(solver_name)
         self._debug = debug
         self._chain: KinematicChain | None = None
+        self._chain_joints: list = []
+        self._chain_paths: list[str] = []
+        self._chain_ends = ("", "")
         self._last_solution: np.ndarray | None = None
         self._is_revolute: list[bool] = []
         self._target_sink = target_sink
+        self._start_pose_cache: tuple[Transform, Transform] | None = None
+        # any authored change on the stage may move the start prim: drop the cached pose
+        self._listener = Tf.Notice.Register(
+            Usd.Notice.ObjectsChanged, self._on_stage_changed, stage
+        )
         self.extended_restarts = int(extended_restarts)
         self.extended_iters = int(extended_iters)
         if start_prim is not None and end_prim is not None:
@@ -228,7 +242,11 @@ class RobotPoser:
             self._stage, self._robot_prim, start_prim, end_prim, debug=self._debug
         )
         self._last_solution = None
-        self._is_revolute = [j.is_revolute for j in self._chain.joints]
+        self._chain_joints = self._chain.joints
+        self._chain_paths = [j.prim_path for j in self._chain_joints]
+        self._chain_ends = (str(start_prim.GetPath()), str(end_prim.GetPath()))
+        self._is_revolute = [j.is_revolute for j in self._chain_joints]
+        self._start_pose_cache = None
 
     def _to_chain_order(self, values: Any) -> np.ndarray:
         if isinstance(values, dict):
@@ -249,10 +267,22 @@ class RobotPoser:
 
     # ------------------------------------------------------------------ IK
     def _start_pose(self) -> Transform:
+        """Current start-prim pose in the robot frame (cached until the stage changes)."""
         assert self._chain is not None
-        robot = _world_matrix(self._robot_prim)
-        start = _world_matrix(self._chain.start_prim)
-        return _rigid(np.linalg.solve(robot, start))[0]
+        if self._start_pose_cache is None:
+            robot = _world_matrix(self._robot_prim)
+            start = _world_matrix(self._chain.start_prim)
+            pose = _rigid(np.linalg.solve(robot, start))[0]
+            self._start_pose_cache = (pose, pose.inv())
+        return self._start_pose_cache[0]
+
+    def _start_pose_inv(self) -> Transform:
+        self._start_pose()
+        assert self._start_pose_cache is not None
+        return self._start_pose_cache[1]
+
+    def _on_stage_changed(self, notice: Any, sender: Any) -> None:
+        self._start_pose_cache = None
 
     def _locked_values(self, mask: np.ndarray) -> np.ndarray:
         """Values for locked joints: cache, else current USD state, else 0."""
@@ -292,6 +322,13 @@ class RobotPoser:
             }
             if unknown:
                 raise TypeError(f"unexpected keyword argument(s): {sorted(unknown)}")
+            if len(seeds) == 1:
+                fixed = kwargs.get("joint_fixed")
+                lm_kwargs = {k: v for k, v in kwargs.items() if k != "joint_fixed"}
+                q, err = ik_lm_with_error(
+                    self._chain, seeds[0], target_local, joint_fixed=fixed, **lm_kwargs
+                )
+                return q, err, err < tolerance
             q, err, idx = ik_lm_batch(
                 self._chain,
                 target_local.t[None],
@@ -336,18 +373,18 @@ class RobotPoser:
             PoseResult; on failure ``joints`` holds the lowest-error attempt.
         """
         chain = self._chain
-        if chain is None or not chain.joints:
+        if chain is None or not self._chain_joints:
             return PoseResult(success=False)
-        joints = chain.joints
-        n = len(joints)
+        joints = self._chain_joints
+        paths = self._chain_paths
         jf = solver_kwargs.get("joint_fixed")
         if isinstance(jf, dict):
-            mask = np.array([bool(jf.get(j.prim_path, False)) for j in joints])
+            mask = np.array([bool(jf.get(p, False)) for p in paths])
         else:
-            mask = np.zeros(n, dtype=bool)
+            mask = np.zeros(len(paths), dtype=bool)
         kwargs = dict(solver_kwargs)
-        kwargs["joint_fixed"] = mask.tolist()
-        target_local = self._start_pose().inv() @ target
+        kwargs["joint_fixed"] = mask
+        target_local = self._start_pose_inv() @ target
 
         used_ladder = False
         from_cache = False
@@ -395,12 +432,12 @@ class RobotPoser:
             )
         return PoseResult(
             success=bool(ok),
-            joints={j.prim_path: float(v) for j, v in zip(joints, q, strict=True)},
-            joint_fixed={j.prim_path: bool(m) for j, m in zip(joints, mask, strict=True)},
-            start_link=str(chain.start_prim.GetPath()),
-            end_link=str(chain.end_prim.GetPath()),
-            target_position=[float(v) for v in target.t],
-            target_orientation=[float(v) for v in target.q],
+            joints=dict(zip(paths, np.asarray(q, dtype=np.float64).tolist(), strict=True)),
+            joint_fixed=dict(zip(paths, mask.tolist(), strict=True)),
+            start_link=self._chain_ends[0],
+            end_link=self._chain_ends[1],
+            target_position=np.asarray(target.t, dtype=np.float64).tolist(),
+            target_orientation=np.asarray(target.q, dtype=np.float64).tolist(),
         )
 
     def solve_ik_batch(
@@ -430,7 +467,7 @@ class RobotPoser:
             raise ValueError("RobotPoser has no chain with movable joints")
         pos = np.asarray(target_positions, dtype=np.float64).reshape(-1, 3)
         quat = np.asarray(target_orientations, dtype=np.float64).reshape(-1, 4)
-        start = self._start_pose().inv()
+        start = self._start_pose_inv()
         if not (np.allclose(start.t, 0.0) and np.allclose(start.q, [1, 0, 0, 0])):
             local = [start @ Transform(p, q) for p, q in zip(pos, quat, strict=True)]
             pos = np.array([t.t for t in local])
