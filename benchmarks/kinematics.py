@@ -333,8 +333,8 @@ def bench_compile() -> None:
                 )
             )
     _out(
-        "First call per API entry point (fresh process): compile (empty Numba cache) | "
-        "load (warm on-disk cache) | second call"
+        "First call per API entry point (fresh process; the first row also pays the numba "
+        "import): compile (empty Numba cache) | load (warm on-disk cache) | second call"
     )
     for label in rows[0]:
         _out(

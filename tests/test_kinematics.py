@@ -690,3 +690,25 @@ def test_kernels_run_as_plain_python(tmp_path):
     )
     pos, quat, jac = chain.fk_jacobian_batch(np.array([[0.3, -0.2, 0.1, 0.4]]))
     assert np.allclose(plain, np.concatenate([pos[0], quat[0], jac[0].ravel()]), atol=1e-13)
+
+
+def test_teleport_converted_panda_matches_pinocchio():
+    usd, robot_path, _ = ref.ROBOTS["panda"]
+    stage = Usd.Stage.Open(os.path.join(ref.ASSETS, usd))
+    stage.SetEditTarget(stage.GetSessionLayer())  # keep the shared file layer untouched
+    robot = stage.GetPrimAtPath(robot_path)
+    chain = KinematicChain(stage, robot)
+    model, data = ref.pin_model("panda")
+    order = chain.tree_joint_paths()
+    names = [p.rsplit("/", 1)[-1] for p in order]
+    rng = np.random.default_rng(17)
+    lo = np.array([n.lower for n in chain.tree_nodes if n.jtype != 2])
+    hi = np.array([n.upper for n in chain.tree_nodes if n.jtype != 2])
+    for _ in range(3):
+        q = rng.uniform(lo, hi)
+        chain.teleport(dict(zip(order, q, strict=True)))
+        pin.framesForwardKinematics(model, data, ref.pin_q(model, names, q))
+        for node in chain.tree_nodes:
+            m = data.oMf[model.getFrameId(node.name)].homogeneous
+            assert np.abs(_world(stage, node.path) - m).max() < 1e-6, node.path
+    assert not stage.GetRootLayer().dirty
