@@ -10,7 +10,8 @@ from the reference, all recommended by the spec:
   the USD limits apply unchanged in both traversal directions;
 * ``compute_fk_and_jacobian`` returns the reference's spatial Jacobian by default, and the
   point (geometric) Jacobian with ``jacobian="point"``; the IK uses the point Jacobian;
-* teleport keeps each link's authored scale;
+* teleport keeps each link's authored scale, and snaps links behind ``PhysicsFixedJoint``s
+  to the joint definition (the reference keeps their current, possibly inconsistent offset);
 * the body1 branch of the joint pose uses ``local1 · body1_world``.
 
 Joint values are radians (revolute) and stage length units (prismatic). All chain poses are
