@@ -541,7 +541,10 @@ def test_backward_chain_and_teleport_anchored():
     T_b, _ = back.compute_fk(q[::-1])
     assert np.allclose(T_b.matrix(), np.linalg.inv(T_f.matrix()), atol=1e-12)
     tool_before = _world(stage, "/World/Robot/l5/tool")
+    assert not stage.GetPrimAtPath("/World/Robot/base").HasAttribute("xformOp:scale")
     back.teleport_anchored(dict(zip(back.joint_paths, q[::-1], strict=True)))
+    # the anchored teleport rewrites the root link too (translate / orient / scale)
+    assert stage.GetPrimAtPath("/World/Robot/base").HasAttribute("xformOp:scale")
     assert np.abs(_world(stage, "/World/Robot/l5/tool") - tool_before).max() < 1e-6
     base_in_tool = np.linalg.inv(_world(stage, "/World/Robot/l5/tool")) @ _world(
         stage, "/World/Robot/base"
@@ -660,10 +663,15 @@ chain = KinematicChain(stage, stage.GetPrimAtPath("/World/Robot"),
                        stage.GetPrimAtPath("/World/Robot/l5/tool"))
 q = np.array([0.3, -0.2, 0.1, 0.4])
 pos, quat, jac = chain.fk_jacobian_batch(q[None])
-np.save(__import__("sys").argv[1], np.concatenate([pos[0], quat[0], jac[0].ravel()]))
+p1, q1 = chain.fk(q)
+lp, lq = chain.compute_link_poses(q)
 T = Transform(pos[0], quat[0])
 sol, err = ik_lm_with_error(chain, q + 0.05, T)
 assert err < 1e-6, err
+from runtime.kinematics.ik import ik_lm_batch
+qb, eb, ib = ik_lm_batch(chain, pos, quat, np.array([[0.0, 0.0, 0.0, 0.0], q + 0.05]))
+np.save(__import__("sys").argv[1], np.concatenate(
+    [pos[0], quat[0], jac[0].ravel(), p1, q1, lp.ravel(), lq.ravel(), sol, qb.ravel()]))
 """
 
 
@@ -688,8 +696,19 @@ def test_kernels_run_as_plain_python(tmp_path):
         stage.GetPrimAtPath("/World/Robot/base"),
         stage.GetPrimAtPath("/World/Robot/l5/tool"),
     )
-    pos, quat, jac = chain.fk_jacobian_batch(np.array([[0.3, -0.2, 0.1, 0.4]]))
-    assert np.allclose(plain, np.concatenate([pos[0], quat[0], jac[0].ravel()]), atol=1e-13)
+    from runtime.kinematics.ik import ik_lm_batch, ik_lm_with_error
+
+    q = np.array([0.3, -0.2, 0.1, 0.4])
+    pos, quat, jac = chain.fk_jacobian_batch(q[None])
+    p1, q1 = chain.fk(q)
+    lp, lq = chain.compute_link_poses(q)
+    sol, _ = ik_lm_with_error(chain, q + 0.05, Transform(pos[0], quat[0]))
+    qb, _, _ = ik_lm_batch(chain, pos, quat, np.array([[0.0, 0.0, 0.0, 0.0], q + 0.05]))
+    jitted = np.concatenate(
+        [pos[0], quat[0], jac[0].ravel(), p1, q1, lp.ravel(), lq.ravel(), sol, qb.ravel()]
+    )
+    assert plain.shape == jitted.shape
+    assert np.allclose(plain, jitted, atol=1e-12)
 
 
 def test_teleport_converted_panda_matches_pinocchio():
