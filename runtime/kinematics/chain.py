@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 from pxr import Gf, Sdf, Usd, UsdGeom, UsdPhysics
 
+import runtime.schema  # noqa: F401  (registers the Isaac schemas before any stage)
 from runtime.errors import SchemaError
 from runtime.kinematics import _kernels as K
 from runtime.kinematics.math import Transform, quat_from_matrix, quat_to_matrix

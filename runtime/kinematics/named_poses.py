@@ -19,6 +19,7 @@ from typing import Any
 
 from pxr import Gf, Sdf, Tf, Usd, UsdGeom
 
+import runtime.schema  # noqa: F401  (registers the Isaac schemas before any stage)
 from runtime.kinematics.poser import PoseResult, apply_joint_state, is_revolute_joint
 
 __all__ = [
