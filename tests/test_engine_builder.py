@@ -150,7 +150,9 @@ def test_converted_robots_match_pinocchio(usd, urdf, dynamics):
     pd = pm.createData()
     assert len(engine.dofs) == pm.nv
     m, d = engine.model, engine.data
-    perm = [pm.joints[pm.getJointId(b.name)].idx_v for b in engine.dofs]
+    # pinocchio velocity index per MuJoCo DOF (mass matrix rows are in MuJoCo DOF order)
+    by_dof = sorted(engine.dofs, key=lambda b: b.dof_adr)
+    perm = [pm.joints[pm.getJointId(b.name)].idx_v for b in by_dof]
     pin.seed(3)
     for _ in range(3):
         q = pin.randomConfiguration(pm)
@@ -195,6 +197,8 @@ def test_dof_order_follows_dof_table():
     table = dof.build_dof_table(stage, stage.GetPrimAtPath("/solo"))
     engine = MujocoEngine(stage, robot_prim="/solo")
     assert engine.dof_names == tuple(e.name for e in table.entries)
+    # without robot_prim: the stage's table (default prim) covers every DOF -> same order
+    assert MujocoEngine(stage).dof_names == engine.dof_names
     # values follow the table: set qpos by MuJoCo joint and read back by name
     for i, b in enumerate(engine.dofs):
         engine.data.qpos[b.qpos_adr] = 0.01 * (i + 1)

@@ -59,8 +59,11 @@ class MujocoEngine:
 
     Args:
         stage: the stage (``runtime.schema`` imported before it was opened).
-        robot_prim: robot prim (path or prim) whose DOF table orders the joint arrays;
-            ``None``: every simulated DOF in model build order (depth-first body tree).
+        robot_prim: robot prim (path or prim) whose DOF table
+            (``runtime.schema.dof.build_dof_table``) orders the joint arrays; ``None``: the
+            table of the stage's robot (first ``IsaacRobotAPI`` prim, else the default prim)
+            when it covers exactly the simulated DOFs, else every simulated DOF in model
+            build order (depth-first body tree).
         dt: time step override [s]; ``None`` = from the PhysicsScene (default 1/60 s).
         compute_accelerations: also fill body accelerations in :meth:`state`.
 
@@ -108,7 +111,7 @@ class MujocoEngine:
     def _dof_order(self, robot_prim) -> list[DofBinding]:
         bindings = list(self.built.dofs)
         if robot_prim is None:
-            return bindings
+            return self._default_dof_order(bindings)
         prim = (
             robot_prim
             if isinstance(robot_prim, Usd.Prim)
@@ -144,6 +147,29 @@ class MujocoEngine:
                 )
             b.name = entry.name
             ordered.append(b)
+        return ordered
+
+    def _default_dof_order(self, bindings: list[DofBinding]) -> list[DofBinding]:
+        """DOF-table order of the stage's robot when it covers exactly the simulated DOFs."""
+        try:
+            from runtime.schema.dof import build_dof_table
+
+            table = build_dof_table(self.stage)
+        except (ImportError, SchemaError) as exc:
+            _LOG.info("no DOF table for the stage (%s); DOFs in model build order", exc)
+            return bindings
+        keys = {(b.joint_path, b.token): b for b in bindings}
+        ordered = []
+        for entry in table.entries:
+            b = keys.get((entry.joint_path, entry.token))
+            if b is None:
+                break
+            ordered.append(b)
+        if len(ordered) != len(bindings) or len(table.entries) != len(bindings):
+            _LOG.info("the stage's DOF table does not cover every simulated DOF; build order")
+            return bindings
+        for b, entry in zip(ordered, table.entries, strict=True):
+            b.name = entry.name
         return ordered
 
     def _index_dofs(self) -> None:
