@@ -150,14 +150,15 @@ def test_chain_fk_and_jacobian_match_pinocchio(robot_case):
     assert worst_j <= 1e-6, worst_j
 
 
-def test_robot_prim_as_chain_start(robot_case):
-    name, stage, robot, chain, *_ = robot_case
-    if name != "panda":
-        pytest.skip("one robot is enough")
-    from_robot = KinematicChain(stage, robot, robot, chain.end_prim)
+def test_robot_prim_as_chain_start():
+    usd, robot_path, _ = ref.ROBOTS["panda"]
+    stage = Usd.Stage.Open(os.path.join(ref.ASSETS, usd))
+    robot = stage.GetPrimAtPath(robot_path)
+    hand = _prim_named(stage, robot, "panda_hand")
+    chain = KinematicChain(stage, robot, _prim_named(stage, robot, "panda_link0"), hand)
+    from_robot = KinematicChain(stage, robot, robot, hand)
     assert from_robot.joint_paths == chain.joint_paths
-    q = _random_configs(chain, 3, seed=1)
-    for qi in q:
+    for qi in _random_configs(chain, 3, seed=1):
         # /panda and panda_link0 coincide in the converted asset
         assert np.allclose(from_robot.fk(qi)[0], chain.fk(qi)[0], atol=1e-12)
 
