@@ -49,16 +49,20 @@ def test_contact_kernel_matches_reference(variant, seed):
     rng = np.random.default_rng(seed)
     pos, quat, sb, off, radius, fmin, fmax, c0, c1, cp, ci, dts = _contact_case(rng)
     n = sb.shape[0]
-    active = np.ones(n, np.int64)
-    active[5] = 0
-    outs = [np.zeros(n), np.zeros(n, np.int64), np.zeros(n, np.int64), np.zeros(n, np.int64),
-            np.zeros(n), np.zeros((n, 3))]
+    ints = np.zeros((n, 2), np.int64)
+    ints[:, 0] = sb
+    ints[:, 1] = 1
+    ints[5, 1] = 0
+    floats = np.ascontiguousarray(np.column_stack([off, radius, fmin, fmax]))
+    out_floats = np.zeros((n, 5))
+    out_ints = np.zeros((n, 3), np.int64)
     for contact_dts in (dts, np.zeros(0)):
         _k(_contact_kernels.contact_update_kernel, variant)(
-            pos, quat, sb, off, radius, fmin, fmax, active, np.arange(n, dtype=np.int64),
-            c0, c1, cp, ci, contact_dts, 1 / 60, 0.25, *outs,
+            pos, quat, floats, ints, np.arange(n, dtype=np.int64),
+            c0, c1, cp, ci, contact_dts, 1 / 60, 0.25, out_floats, out_ints,
         )
-        values, in_contact, counts, valid, times, spos = outs
+        values, times = out_floats[:, 0], out_floats[:, 1]
+        in_contact, counts, valid = out_ints[:, 0], out_ints[:, 1], out_ints[:, 2]
         for s in range(n):
             if s == 5:
                 assert valid[s] == 0 and values[s] == 0 and times[s] == 0
@@ -87,42 +91,46 @@ def _imu_inputs(rng, bodies):
 
 
 def _imu_buffers(n, ring):
-    q = np.zeros((n, ring, 4))
-    q[:, :, 0] = 1.0
+    ring_buffer = np.zeros((n, ring, 14))
+    ring_buffer[:, :, 7] = 1.0
     return dict(
-        ring_t=np.zeros((n, ring)), ring_v=np.zeros((n, ring, 3)), ring_w=np.zeros((n, ring, 3)),
-        ring_q=q, ring_a=np.zeros((n, ring, 3)), heads=np.zeros(n, np.int64),
-        prev_v=np.zeros((n, 3)), prev_w=np.zeros((n, 3)), prev_t=np.zeros(n),
-        acc=np.zeros((n, 3)), gyro=np.zeros((n, 3)), quat=np.zeros((n, 4)),
-        gs=np.zeros((n, 3)), times=np.zeros(n), valid=np.zeros(n, np.int64),
+        ring=ring_buffer, heads=np.zeros(n, np.int64), prev=np.zeros((n, 7)),
+        readings=np.zeros((n, 14)), valid=np.zeros(n, np.int64),
     )
 
 
 def _imu_call(kernel, x, sensors, buf, mode, time, use_acc):
     n = sensors["bodies"].shape[0]
+    ints = np.zeros((n, 7), np.int64)
+    ints[:, 0] = sensors["bodies"]
+    ints[:, 1:4] = sensors["widths"]
+    ints[:, 4] = sensors["rings"]
+    ints[:, 5] = mode
+    ints[:, 6] = 1
+    floats = np.ascontiguousarray(np.hstack([sensors["off_p"], sensors["off_q"]]))
     kernel(
-        x["pos"], x["quat"], x["com"], x["lin"], x["ang"],
+        x["quat"], x["com"], x["lin"], x["ang"],
         x["lacc"] if use_acc else np.zeros((0, 3)),
         x["aacc"] if use_acc else np.zeros((0, 3)),
-        sensors["bodies"], sensors["off_p"], sensors["off_q"], sensors["widths"],
-        sensors["rings"], np.full(n, mode, np.int64), np.ones(n, np.int64),
-        np.arange(n, dtype=np.int64), np.array([0.0, 0.0, 9.80665]), np.array([0.0, 0.0, -9.81]),
-        time, buf["ring_t"], buf["ring_v"], buf["ring_w"], buf["ring_q"], buf["ring_a"],
-        buf["heads"], buf["prev_v"], buf["prev_w"], buf["prev_t"], buf["acc"], buf["gyro"],
-        buf["quat"], buf["gs"], buf["times"], buf["valid"],
+        ints, floats, np.arange(n, dtype=np.int64),
+        np.array([0.0, 0.0, 9.80665]), np.array([0.0, 0.0, -9.81]), time,
+        buf["ring"], buf["heads"], buf["prev"], buf["readings"], buf["valid"],
     )
+    r = buf["readings"]
+    return r[:, 0:3], r[:, 3:6], r[:, 6:10], r[:, 10:13], r[:, 13]
 
 
 def _imu_sensors(rng, n, bodies):
     widths = rng.integers(1, 6, size=(n, 3)).astype(np.int64)
     widths[0] = (15, 5, 5)
     rings = np.array([max(2 * w.max(), 20) for w in widths], np.int64)
+    spans = np.array([max(w[1], w[2], 2 * w[0]) for w in widths], np.int64)
     return dict(
         bodies=rng.integers(0, bodies, n).astype(np.int64),
         off_p=rng.normal(size=(n, 3)),
         off_q=_random_quats(rng, n),
         widths=widths,
-        rings=rings,
+        rings=spans,
     ), int(rings.max())
 
 
@@ -140,17 +148,17 @@ def test_imu_isaac_kernel_matches_reference(variant):
         x["lin"] = x["lin"] + rng.normal(scale=0.1, size=(bodies, 3))
         x["ang"] = x["ang"] + rng.normal(scale=0.1, size=(bodies, 3))
         x["quat"] = _random_quats(rng, bodies) if k % 7 == 0 else x["quat"]
-        _imu_call(kernel, x, sensors, buf, 0, k / 60, False)
+        acc, gyro, quat, gs, times = _imu_call(kernel, x, sensors, buf, 0, k / 60, False)
         for s in range(n):
             b = sensors["bodies"][s]
             a, w, q, g = refs[s].step(
                 np.float32(k / 60), x["lin"][b], x["ang"][b], x["quat"][b], np.array([0, 0, 9.80665])
             )
-            np.testing.assert_allclose(buf["acc"][s], a, rtol=2e-6, atol=2e-5)
-            np.testing.assert_allclose(buf["gyro"][s], w, rtol=1e-6, atol=1e-6)
-            np.testing.assert_allclose(buf["quat"][s], q, rtol=1e-6, atol=1e-6)
-            np.testing.assert_allclose(buf["gs"][s], g, rtol=1e-6, atol=1e-6)
-            assert buf["times"][s] == np.float32(k / 60)
+            np.testing.assert_allclose(acc[s], a, rtol=2e-6, atol=2e-5)
+            np.testing.assert_allclose(gyro[s], w, rtol=1e-6, atol=1e-6)
+            np.testing.assert_allclose(quat[s], q, rtol=1e-6, atol=1e-6)
+            np.testing.assert_allclose(gs[s], g, rtol=1e-6, atol=1e-6)
+            assert times[s] == np.float32(k / 60)
 
 
 @pytest.mark.parametrize("variant", VARIANTS)
@@ -161,17 +169,19 @@ def test_imu_physical_kernel_matches_reference(variant):
     sensors["widths"][:] = 1
     buf = _imu_buffers(n, ring)
     x = _imu_inputs(rng, bodies)
-    _imu_call(_k(_imu_kernels.imu_update_kernel, variant), x, sensors, buf, 1, 0.5, True)
+    acc, gyro, quat, gs, _ = _imu_call(
+        _k(_imu_kernels.imu_update_kernel, variant), x, sensors, buf, 1, 0.5, True
+    )
     for s in range(n):
         b = sensors["bodies"][s]
         a, w = imu_physical_reference(
             x["quat"][b], x["com"][b], sensors["off_p"][s], sensors["off_q"][s], x["lacc"][b],
             x["aacc"][b], x["ang"][b], np.array([0.0, 0.0, -9.81]),
         )
-        np.testing.assert_allclose(buf["acc"][s] + buf["gs"][s], a, rtol=1e-12, atol=1e-12)
-        np.testing.assert_allclose(buf["gyro"][s], w, rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(acc[s] + gs[s], a, rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(gyro[s], w, rtol=1e-12, atol=1e-12)
         q_expected = gf_round_trip(quat_mul(x["quat"][b], sensors["off_q"][s]))
-        np.testing.assert_allclose(buf["quat"][s], q_expected, atol=1e-12)
+        np.testing.assert_allclose(quat[s], q_expected, atol=1e-12)
 
 
 @pytest.mark.parametrize("variant", VARIANTS)

@@ -1,14 +1,31 @@
 """Numba kernels of the IMU sensor (spec sensors.md section 4).
 
-Two modes share one kernel (per-sensor ``modes`` flag):
+Two modes share one kernel (per-sensor mode flag):
 
-* ``0`` Isaac parity: centre-of-mass velocity rotated into the sensor frame, float32 history
-  ring, finite difference over a lag of ``Nl`` samples, rolling averages (4.3). Gravity is
-  added at read time by the Python layer.
+* ``0`` Isaac parity: centre-of-mass velocity rotated into the sensor frame, float32
+  history, finite difference over a lag of ``Nl`` samples, rolling averages (4.3). Gravity
+  is added at read time by the Python layer.
 * ``1`` physical: specific force of the sensor point,
-  ``a = R^T (a_com + alpha x r + w x (w x r))`` (gravity ``R^T (-g)`` added at read time),
+  ``a = R^T (a_com + alpha x r + w x (w x r))`` (gravity ``-R^T g`` added at read time),
   with ``a_com`` / ``alpha`` from the engine when supplied, else backward differences of the
   world-frame COM and angular velocities. Float64 throughout.
+
+Packed layouts (to keep the per-call argument count low):
+
+* ``sensor_ints`` (S, 7) int64: ``[body, Nl, Nw, Nq, span, mode, active]`` where ``span =
+  max(Nw, Nq, 2 Nl)`` is the number of history slots read (the reference ring of size
+  ``max(2 max(N), 20)`` never reads further back, so only ``span`` slots are stored).
+* ``sensor_floats`` (S, 7) float64: sensor pose in the parent body frame
+  ``[px, py, pz, qw, qx, qy, qz]`` (stage units, wxyz).
+* ``out_ring`` (S, R, 14) float64, per slot ``[t, v(3), w(3), q(4), a(3)]``: time [s],
+  sensor-frame COM velocity (isaac mode), sensor-frame angular velocity, world orientation
+  after the USD matrix round trip (wxyz), sensor-frame kinematic acceleration (physical).
+* ``out_prev`` (S, 7) float64: previous world COM velocity, angular velocity and time
+  (physical mode finite differences).
+* ``out_readings`` (S, 14) float64: ``[acc(3), gyro(3), quat(4), gravity(3), time]`` --
+  filtered acceleration without gravity (sensor frame), filtered angular velocity (sensor
+  frame, rad/s), filtered world orientation (wxyz), gravity reaction in the sensor frame,
+  reading time. Isaac-mode values are float32 values stored in float64.
 
 Kernels trust their inputs (checked by the Python layer).
 """
@@ -23,103 +40,70 @@ __all__ = ["imu_update_kernel", "quat_matrix_round_trip_kernel"]
 
 
 @jit
-def _rotation_matrix(qw, qx, qy, qz, out):
-    """Fill ``out`` (3, 3) with R(q) (column-vector convention, local -> world)."""
-    out[0, 0] = 1.0 - 2.0 * (qy * qy + qz * qz)
-    out[0, 1] = 2.0 * (qx * qy - qw * qz)
-    out[0, 2] = 2.0 * (qx * qz + qw * qy)
-    out[1, 0] = 2.0 * (qx * qy + qw * qz)
-    out[1, 1] = 1.0 - 2.0 * (qx * qx + qz * qz)
-    out[1, 2] = 2.0 * (qy * qz - qw * qx)
-    out[2, 0] = 2.0 * (qx * qz - qw * qy)
-    out[2, 1] = 2.0 * (qy * qz + qw * qx)
-    out[2, 2] = 1.0 - 2.0 * (qx * qx + qy * qy)
+def _usd_sign(qw, qx, qy, qz):
+    """Sign (+1/-1) that USD's matrix-to-quaternion rule gives to the unit quaternion q.
 
-
-@jit
-def _matrix_to_quat(r, out):
-    """Quaternion (wxyz) of rotation matrix ``r`` (3, 3) with USD's (Open Inventor) sign rule.
-
-    ``m = r^T`` is the row-vector matrix USD uses; if the trace exceeds the largest diagonal
-    element, ``w >= 0``; otherwise the imaginary part on that diagonal's axis is positive.
+    Equivalent to converting R(q) to a matrix and back with the Open Inventor rule: if the
+    trace exceeds the largest diagonal element, ``w >= 0``; otherwise the imaginary
+    component on that diagonal's axis is positive.
     """
-    d0 = r[0, 0]
-    d1 = r[1, 1]
-    d2 = r[2, 2]
-    if d0 > d1:
-        i = 0 if d0 > d2 else 2
-    else:
-        i = 1 if d1 > d2 else 2
+    xx = qx * qx
+    yy = qy * qy
+    zz = qz * qz
+    d0 = 1.0 - 2.0 * (yy + zz)
+    d1 = 1.0 - 2.0 * (xx + zz)
+    d2 = 1.0 - 2.0 * (xx + yy)
     trace = d0 + d1 + d2
-    if trace > r[i, i]:
-        w = 0.5 * np.sqrt(trace + 1.0)
-        out[0] = w
-        out[1] = (r[2, 1] - r[1, 2]) / (4.0 * w)
-        out[2] = (r[0, 2] - r[2, 0]) / (4.0 * w)
-        out[3] = (r[1, 0] - r[0, 1]) / (4.0 * w)
+    if d0 > d1:
+        if d0 > d2:
+            dmax = d0
+            qi = qx
+        else:
+            dmax = d2
+            qi = qz
+    elif d1 > d2:
+        dmax = d1
+        qi = qy
     else:
-        j = (i + 1) % 3
-        k = (i + 2) % 3
-        q = 0.5 * np.sqrt(r[i, i] - r[j, j] - r[k, k] + 1.0)
-        out[1 + i] = q
-        # m[i][j] + m[j][i] with m = r^T is symmetric in r.
-        out[1 + j] = (r[i, j] + r[j, i]) / (4.0 * q)
-        out[1 + k] = (r[k, i] + r[i, k]) / (4.0 * q)
-        # w = (m[j][k] - m[k][j]) / 4q with m = r^T.
-        out[0] = (r[k, j] - r[j, k]) / (4.0 * q)
+        dmax = d2
+        qi = qz
+    if trace > dmax:
+        return 1.0 if qw >= 0.0 else -1.0
+    return 1.0 if qi >= 0.0 else -1.0
 
 
 @jit
 def quat_matrix_round_trip_kernel(quats, out_quats):
-    """Convert quaternions to matrices and back with USD's sign rule.
+    """Quaternion -> rotation matrix -> quaternion with USD's sign rule (sensors.md 4.5).
 
     Args:
         quats: unit quaternions, shape (N, 4), float64, wxyz.
         out_quats: result, shape (N, 4), float64, wxyz (q or -q).
     """
-    r = np.empty((3, 3))
-    q = np.empty(4)
     for n in range(quats.shape[0]):
-        _rotation_matrix(quats[n, 0], quats[n, 1], quats[n, 2], quats[n, 3], r)
-        _matrix_to_quat(r, q)
+        sign = _usd_sign(quats[n, 0], quats[n, 1], quats[n, 2], quats[n, 3])
         for c in range(4):
-            out_quats[n, c] = q[c]
+            out_quats[n, c] = sign * quats[n, c]
 
 
 @jit
 def imu_update_kernel(
-    body_positions,
     body_orientations,
     body_com_local,
     body_linear_velocities,
     body_angular_velocities,
     body_linear_accelerations,
     body_angular_accelerations,
-    sensor_bodies,
-    sensor_offset_positions,
-    sensor_offset_orientations,
-    sensor_widths,
-    sensor_ring_sizes,
-    sensor_modes,
-    sensor_active,
+    sensor_ints,
+    sensor_floats,
     sensor_indices,
     gravity_up,
     gravity,
     time,
-    out_ring_t,
-    out_ring_v,
-    out_ring_w,
-    out_ring_q,
-    out_ring_a,
+    out_ring,
     out_heads,
-    out_prev_v,
-    out_prev_w,
-    out_prev_t,
-    out_acc,
-    out_gyro,
-    out_quat,
-    out_gravity_sensor,
-    out_times,
+    out_prev,
+    out_readings,
     out_valid,
 ):
     """Process one physics step for the IMUs listed in ``sensor_indices``.
@@ -127,8 +111,6 @@ def imu_update_kernel(
     Inactive sensors push nothing and get ``out_valid = 0`` (history kept).
 
     Args:
-        body_positions: body origins, shape (B, 3), float64, stage units, world (unused by
-            the math; kept for a uniform signature with the pose convention).
         body_orientations: body quaternions, shape (B, 4), float64, wxyz, body->world.
         body_com_local: centre of mass in the body frame, shape (B, 3), float64, stage units.
         body_linear_velocities: COM linear velocities, shape (B, 3), float64, units/s, world.
@@ -137,132 +119,173 @@ def imu_update_kernel(
             world, or shape (0, 3) when the engine supplies none (finite differences).
         body_angular_accelerations: angular accelerations, shape (B, 3) or (0, 3), float64,
             rad/s^2, world.
-        sensor_bodies: parent body index, shape (S,), int64.
-        sensor_offset_positions: sensor origin in the body frame, shape (S, 3), float64.
-        sensor_offset_orientations: sensor orientation in the body frame, shape (S, 4), wxyz.
-        sensor_widths: filter widths (Nl, Nw, Nq) >= 1, shape (S, 3), int64.
-        sensor_ring_sizes: ring size B_s = max(2 max(N), 20) <= R, shape (S,), int64.
-        sensor_modes: 0 Isaac parity, 1 physical, shape (S,), int64.
-        sensor_active: 1 process, 0 skip (invalid), shape (S,), int64.
+        sensor_ints: packed per-sensor integers, shape (S, 7), int64 (module docstring).
+        sensor_floats: sensor pose in the parent body frame, shape (S, 7), float64.
         sensor_indices: sensors to evaluate this call, shape (K,), int64.
         gravity_up: Isaac-mode gravity reaction, shape (3,), float64, units/s^2, world (up).
         gravity: physical-mode gravity acceleration, shape (3,), float64, units/s^2, world.
         time: simulation time t_k, seconds.
-        out_ring_t: sample times, shape (S, R), float64 (in/out).
-        out_ring_v: sensor-frame COM velocities (Isaac mode), shape (S, R, 3) (in/out).
-        out_ring_w: sensor-frame angular velocities, shape (S, R, 3) (in/out).
-        out_ring_q: world orientations after the matrix round trip, shape (S, R, 4) (in/out).
-        out_ring_a: sensor-frame kinematic accelerations (physical mode), shape (S, R, 3).
+        out_ring: history, shape (S, R, 14), float64 (in/out).
         out_heads: ring slot of the newest sample, shape (S,), int64 (in/out).
-        out_prev_v: previous world COM velocity (physical mode), shape (S, 3) (in/out).
-        out_prev_w: previous world angular velocity (physical mode), shape (S, 3) (in/out).
-        out_prev_t: time of the previous sample (physical mode), shape (S,) (in/out).
-        out_acc: filtered linear acceleration without gravity, shape (S, 3), sensor frame.
-        out_gyro: filtered angular velocity, shape (S, 3), rad/s, sensor frame.
-        out_quat: filtered world orientation, shape (S, 4), wxyz.
-        out_gravity_sensor: gravity reaction in the sensor frame, shape (S, 3), units/s^2.
-        out_times: reading time (float32 value), shape (S,).
+        out_prev: previous velocities and time, shape (S, 7), float64 (in/out).
+        out_readings: readings, shape (S, 14), float64 (module docstring).
         out_valid: validity flag, shape (S,), int64.
     """
-    r_b = np.empty((3, 3))
-    r_s = np.empty((3, 3))
-    q_rt = np.empty(4)
     have_acc = body_linear_accelerations.shape[0] == body_orientations.shape[0]
     time32 = np.float32(time)
     for k in range(sensor_indices.shape[0]):
         s = sensor_indices[k]
-        if sensor_active[s] == 0:
+        if sensor_ints[s, 6] == 0:
             out_valid[s] = 0
             continue
-        b = sensor_bodies[s]
+        b = sensor_ints[s, 0]
+        nl = sensor_ints[s, 1]
+        nw = sensor_ints[s, 2]
+        nq = sensor_ints[s, 3]
+        size = sensor_ints[s, 4]
+        mode = sensor_ints[s, 5]
         bw = body_orientations[b, 0]
         bx = body_orientations[b, 1]
         by = body_orientations[b, 2]
         bz = body_orientations[b, 3]
-        ow = sensor_offset_orientations[s, 0]
-        ox = sensor_offset_orientations[s, 1]
-        oy = sensor_offset_orientations[s, 2]
-        oz = sensor_offset_orientations[s, 3]
-        # Sensor world orientation q_S = q_b (x) q_offset.
+        ow = sensor_floats[s, 3]
+        ox = sensor_floats[s, 4]
+        oy = sensor_floats[s, 5]
+        oz = sensor_floats[s, 6]
+        # Sensor world orientation q_S = q_b (x) q_offset and R = R(q_S).
         sw = bw * ow - bx * ox - by * oy - bz * oz
         sx = bw * ox + bx * ow + by * oz - bz * oy
         sy = bw * oy - bx * oz + by * ow + bz * ox
         sz = bw * oz + bx * oy - by * ox + bz * ow
-        _rotation_matrix(sw, sx, sy, sz, r_s)
-        _matrix_to_quat(r_s, q_rt)
-        size = sensor_ring_sizes[s]
+        r00 = 1.0 - 2.0 * (sy * sy + sz * sz)
+        r01 = 2.0 * (sx * sy - sw * sz)
+        r02 = 2.0 * (sx * sz + sw * sy)
+        r10 = 2.0 * (sx * sy + sw * sz)
+        r11 = 1.0 - 2.0 * (sx * sx + sz * sz)
+        r12 = 2.0 * (sy * sz - sw * sx)
+        r20 = 2.0 * (sx * sz - sw * sy)
+        r21 = 2.0 * (sy * sz + sw * sx)
+        r22 = 1.0 - 2.0 * (sx * sx + sy * sy)
+        sign = _usd_sign(sw, sx, sy, sz)
         head = out_heads[s] - 1
         if head < 0:
             head += size
         out_heads[s] = head
-        nl = sensor_widths[s, 0]
-        nw = sensor_widths[s, 1]
-        nq = sensor_widths[s, 2]
         wx = body_angular_velocities[b, 0]
         wy = body_angular_velocities[b, 1]
         wz = body_angular_velocities[b, 2]
         vx = body_linear_velocities[b, 0]
         vy = body_linear_velocities[b, 1]
         vz = body_linear_velocities[b, 2]
-        if sensor_modes[s] == 0:
+        # Sensor-frame angular velocity R^T w.
+        swx = r00 * wx + r10 * wy + r20 * wz
+        swy = r01 * wx + r11 * wy + r21 * wz
+        swz = r02 * wx + r12 * wy + r22 * wz
+        if mode == 0:
             # ---- Isaac parity: float32 samples and sums.
-            out_ring_t[s, head] = time32
-            for i in range(3):
-                out_ring_v[s, head, i] = np.float32(
-                    r_s[0, i] * vx + r_s[1, i] * vy + r_s[2, i] * vz
-                )
-                out_ring_w[s, head, i] = np.float32(
-                    r_s[0, i] * wx + r_s[1, i] * wy + r_s[2, i] * wz
-                )
-                out_gravity_sensor[s, i] = np.float32(
-                    r_s[0, i] * gravity_up[0] + r_s[1, i] * gravity_up[1] + r_s[2, i] * gravity_up[2]
-                )
-            for i in range(4):
-                out_ring_q[s, head, i] = np.float32(q_rt[i])
-            for i in range(3):
-                acc = np.float32(0.0)
-                for n in range(nw):
-                    acc = np.float32(acc + np.float32(out_ring_w[s, (head + n) % size, i]))
-                out_gyro[s, i] = np.float32(acc / np.float32(nw))
-            for i in range(3):
-                acc = np.float32(0.0)
-                for n in range(nl):
-                    new = (head + n) % size
-                    old = (head + n + nl) % size
-                    d_t = np.float32(
-                        np.float32(out_ring_t[s, new]) - np.float32(out_ring_t[s, old])
-                    )
-                    if d_t > 1e-10:
-                        d_v = np.float32(
-                            np.float32(out_ring_v[s, new, i]) - np.float32(out_ring_v[s, old, i])
-                        )
-                        acc = np.float32(acc + np.float32(d_v / d_t))
-                out_acc[s, i] = np.float32(acc / np.float32(nl))
-            qs0 = np.float32(0.0)
-            qs1 = np.float32(0.0)
-            qs2 = np.float32(0.0)
-            qs3 = np.float32(0.0)
-            for n in range(nq):
-                slot = (head + n) % size
-                qs0 = np.float32(qs0 + np.float32(out_ring_q[s, slot, 0]))
-                qs1 = np.float32(qs1 + np.float32(out_ring_q[s, slot, 1]))
-                qs2 = np.float32(qs2 + np.float32(out_ring_q[s, slot, 2]))
-                qs3 = np.float32(qs3 + np.float32(out_ring_q[s, slot, 3]))
-            inv = np.float32(1.0) / np.float32(nq)
-            qs0 = np.float32(qs0 * inv)
-            qs1 = np.float32(qs1 * inv)
-            qs2 = np.float32(qs2 * inv)
-            qs3 = np.float32(qs3 * inv)
-            norm = np.float32(np.sqrt(qs0 * qs0 + qs1 * qs1 + qs2 * qs2 + qs3 * qs3))
-            if np.isfinite(norm) and norm > 0.0:
-                out_quat[s, 0] = np.float32(qs0 / norm)
-                out_quat[s, 1] = np.float32(qs1 / norm)
-                out_quat[s, 2] = np.float32(qs2 / norm)
-                out_quat[s, 3] = np.float32(qs3 / norm)
+            gx = gravity_up[0]
+            gy = gravity_up[1]
+            gz = gravity_up[2]
+            out_ring[s, head, 0] = time32
+            out_ring[s, head, 1] = np.float32(r00 * vx + r10 * vy + r20 * vz)
+            out_ring[s, head, 2] = np.float32(r01 * vx + r11 * vy + r21 * vz)
+            out_ring[s, head, 3] = np.float32(r02 * vx + r12 * vy + r22 * vz)
+            out_ring[s, head, 4] = np.float32(swx)
+            out_ring[s, head, 5] = np.float32(swy)
+            out_ring[s, head, 6] = np.float32(swz)
+            out_ring[s, head, 7] = np.float32(sign * sw)
+            out_ring[s, head, 8] = np.float32(sign * sx)
+            out_ring[s, head, 9] = np.float32(sign * sy)
+            out_ring[s, head, 10] = np.float32(sign * sz)
+            out_readings[s, 10] = np.float32(r00 * gx + r10 * gy + r20 * gz)
+            out_readings[s, 11] = np.float32(r01 * gx + r11 * gy + r21 * gz)
+            out_readings[s, 12] = np.float32(r02 * gx + r12 * gy + r22 * gz)
+            if nw == 1:
+                out_readings[s, 3] = out_ring[s, head, 4]
+                out_readings[s, 4] = out_ring[s, head, 5]
+                out_readings[s, 5] = out_ring[s, head, 6]
             else:
-                for i in range(4):
-                    out_quat[s, i] = out_ring_q[s, head, i]
-            out_times[s] = time32
+                g0 = np.float32(0.0)
+                g1 = np.float32(0.0)
+                g2 = np.float32(0.0)
+                for n in range(nw):
+                    slot = head + n
+                    if slot >= size:
+                        slot -= size
+                    g0 = np.float32(g0 + np.float32(out_ring[s, slot, 4]))
+                    g1 = np.float32(g1 + np.float32(out_ring[s, slot, 5]))
+                    g2 = np.float32(g2 + np.float32(out_ring[s, slot, 6]))
+                fnw = np.float32(nw)
+                out_readings[s, 3] = np.float32(g0 / fnw)
+                out_readings[s, 4] = np.float32(g1 / fnw)
+                out_readings[s, 5] = np.float32(g2 / fnw)
+            a0 = np.float32(0.0)
+            a1 = np.float32(0.0)
+            a2 = np.float32(0.0)
+            for n in range(nl):
+                new = head + n
+                if new >= size:
+                    new -= size
+                old = new + nl
+                if old >= size:
+                    old -= size
+                d_t = np.float32(out_ring[s, new, 0] - out_ring[s, old, 0])
+                if d_t > 1e-10:
+                    a0 = np.float32(
+                        a0 + np.float32(np.float32(out_ring[s, new, 1] - out_ring[s, old, 1]) / d_t)
+                    )
+                    a1 = np.float32(
+                        a1 + np.float32(np.float32(out_ring[s, new, 2] - out_ring[s, old, 2]) / d_t)
+                    )
+                    a2 = np.float32(
+                        a2 + np.float32(np.float32(out_ring[s, new, 3] - out_ring[s, old, 3]) / d_t)
+                    )
+            if nl == 1:
+                out_readings[s, 0] = a0
+                out_readings[s, 1] = a1
+                out_readings[s, 2] = a2
+            else:
+                fnl = np.float32(nl)
+                out_readings[s, 0] = np.float32(a0 / fnl)
+                out_readings[s, 1] = np.float32(a1 / fnl)
+                out_readings[s, 2] = np.float32(a2 / fnl)
+            if nq == 1:
+                # One sample: the reading is the (unit) sample itself; the read-time
+                # renormalisation (4.4) covers the float32 rounding.
+                out_readings[s, 6] = out_ring[s, head, 7]
+                out_readings[s, 7] = out_ring[s, head, 8]
+                out_readings[s, 8] = out_ring[s, head, 9]
+                out_readings[s, 9] = out_ring[s, head, 10]
+            else:
+                qs0 = np.float32(0.0)
+                qs1 = np.float32(0.0)
+                qs2 = np.float32(0.0)
+                qs3 = np.float32(0.0)
+                for n in range(nq):
+                    slot = head + n
+                    if slot >= size:
+                        slot -= size
+                    qs0 = np.float32(qs0 + np.float32(out_ring[s, slot, 7]))
+                    qs1 = np.float32(qs1 + np.float32(out_ring[s, slot, 8]))
+                    qs2 = np.float32(qs2 + np.float32(out_ring[s, slot, 9]))
+                    qs3 = np.float32(qs3 + np.float32(out_ring[s, slot, 10]))
+                inv = np.float32(np.float32(1.0) / np.float32(nq))
+                qs0 = np.float32(qs0 * inv)
+                qs1 = np.float32(qs1 * inv)
+                qs2 = np.float32(qs2 * inv)
+                qs3 = np.float32(qs3 * inv)
+                norm = np.float32(
+                    np.sqrt(np.float32(qs0 * qs0 + qs1 * qs1 + qs2 * qs2 + qs3 * qs3))
+                )
+                if np.isfinite(norm) and norm > 0.0:
+                    out_readings[s, 6] = np.float32(qs0 / norm)
+                    out_readings[s, 7] = np.float32(qs1 / norm)
+                    out_readings[s, 8] = np.float32(qs2 / norm)
+                    out_readings[s, 9] = np.float32(qs3 / norm)
+                else:
+                    for i in range(4):
+                        out_readings[s, 6 + i] = out_ring[s, head, 7 + i]
+            out_readings[s, 13] = time32
         else:
             # ---- Physical: specific force of the sensor point, float64.
             if have_acc:
@@ -273,14 +296,14 @@ def imu_update_kernel(
                 aly = body_angular_accelerations[b, 1]
                 alz = body_angular_accelerations[b, 2]
             else:
-                d_t = time - out_prev_t[s]
+                d_t = time - out_prev[s, 6]
                 if d_t > 1e-12:
-                    ax = (vx - out_prev_v[s, 0]) / d_t
-                    ay = (vy - out_prev_v[s, 1]) / d_t
-                    az = (vz - out_prev_v[s, 2]) / d_t
-                    alx = (wx - out_prev_w[s, 0]) / d_t
-                    aly = (wy - out_prev_w[s, 1]) / d_t
-                    alz = (wz - out_prev_w[s, 2]) / d_t
+                    ax = (vx - out_prev[s, 0]) / d_t
+                    ay = (vy - out_prev[s, 1]) / d_t
+                    az = (vz - out_prev[s, 2]) / d_t
+                    alx = (wx - out_prev[s, 3]) / d_t
+                    aly = (wy - out_prev[s, 4]) / d_t
+                    alz = (wz - out_prev[s, 5]) / d_t
                 else:
                     ax = 0.0
                     ay = 0.0
@@ -288,64 +311,82 @@ def imu_update_kernel(
                     alx = 0.0
                     aly = 0.0
                     alz = 0.0
-            out_prev_v[s, 0] = vx
-            out_prev_v[s, 1] = vy
-            out_prev_v[s, 2] = vz
-            out_prev_w[s, 0] = wx
-            out_prev_w[s, 1] = wy
-            out_prev_w[s, 2] = wz
-            out_prev_t[s] = time
+            out_prev[s, 0] = vx
+            out_prev[s, 1] = vy
+            out_prev[s, 2] = vz
+            out_prev[s, 3] = wx
+            out_prev[s, 4] = wy
+            out_prev[s, 5] = wz
+            out_prev[s, 6] = time
             # Lever arm r = R_b (offset - com), world frame.
-            _rotation_matrix(bw, bx, by, bz, r_b)
-            lx = sensor_offset_positions[s, 0] - body_com_local[b, 0]
-            ly = sensor_offset_positions[s, 1] - body_com_local[b, 1]
-            lz = sensor_offset_positions[s, 2] - body_com_local[b, 2]
-            rx = r_b[0, 0] * lx + r_b[0, 1] * ly + r_b[0, 2] * lz
-            ry = r_b[1, 0] * lx + r_b[1, 1] * ly + r_b[1, 2] * lz
-            rz = r_b[2, 0] * lx + r_b[2, 1] * ly + r_b[2, 2] * lz
-            # w x r, then w x (w x r) and alpha x r.
+            lx = sensor_floats[s, 0] - body_com_local[b, 0]
+            ly = sensor_floats[s, 1] - body_com_local[b, 1]
+            lz = sensor_floats[s, 2] - body_com_local[b, 2]
+            tx = 2.0 * (by * lz - bz * ly)
+            ty = 2.0 * (bz * lx - bx * lz)
+            tz = 2.0 * (bx * ly - by * lx)
+            rx = lx + bw * tx + (by * tz - bz * ty)
+            ry = ly + bw * ty + (bz * tx - bx * tz)
+            rz = lz + bw * tz + (bx * ty - by * tx)
+            # alpha x r + w x (w x r).
             cx = wy * rz - wz * ry
             cy = wz * rx - wx * rz
             cz = wx * ry - wy * rx
             ax += (aly * rz - alz * ry) + (wy * cz - wz * cy)
             ay += (alz * rx - alx * rz) + (wz * cx - wx * cz)
             az += (alx * ry - aly * rx) + (wx * cy - wy * cx)
-            out_ring_t[s, head] = time
-            for i in range(3):
-                out_ring_a[s, head, i] = r_s[0, i] * ax + r_s[1, i] * ay + r_s[2, i] * az
-                out_ring_w[s, head, i] = r_s[0, i] * wx + r_s[1, i] * wy + r_s[2, i] * wz
-                out_gravity_sensor[s, i] = -(
-                    r_s[0, i] * gravity[0] + r_s[1, i] * gravity[1] + r_s[2, i] * gravity[2]
-                )
-            for i in range(4):
-                out_ring_q[s, head, i] = q_rt[i]
+            out_ring[s, head, 0] = time
+            out_ring[s, head, 4] = swx
+            out_ring[s, head, 5] = swy
+            out_ring[s, head, 6] = swz
+            out_ring[s, head, 7] = sign * sw
+            out_ring[s, head, 8] = sign * sx
+            out_ring[s, head, 9] = sign * sy
+            out_ring[s, head, 10] = sign * sz
+            out_ring[s, head, 11] = r00 * ax + r10 * ay + r20 * az
+            out_ring[s, head, 12] = r01 * ax + r11 * ay + r21 * az
+            out_ring[s, head, 13] = r02 * ax + r12 * ay + r22 * az
+            gx = gravity[0]
+            gy = gravity[1]
+            gz = gravity[2]
+            out_readings[s, 10] = -(r00 * gx + r10 * gy + r20 * gz)
+            out_readings[s, 11] = -(r01 * gx + r11 * gy + r21 * gz)
+            out_readings[s, 12] = -(r02 * gx + r12 * gy + r22 * gz)
             for i in range(3):
                 acc = 0.0
                 for n in range(nw):
-                    acc += out_ring_w[s, (head + n) % size, i]
-                out_gyro[s, i] = acc / nw
+                    slot = head + n
+                    if slot >= size:
+                        slot -= size
+                    acc += out_ring[s, slot, 4 + i]
+                out_readings[s, 3 + i] = acc / nw
                 acc = 0.0
                 for n in range(nl):
-                    acc += out_ring_a[s, (head + n) % size, i]
-                out_acc[s, i] = acc / nl
+                    slot = head + n
+                    if slot >= size:
+                        slot -= size
+                    acc += out_ring[s, slot, 11 + i]
+                out_readings[s, i] = acc / nl
             q0 = 0.0
             q1 = 0.0
             q2 = 0.0
             q3 = 0.0
             for n in range(nq):
-                slot = (head + n) % size
-                q0 += out_ring_q[s, slot, 0]
-                q1 += out_ring_q[s, slot, 1]
-                q2 += out_ring_q[s, slot, 2]
-                q3 += out_ring_q[s, slot, 3]
+                slot = head + n
+                if slot >= size:
+                    slot -= size
+                q0 += out_ring[s, slot, 7]
+                q1 += out_ring[s, slot, 8]
+                q2 += out_ring[s, slot, 9]
+                q3 += out_ring[s, slot, 10]
             norm = np.sqrt(q0 * q0 + q1 * q1 + q2 * q2 + q3 * q3)
             if np.isfinite(norm) and norm > 0.0:
-                out_quat[s, 0] = q0 / norm
-                out_quat[s, 1] = q1 / norm
-                out_quat[s, 2] = q2 / norm
-                out_quat[s, 3] = q3 / norm
+                out_readings[s, 6] = q0 / norm
+                out_readings[s, 7] = q1 / norm
+                out_readings[s, 8] = q2 / norm
+                out_readings[s, 9] = q3 / norm
             else:
                 for i in range(4):
-                    out_quat[s, i] = q_rt[i]
-            out_times[s] = time
+                    out_readings[s, 6 + i] = out_ring[s, head, 7 + i]
+            out_readings[s, 13] = time
         out_valid[s] = 1

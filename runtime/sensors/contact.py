@@ -81,23 +81,43 @@ class ContactBatch:
         self.runtime = runtime
         self.sensors = sensors
         n = len(sensors)
-        self.bodies = np.zeros(n, np.int64)
-        self.offsets = np.zeros((n, 3))
-        self.radius = np.full(n, -1.0)
-        self.fmin = np.zeros(n)
-        self.fmax = np.zeros(n)
-        self.active = np.zeros(n, np.int64)
+        # Packed layouts: see runtime.sensors._contact_kernels.
+        self.floats = np.zeros((n, 6))
+        self.floats[:, 3] = -1.0
+        self.ints = np.zeros((n, 2), np.int64)
+        self.out_floats = np.zeros((n, 5))
+        self.out_ints = np.zeros((n, 3), np.int64)
         self.all_indices = np.arange(n, dtype=np.int64)
-        self.values = np.zeros(n)
-        self.in_contact = np.zeros(n, np.int64)
-        self.counts = np.zeros(n, np.int64)
-        self.valid = np.zeros(n, np.int64)
-        self.times = np.zeros(n)
         self.steps = np.zeros(n, np.int64)
-        self.sensor_positions = np.zeros((n, 3))
+        self.last_state: PhysicsState | None = None
         self._no_dts = np.zeros(0)
         for i, sensor in enumerate(sensors):
             sensor._attach(self, i)
+
+    @property
+    def active(self) -> np.ndarray:
+        """Active flag per sensor, (S,), int64 (view)."""
+        return self.ints[:, 1]
+
+    @property
+    def bodies(self) -> np.ndarray:
+        """Parent body index per sensor, (S,), int64 (view)."""
+        return self.ints[:, 0]
+
+    @property
+    def offsets(self) -> np.ndarray:
+        """Sensor origin in the parent body frame, (S, 3), stage units (view)."""
+        return self.floats[:, 0:3]
+
+    @property
+    def radius(self) -> np.ndarray:
+        """Filter radius per sensor, (S,), stage units (view)."""
+        return self.floats[:, 3]
+
+    @property
+    def sensor_positions(self) -> np.ndarray:
+        """Sensor world positions of the last step, (S, 3), stage units (view)."""
+        return self.out_floats[:, 2:5]
 
     def update(self, state: PhysicsState, indices: np.ndarray | None = None) -> None:
         """Evaluate the sensors (all, or ``indices``) for ``state``.
@@ -106,39 +126,45 @@ class ContactBatch:
             state: the physics state after the step.
             indices: sensor indices to evaluate, (K,), int64; None = all.
         """
-        idx = self.all_indices if indices is None else indices
-        if idx.shape[0] == 0:
-            return
-        dts = state.contact_dts if state.contact_dts is not None else self._no_dts
+        dts = state.contact_dts
         self._kernel(
             state.body_positions,
             state.body_orientations,
-            self.bodies,
-            self.offsets,
-            self.radius,
-            self.fmin,
-            self.fmax,
-            self.active,
-            idx,
+            self.floats,
+            self.ints,
+            self.all_indices if indices is None else indices,
             state.contact_body0,
             state.contact_body1,
             state.contact_positions,
             state.contact_impulses,
-            dts,
+            self._no_dts if dts is None else dts,
             float(state.dt),
             float(state.time),
-            self.values,
-            self.in_contact,
-            self.counts,
-            self.valid,
-            self.times,
-            self.sensor_positions,
+            self.out_floats,
+            self.out_ints,
         )
         if indices is None:
-            self.steps[:] = int(state.step)
+            self.steps.fill(state.step)
         else:
-            self.steps[idx] = int(state.step)
+            self.steps[indices] = state.step
         self.last_state = state
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        """All contact readings as arrays (invalid rows hold the default reading).
+
+        Returns:
+            ``value`` (S,), ``in_contact`` (S,) bool, ``number_of_contacts`` (S,),
+            ``time`` (S,), ``step`` (S,), ``is_valid`` (S,) bool.
+        """
+        valid = (self.out_ints[:, 2] != 0) & (self.ints[:, 1] != 0)
+        return {
+            "value": np.where(valid, self.out_floats[:, 0], 0.0),
+            "in_contact": valid & (self.out_ints[:, 0] != 0),
+            "number_of_contacts": np.where(valid, self.out_ints[:, 1], 0),
+            "time": np.where(valid, self.out_floats[:, 1], 0.0),
+            "step": np.where(valid, self.steps, 0),
+            "is_valid": valid,
+        }
 
 
 class ContactSensor(SensorBase):
@@ -196,11 +222,13 @@ class ContactSensor(SensorBase):
             return
         i = self._index
         c = self.config
-        batch.bodies[i] = self._body
-        batch.offsets[i] = c.translation_in_body
-        batch.radius[i] = c.radius
-        batch.fmin[i] = float(np.float32(c.threshold_min))
-        batch.fmax[i] = float(np.float32(c.threshold_max))
+        batch.ints[i, 0] = self._body
+        batch.floats[i] = (
+            *c.translation_in_body,
+            c.radius,
+            float(np.float32(c.threshold_min)),
+            float(np.float32(c.threshold_max)),
+        )
         self._on_enabled_changed()
 
     def _attach(self, batch: ContactBatch, index: int) -> None:
@@ -217,7 +245,7 @@ class ContactSensor(SensorBase):
                 and self.disabled_reason is None
                 and not self._deleted
             )
-            self._batch.active[self._index] = 1 if active else 0
+            self._batch.ints[self._index, 1] = 1 if active else 0
 
     def on_usd_changed(self) -> None:
         """Re-read ``enabled`` / ``threshold`` / ``radius`` / transform after USD edits."""
@@ -245,15 +273,15 @@ class ContactSensor(SensorBase):
             The reading.
         """
         b = self._batch
-        if b is None or not b.active[self._index] or not b.valid[self._index]:
-            return ContactReading()
         i = self._index
+        if b is None or not b.ints[i, 1] or not b.out_ints[i, 2]:
+            return ContactReading()
         return ContactReading(
-            time=float(b.times[i]),
+            time=float(b.out_floats[i, 1]),
             step=int(b.steps[i]),
-            value=float(b.values[i]),
-            in_contact=bool(b.in_contact[i]),
-            number_of_contacts=int(b.counts[i]),
+            value=float(b.out_floats[i, 0]),
+            in_contact=bool(b.out_ints[i, 0]),
+            number_of_contacts=int(b.out_ints[i, 1]),
             is_valid=True,
         )
 
@@ -294,9 +322,6 @@ class ContactSensor(SensorBase):
         """Invalidate the reading until the next step (stop/start)."""
         if self._batch is not None:
             i = self._index
-            self._batch.valid[i] = 0
-            self._batch.values[i] = 0.0
-            self._batch.in_contact[i] = 0
-            self._batch.counts[i] = 0
-            self._batch.times[i] = 0.0
+            self._batch.out_ints[i] = 0
+            self._batch.out_floats[i, 0:2] = 0.0
             self._batch.steps[i] = 0

@@ -86,76 +86,87 @@ class ImuBatch:
         self.runtime = runtime
         self.sensors = sensors
         n = len(sensors)
-        self.bodies = np.zeros(n, np.int64)
-        self.offset_positions = np.zeros((n, 3))
-        self.offset_orientations = np.tile(_identity(), (n, 1))
-        self.widths = np.ones((n, 3), np.int64)
+        # Packed per-sensor layouts: see runtime.sensors._imu_kernels.
+        self.ints = np.zeros((n, 7), np.int64)
+        self.ints[:, 1:4] = 1
+        self.ints[:, 4] = 2
+        self.floats = np.zeros((n, 7))
+        self.floats[:, 3] = 1.0
         self.ring_sizes = np.full(n, 20, np.int64)
-        self.modes = np.zeros(n, np.int64)
-        self.active = np.zeros(n, np.int64)
         self.processed = np.zeros(n, bool)
+        self._all_processed = n == 0
         self.all_indices = np.arange(n, dtype=np.int64)
-        self.acc = np.zeros((n, 3))
-        self.gyro = np.zeros((n, 3))
-        self.quat = np.tile(_identity(), (n, 1))
-        self.gravity_sensor = np.zeros((n, 3))
-        self.times = np.zeros(n)
+        self.readings = np.zeros((n, 14))
+        self.readings[:, 6] = 1.0
         self.steps = np.zeros(n, np.int64)
         self.valid = np.zeros(n, np.int64)
-        self.prev_v = np.zeros((n, 3))
-        self.prev_w = np.zeros((n, 3))
-        self.prev_t = np.zeros(n)
+        self.prev = np.zeros((n, 7))
         self.heads = np.zeros(n, np.int64)
-        self._allocate_rings(20)
+        self._allocate_rings(2)
         self._no_acc = np.zeros((0, 3))
         for i, sensor in enumerate(sensors):
             sensor._attach(self, i)
 
-    def _allocate_rings(self, size: int) -> None:
-        n = self.bodies.shape[0]
-        self.ring_capacity = size
-        self.ring_t = np.zeros((n, size))
-        self.ring_v = np.zeros((n, size, 3))
-        self.ring_w = np.zeros((n, size, 3))
-        self.ring_a = np.zeros((n, size, 3))
-        self.ring_q = np.zeros((n, size, 4))
-        self.ring_q[:, :, 0] = 1.0
+    @property
+    def bodies(self) -> np.ndarray:
+        """Parent body index per sensor, (S,), int64 (view)."""
+        return self.ints[:, 0]
+
+    @property
+    def modes(self) -> np.ndarray:
+        """Mode per sensor (0 isaac, 1 physical), (S,), int64 (view)."""
+        return self.ints[:, 5]
+
+    @property
+    def active(self) -> np.ndarray:
+        """Active flag per sensor, (S,), int64 (view)."""
+        return self.ints[:, 6]
+
+    @property
+    def offset_orientations(self) -> np.ndarray:
+        """Sensor orientation in the body frame, (S, 4), wxyz (view)."""
+        return self.floats[:, 3:7]
+
+    def _allocate_rings(self, capacity: int) -> None:
+        n = self.ints.shape[0]
+        self.ring_capacity = capacity
+        self.ring = np.zeros((n, capacity, 14))
+        self.ring[:, :, 7] = 1.0
 
     def reset_history(self, i: int) -> None:
-        """Reset sensor ``i``'s rings to the initial fill (t 0, zeros, identity).
+        """Reset sensor ``i``'s history to the initial fill (t 0, zeros, identity).
 
         Args:
             i: sensor index in the batch.
         """
-        self.ring_t[i] = 0.0
-        self.ring_v[i] = 0.0
-        self.ring_w[i] = 0.0
-        self.ring_a[i] = 0.0
-        self.ring_q[i] = 0.0
-        self.ring_q[i, :, 0] = 1.0
+        self.ring[i] = 0.0
+        self.ring[i, :, 7] = 1.0
         self.heads[i] = 0
-        self.prev_v[i] = 0.0
-        self.prev_w[i] = 0.0
-        self.prev_t[i] = 0.0
+        self.prev[i] = 0.0
 
-    def set_ring_size(self, i: int, size: int) -> None:
-        """Set sensor ``i``'s ring size; a change resets its history (sensors.md 4.1).
+    def set_widths(self, i: int, widths: tuple[int, int, int]) -> None:
+        """Set sensor ``i``'s filter widths (each >= 1).
+
+        A change of the reference ring size ``max(2 max(N), 20)`` resets the history
+        (sensors.md 4.1). Only the ``max(Nw, Nq, 2 Nl)`` newest samples are ever read, so
+        only that many slots are stored (identical readings, less memory traffic).
 
         Args:
             i: sensor index in the batch.
-            size: the new ring size.
+            widths: (Nl, Nw, Nq).
         """
-        if size > self.ring_capacity:
-            old = (self.ring_t, self.ring_v, self.ring_w, self.ring_a, self.ring_q)
+        nl, nw, nq = (int(w) for w in widths)
+        self.ints[i, 1:4] = (nl, nw, nq)
+        size = imu_ring_size((nl, nw, nq))
+        span = max(nw, nq, 2 * nl)
+        if span > self.ring_capacity:
+            old = self.ring
             cap = self.ring_capacity
-            self._allocate_rings(size)
-            self.ring_t[:, :cap] = old[0]
-            self.ring_v[:, :cap] = old[1]
-            self.ring_w[:, :cap] = old[2]
-            self.ring_a[:, :cap] = old[3]
-            self.ring_q[:, :cap] = old[4]
-        if self.ring_sizes[i] != size:
+            self._allocate_rings(span)
+            self.ring[:, :cap] = old
+        if self.ring_sizes[i] != size or self.ints[i, 4] != span:
             self.ring_sizes[i] = size
+            self.ints[i, 4] = span
             self.reset_history(i)
 
     def update(self, state: PhysicsState, indices: np.ndarray | None = None) -> None:
@@ -166,60 +177,42 @@ class ImuBatch:
             indices: sensor indices to evaluate, (K,), int64; None = all.
         """
         idx = self.all_indices if indices is None else indices
-        if idx.shape[0] == 0:
-            return
-        if not self.processed.all():
+        if not self._all_processed:
             self._first_step_config(idx)
         lin_acc = state.body_linear_accelerations
         ang_acc = state.body_angular_accelerations
         if lin_acc is None or ang_acc is None:
             lin_acc = ang_acc = self._no_acc
         self._kernel(
-            state.body_positions,
             state.body_orientations,
             state.body_com_local,
             state.body_linear_velocities,
             state.body_angular_velocities,
             lin_acc,
             ang_acc,
-            self.bodies,
-            self.offset_positions,
-            self.offset_orientations,
-            self.widths,
-            self.ring_sizes,
-            self.modes,
-            self.active,
+            self.ints,
+            self.floats,
             idx,
             self.runtime.gravity_up,
             state.gravity,
             float(state.time),
-            self.ring_t,
-            self.ring_v,
-            self.ring_w,
-            self.ring_q,
-            self.ring_a,
+            self.ring,
             self.heads,
-            self.prev_v,
-            self.prev_w,
-            self.prev_t,
-            self.acc,
-            self.gyro,
-            self.quat,
-            self.gravity_sensor,
-            self.times,
+            self.prev,
+            self.readings,
             self.valid,
         )
         if indices is None:
-            self.steps[:] = int(state.step)
-            self.processed[:] = True
+            self.steps.fill(state.step)
         else:
-            self.steps[idx] = int(state.step)
-            self.processed[idx] = True
+            self.steps[idx] = state.step
 
     def _first_step_config(self, idx: np.ndarray) -> None:
         for i in idx:
             if not self.processed[i]:
                 self.sensors[i]._first_processed_step()
+                self.processed[i] = True
+        self._all_processed = bool(self.processed.all())
 
     def arrays(self, read_gravity: bool = True) -> dict[str, np.ndarray]:
         """All IMU readings as arrays (read-time processing of sensors.md 4.4 applied).
@@ -234,16 +227,17 @@ class ImuBatch:
         """
         valid = (self.valid != 0) & (self.active != 0)
         isaac = self.modes == 0
-        acc = self.acc.copy()
+        acc = self.readings[:, 0:3].copy()
         if read_gravity:
+            grav = self.readings[:, 10:13]
             acc[isaac] = (
-                self.acc[isaac].astype(np.float32) + self.gravity_sensor[isaac].astype(np.float32)
+                acc[isaac].astype(np.float32) + grav[isaac].astype(np.float32)
             ).astype(np.float64)
-            acc[~isaac] = self.acc[~isaac] + self.gravity_sensor[~isaac]
-        gyro = self.gyro.copy()
+            acc[~isaac] = acc[~isaac] + grav[~isaac]
+        gyro = self.readings[:, 3:6].copy()
         acc[~np.isfinite(acc)] = 0.0
         gyro[~np.isfinite(gyro)] = 0.0
-        quat = self.quat.copy()
+        quat = self.readings[:, 6:10].copy()
         norm = np.linalg.norm(quat, axis=1)
         good = np.isfinite(norm) & (norm > 0.0)
         quat[good] /= norm[good, None]
@@ -255,7 +249,7 @@ class ImuBatch:
             "linear_acceleration": acc,
             "angular_velocity": gyro,
             "orientation": quat,
-            "time": np.where(valid, self.times, 0.0),
+            "time": np.where(valid, self.readings[:, 13], 0.0),
             "step": np.where(valid, self.steps, 0),
             "is_valid": valid,
         }
@@ -322,13 +316,11 @@ class ImuSensor(SensorBase):
             return
         i = self._index
         c = self.config
-        batch.bodies[i] = self._body
-        batch.offset_positions[i] = c.translation_in_body
-        batch.offset_orientations[i] = c.orientation_in_body
-        widths = c.effective_widths
-        batch.widths[i] = widths
-        batch.modes[i] = IMU_MODES.index(self.mode)
-        batch.set_ring_size(i, imu_ring_size(widths))
+        batch.ints[i, 0] = self._body
+        batch.floats[i, 0:3] = c.translation_in_body
+        batch.floats[i, 3:7] = c.orientation_in_body
+        batch.ints[i, 5] = IMU_MODES.index(self.mode)
+        batch.set_widths(i, c.effective_widths)
         self._on_enabled_changed()
 
     def _attach(self, batch: ImuBatch, index: int) -> None:
@@ -351,9 +343,9 @@ class ImuSensor(SensorBase):
         if batch is None:
             return
         active = 1 if self._is_active() else 0
-        if active and not batch.active[self._index]:
+        if active and not batch.ints[self._index, 6]:
             batch.reset_history(self._index)  # transition to enabled: initial fill (2.5)
-        batch.active[self._index] = active
+        batch.ints[self._index, 6] = active
 
     def _first_processed_step(self) -> None:
         if self._config_dirty and self.disabled_reason is None and not self._deleted:
@@ -393,23 +385,24 @@ class ImuSensor(SensorBase):
         """
         b = self._batch
         i = self._index
-        if b is None or not b.active[i] or not b.valid[i]:
+        if b is None or not b.ints[i, 6] or not b.valid[i]:
             return ImuReading()
-        if b.modes[i] == 0:
-            acc = b.acc[i].astype(np.float32)
+        row = b.readings[i]
+        if b.ints[i, 5] == 0:
+            acc = row[0:3].astype(np.float32)
             if read_gravity:
-                acc = acc + b.gravity_sensor[i].astype(np.float32)
+                acc = acc + row[10:13].astype(np.float32)
             acc = acc.astype(np.float64)
         else:
-            acc = b.acc[i] + (b.gravity_sensor[i] if read_gravity else 0.0)
-        gyro = b.gyro[i].copy()
+            acc = row[0:3] + (row[10:13] if read_gravity else 0.0)
+        gyro = row[3:6].copy()
         acc[~np.isfinite(acc)] = 0.0
         gyro[~np.isfinite(gyro)] = 0.0
-        quat = b.quat[i].copy()
+        quat = row[6:10].copy()
         norm = float(np.linalg.norm(quat))
         quat = quat / norm if (np.isfinite(norm) and norm > 0.0) else _identity()
         return ImuReading(
-            time=float(b.times[i]),
+            time=float(row[13]),
             step=int(b.steps[i]),
             linear_acceleration=acc,
             angular_velocity=gyro,
@@ -425,8 +418,9 @@ class ImuSensor(SensorBase):
         i = self._index
         batch.valid[i] = 0
         batch.processed[i] = False
+        batch._all_processed = False
         batch.steps[i] = 0
-        batch.times[i] = 0.0
+        batch.readings[i, 13] = 0.0
         batch.reset_history(i)
         if self.disabled_reason is None and not self._deleted:
             self._read_config()
