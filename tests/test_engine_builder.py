@@ -354,7 +354,11 @@ def test_revolute_limit_in_degrees():
     lo, hi = engine.model.jnt_range[0]
     assert (lo, hi) == pytest.approx((math.radians(-10.0), math.radians(20.0)), abs=1e-6)
     engine.step(2000)
-    assert engine.state().joint_positions[0] == pytest.approx(math.radians(20.0), abs=5e-3)
+    state = engine.state()
+    assert state.joint_positions[0] == pytest.approx(math.radians(20.0), abs=5e-3)
+    # the limit carries the arm: effort = minus the gravity moment about the axis (spec E1)
+    theta = state.joint_positions[0]
+    assert state.joint_efforts[0] == pytest.approx(-2.0 * 9.81 * 0.5 * math.cos(theta), rel=1e-3)
 
 
 def test_prismatic_velocity_drive_and_targets_api():

@@ -1433,7 +1433,9 @@ class _Builder:
                 continue
             bid = model.body(path).id
             jnt = int(model.body_jntadr[bid])
-            if model.body_jntnum[bid] != 1 or model.jnt_type[jnt] != mujoco.mjtJoint.mjJNT_FREE:
+            if model.body_jntnum[bid] != 1 or int(model.jnt_type[jnt]) != int(
+                mujoco.mjtJoint.mjJNT_FREE
+            ):
                 self.warn(
                     path,
                     "authored physics:velocity / angularVelocity ignored (body is jointed or "

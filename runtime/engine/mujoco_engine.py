@@ -22,9 +22,12 @@ State mapping (all world frame, stage units; see ``runtime.sensors.state``):
   the roles are swapped (impulse and normal negated).
 * joints: DOF-table order. q / qd from ``qpos`` / ``qvel`` (sign flipped for joints used
   reversed in the tree); ball joints report the rotation vector (axis x angle) of the joint
-  quaternion and the joint-frame angular velocity. **Effort** = ``qfrc_actuator +
-  qfrc_passive`` of that DOF (drive / actuator force plus joint damping, armature-free
-  passive forces and gravity compensation); constraint (limit) forces are not included.
+  quaternion and the joint-frame angular velocity. **Effort** (spec sensors.md 6.2: the
+  generalised force transmitted through the DOF onto the child link, drive and limit
+  included) = ``qfrc_actuator + qfrc_passive`` of that DOF (drive / actuator force, joint
+  damping / springs, gravity compensation) + the joint-limit and DOF-friction-loss
+  constraint forces of that DOF. Contact forces are not included (they act on the bodies,
+  not through the joint). Ball-joint limit forces are not projected.
 """
 
 from __future__ import annotations
@@ -98,6 +101,12 @@ class MujocoEngine:
         self._com_local[self._rows] = self.model.body_ipos[self._ids]
         self._static_rows = np.nonzero(built.is_static)[0]
         self._gravity = np.array(self.model.opt.gravity, dtype=np.float64)
+        self._limit_type = int(mujoco.mjtConstraint.mjCNSTR_LIMIT_JOINT)
+        self._scalar_joint_types = (
+            int(mujoco.mjtJoint.mjJNT_HINGE),
+            int(mujoco.mjtJoint.mjJNT_SLIDE),
+        )
+        self._friction_type = int(mujoco.mjtConstraint.mjCNSTR_FRICTION_DOF)
         self._pyramidal = bool(self.model.opt.cone == mujoco.mjtCone.mjCONE_PYRAMIDAL)
         self._count = np.zeros(1, dtype=np.int64)
         self._rows = np.ascontiguousarray(self._rows, dtype=np.int64)
@@ -354,6 +363,29 @@ class MujocoEngine:
             else:
                 raise SimrtError(f"DOF {b.name!r} ({b.joint_path}) has no USD drive")
 
+    def _add_joint_constraint_forces(self, d: mujoco.MjData, efforts: np.ndarray) -> None:
+        """Add joint-limit and DOF-friction constraint forces to hinge / slide efforts."""
+        types = d.efc_type
+        rows = np.flatnonzero((types == self._limit_type) | (types == self._friction_type))
+        if not len(rows):
+            return
+        m = self.model
+        extra = np.zeros(m.nv)
+        for r in rows:
+            ident = int(d.efc_id[r])
+            force = float(d.efc_force[r])
+            if types[r] == self._friction_type:
+                extra[ident] += force
+                continue
+            if int(m.jnt_type[ident]) not in self._scalar_joint_types:
+                continue  # ball limits: not projected (documented)
+            lo, hi = m.jnt_range[ident]
+            q = d.qpos[m.jnt_qposadr[ident]]
+            # MuJoCo limit rows: lower limit J = +1, upper limit J = -1
+            extra[m.jnt_dofadr[ident]] += force if q < 0.5 * (lo + hi) else -force
+        s = self._scalar
+        efforts[s] += extra[self._v_adr[s]] * self._sign[s]
+
     def state(self) -> PhysicsState:
         """The current physics state.
 
@@ -435,6 +467,8 @@ class MujocoEngine:
         joint_state_kernel(
             self._q_adr, self._v_adr, self._sign, self._ball, v[6], v[7], v[8], v[9], jq, jv, je
         )
+        if d.nefc and len(self._scalar):
+            self._add_joint_constraint_forces(d, je)
         return PhysicsState(
             body_paths=built.body_paths,
             body_positions=pos,
