@@ -731,42 +731,65 @@ class _IkDriver:
             indices = np.array([dof_table.index_of(p) for p in chain.joint_paths], np.int64)
             self.items.append(
                 {"schedule": schedule, "poser": poser, "chain": chain, "indices": indices,
-                 "start_q": None, "seed": None, "end": end}
+                 "index_list": [int(i) for i in indices], "start_orientation": None,
+                 "q_from": None, "q_to": None, "end": end}
             )
         self.targets = np.full(len(dof_table.entries), np.nan)
 
-    def update(self, step: int, time: float, joint_positions: np.ndarray, in_contact: bool) -> bool:
-        """Maybe re-solve and send targets; returns True when targets were sent."""
+    def update(
+        self, step: int, time: float, dt: float, joint_positions: np.ndarray, in_contact: bool
+    ) -> bool:
+        """Send this step's joint targets; returns True when targets were sent.
+
+        Every ``every`` steps IK is solved for the schedule's target at the end of the next
+        block (``time + every * dt``); within the block the joint targets move linearly from
+        the previously sent targets to that solution, so the drives see a smooth reference.
+        With ``until_contact`` the targets freeze at the first contact.
+
+        Args:
+            step: the step about to be taken (1-based).
+            time: simulation time before the step [s].
+            dt: step size [s].
+            joint_positions: current DOF positions (DOF-table order).
+            in_contact: whether a robot contact sensor reports contact.
+        """
         if self.until_contact and in_contact and self.frozen_at is None:
             self.frozen_at = time
-        if (step - 1) % self.every != 0:
-            return False
-        t_eval = time if self.frozen_at is None else self.frozen_at
-        if self.frozen_at is not None and self.items and self.items[0]["seed"] is not None:
-            return False  # hold the last targets
+        if self.frozen_at is not None:
+            return False  # hold the last targets sent
+        phase = (step - 1) % self.every
         sent = False
         for item in self.items:
-            q_now = np.asarray(joint_positions, dtype=np.float64)[item["indices"]]
-            if item["start_q"] is None:
-                item["start_q"] = q_now.copy()
-                start_pose, _ = item["chain"].compute_fk(q_now)
-                item["start_orientation"] = np.asarray(start_pose.q, dtype=np.float64)
-            position, orientation = item["schedule"].target(t_eval, item["start_orientation"])
-            target = self._transform(position, orientation)
-            seed = item["seed"] if item["seed"] is not None else q_now
-            result = item["poser"].solve_ik(target, seed=seed)
-            self.solves += 1
-            if not result.success:
-                self.failures += 1
-                result = item["poser"].solve_ik(target)
-            q = np.array([result.joints[p] for p in item["chain"].joint_paths], np.float64)
-            if not result.success and item["seed"] is not None:
-                continue  # keep tracking the last good solution
-            item["seed"] = q
+            if phase == 0:
+                self._solve(item, time + self.every * dt, joint_positions)
+            if item["q_to"] is None:
+                continue
+            s = (phase + 1) / self.every
+            q = item["q_from"] + s * (item["q_to"] - item["q_from"])
             self.targets[item["indices"]] = q
-            self.engine.set_joint_targets(q, [int(i) for i in item["indices"]])
+            self.engine.set_joint_targets(q, item["index_list"])
             sent = True
         return sent
+
+    def _solve(self, item: dict[str, Any], t_goal: float, joint_positions: np.ndarray) -> None:
+        q_now = np.asarray(joint_positions, dtype=np.float64)[item["indices"]]
+        if item["start_orientation"] is None:
+            start_pose, _ = item["chain"].compute_fk(q_now)
+            item["start_orientation"] = np.asarray(start_pose.q, dtype=np.float64)
+        position, orientation = item["schedule"].target(t_goal, item["start_orientation"])
+        target = self._transform(position, orientation)
+        seed = item["q_to"] if item["q_to"] is not None else q_now
+        result = item["poser"].solve_ik(target, seed=seed)
+        self.solves += 1
+        if not result.success:
+            self.failures += 1
+            result = item["poser"].solve_ik(target)  # cold-start ladder
+            if not result.success and item["q_to"] is not None:
+                item["q_from"] = item["q_to"]
+                return  # keep tracking the last good solution
+        q = np.array([result.joints[p] for p in item["chain"].joint_paths], np.float64)
+        item["q_from"] = item["q_to"] if item["q_to"] is not None else q_now
+        item["q_to"] = q
 
 
 # ---------------------------------------------------------------------------- run
@@ -939,7 +962,7 @@ def run_scene(
     }
     meta = {
         "scene": str(scene) if isinstance(scene, (str, Path)) else "<stage>",
-        "dt": float(getattr(state, "dt", 0.0) or (dt or 0.0)),
+        "dt": float(getattr(state, "dt", 0.0) or getattr(engine, "dt", 0.0) or dt or 0.0),
         "requested_steps": steps,
         "imu_mode": imu_mode,
         "robot": robot_path,
@@ -957,6 +980,7 @@ def run_scene(
     loop_start = _time.perf_counter()
     joint_positions = np.asarray(state.joint_positions, dtype=np.float64)
     dof_count = joint_positions.shape[0]
+    step_dt = float(getattr(state, "dt", 0.0) or getattr(engine, "dt", 0.0) or dt or 1.0 / 60.0)
     perf = _time.perf_counter
     try:
         for k in range(1, steps + 1):
@@ -965,7 +989,8 @@ def run_scene(
                 in_contact = any(
                     bool(getattr(s.reading(), "in_contact", False)) for s in robot_contacts
                 ) if until_contact else False
-                ik.update(k, float(getattr(state, "time", 0.0)), joint_positions, in_contact)
+                ik.update(k, float(getattr(state, "time", 0.0)), step_dt, joint_positions,
+                          in_contact)
             t1 = perf()
             engine.step()
             t2 = perf()
@@ -975,7 +1000,8 @@ def run_scene(
             t4 = perf()
             if recorder is None:
                 recorder = Recorder(out, flush_every=flush_every, meta=meta,
-                                    min_flush_interval=min_flush_interval)
+                                    min_flush_interval=min_flush_interval,
+                                    expected_rows=min(steps, 1_000_000))
                 for tap in taps:
                     tap.define(recorder)
                 if dof_count:

@@ -128,8 +128,8 @@ def plot_recording(
 
     n_time = sum(1 for p in panels if p != "raycast hits")
     has_cloud = "raycast hits" in panels
-    fig = plt.figure(figsize=(12, 2.6 * max(n_time, 1) + (5.5 if has_cloud else 0)))
-    rows = n_time + (2 if has_cloud else 0)
+    fig = plt.figure(figsize=(12, 2.6 * max(n_time, 1) + (8.0 if has_cloud else 0)))
+    rows = n_time + (3 if has_cloud else 0)
     grid = fig.add_gridspec(rows, 1)
     row = 0
     time_axes = []
@@ -192,18 +192,23 @@ def plot_recording(
     if time_axes:
         time_axes[-1].set_xlabel("simulation time [s]")
     if has_cloud:
-        ax3 = fig.add_subplot(grid[row : row + 2, 0], projection="3d")
+        ax3 = fig.add_subplot(grid[row : row + 3, 0], projection="3d")
         scatter = ax3.scatter(
-            points[:, 0], points[:, 1], points[:, 2], c=point_times, s=1.5, cmap="viridis",
+            points[:, 0], points[:, 1], points[:, 2], c=points[:, 2], s=2.0, cmap="viridis",
             depthshade=False,
         )
-        ax3.set_title(f"raycast hits, world frame ({points.shape[0]} points)", fontsize=10)
+        ax3.set_title(
+            f"raycast hits, world frame ({points.shape[0]} points, "
+            f"t = {point_times.min():.2f} .. {point_times.max():.2f} s)",
+            fontsize=10,
+        )
         ax3.set_xlabel("x")
         ax3.set_ylabel("y")
         ax3.set_zlabel("z")
         span = np.ptp(points, axis=0)
-        ax3.set_box_aspect(tuple(float(s) if s > 1e-9 else 1e-3 for s in span))
-        fig.colorbar(scatter, ax=ax3, shrink=0.6, label="time [s]")
+        ax3.set_box_aspect(tuple(float(s) if s > 1e-9 else 1e-3 for s in span), zoom=1.2)
+        ax3.view_init(elev=35, azim=-115)
+        fig.colorbar(scatter, ax=ax3, shrink=0.6, label="height z")
     scene = recording.run.get("scene", "")
     fig.suptitle(
         f"simrt recording {Path(str(scene)).name} — {len(recording)} steps"

@@ -53,6 +53,7 @@ FORMAT_VERSION = 1
 _META_KEY = "__meta__"
 _RESERVED = frozenset({"step", "time", _META_KEY})
 _SUFFIXES = (".npz", ".parquet")
+_PREALLOCATE_BYTES = 256 * 1024 * 1024  # cap of the up-front buffer allocation
 
 
 @dataclass(frozen=True)
@@ -142,8 +143,12 @@ class Recorder:
         flush_every: rewrite the file every this many appended rows (>= 1).
         meta: JSON-serialisable run metadata stored in the file.
         min_flush_interval: skip a periodic flush when the previous one was less than this
-            many wall-clock seconds ago (bounds the rewrite cost of long, fast runs; the
-            final :meth:`close` always writes everything).
+            many wall-clock seconds ago, or less than 9x the previous flush's duration (keeps
+            the rewrite cost of long runs near 10 % of the wall time; the final
+            :meth:`close` always writes everything). 0 flushes strictly every
+            ``flush_every`` rows.
+        expected_rows: rows to preallocate for (avoids regrowing the buffers; capped at
+            256 MB up front); more rows still work.
 
     Raises:
         SimrtError: unsupported suffix, or ``.parquet`` without pyarrow installed.
@@ -157,6 +162,7 @@ class Recorder:
         flush_every: int = 250,
         meta: Mapping[str, Any] | None = None,
         min_flush_interval: float = 0.0,
+        expected_rows: int = 0,
     ) -> None:
         self.path = Path(path) if path is not None else None
         self._format = _check_suffix(self.path) if self.path is not None else ""
@@ -169,11 +175,13 @@ class Recorder:
         self._step = np.zeros(0, dtype=np.int64)
         self._time = np.zeros(0, dtype=np.float64)
         self._count = 0
+        self._expected_rows = max(int(expected_rows), 0)
         self._since_flush = 0
         self._closed = False
         self.flush_count = 0
         self.min_flush_interval = float(min_flush_interval)
         self._last_flush = -math.inf
+        self._flush_seconds = 0.0
         if self.path is not None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
 
@@ -207,7 +215,11 @@ class Recorder:
         capacity = self._step.shape[0]
         if needed <= capacity:
             return
-        new_capacity = max(needed, 2 * capacity, 64)
+        row_bytes = 16 + sum(
+            buffer.dtype.itemsize * int(np.prod(buffer.shape[1:])) for buffer in self._buffers.values()
+        )
+        preallocate = min(self._expected_rows, _PREALLOCATE_BYTES // max(row_bytes, 1))
+        new_capacity = max(needed, 2 * capacity, 64, preallocate)
 
         def grown(array: np.ndarray) -> np.ndarray:
             out = np.zeros((new_capacity, *array.shape[1:]), dtype=array.dtype)
@@ -254,7 +266,8 @@ class Recorder:
         self._since_flush += 1
         if self._since_flush >= self.flush_every and (
             self.min_flush_interval <= 0.0
-            or time_module.monotonic() - self._last_flush >= self.min_flush_interval
+            or time_module.monotonic() - self._last_flush
+            >= max(self.min_flush_interval, 9.0 * self._flush_seconds)
         ):
             self.flush()
 
@@ -279,7 +292,8 @@ class Recorder:
                 written uncompressed, which is much faster for long runs).
         """
         self._since_flush = 0
-        self._last_flush = time_module.monotonic()
+        started = time_module.monotonic()
+        self._last_flush = started
         if self.path is None:
             return
         n = self._count
@@ -296,6 +310,7 @@ class Recorder:
             _write_parquet_atomic(self.path, arrays, self._channels, meta_json)
         self._since_flush = 0
         self.flush_count += 1
+        self._flush_seconds = time_module.monotonic() - started
 
     def snapshot(self, *, complete: bool = False) -> Recording:
         """The rows recorded so far as a :class:`Recording` (copies; no file I/O)."""
