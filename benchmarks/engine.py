@@ -11,7 +11,8 @@ ground plane, which exercises contacts) it prints, in the same run:
   full cost of producing a ``PhysicsState`` for the sensors each step);
 * step+state+acc: same with accelerations (``mj_rnePostConstraint``);
 
-with the ratios to raw. Build time (USD parse + MjSpec compile) is reported separately.
+with the ratios to raw (each the best of 5 interleaved runs of steps/5 steps, since the
+machine may be shared). Build time (USD parse + MjSpec compile) is reported separately.
 """
 
 from __future__ import annotations
@@ -58,7 +59,7 @@ def _time(fn, steps: int) -> float:
     return (time.perf_counter() - start) / steps
 
 
-def bench(name: str, stage, steps: int) -> None:
+def bench(name: str, stage, steps: int, repeats: int = 5) -> None:
     import mujoco
 
     from runtime.engine import MujocoEngine
@@ -72,20 +73,27 @@ def bench(name: str, stage, steps: int) -> None:
             np.zeros(len([d for d in engine.dofs if d.actuator >= 0])),
             names=[d.name for d in engine.dofs if d.actuator >= 0],
         )
-    raw = _time(lambda: mujoco.mj_step(model, data), steps)
-    engine.reset()
-    step = _time(engine.step, steps)
-    engine.reset()
 
     def step_state() -> None:
         engine.step()
         engine.state()
 
-    full = _time(step_state, steps)
-    engine.compute_accelerations = True
-    engine.reset()
-    full_acc = _time(step_state, steps)
+    def variants():
+        yield "raw", lambda: mujoco.mj_step(model, data), False
+        yield "step", engine.step, False
+        yield "full", step_state, False
+        yield "acc", step_state, True
+
+    # interleave the variants and keep each one's best of `repeats` (the machine is shared)
+    best = {key: float("inf") for key, _, _ in variants()}
+    chunk = max(1, steps // repeats)
+    for _ in range(repeats):
+        for key, fn, acc in variants():
+            engine.compute_accelerations = acc
+            engine.reset()
+            best[key] = min(best[key], _time(fn, chunk))
     engine.compute_accelerations = False
+    raw, step, full, full_acc = best["raw"], best["step"], best["full"], best["acc"]
     state = engine.state()
     print(
         f"{name:8s} bodies={len(engine.body_paths):3d} dofs={len(engine.dofs):2d} "
