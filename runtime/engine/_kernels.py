@@ -13,7 +13,13 @@ import numpy as np
 
 from runtime._jit import jit
 
-__all__ = ["body_state_kernel", "body_acceleration_kernel", "contact_kernel", "joint_state_kernel"]
+__all__ = [
+    "body_acceleration_kernel",
+    "body_state_kernel",
+    "contact_kernel",
+    "joint_constraint_force_kernel",
+    "joint_state_kernel",
+]
 
 
 @jit
@@ -260,3 +266,68 @@ def joint_state_kernel(
             else:
                 scale = 2.0
             out_q[k] = qpos[a + 1 + axis] * scale * s
+
+
+@jit
+def joint_constraint_force_kernel(
+    efc_type: np.ndarray,
+    efc_id: np.ndarray,
+    efc_force: np.ndarray,
+    limit_type: int,
+    friction_type: int,
+    jnt_type: np.ndarray,
+    scalar_joint_a: int,
+    scalar_joint_b: int,
+    jnt_range: np.ndarray,
+    jnt_qposadr: np.ndarray,
+    jnt_dofadr: np.ndarray,
+    qpos: np.ndarray,
+    dof_v_adr: np.ndarray,
+    dof_sign: np.ndarray,
+    dof_ball_axis: np.ndarray,
+    out_dof_force: np.ndarray,
+    out_effort: np.ndarray,
+) -> None:
+    """Add joint-limit and DOF-friction constraint forces to hinge / slide DOF efforts.
+
+    MuJoCo limit rows have Jacobian +1 at a lower limit and -1 at an upper limit (the side
+    is the one nearer to the current position); friction-loss rows have Jacobian +1. Limits
+    of joints other than hinge / slide (ball) are skipped.
+
+    Args:
+        efc_type: (nefc,) constraint types, int64.
+        efc_id: (nefc,) joint id (limit rows) / DOF id (friction rows), int64.
+        efc_force: (nefc,) constraint forces.
+        limit_type: ``mjCNSTR_LIMIT_JOINT``.
+        friction_type: ``mjCNSTR_FRICTION_DOF``.
+        jnt_type: (njnt,) joint types, int64.
+        scalar_joint_a: ``mjJNT_SLIDE``.
+        scalar_joint_b: ``mjJNT_HINGE``.
+        jnt_range: (njnt, 2) joint ranges.
+        jnt_qposadr: (njnt,) qpos addresses, int64.
+        jnt_dofadr: (njnt,) DOF addresses, int64.
+        qpos: (nq,) positions.
+        dof_v_adr: (D,) qvel address per reported DOF, int64.
+        dof_sign: (D,) +1 / -1 per reported DOF.
+        dof_ball_axis: (D,) -1 for hinge / slide DOFs (only those receive the forces), int64.
+        out_dof_force: (nv,) scratch: generalised constraint forces per MuJoCo DOF.
+        out_effort: (D,) efforts, incremented in place.
+    """
+    for k in range(out_dof_force.shape[0]):
+        out_dof_force[k] = 0.0
+    for r in range(efc_type.shape[0]):
+        t = efc_type[r]
+        if t == friction_type:
+            out_dof_force[efc_id[r]] += efc_force[r]
+        elif t == limit_type:
+            j = efc_id[r]
+            if jnt_type[j] != scalar_joint_a and jnt_type[j] != scalar_joint_b:
+                continue
+            mid = 0.5 * (jnt_range[j, 0] + jnt_range[j, 1])
+            if qpos[jnt_qposadr[j]] < mid:
+                out_dof_force[jnt_dofadr[j]] += efc_force[r]
+            else:
+                out_dof_force[jnt_dofadr[j]] -= efc_force[r]
+    for k in range(dof_v_adr.shape[0]):
+        if dof_ball_axis[k] < 0:
+            out_effort[k] += out_dof_force[dof_v_adr[k]] * dof_sign[k]

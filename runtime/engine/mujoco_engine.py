@@ -43,6 +43,7 @@ from runtime.engine._kernels import (
     body_acceleration_kernel,
     body_state_kernel,
     contact_kernel,
+    joint_constraint_force_kernel,
     joint_state_kernel,
 )
 from runtime.engine.builder import BuiltModel, DofBinding, build_model
@@ -102,6 +103,10 @@ class MujocoEngine:
         self._static_rows = np.nonzero(built.is_static)[0]
         self._gravity = np.array(self.model.opt.gravity, dtype=np.float64)
         self._limit_type = int(mujoco.mjtConstraint.mjCNSTR_LIMIT_JOINT)
+        self._dof_force = np.zeros(self.model.nv)
+        self._jnt_type = self.model.jnt_type.astype(np.int64)
+        self._jnt_qposadr = self.model.jnt_qposadr.astype(np.int64)
+        self._jnt_dofadr = self.model.jnt_dofadr.astype(np.int64)
         self._scalar_joint_types = (
             int(mujoco.mjtJoint.mjJNT_HINGE),
             int(mujoco.mjtJoint.mjJNT_SLIDE),
@@ -365,26 +370,27 @@ class MujocoEngine:
 
     def _add_joint_constraint_forces(self, d: mujoco.MjData, efforts: np.ndarray) -> None:
         """Add joint-limit and DOF-friction constraint forces to hinge / slide efforts."""
-        types = d.efc_type
-        rows = np.flatnonzero((types == self._limit_type) | (types == self._friction_type))
-        if not len(rows):
-            return
         m = self.model
-        extra = np.zeros(m.nv)
-        for r in rows:
-            ident = int(d.efc_id[r])
-            force = float(d.efc_force[r])
-            if types[r] == self._friction_type:
-                extra[ident] += force
-                continue
-            if int(m.jnt_type[ident]) not in self._scalar_joint_types:
-                continue  # ball limits: not projected (documented)
-            lo, hi = m.jnt_range[ident]
-            q = d.qpos[m.jnt_qposadr[ident]]
-            # MuJoCo limit rows: lower limit J = +1, upper limit J = -1
-            extra[m.jnt_dofadr[ident]] += force if q < 0.5 * (lo + hi) else -force
-        s = self._scalar
-        efforts[s] += extra[self._v_adr[s]] * self._sign[s]
+        extra = self._dof_force
+        joint_constraint_force_kernel(
+            d.efc_type.astype(np.int64),
+            d.efc_id.astype(np.int64),
+            d.efc_force,
+            self._limit_type,
+            self._friction_type,
+            self._jnt_type,
+            int(mujoco.mjtJoint.mjJNT_SLIDE),
+            int(mujoco.mjtJoint.mjJNT_HINGE),
+            m.jnt_range,
+            self._jnt_qposadr,
+            self._jnt_dofadr,
+            self._views[6],
+            self._v_adr,
+            self._sign,
+            self._ball,
+            extra,
+            efforts,
+        )
 
     def state(self) -> PhysicsState:
         """The current physics state.
