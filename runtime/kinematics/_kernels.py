@@ -16,6 +16,11 @@ Chain model (``n`` movable joints, chain-local frame = the chain's start prim fr
 
 FK of the chain: ``T = Π_i home_i · motion_i(q_i) · tip`` (column convention).
 
+The FK / Jacobian / IK kernels take the chain *packed* (fewer arguments = cheaper Numba
+dispatch per call): ``model`` float64 (n, 16), row k = [type (0 revolute / 1 prismatic),
+axis (3), home_t (3), home_r row-major (9)], and ``tip`` float64 (12,) = [tip_t (3), tip_r
+row-major (9)]. ``chain_fk_frames_kernel`` takes the unpacked arrays above.
+
 Tree model (``L`` links in parent-before-child order, for body-pose reporting):
 
 * ``link_parent``   int64 (L,): parent link index, -1 for the root.
@@ -153,9 +158,7 @@ def _mat_to_quat(r, out_q):  # pragma: no cover
 
 
 @jit
-def _fk_core(
-    joint_types, axes, home_t, home_r, tip_t, tip_r, qs, b, jac, jb, want_jac
-):  # pragma: no cover
+def _fk_core(model, tip, qs, b, jac, jb, want_jac):  # pragma: no cover
     """FK of configuration ``qs[b]`` with scalar temporaries (no array views in the loop).
 
     When ``want_jac`` the point Jacobian is written to ``jac[jb]`` (6, n).
@@ -175,23 +178,23 @@ def _fk_core(
     px = 0.0
     py = 0.0
     pz = 0.0
-    n = joint_types.shape[0]
+    n = model.shape[0]
     for k in range(n):
-        hx = home_t[k, 0]
-        hy = home_t[k, 1]
-        hz = home_t[k, 2]
+        hx = model[k, 4]
+        hy = model[k, 5]
+        hz = model[k, 6]
         px += r00 * hx + r01 * hy + r02 * hz
         py += r10 * hx + r11 * hy + r12 * hz
         pz += r20 * hx + r21 * hy + r22 * hz
-        h00 = home_r[k, 0, 0]
-        h01 = home_r[k, 0, 1]
-        h02 = home_r[k, 0, 2]
-        h10 = home_r[k, 1, 0]
-        h11 = home_r[k, 1, 1]
-        h12 = home_r[k, 1, 2]
-        h20 = home_r[k, 2, 0]
-        h21 = home_r[k, 2, 1]
-        h22 = home_r[k, 2, 2]
+        h00 = model[k, 7]
+        h01 = model[k, 8]
+        h02 = model[k, 9]
+        h10 = model[k, 10]
+        h11 = model[k, 11]
+        h12 = model[k, 12]
+        h20 = model[k, 13]
+        h21 = model[k, 14]
+        h22 = model[k, 15]
         t00 = r00 * h00 + r01 * h10 + r02 * h20
         t01 = r00 * h01 + r01 * h11 + r02 * h21
         t02 = r00 * h02 + r01 * h12 + r02 * h22
@@ -201,14 +204,14 @@ def _fk_core(
         t20 = r20 * h00 + r21 * h10 + r22 * h20
         t21 = r20 * h01 + r21 * h11 + r22 * h21
         t22 = r20 * h02 + r21 * h12 + r22 * h22
-        ax = axes[k, 0]
-        ay = axes[k, 1]
-        az = axes[k, 2]
+        ax = model[k, 1]
+        ay = model[k, 2]
+        az = model[k, 3]
         wx = t00 * ax + t01 * ay + t02 * az
         wy = t10 * ax + t11 * ay + t12 * az
         wz = t20 * ax + t21 * ay + t22 * az
         qk = qs[b, k]
-        if joint_types[k] == 0:
+        if model[k, 0] == 0.0:
             if want_jac:
                 jac[jb, 0, k] = wx
                 jac[jb, 1, k] = wy
@@ -270,21 +273,21 @@ def _fk_core(
             r21 = t21
             r22 = t22
     if n > 0:
-        hx = tip_t[0]
-        hy = tip_t[1]
-        hz = tip_t[2]
+        hx = tip[0]
+        hy = tip[1]
+        hz = tip[2]
         px += r00 * hx + r01 * hy + r02 * hz
         py += r10 * hx + r11 * hy + r12 * hz
         pz += r20 * hx + r21 * hy + r22 * hz
-        t00 = r00 * tip_r[0, 0] + r01 * tip_r[1, 0] + r02 * tip_r[2, 0]
-        t01 = r00 * tip_r[0, 1] + r01 * tip_r[1, 1] + r02 * tip_r[2, 1]
-        t02 = r00 * tip_r[0, 2] + r01 * tip_r[1, 2] + r02 * tip_r[2, 2]
-        t10 = r10 * tip_r[0, 0] + r11 * tip_r[1, 0] + r12 * tip_r[2, 0]
-        t11 = r10 * tip_r[0, 1] + r11 * tip_r[1, 1] + r12 * tip_r[2, 1]
-        t12 = r10 * tip_r[0, 2] + r11 * tip_r[1, 2] + r12 * tip_r[2, 2]
-        t20 = r20 * tip_r[0, 0] + r21 * tip_r[1, 0] + r22 * tip_r[2, 0]
-        t21 = r20 * tip_r[0, 1] + r21 * tip_r[1, 1] + r22 * tip_r[2, 1]
-        t22 = r20 * tip_r[0, 2] + r21 * tip_r[1, 2] + r22 * tip_r[2, 2]
+        t00 = r00 * tip[3] + r01 * tip[6] + r02 * tip[9]
+        t01 = r00 * tip[4] + r01 * tip[7] + r02 * tip[10]
+        t02 = r00 * tip[5] + r01 * tip[8] + r02 * tip[11]
+        t10 = r10 * tip[3] + r11 * tip[6] + r12 * tip[9]
+        t11 = r10 * tip[4] + r11 * tip[7] + r12 * tip[10]
+        t12 = r10 * tip[5] + r11 * tip[8] + r12 * tip[11]
+        t20 = r20 * tip[3] + r21 * tip[6] + r22 * tip[9]
+        t21 = r20 * tip[4] + r21 * tip[7] + r22 * tip[10]
+        t22 = r20 * tip[5] + r21 * tip[8] + r22 * tip[11]
         r00 = t00
         r01 = t01
         r02 = t02
@@ -296,7 +299,7 @@ def _fk_core(
         r22 = t22
     if want_jac:
         for k in range(n):
-            if joint_types[k] == 0:
+            if model[k, 0] == 0.0:
                 dx = px - jac[jb, 3, k]
                 dy = py - jac[jb, 4, k]
                 dz = pz - jac[jb, 5, k]
@@ -362,46 +365,36 @@ def _store_pose(pose, out_pos, out_quat, b):  # pragma: no cover
 
 
 @jit
-def chain_fk_kernel(joint_types, axes, home_t, home_r, tip_t, tip_r, q, out_pos, out_quat):
+def chain_fk_kernel(model, tip, q, out_pos, out_quat):
     """End pose of a serial chain for one configuration.
 
     Args:
-        joint_types: int64 (n,), 0 revolute / 1 prismatic.
-        axes: float64 (n, 3), unit axes in joint frames.
-        home_t: float64 (n, 3), joint offsets [stage units].
-        home_r: float64 (n, 3, 3), joint offset rotations.
-        tip_t: float64 (3,), trailing offset translation.
-        tip_r: float64 (3, 3), trailing offset rotation.
+        model: float64 (n, 16), packed chain (see module docstring).
+        tip: float64 (12,), packed trailing offset [t (3), R row-major (9)].
         q: float64 (n,), joint values [rad or stage units].
         out_pos: float64 (3,), end position in the chain-local frame (written).
         out_quat: float64 (4,), end orientation wxyz, w >= 0 (written).
     """
     n = q.shape[0]
     dummy = np.empty((1, 6, 0))
-    pose = _fk_core(
-        joint_types, axes, home_t, home_r, tip_t, tip_r, q.reshape((1, n)), 0, dummy, 0, False
-    )
+    pose = _fk_core(model, tip, q.reshape((1, n)), 0, dummy, 0, False)
     _store_pose(pose, out_pos.reshape((1, 3)), out_quat.reshape((1, 4)), 0)
 
 
 @jit
-def chain_fk_batch_kernel(joint_types, axes, home_t, home_r, tip_t, tip_r, qs, out_pos, out_quat):
+def chain_fk_batch_kernel(model, tip, qs, out_pos, out_quat):
     """End poses of a serial chain for N configurations.
 
     Args:
-        joint_types: int64 (n,).
-        axes: float64 (n, 3).
-        home_t: float64 (n, 3).
-        home_r: float64 (n, 3, 3).
-        tip_t: float64 (3,).
-        tip_r: float64 (3, 3).
+        model: float64 (n, 16), packed chain.
+        tip: float64 (12,), packed trailing offset.
         qs: float64 (N, n), joint values [rad or stage units].
         out_pos: float64 (N, 3), end positions, chain-local frame (written).
         out_quat: float64 (N, 4), end orientations wxyz (written).
     """
     dummy = np.empty((1, 6, 0))
     for b in range(qs.shape[0]):
-        pose = _fk_core(joint_types, axes, home_t, home_r, tip_t, tip_r, qs, b, dummy, 0, False)
+        pose = _fk_core(model, tip, qs, b, dummy, 0, False)
         _store_pose(pose, out_pos, out_quat, b)
 
 
@@ -442,18 +435,12 @@ def chain_fk_frames_kernel(joint_types, axes, home_t, home_r, tip_t, tip_r, q, o
 
 
 @jit
-def chain_fk_jacobian_kernel(
-    joint_types, axes, home_t, home_r, tip_t, tip_r, q, out_pos, out_quat, out_jac
-):
+def chain_fk_jacobian_kernel(model, tip, q, out_pos, out_quat, out_jac):
     """End pose and point (geometric) Jacobian for one configuration.
 
     Args:
-        joint_types: int64 (n,).
-        axes: float64 (n, 3).
-        home_t: float64 (n, 3).
-        home_r: float64 (n, 3, 3).
-        tip_t: float64 (3,).
-        tip_r: float64 (3, 3).
+        model: float64 (n, 16), packed chain.
+        tip: float64 (12,), packed trailing offset.
         q: float64 (n,).
         out_pos: float64 (3,), end position, chain-local (written).
         out_quat: float64 (4,), end orientation wxyz (written).
@@ -461,12 +448,8 @@ def chain_fk_jacobian_kernel(
     """
     n = q.shape[0]
     pose = _fk_core(
-        joint_types,
-        axes,
-        home_t,
-        home_r,
-        tip_t,
-        tip_r,
+        model,
+        tip,
         q.reshape((1, n)),
         0,
         out_jac.reshape((1, 6, n)),
@@ -477,25 +460,19 @@ def chain_fk_jacobian_kernel(
 
 
 @jit
-def chain_fk_jacobian_batch_kernel(
-    joint_types, axes, home_t, home_r, tip_t, tip_r, qs, out_pos, out_quat, out_jac
-):
+def chain_fk_jacobian_batch_kernel(model, tip, qs, out_pos, out_quat, out_jac):
     """End poses and point Jacobians for N configurations.
 
     Args:
-        joint_types: int64 (n,).
-        axes: float64 (n, 3).
-        home_t: float64 (n, 3).
-        home_r: float64 (n, 3, 3).
-        tip_t: float64 (3,).
-        tip_r: float64 (3, 3).
+        model: float64 (n, 16), packed chain.
+        tip: float64 (12,), packed trailing offset.
         qs: float64 (N, n).
         out_pos: float64 (N, 3) (written).
         out_quat: float64 (N, 4) wxyz (written).
         out_jac: float64 (N, 6, n) (written).
     """
     for b in range(qs.shape[0]):
-        pose = _fk_core(joint_types, axes, home_t, home_r, tip_t, tip_r, qs, b, out_jac, b, True)
+        pose = _fk_core(model, tip, qs, b, out_jac, b, True)
         _store_pose(pose, out_pos, out_quat, b)
 
 
@@ -659,15 +636,13 @@ BIAS_CUTOFF = 1e-2
 
 
 @jit
-def _eval(
-    joint_types, axes, home_t, home_r, tip_t, tip_r, qrow, tgt_t, tgt_q, weights, fixed, jac, e, ew
-):  # pragma: no cover
+def _eval(model, tip, qrow, tgt_t, tgt_q, weights, fixed, jac, e, ew):  # pragma: no cover
     """FK, point Jacobian, pose error and weighted cost at ``qrow[0]``.
 
     Fixed columns of ``jac[0]`` are zeroed; ``e = [2 s vec(tgt_q ⊗ quat*); tgt_t - p]`` with
     s = +1 when w == 0 (spec §4 REC); ``ew`` is the weighted error; returns the weighted cost.
     """
-    pose = _fk_core(joint_types, axes, home_t, home_r, tip_t, tip_r, qrow, 0, jac, 0, True)
+    pose = _fk_core(model, tip, qrow, 0, jac, 0, True)
     w2, x2, y2, z2 = _quat_scalars(
         pose[0], pose[1], pose[2], pose[3], pose[4], pose[5], pose[6], pose[7], pose[8]
     )
@@ -703,12 +678,8 @@ def _eval(
 
 @jit
 def _lm_solve(
-    joint_types,
-    axes,
-    home_t,
-    home_r,
-    tip_t,
-    tip_r,
+    model,
+    tip,
     lower,
     upper,
     fixed,
@@ -762,12 +733,8 @@ def _lm_solve(
         bias_active = False
     lam = lam0
     cost = _eval(
-        joint_types,
-        axes,
-        home_t,
-        home_r,
-        tip_t,
-        tip_r,
+        model,
+        tip,
         qcur,
         tgt_t,
         tgt_q,
@@ -846,12 +813,8 @@ def _lm_solve(
                 v = upper[k]
             qnew[0, k] = v
         cost_new = _eval(
-            joint_types,
-            axes,
-            home_t,
-            home_r,
-            tip_t,
-            tip_r,
+            model,
+            tip,
             qnew,
             tgt_t,
             tgt_q,
@@ -888,40 +851,18 @@ def _lm_solve(
 
 
 @jit
-def ik_lm_kernel(
-    joint_types,
-    axes,
-    home_t,
-    home_r,
-    tip_t,
-    tip_r,
-    lower,
-    upper,
-    fixed,
-    q0,
-    tgt_t,
-    tgt_q,
-    params,
-    out_q,
-    out_err,
-):
+def ik_lm_kernel(model, tip, limits, fixed, q0, target, params, out_q, out_err):
     """Levenberg–Marquardt IK with null-space centering for one target (spec §5.3).
 
     Uses the point Jacobian, consistent with the pose error.
 
     Args:
-        joint_types: int64 (n,).
-        axes: float64 (n, 3).
-        home_t: float64 (n, 3).
-        home_r: float64 (n, 3, 3).
-        tip_t: float64 (3,).
-        tip_r: float64 (3, 3).
-        lower: float64 (n,), lower limits (may be -inf) [rad or stage units].
-        upper: float64 (n,), upper limits (may be +inf).
+        model: float64 (n, 16), packed chain.
+        tip: float64 (12,), packed trailing offset.
+        limits: float64 (2, n), lower / upper limits (may be ∓inf) [rad or stage units].
         fixed: int64 (n,), non-zero = joint locked at its (clipped) seed value.
         q0: float64 (n,), seed.
-        tgt_t: float64 (3,), target position, chain-local frame.
-        tgt_q: float64 (4,), target orientation wxyz, chain-local frame.
+        target: float64 (7,), target position (3) and orientation wxyz (4), chain-local.
         params: float64 (8,), [lam, iters, tol, w_rot, w_pos, max_step, null_space_bias, 0].
         out_q: float64 (n,), solution (written).
         out_err: float64 (1,), unweighted pose-error norm at the solution (written).
@@ -932,18 +873,14 @@ def ik_lm_kernel(
     ws_dq = np.empty(n)
     ws_qc = np.empty(n)
     err2 = _lm_solve(
-        joint_types,
-        axes,
-        home_t,
-        home_r,
-        tip_t,
-        tip_r,
-        lower,
-        upper,
+        model,
+        tip,
+        limits[0],
+        limits[1],
         fixed,
         q0,
-        tgt_t,
-        tgt_q,
+        target[:3],
+        target[3:],
         params[0],
         int(params[1]),
         params[2],
@@ -962,22 +899,7 @@ def ik_lm_kernel(
 
 @jit
 def ik_lm_batch_kernel(
-    joint_types,
-    axes,
-    home_t,
-    home_r,
-    tip_t,
-    tip_r,
-    lower,
-    upper,
-    fixed,
-    seeds,
-    tgt_t,
-    tgt_q,
-    params,
-    out_q,
-    out_err,
-    out_seed_index,
+    model, tip, limits, fixed, seeds, targets, params, out_q, out_err, out_seed_index
 ):
     """LM IK for N targets, each tried from an ordered list of S seeds.
 
@@ -987,18 +909,13 @@ def ik_lm_batch_kernel(
     its index is reported negated minus one (``-1 - s``).
 
     Args:
-        joint_types: int64 (n,).
-        axes: float64 (n, 3).
-        home_t: float64 (n, 3).
-        home_r: float64 (n, 3, 3).
-        tip_t: float64 (3,).
-        tip_r: float64 (3, 3).
-        lower: float64 (n,).
-        upper: float64 (n,).
+        model: float64 (n, 16), packed chain.
+        tip: float64 (12,), packed trailing offset.
+        limits: float64 (2, n), lower / upper limits.
         fixed: int64 (n,).
         seeds: float64 (N, S, n), seeds per target in priority order.
-        tgt_t: float64 (N, 3), target positions, chain-local.
-        tgt_q: float64 (N, 4), target orientations wxyz, chain-local.
+        targets: float64 (N, 7), target positions (3) and orientations wxyz (4),
+            chain-local.
         params: float64 (8,), [lam, iters, tol, w_rot, w_pos, max_step, null_space_bias,
             accept_tolerance].
         out_q: float64 (N, n) (written).
@@ -1013,24 +930,22 @@ def ik_lm_batch_kernel(
     ws_qc = np.empty(n)
     q_try = np.empty(n)
     accept2 = params[7] * params[7]
+    lower = limits[0]
+    upper = limits[1]
     for b in range(seeds.shape[0]):
         best = np.inf
         best_s = 0
         done = False
         for s in range(n_seeds):
             err2 = _lm_solve(
-                joint_types,
-                axes,
-                home_t,
-                home_r,
-                tip_t,
-                tip_r,
+                model,
+                tip,
                 lower,
                 upper,
                 fixed,
                 seeds[b, s],
-                tgt_t[b],
-                tgt_q[b],
+                targets[b, :3],
+                targets[b, 3:],
                 params[0],
                 int(params[1]),
                 params[2],

@@ -505,7 +505,7 @@ class KinematicChain:
 
     @property
     def kernel_arrays(self) -> tuple[np.ndarray, ...]:
-        """(joint_types, axes, home_t, home_r, tip_t, tip_r) for the chain kernels.
+        """Packed ``(model (n, 16), tip (12,))`` for the chain FK / Jacobian / IK kernels.
 
         Every joint frame is pre-rotated so that its axis is +Z (kernel fast path); the end
         pose and Jacobian are unchanged, intermediate frames differ from :meth:`compute_fk`'s.
@@ -523,8 +523,10 @@ class KinematicChain:
             np.eye(3),
         )
         self._frame_arrays = self._arrays
+        self._arrays = _pack(*self._frame_arrays)
         self._lower = np.zeros(0)
         self._upper = np.zeros(0)
+        self._limits = np.zeros((2, 0))
 
     def _resolve(self, prim: Usd.Prim) -> tuple[int, Transform] | None:
         """Tree node of ``prim`` (or of its nearest link ancestor) and the prim's offset.
@@ -618,9 +620,10 @@ class KinematicChain:
             np.ascontiguousarray(tip.t),
             np.ascontiguousarray(quat_to_matrix(tip.q)),
         )
-        self._arrays = _canonical_z(*self._frame_arrays)
+        self._arrays = _pack(*_canonical_z(*self._frame_arrays))
         self._lower = np.array([j.lower for j in joints], dtype=np.float64)
         self._upper = np.array([j.upper for j in joints], dtype=np.float64)
+        self._limits = np.ascontiguousarray(np.vstack([self._lower, self._upper]))
         if self._debug:
             for j in joints:
                 _LOG.debug(
@@ -963,6 +966,18 @@ def _rotation_z_to(axis: np.ndarray) -> np.ndarray:
     c = float(a[2])
     k = np.array([[0.0, -v[2], v[1]], [v[2], 0.0, -v[0]], [-v[1], v[0], 0.0]]) / s
     return np.eye(3) + s * k + (1.0 - c) * (k @ k)
+
+
+def _pack(types, axes, home_t, home_r, tip_t, tip_r) -> tuple[np.ndarray, np.ndarray]:
+    """Packed ``(model (n, 16), tip (12,))`` for the chain kernels (see ``_kernels``)."""
+    n = types.shape[0]
+    model = np.empty((n, 16))
+    model[:, 0] = types
+    model[:, 1:4] = axes
+    model[:, 4:7] = home_t
+    model[:, 7:16] = home_r.reshape(n, 9)
+    tip = np.concatenate([tip_t, tip_r.reshape(9)])
+    return np.ascontiguousarray(model), np.ascontiguousarray(tip)
 
 
 def _canonical_z(types, axes, home_t, home_r, tip_t, tip_r) -> tuple[np.ndarray, ...]:

@@ -140,12 +140,10 @@ def ik_lm_with_error(
     out_err = np.empty(1)
     K.ik_lm_kernel(
         *chain.kernel_arrays,
-        chain._lower,
-        chain._upper,
+        chain._limits,
         _fixed_mask(joint_fixed, n),
         q0,
-        np.ascontiguousarray(target.t),
-        np.ascontiguousarray(target.q),
+        np.concatenate((target.t, target.q)),
         _params(lam, iters, tol, w_rot, w_pos, max_step, null_space_bias),
         out_q,
         out_err,
@@ -211,12 +209,10 @@ def ik_lm_batch(
     out_idx = np.empty(count, dtype=np.int64)
     K.ik_lm_batch_kernel(
         *chain.kernel_arrays,
-        chain._lower,
-        chain._upper,
+        chain._limits,
         _fixed_mask(joint_fixed, n),
         s,
-        pos,
-        quat,
+        np.ascontiguousarray(np.hstack((pos, quat))),
         _params(lam, iters, tol, w_rot, w_pos, max_step, null_space_bias, accept_tolerance),
         out_q,
         out_err,
