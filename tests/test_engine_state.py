@@ -236,3 +236,57 @@ def test_divergence_raises_instead_of_silent_reset():
         engine.step(200)
     engine.reset()
     assert engine.state().step == 0 and math.isfinite(engine.state().joint_positions[0])
+
+
+def test_kernels_one_signature_and_python_parity():
+    from runtime._jit import JIT_DISABLED
+
+    stage = _pile(None)
+    pendulum(stage, limits=(-10.0, 20.0))
+    engine = MujocoEngine(stage, dt=0.002, compute_accelerations=True)
+    engine.step(300)
+    state = engine.state()
+    assert state.contact_count > 0
+    # the joint-constraint kernel run as plain Python gives the same efforts
+    d, m = engine.data, engine.model
+    assert d.nefc > 0
+    for fn in (_kernels.joint_constraint_force_kernel.py_func,):  # plain Python
+        efforts = np.zeros(len(engine.dofs))
+        fn(
+            d.efc_type.astype(np.int64),
+            d.efc_id.astype(np.int64),
+            d.efc_force,
+            int(mujoco.mjtConstraint.mjCNSTR_LIMIT_JOINT),
+            int(mujoco.mjtConstraint.mjCNSTR_FRICTION_DOF),
+            m.jnt_type.astype(np.int64),
+            int(mujoco.mjtJoint.mjJNT_SLIDE),
+            int(mujoco.mjtJoint.mjJNT_HINGE),
+            m.jnt_range,
+            m.jnt_qposadr.astype(np.int64),
+            m.jnt_dofadr.astype(np.int64),
+            d.qpos,
+            engine._v_adr,
+            engine._sign,
+            engine._ball,
+            np.zeros(m.nv),
+            efforts,
+        )
+        base = np.zeros(len(engine.dofs))
+        _kernels.joint_state_kernel(
+            engine._q_adr,
+            engine._v_adr,
+            engine._sign,
+            engine._ball,
+            d.qpos,
+            d.qvel,
+            d.qfrc_actuator,
+            d.qfrc_passive,
+            np.zeros(len(engine.dofs)),
+            np.zeros(len(engine.dofs)),
+            base,
+        )
+        np.testing.assert_allclose(base + efforts, state.joint_efforts, atol=1e-12)
+        assert abs(efforts).max() > 1.0  # the limit is carrying the arm
+    if not JIT_DISABLED:
+        for name in _kernels.__all__:
+            assert len(getattr(_kernels, name).signatures) == 1, name
