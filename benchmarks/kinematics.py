@@ -230,6 +230,29 @@ def bench_ik(n_targets: int, n_ikpy: int) -> None:
         poser.solve_ik(Transform(tp, tq), seed=near[i])
         times.append(time.perf_counter() - t0)
     near_poser_med = float(np.median(times))
+    # simrt: tracking a moving target with the poser's cached solution (no seed=): a smooth
+    # joint-space trajectory (limit midpoint ± 40 % of the range, 1000 steps), targets by
+    # Pinocchio FK; each solve starts from the previous solution
+    steps = np.linspace(0.0, 2.0 * np.pi, n_targets)[:, None]
+    phase = np.random.default_rng(3).uniform(0.0, 2.0 * np.pi, 7)
+    mid, half = 0.5 * (chain.lower + chain.upper), 0.5 * (chain.upper - chain.lower)
+    track_q = mid + 0.4 * half * np.sin(steps * np.arange(1, 8) * 0.5 + phase)
+    track = []
+    for q in track_q:
+        m = ref.pin_frame_pose(model, data, ref.pin_q(model, names, q), "panda_hand")
+        track.append((m.translation.copy(), ref.wxyz_from_matrix(m.rotation)))
+    poser.set_seed(track_q[0])
+    times, sols = [], []
+    for tp, tq in track:
+        t0 = time.perf_counter()
+        result = poser.solve_ik(Transform(tp, tq))
+        times.append(time.perf_counter() - t0)
+        sols.append([result.joints[p] for p in chain.joint_paths])
+    saved = list(targets)
+    targets[:] = [(tp, tq, None) for tp, tq in track]
+    track_ok = success(np.array(sols))
+    targets[:] = saved
+    track_med = float(np.median(times))
     # simrt batched
     ik_lm_batch(chain, tpos[:2], tquat[:2], near[:2])
     t_batch = _best(lambda: ik_lm_batch(chain, tpos, tquat, near), 3)
@@ -249,6 +272,10 @@ def bench_ik(n_targets: int, n_ikpy: int) -> None:
         f"median {cold_med * 1e6:9.1f} us"
     )
     _out(f"  simrt cold start (spec ladder only)         success {ladder_ok.mean() * 100:6.2f} %")
+    _out(
+        f"  simrt tracking (RobotPoser cached seed)    success {track_ok.mean() * 100:6.2f} %  "
+        f"median {track_med * 1e6:9.1f} us"
+    )
     _out(
         f"  simrt near seed ik_lm (single call)        success {near_ok.mean() * 100:6.2f} %  "
         f"median {near_med * 1e6:9.1f} us  (RobotPoser.solve_ik(seed=): "
