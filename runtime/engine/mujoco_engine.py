@@ -440,9 +440,9 @@ class MujocoEngine:
             count = self._count
             contact_kernel(
                 con.geom.astype(np.int64),
-                con.frame,
-                con.pos,
-                con.friction,
+                np.ascontiguousarray(con.frame),  # MjContact is an array of structs
+                np.ascontiguousarray(con.pos),
+                np.ascontiguousarray(con.friction),
                 con.dim.astype(np.int64),
                 con.efc_address.astype(np.int64),
                 con.exclude.astype(np.int64),
