@@ -49,7 +49,7 @@ def _identity() -> np.ndarray:
     return np.array([1.0, 0.0, 0.0, 0.0])
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class ImuReading:
     """One IMU reading.
 

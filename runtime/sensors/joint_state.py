@@ -19,7 +19,7 @@ from runtime.sensors.state import PhysicsState
 __all__ = ["JointStateReading", "JointStateSensor"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class JointStateReading:
     """One joint-state reading.
 
