@@ -262,3 +262,14 @@ def _world(stage, path):
             Usd.TimeCode.Default()
         )
     ).T
+
+
+def test_batch_cold_start_keeps_locked_joints(p1):
+    stage, robot, link = p1
+    poser = RobotPoser(stage, robot, robot, link)
+    poser.set_seed([0.3])
+    target_q = quat_from_axis_angle([1, 0, 0], 1.0)
+    q, ok = poser.solve_ik_batch([[1.0, 0.0, 0.0]], [target_q], joint_fixed=[True])
+    assert not ok[0] and q[0, 0] == pytest.approx(0.3)
+    q, ok = poser.solve_ik_batch([[1.0, 0.0, 0.0]], [target_q])
+    assert ok[0] and q[0, 0] == pytest.approx(1.0, abs=1e-6)

@@ -481,6 +481,12 @@ class RobotPoser:
                     )[1:-1]
                 )
                 ladder = np.vstack([ladder, extra])
+            jf = solver_kwargs.get("joint_fixed")
+            if jf is not None:
+                mask = np.asarray(jf, dtype=bool)
+                if mask.shape == (len(chain.joints),) and mask.any():
+                    # locked joints never take ladder values
+                    ladder = np.where(mask, self._locked_values(mask), ladder)
             seeds = ladder
             solver_kwargs.setdefault("iters", self.extended_iters)
         q, _, idx = ik_lm_batch(
