@@ -619,8 +619,10 @@ def format_summary(summary: Mapping[str, Any], timings: Mapping[str, float] | No
         ]
         if parts:
             lines.append("per step: " + ", ".join(parts))
-    for path, stats in summary.get("sensors", {}).items():
+    for full_path, stats in summary.get("sensors", {}).items():
         kind = stats.get("kind", "")
+        parts = [p for p in str(full_path).split("/") if p]
+        path = ".../" + "/".join(parts[-2:]) if len(parts) > 3 else full_path
         if kind == "contact":
             lines.append(
                 f"contact {path}: in contact {stats['hits']} steps, "
