@@ -273,3 +273,33 @@ def test_batch_cold_start_keeps_locked_joints(p1):
     assert not ok[0] and q[0, 0] == pytest.approx(0.3)
     q, ok = poser.solve_ik_batch([[1.0, 0.0, 0.0]], [target_q])
     assert ok[0] and q[0, 0] == pytest.approx(1.0, abs=1e-6)
+
+
+def test_isaac_compat_names_port_a_script(tmp_path):
+    import runtime.compat.isaac as robot_poser
+
+    stage, robot, link = make_p1()
+    assert robot_poser.validate_robot_schema(robot)
+    poser = robot_poser.RobotPoser(stage, robot, robot, link)
+    target = robot_poser.Transform([1, 0, 0], quat_from_axis_angle([1, 0, 0], 0.25))
+    result = poser.solve_ik(target)
+    assert isinstance(result, robot_poser.PoseResult) and result.success
+    assert robot_poser.store_named_pose(stage, robot, "p", result)
+    assert robot_poser.list_named_poses(stage, robot) == ["p"]
+    assert robot_poser.apply_pose_by_name(stage, robot, "p")
+    assert robot_poser.export_poses(stage, robot, str(tmp_path / "p.json"))
+    assert robot_poser.delete_named_pose(stage, robot, "p")
+    assert robot_poser.import_poses(stage, robot, str(tmp_path / "p.json")) == 1
+    assert robot_poser.get_named_pose(stage, robot, "p").success
+    assert robot_poser.IKSolverRegistry.default_name() == "lm"
+    assert isinstance(robot_poser.IKSolverRegistry.get(), robot_poser.IKSolver)
+    e = robot_poser.pose_error(
+        target, robot_poser.KinematicChain(stage, robot, robot, link).compute_fk([0.25])[0]
+    )
+    assert np.allclose(e, 0.0, atol=1e-12)
+    robot_poser.apply_joint_state(stage, robot, {"/World/Robot/joint1": 0.1})
+    robot_poser.apply_joint_state_anchored(stage, robot, {"/World/Robot/joint1": 0.2}, robot)
+    joint = stage.GetPrimAtPath("/World/Robot/joint1")
+    assert joint.GetAttribute("state:angular:physics:position").Get() == pytest.approx(
+        math.degrees(0.2), rel=1e-5
+    )
