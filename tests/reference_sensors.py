@@ -217,7 +217,14 @@ class MujocoHarness:
             else:
                 continue
             cp.append(con.pos.copy())
-        effort = d.qfrc_actuator + d.qfrc_constraint
+        # Joint effort = drive + joint-limit forces through the DOF (contacts on the links
+        # are not part of it, sensors.md 6.2).
+        effort = d.qfrc_actuator.copy()
+        limit = mj.mjtConstraint.mjCNSTR_LIMIT_JOINT
+        for row in range(d.nefc):
+            if d.efc_type[row] == limit:
+                dof = m.jnt_dofadr[d.efc_id[row]]
+                effort[dof] += d.efc_J.reshape(d.nefc, m.nv)[row, dof] * d.efc_force[row]
         return make_physics_state(
             self.paths, pos, quat, lin, ang,
             body_com_local=com,
