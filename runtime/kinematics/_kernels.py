@@ -195,15 +195,26 @@ def _fk_core(model, tip, qs, b, jac, jb, want_jac):  # pragma: no cover
         h20 = model[k, 13]
         h21 = model[k, 14]
         h22 = model[k, 15]
-        t00 = r00 * h00 + r01 * h10 + r02 * h20
-        t01 = r00 * h01 + r01 * h11 + r02 * h21
-        t02 = r00 * h02 + r01 * h12 + r02 * h22
-        t10 = r10 * h00 + r11 * h10 + r12 * h20
-        t11 = r10 * h01 + r11 * h11 + r12 * h21
-        t12 = r10 * h02 + r11 * h12 + r12 * h22
-        t20 = r20 * h00 + r21 * h10 + r22 * h20
-        t21 = r20 * h01 + r21 * h11 + r22 * h21
-        t22 = r20 * h02 + r21 * h12 + r22 * h22
+        if k == 0:  # R is the identity
+            t00 = h00
+            t01 = h01
+            t02 = h02
+            t10 = h10
+            t11 = h11
+            t12 = h12
+            t20 = h20
+            t21 = h21
+            t22 = h22
+        else:
+            t00 = r00 * h00 + r01 * h10 + r02 * h20
+            t01 = r00 * h01 + r01 * h11 + r02 * h21
+            t02 = r00 * h02 + r01 * h12 + r02 * h22
+            t10 = r10 * h00 + r11 * h10 + r12 * h20
+            t11 = r10 * h01 + r11 * h11 + r12 * h21
+            t12 = r10 * h02 + r11 * h12 + r12 * h22
+            t20 = r20 * h00 + r21 * h10 + r22 * h20
+            t21 = r20 * h01 + r21 * h11 + r22 * h21
+            t22 = r20 * h02 + r21 * h12 + r22 * h22
         ax = model[k, 1]
         ay = model[k, 2]
         az = model[k, 3]
@@ -318,32 +329,36 @@ def _quat_scalars(r00, r01, r02, r10, r11, r12, r20, r21, r22):  # pragma: no co
     tr = r00 + r11 + r22
     if tr > 0.0:
         s = np.sqrt(tr + 1.0) * 2.0
+        inv = 1.0 / s
         w = 0.25 * s
-        x = (r21 - r12) / s
-        y = (r02 - r20) / s
-        z = (r10 - r01) / s
+        x = (r21 - r12) * inv
+        y = (r02 - r20) * inv
+        z = (r10 - r01) * inv
     elif r00 > r11 and r00 > r22:
         s = np.sqrt(1.0 + r00 - r11 - r22) * 2.0
-        w = (r21 - r12) / s
+        inv = 1.0 / s
+        w = (r21 - r12) * inv
         x = 0.25 * s
-        y = (r01 + r10) / s
-        z = (r02 + r20) / s
+        y = (r01 + r10) * inv
+        z = (r02 + r20) * inv
     elif r11 > r22:
         s = np.sqrt(1.0 + r11 - r00 - r22) * 2.0
-        w = (r02 - r20) / s
-        x = (r01 + r10) / s
+        inv = 1.0 / s
+        w = (r02 - r20) * inv
+        x = (r01 + r10) * inv
         y = 0.25 * s
-        z = (r12 + r21) / s
+        z = (r12 + r21) * inv
     else:
         s = np.sqrt(1.0 + r22 - r00 - r11) * 2.0
-        w = (r10 - r01) / s
-        x = (r02 + r20) / s
-        y = (r12 + r21) / s
+        inv = 1.0 / s
+        w = (r10 - r01) * inv
+        x = (r02 + r20) * inv
+        y = (r12 + r21) * inv
         z = 0.25 * s
-    nrm = np.sqrt(w * w + x * x + y * y + z * z)
+    inv = 1.0 / np.sqrt(w * w + x * x + y * y + z * z)
     if w < 0.0:
-        nrm = -nrm
-    return w / nrm, x / nrm, y / nrm, z / nrm
+        inv = -inv
+    return w * inv, x * inv, y * inv, z * inv
 
 
 @jit
