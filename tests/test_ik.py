@@ -147,3 +147,15 @@ def test_panda_cold_start_ladder_success_rate(panda):
     )
     pe_b, re_b = _pin_errors(model, data, names, q_b, targets)
     assert np.mean((pe_b < 1e-4) & (re_b < 1e-3)) >= 0.995
+
+
+def test_non_finite_inputs_are_rejected(hand_chain):
+    T = Transform([0.1, 0.2, np.nan])
+    with pytest.raises(ValueError, match="finite"):
+        ik_lm(hand_chain, np.zeros(4), T)
+    with pytest.raises(ValueError, match="finite"):
+        ik_lm(hand_chain, np.array([0.0, np.inf, 0.0, 0.0]), Transform())
+    with pytest.raises(ValueError, match="finite"):
+        ik_lm_batch(hand_chain, [[0.0, 0.0, np.nan]], [[1.0, 0.0, 0.0, 0.0]], np.zeros((1, 4)))
+    with pytest.raises(ValueError, match="shape"):
+        ik_lm(hand_chain, np.zeros(3), Transform())

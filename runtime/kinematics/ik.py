@@ -136,6 +136,9 @@ def ik_lm_with_error(
     q0 = np.ascontiguousarray(q0, dtype=np.float64)
     if q0.shape != (n,):
         raise ValueError(f"seed must have shape ({n},), got {q0.shape}")
+    target_arr = np.concatenate((target.t, target.q))
+    if not (np.isfinite(target_arr).all() and np.isfinite(q0).all()):
+        raise ValueError("IK target and seed must be finite")
     out_q = np.empty(n)
     out_err = np.empty(1)
     K.ik_lm_kernel(
@@ -143,7 +146,7 @@ def ik_lm_with_error(
         chain._limits,
         _fixed_mask(joint_fixed, n),
         q0,
-        np.concatenate((target.t, target.q)),
+        target_arr,
         _params(lam, iters, tol, w_rot, w_pos, max_step, null_space_bias),
         out_q,
         out_err,
@@ -195,6 +198,8 @@ def ik_lm_batch(
     quat = np.ascontiguousarray(target_orientations, dtype=np.float64)
     if pos.ndim != 2 or pos.shape[1] != 3 or quat.shape != (pos.shape[0], 4):
         raise ValueError(f"targets must be (N, 3) and (N, 4), got {pos.shape}, {quat.shape}")
+    if not (np.isfinite(pos).all() and np.isfinite(quat).all()):
+        raise ValueError("IK targets must be finite")
     count = pos.shape[0]
     s = np.asarray(seeds, dtype=np.float64)
     if s.ndim == 2 and s.shape == (count, n):
