@@ -353,6 +353,8 @@ class SensorRuntime:
         if self._changed_paths:
             self._process_usd_changes()
         for unit in self._units:
+            if getattr(unit, "disabled_reason", None) is not None:
+                continue  # an unbatched sensor disabled by bad configuration
             try:
                 unit.update(state)
             except Exception as error:  # noqa: BLE001 - a failing sensor must not stop others
