@@ -21,8 +21,6 @@ import argparse
 import time
 from pathlib import Path
 
-import numpy as np
-
 import runtime.schema  # noqa: F401  (schemas registered before any stage)
 
 REPO = Path(__file__).resolve().parents[1]
@@ -47,7 +45,9 @@ def main() -> int:
 
     stage = Usd.Stage.Open(args.scene)
     robot = _find_robot(stage, None)
-    engine = MujocoEngine(stage, robot_prim=robot, compute_accelerations=args.imu_mode == "physical")
+    engine = MujocoEngine(
+        stage, robot_prim=robot, compute_accelerations=args.imu_mode == "physical"
+    )
     table = build_dof_table(stage, robot)
     body_paths = engine.state().body_paths
     sensors = SensorRuntime(stage, body_paths, table, imu_mode=args.imu_mode, watch_usd=False)

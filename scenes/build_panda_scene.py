@@ -31,8 +31,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-import runtime.schema  # noqa: F401  (registers the Isaac schemas before any stage exists)
 from pxr import Gf, Sdf, Usd, UsdGeom, UsdPhysics, Vt
+
+import runtime.schema  # noqa: F401  (registers the Isaac schemas before any stage exists)
 
 REPO = Path(__file__).resolve().parents[1]
 SCENES = REPO / "scenes"

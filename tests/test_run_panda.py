@@ -352,7 +352,7 @@ def test_raycast_hits_lie_on_scene_surfaces(panda_run):
             b = body_paths.index(path)
             rel = points - positions[rows, b]
             points = np.stack([_quat_rotate_inv(orientations[r, b], p) for r, p in
-                               zip(rows, rel)])
+                               zip(rows, rel, strict=True)])
         meshes, analytic = _collision_meshes(stage, path, body_paths)
         dist = np.full(len(points), np.inf)
         for mesh in meshes:

@@ -57,7 +57,6 @@ from __future__ import annotations
 import dataclasses
 import logging
 import math
-import sys
 import time as _time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -634,12 +633,13 @@ def format_summary(summary: Mapping[str, Any], timings: Mapping[str, float] | No
             text = f"imu {path}:"
             if acc:
                 text += " acc " + " ".join(
-                    f"{a}[{lo:.3g}, {hi:.3g}]" for a, lo, hi in zip("xyz", acc["min"], acc["max"])
+                    f"{a}[{lo:.3g}, {hi:.3g}]"
+                    for a, lo, hi in zip("xyz", acc["min"], acc["max"], strict=True)
                 )
             if gyro:
                 text += "  gyro " + " ".join(
                     f"{a}[{lo:.3g}, {hi:.3g}]"
-                    for a, lo, hi in zip("xyz", gyro["min"], gyro["max"])
+                    for a, lo, hi in zip("xyz", gyro["min"], gyro["max"], strict=True)
                 )
             lines.append(text)
         elif kind == "raycast":
@@ -826,8 +826,9 @@ class RunResult:
 
 
 def _open_stage(scene: Any) -> Any:
-    import runtime.schema  # noqa: F401  (schemas registered before the stage exists)
     from pxr import Usd
+
+    import runtime.schema  # noqa: F401  (schemas registered before the stage exists)
 
     if not isinstance(scene, (str, Path)):
         return scene

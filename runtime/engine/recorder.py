@@ -24,13 +24,13 @@ channel's shape are stored in the schema metadata under ``b"simrt"``.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import os
 import tempfile
 import time as time_module
 from collections.abc import Mapping
-import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -216,7 +216,8 @@ class Recorder:
         if needed <= capacity:
             return
         row_bytes = 16 + sum(
-            buffer.dtype.itemsize * int(np.prod(buffer.shape[1:])) for buffer in self._buffers.values()
+            buffer.dtype.itemsize * int(np.prod(buffer.shape[1:]))
+            for buffer in self._buffers.values()
         )
         preallocate = min(self._expected_rows, _PREALLOCATE_BYTES // max(row_bytes, 1))
         new_capacity = max(needed, 2 * capacity, 64, preallocate)

@@ -1,4 +1,4 @@
-"""``simrt run SCENE``: step a scene headless in MuJoCo and record every sensor reading.
+r"""``simrt run SCENE``: step a scene headless in MuJoCo and record every sensor reading.
 
 Examples::
 
@@ -30,7 +30,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--dt", type=float, default=None,
-        help="step size in seconds (default: the scene's rate, e.g. physxScene:timeStepsPerSecond)",
+        help="step size in seconds (default: the scene's rate, e.g. "
+        "physxScene:timeStepsPerSecond)",
     )
     parser.add_argument(
         "--out", "-o", default=None,
