@@ -598,9 +598,10 @@ def _distance_joint(stage):
 def _loop(stage):
     for name in ("a", "b", "c"):
         body(stage, f"/World/{name}", mass=1.0, inertia=(1, 1, 1), shape=None)
-    revolute(stage, "/World/j1", "/World/a", "/World/b")
-    revolute(stage, "/World/j2", "/World/b", "/World/c")
-    revolute(stage, "/World/j3", "/World/c", "/World/a")
+    for k, (b0, b1) in enumerate((("a", "b"), ("b", "c"), ("c", "a"))):
+        j = UsdPhysics.PrismaticJoint.Define(stage, f"/World/j{k + 1}")  # prismatic loop
+        j.CreateBody0Rel().SetTargets([f"/World/{b0}"])
+        j.CreateBody1Rel().SetTargets([f"/World/{b1}"])
 
 
 @pytest.mark.parametrize(

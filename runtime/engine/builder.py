@@ -306,6 +306,7 @@ class _Builder:
         self.geom_owner: list[tuple[str, str]] = []  # (geom name, body_paths key)
         self.mesh_count = 0
         self.groups: dict[str, int] = {}
+        self.loop_joints: list[_Joint] = []
         self.group_filter: dict[str, set[str]] = {}
 
     # -- logging -----------------------------------------------------------------------
@@ -509,6 +510,9 @@ class _Builder:
         adjacency: dict[str, list[_Joint]] = {p: [] for p in self.bodies}
         world_joints: list[_Joint] = []
         for j in joints:
+            if j.desc.excludeFromArticulation:
+                self.loop_joints.append(j)  # maximal-coordinate joint: an equality constraint
+                continue
             if j.body0 and j.body1:
                 adjacency[j.body0].append(j)
                 adjacency[j.body1].append(j)
@@ -533,27 +537,18 @@ class _Builder:
                         continue
                     used.add(j.path)
                     if other in placed:
-                        raise SchemaError(
-                            j.path,
-                            "",
-                            "joint closes a kinematic loop; loops are not supported by the "
-                            "MuJoCo builder",
-                            "tree-structured articulations",
-                        )
+                        self.loop_joints.append(j)  # closes a loop: equality constraint
+                        continue
                     attach(other, j, j.body0 != current, current)
                     queue.append(other)
 
         used: set[str] = set()
         for j in world_joints:
             child = j.body1 or j.body0
-            if child in placed:
-                raise SchemaError(
-                    j.path,
-                    "",
-                    "body is attached to the world by more than one joint",
-                    "one world joint per body",
-                )
             used.add(j.path)
+            if child in placed:  # reached through the tree already: closes a loop
+                self.loop_joints.append(j)
+                continue
             attach(child, j, j.body1 == "", "")
             grow(child)
         # free-floating components: articulation roots first, then path order
@@ -1103,6 +1098,10 @@ class _Builder:
         v = self.attr(jprim, "mjc:actuatorgravcomp")
         if v is not None:
             out["actgravcomp"] = bool(v)
+        for key in ("mjc:stiffness", "mjc:springref", "mjc:solreflimit", "mjc:solimplimit"):
+            v = self.attr(jprim, key)
+            if v is not None:
+                out[key] = v
         return out
 
     def style_joint(self, j, extra: dict, angular: bool) -> None:
@@ -1116,6 +1115,17 @@ class _Builder:
             _set_damping(j, extra["damping_usd"] / _DEG if angular else extra["damping_usd"])
         if extra.get("actgravcomp"):
             j.actgravcomp = True
+        if "mjc:stiffness" in extra:
+            try:
+                j.stiffness = [float(extra["mjc:stiffness"]), 0.0, 0.0]
+            except TypeError:  # MuJoCo 3.x: scalar
+                j.stiffness = float(extra["mjc:stiffness"])
+        if "mjc:springref" in extra:
+            j.springref = float(extra["mjc:springref"])
+        if "mjc:solreflimit" in extra:
+            j.solref_limit = list(extra["mjc:solreflimit"])
+        if "mjc:solimplimit" in extra:
+            j.solimp_limit = list(extra["mjc:solimplimit"])
 
     def add_drive(self, jprim, binding: DofBinding, drive, angular: bool, mj_joint: str) -> None:
         if drive is None or not drive.enabled:
@@ -1167,6 +1177,42 @@ class _Builder:
         act.ctrllimited = mujoco.mjtLimited.mjLIMITED_FALSE
         self.pending_actuators.append((binding, act.name, ctrl0))
 
+    def general_actuator(self, prim: Usd.Prim, path: str, act, sign: float) -> bool:
+        """Fill a MuJoCo ``general`` actuator from ``mjc:*`` attributes; False = unsupported."""
+        gear = self.attr(prim, "mjc:gear")
+        g = list(gear) if gear is not None else [1.0, 0, 0, 0, 0, 0]
+        g[0] *= sign
+        act.gear = g
+        table_gain = {"fixed": mujoco.mjtGain.mjGAIN_FIXED, "affine": mujoco.mjtGain.mjGAIN_AFFINE}
+        table_bias = {"none": mujoco.mjtBias.mjBIAS_NONE, "affine": mujoco.mjtBias.mjBIAS_AFFINE}
+        gt = str(self.attr(prim, "mjc:gainType") or "fixed")
+        bt = str(self.attr(prim, "mjc:biasType") or "none")
+        if gt not in table_gain or bt not in table_bias:
+            self.warn(path, f"unsupported gain/bias type {gt}/{bt}; actuator ignored")
+            return False
+        act.gaintype = table_gain[gt]
+        act.biastype = table_bias[bt]
+        for name, key in (("mjc:gainPrm", "gainprm"), ("mjc:biasPrm", "biasprm")):
+            value = self.attr(prim, name)
+            if value is not None:
+                setattr(act, key, (list(value) + [0.0] * 10)[:10])
+        dyn = self.attr(prim, "mjc:dynType")
+        if dyn is not None and str(dyn) != "none":
+            self.warn(path, f"actuator dynamics {dyn} not supported; treated as none")
+        for base, key, lim in (
+            ("mjc:ctrlRange", "ctrlrange", "ctrllimited"),
+            ("mjc:forceRange", "forcerange", "forcelimited"),
+        ):
+            lo, hi = self.attr(prim, base + ":min"), self.attr(prim, base + ":max")
+            limited = self.attr(prim, "mjc:" + lim.replace("limited", "Limited"))
+            if lo is not None or hi is not None:  # MJCF default of a missing side: 0
+                setattr(act, key, [float(lo or 0.0), float(hi or 0.0)])
+                if limited is None or str(limited) in ("auto", "true"):
+                    setattr(act, lim, mujoco.mjtLimited.mjLIMITED_TRUE)
+                else:
+                    setattr(act, lim, mujoco.mjtLimited.mjLIMITED_FALSE)
+        return True
+
     def mjc_actuators(self) -> None:
         for prim in self.stage.Traverse():
             if prim.GetTypeName() != "MjcActuator":
@@ -1181,6 +1227,12 @@ class _Builder:
                 self.warn(path, "MjcActuator without mjc:target; ignored")
                 continue
             target = str(targets[0])
+            if target in self.tendon_paths:
+                act = self.spec.add_actuator(name=path, target=target)
+                act.trntype = mujoco.mjtTrn.mjTRN_TENDON
+                if not self.general_actuator(prim, path, act, 1.0):
+                    self.spec.delete(act)
+                continue
             bindings = [b for b in self.dofs if b.joint_path == target]
             if len(bindings) != 1 or bindings[0].ball_axis >= 0:
                 self.warn(path, f"MjcActuator target {target} is not a 1-DOF joint; ignored")
@@ -1189,46 +1241,9 @@ class _Builder:
             mj_joint = next(n for b, n in self.pending_dofs if b is binding)
             act = self.spec.add_actuator(name=path, target=mj_joint)
             act.trntype = mujoco.mjtTrn.mjTRN_JOINT
-            gear = self.attr(prim, "mjc:gear")
-            g = list(gear) if gear is not None else [1.0, 0, 0, 0, 0, 0]
-            g[0] *= binding.sign
-            act.gear = g
-            table_gain = {
-                "fixed": mujoco.mjtGain.mjGAIN_FIXED,
-                "affine": mujoco.mjtGain.mjGAIN_AFFINE,
-            }
-            table_bias = {
-                "none": mujoco.mjtBias.mjBIAS_NONE,
-                "affine": mujoco.mjtBias.mjBIAS_AFFINE,
-            }
-            gt = str(self.attr(prim, "mjc:gainType") or "fixed")
-            bt = str(self.attr(prim, "mjc:biasType") or "none")
-            if gt not in table_gain or bt not in table_bias:
-                self.warn(path, f"unsupported gain/bias type {gt}/{bt}; actuator ignored")
+            if not self.general_actuator(prim, path, act, binding.sign):
                 self.spec.delete(act)
                 continue
-            act.gaintype = table_gain[gt]
-            act.biastype = table_bias[bt]
-            for name, key in (("mjc:gainPrm", "gainprm"), ("mjc:biasPrm", "biasprm")):
-                value = self.attr(prim, name)
-                if value is not None:
-                    vals = (list(value) + [0.0] * 10)[:10]
-                    setattr(act, key, vals)
-            dyn = self.attr(prim, "mjc:dynType")
-            if dyn is not None and str(dyn) != "none":
-                self.warn(path, f"actuator dynamics {dyn} not supported; treated as none")
-            for base, key, lim in (
-                ("mjc:ctrlRange", "ctrlrange", "ctrllimited"),
-                ("mjc:forceRange", "forcerange", "forcelimited"),
-            ):
-                lo, hi = self.attr(prim, base + ":min"), self.attr(prim, base + ":max")
-                limited = self.attr(prim, "mjc:" + lim.replace("limited", "Limited"))
-                if lo is not None and hi is not None:
-                    setattr(act, key, [float(lo), float(hi)])
-                    if limited is None or str(limited) in ("auto", "true"):
-                        setattr(act, lim, mujoco.mjtLimited.mjLIMITED_TRUE)
-                    else:
-                        setattr(act, lim, mujoco.mjtLimited.mjLIMITED_FALSE)
             binding.drive_mode = "mjc"
             self.pending_actuators.append((binding, path, None))
 
@@ -1295,6 +1310,9 @@ class _Builder:
             self.add_shape(world, key, spath, kind, desc, True)
         # collision exclusions: joints without collisionEnabled, filtered pairs
         self.exclusions(joints, parsed)
+        self.loop_constraints()
+        self.mimic_constraints()
+        self.tendons()
         self.mjc_actuators()
         if physics_attrs is not None:
             physics_attrs.report_ignored_attributes(self.stage, _LOG)
@@ -1378,6 +1396,127 @@ class _Builder:
             initial_qvel=qvel,
         )
         return built
+
+    def loop_constraints(self) -> None:
+        """Joints outside the tree (loop closures, ``excludeFromArticulation``) -> equalities.
+
+        Fixed -> ``weld`` of two sites at the joint frames; spherical -> ``connect`` of the two
+        joint anchors; revolute -> ``connect`` (the hinge axis is not enforced: warning).
+        ``mjc:solref`` / ``mjc:solimp`` on the joint prim are used when authored.
+        """
+        for j in self.loop_joints:
+            if j.kind not in ("fixed", "spherical", "revolute"):
+                raise SchemaError(
+                    j.path,
+                    "",
+                    f"{j.kind} joint outside the articulation tree (loop closure or "
+                    "excludeFromArticulation) is not supported",
+                    "fixed, spherical or revolute loop-closing joints",
+                )
+            if j.kind == "revolute":
+                self.warn(
+                    j.path,
+                    "loop-closing revolute joint modelled as a point (connect) constraint; its "
+                    "axis is not enforced",
+                )
+            sites = []
+            for side, (body_path, frame) in enumerate(((j.body0, j.frame0), (j.body1, j.frame1))):
+                parent = self.spec.worldbody if not body_path else self.bodies[body_path].spec_body
+                site = parent.add_site(name=f"{j.path}:site{side}", pos=frame[0], quat=frame[1])
+                sites.append(site.name)
+            eq = self.spec.add_equality(
+                name=j.path,
+                type=mujoco.mjtEq.mjEQ_WELD if j.kind == "fixed" else mujoco.mjtEq.mjEQ_CONNECT,
+                objtype=mujoco.mjtObj.mjOBJ_SITE,
+                name1=sites[0],
+                name2=sites[1],
+            )
+            self.style_equality(eq, self.stage.GetPrimAtPath(j.path))
+
+    def style_equality(self, eq, prim: Usd.Prim) -> None:
+        for name, key in (("mjc:solref", "solref"), ("mjc:solimp", "solimp")):
+            value = self.attr(prim, name)
+            if value is not None:
+                setattr(eq, key, list(value))
+
+    def mimic_constraints(self) -> None:
+        """``newton:mimicJoint`` (joint follows another): MuJoCo joint equality.
+
+        ``q_this = c0 + c1 q_other`` with ``newton:mimicCoef0`` (offset, degrees on angular
+        joints) / ``newton:mimicCoef1`` (gear), or ``mjc:polycoef`` when authored.
+        """
+        by_path = {b.joint_path: (b, n) for b, n in self.pending_dofs if b.ball_axis < 0}
+        for joint_path, (binding, mj_name) in sorted(by_path.items()):
+            prim = self.stage.GetPrimAtPath(joint_path)
+            rel = prim.GetRelationship("newton:mimicJoint")
+            targets = rel.GetTargets() if rel else []
+            if not targets:
+                continue
+            other = by_path.get(str(targets[0]))
+            if other is None:
+                self.warn(joint_path, f"mimic target {targets[0]} is not a simulated 1-DOF joint")
+                continue
+            poly = self.attr(prim, "mjc:polycoef")
+            if poly is not None:
+                coef = (list(poly) + [0.0] * 5)[:5]
+            else:
+                c0 = float(self.attr(prim, "newton:mimicCoef0") or 0.0)
+                c1 = self.attr(prim, "newton:mimicCoef1")
+                c1 = 1.0 if c1 is None else float(c1)
+                if binding.angular:
+                    c0 *= _DEG
+                coef = [c0, c1, 0.0, 0.0, 0.0]
+            if binding.sign < 0 or other[0].sign < 0:
+                self.warn(joint_path, "mimic between reversed joints: coefficients not adapted")
+            eq = self.spec.add_equality(
+                name=f"{joint_path}:mimic",
+                type=mujoco.mjtEq.mjEQ_JOINT,
+                objtype=mujoco.mjtObj.mjOBJ_JOINT,
+                name1=mj_name,
+                name2=other[1],
+            )
+            data = np.zeros(len(eq.data))
+            data[:5] = coef
+            eq.data = data
+            self.style_equality(eq, prim)
+
+    def tendons(self) -> None:
+        """``MjcTendon`` prims of type fixed -> MuJoCo fixed tendons (joint coefficients)."""
+        self.tendon_paths: set[str] = set()
+        by_path = {b.joint_path: (b, n) for b, n in self.pending_dofs if b.ball_axis < 0}
+        for prim in self.stage.Traverse():
+            if prim.GetTypeName() != "MjcTendon":
+                continue
+            path = str(prim.GetPath())
+            kind = str(self.attr(prim, "mjc:type") or "fixed")
+            rel = prim.GetRelationship("mjc:path")
+            targets = [str(t) for t in rel.GetTargets()] if rel else []
+            coefs = list(self.attr(prim, "mjc:path:coef") or [1.0] * len(targets))
+            if kind != "fixed":
+                self.warn(path, f"{kind} tendon not supported; ignored")
+                continue
+            if len(coefs) != len(targets) or any(t not in by_path for t in targets):
+                self.warn(
+                    path, "fixed tendon with unknown joints or mismatched coefficients; ignored"
+                )
+                continue
+            tendon = self.spec.add_tendon(name=path)
+            for target, coef in zip(targets, coefs, strict=True):
+                binding, mj_name = by_path[target]
+                tendon.wrap_joint(mj_name, float(coef) * binding.sign)
+            for name, key in (
+                ("mjc:stiffness", "stiffness"),
+                ("mjc:damping", "damping"),
+                ("mjc:frictionloss", "frictionloss"),
+                ("mjc:armature", "armature"),
+            ):
+                value = self.attr(prim, name)
+                if value is not None:
+                    try:
+                        setattr(tendon, key, float(value))
+                    except TypeError:
+                        setattr(tendon, key, [float(value), 0.0, 0.0])
+            self.tendon_paths.add(path)
 
     def exclusions(self, joints: list[_Joint], parsed: dict) -> None:
         pairs: set[tuple[str, str]] = set()

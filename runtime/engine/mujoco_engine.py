@@ -340,6 +340,51 @@ class MujocoEngine:
                 raise SimrtError(f"DOF {b.name!r} ({b.joint_path}) has no drive to target")
             self.data.ctrl[b.actuator] = v
 
+    @property
+    def actuator_names(self) -> tuple[str, ...]:
+        """MuJoCo actuator names (USD prim paths; drives: ``<joint path>:drive``)."""
+        return tuple(self.model.actuator(i).name for i in range(self.model.nu))
+
+    def set_controls(
+        self, values: Sequence[float] | np.ndarray, names: Sequence[str | int] | None = None
+    ) -> None:
+        """Set raw MuJoCo actuator controls (e.g. ``MjcActuator`` prims driving a tendon).
+
+        Args:
+            values: controls in the actuator's own units, one per name.
+            names: actuator names (prim paths, or their last path component when unique) or
+                actuator indices; ``None`` = every actuator in model order.
+
+        Raises:
+            SimrtError: unknown actuator, length mismatch or non-finite value.
+        """
+        vals = np.asarray(values, dtype=np.float64).reshape(-1)
+        if not np.all(np.isfinite(vals)):
+            raise SimrtError("controls must be finite")
+        all_names = self.actuator_names
+        if names is None:
+            if len(vals) != len(all_names):
+                raise SimrtError(f"expected {len(all_names)} controls, got {len(vals)}")
+            self.data.ctrl[:] = vals
+            return
+        if len(names) != len(vals):
+            raise SimrtError(f"{len(names)} names but {len(vals)} values")
+        short: dict[str, list[int]] = {}
+        for i, n in enumerate(all_names):
+            short.setdefault(n.rsplit("/", 1)[-1], []).append(i)
+        for key, value in zip(names, vals, strict=True):
+            if isinstance(key, (int, np.integer)):
+                if not 0 <= int(key) < len(all_names):
+                    raise SimrtError(f"actuator index {key} out of range")
+                idx = int(key)
+            elif key in all_names:
+                idx = all_names.index(key)
+            elif len(short.get(str(key), [])) == 1:
+                idx = short[str(key)][0]
+            else:
+                raise SimrtError(f"unknown actuator {key!r}; known: {', '.join(all_names)}")
+            self.data.ctrl[idx] = value
+
     def set_joint_velocity_targets(
         self, values: Sequence[float] | np.ndarray, names: Sequence[str | int] | None = None
     ) -> None:
