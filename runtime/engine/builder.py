@@ -34,8 +34,14 @@ The stage's physics is parsed with usd-core's ``UsdPhysics`` stage parser
   two cone angles), fixed (welded, no MuJoCo joint), D6 / plain ``PhysicsJoint`` (one slide
   per free translation axis, then one hinge per free rotation axis, X, Y, Z; an axis whose
   ``PhysicsLimitAPI`` has low > high is locked). Limits in degrees are converted to radians.
-  Disabled joints are skipped (warning). Distance / custom joints and joints closing a loop
-  raise :class:`~runtime.errors.SchemaError` (MuJoCo trees cannot express them here).
+  Disabled joints are skipped (warning). Joints outside the tree -- ``physics:
+  excludeFromArticulation`` or closing a kinematic loop -- become MuJoCo equality
+  constraints between two sites at the joint frames: fixed -> ``weld``, spherical ->
+  ``connect``, revolute -> ``connect`` (axis not enforced, warning); other loop-closing
+  types, distance and custom joints raise :class:`~runtime.errors.SchemaError`.
+  ``newton:mimicJoint`` -> joint equality (``q = c0 + c1 q_other``); ``MjcTendon`` (fixed)
+  -> fixed tendon; joint ``mjc:stiffness`` / ``mjc:springref`` / ``mjc:solreflimit`` /
+  ``mjc:solimplimit`` are passed through.
 * **Drives.** ``PhysicsDriveAPI`` with stiffness > 0 -> a position servo actuator
   (``ctrl`` = position target, ``force = kp (ctrl - q) + kd (v_target - qd)``); stiffness 0
   and damping > 0 -> a velocity servo (``ctrl`` = velocity target). Angular stiffness /
