@@ -48,7 +48,8 @@ The stage's physics is parsed with usd-core's ``UsdPhysics`` stage parser
   damping are per degree in USD and are converted to per radian; targets in degrees are
   converted to radians. ``maxForce`` -> force range. Acceleration drives are approximated by
   force drives (warning). ``MjcActuator`` prims (mujoco-usd-converter output) become MuJoCo
-  ``general`` actuators with their ``mjc:*`` gains / biases / ranges.
+  ``general`` actuators with their ``mjc:*`` gains / biases / ranges, on a joint or on a
+  fixed tendon.
 * **Scene.** Gravity from the ``PhysicsScene`` (the parser already resolves the default
   9.81 m/s^2 / metersPerUnit along -up). Time step: user ``dt`` > ``mjc:option:timestep`` >
   ``physxScene:timeStepsPerSecond`` > ``newton:timeStepsPerSecond`` > 1/60 s. Integrator:
