@@ -771,3 +771,18 @@ def test_d6_axis_drive():
     assert state.joint_positions[0] == pytest.approx(math.pi / 4, abs=1e-4)
     rot = _rotate(state.body_orientations[0], np.array([1.0, 0.0, 0.0]))
     np.testing.assert_allclose(rot, [math.sqrt(0.5), math.sqrt(0.5), 0], atol=1e-4)
+
+
+def test_excluded_fixed_joint_becomes_weld_equality():
+    stage = new_stage()
+    body(stage, "/World/b", pos=(0.3, 0, 1.0), mass=1.0, inertia=(0.01, 0.01, 0.01), shape=None)
+    fj = UsdPhysics.FixedJoint.Define(stage, "/World/weld")
+    fj.CreateBody1Rel().SetTargets(["/World/b"])
+    fj.CreateLocalPos0Attr(Gf.Vec3f(0.3, 0, 1.0))
+    fj.CreateExcludeFromArticulationAttr(True)
+    engine = MujocoEngine(stage, dt=0.002)
+    m = engine.model
+    assert m.neq == 1 and m.eq_type[0] == mujoco.mjtEq.mjEQ_WELD
+    assert m.jnt_type[0] == mujoco.mjtJoint.mjJNT_FREE  # maximal coordinates + constraint
+    engine.step(500)
+    np.testing.assert_allclose(engine.state().body_positions[0], [0.3, 0, 1.0], atol=1e-3)
