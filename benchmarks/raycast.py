@@ -98,8 +98,10 @@ def main() -> int:
         builds.append(time.perf_counter() - t0)
     n = int(used[0])
     boxes, refs = np.ascontiguousarray(boxes[:n]), np.ascontiguousarray(refs[:n])
-    print(f"numba BVH: first-call compile build {build_compile:.2f} s, "
-          f"traverse {trace_compile:.2f} s; build {min(builds) * 1e3:.1f} ms ({n} nodes)")  # fmt: skip
+    print(
+        f"numba BVH: first-call compile build {build_compile:.2f} s, traverse "
+        f"{trace_compile:.2f} s; build {min(builds) * 1e3:.1f} ms ({n} nodes)"
+    )
     max_d = np.full(count, np.inf)
     dist = np.empty(count)
     hit_face = np.empty(count, np.int64)
@@ -132,7 +134,8 @@ def main() -> int:
     embree_rate = count / min(t_embree) / 1e6
     prim = np.asarray(result["primID"])  # type: ignore[index]
     hit = prim >= 0
-    agree = float(np.mean(np.abs(dist[hit] - np.asarray(result["tfar"])[hit]) < 1e-5))  # type: ignore[index]
+    tfar = np.asarray(result["tfar"])  # type: ignore[index]
+    agree = float(np.mean(np.abs(dist[hit] - tfar[hit]) < 1e-5))
     print(f"numba BVH : {numba_rate:6.2f} Mrays/s")
     print(f"embree    : {embree_rate:6.2f} Mrays/s")
     print(f"ratio numba/embree: {numba_rate / embree_rate:.2f}  (hit rate {hit.mean():.2f}, "
@@ -150,8 +153,10 @@ def main() -> int:
     t0 = time.perf_counter()
     intersector.intersects_first(origins[:sub], directions[:sub])
     tm_rate = sub / (time.perf_counter() - t0) / 1e6
-    print(f"trimesh   : {tm_rate * 1e3:6.3f} krays/s on {sub} rays (first call incl. setup "
-          f"{first:.2f} s); numba/trimesh {numba_rate / tm_rate:.0f}x")  # fmt: skip
+    print(
+        f"trimesh   : {tm_rate * 1e3:6.3f} krays/s on {sub} rays (first call incl. setup "
+        f"{first:.2f} s); numba/trimesh {numba_rate / tm_rate:.0f}x"
+    )
 
     if args.backend:
         from runtime.sensors.ray_backends import EmbreexBackend, NumbaBvhBackend

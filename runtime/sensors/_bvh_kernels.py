@@ -44,6 +44,8 @@ _MAX_SAH_DEPTH = 96
 
 _SAH_BINS = 16
 _BARY_EPS = 1e-12
+_TINY = 1e-30
+_HUGE = 1e30
 
 SOLID_BOX = 0
 SOLID_SPHERE = 1
@@ -314,266 +316,6 @@ def bvh_build_kernel(
 
 
 @jit
-def _leaf_closest_kernel(triangles, first, count, ox, oy, oz, dx, dy, dz, t_best, double_sided):
-    """Closest Möller–Trumbore hit among ``count`` leaf triangles; returns (t, index or -1)."""
-    hit = -1
-    for k in range(first, first + count):
-        v0x = triangles[k, 0]
-        v0y = triangles[k, 1]
-        v0z = triangles[k, 2]
-        e1x = triangles[k, 3]
-        e1y = triangles[k, 4]
-        e1z = triangles[k, 5]
-        e2x = triangles[k, 6]
-        e2y = triangles[k, 7]
-        e2z = triangles[k, 8]
-        px = dy * e2z - dz * e2y
-        py = dz * e2x - dx * e2z
-        pz = dx * e2y - dy * e2x
-        det = e1x * px + e1y * py + e1z * pz
-        if double_sided:
-            if det == 0.0:
-                continue
-        elif det <= 0.0:
-            continue
-        inv_det = 1.0 / det
-        sx = ox - v0x
-        sy = oy - v0y
-        sz = oz - v0z
-        u = (sx * px + sy * py + sz * pz) * inv_det
-        if u < -_BARY_EPS or u > 1.0 + _BARY_EPS:
-            continue
-        qx = sy * e1z - sz * e1y
-        qy = sz * e1x - sx * e1z
-        qz = sx * e1y - sy * e1x
-        v = (dx * qx + dy * qy + dz * qz) * inv_det
-        if v < -_BARY_EPS or u + v > 1.0 + _BARY_EPS:
-            continue
-        t = (e2x * qx + e2y * qy + e2z * qz) * inv_det
-        if t >= 0.0 and t < t_best:
-            t_best = t
-            hit = k
-    return t_best, hit
-
-
-@jit
-def _traverse_kernel(
-    node_boxes,
-    node_refs,
-    triangles,
-    root,
-    ox,
-    oy,
-    oz,
-    dx,
-    dy,
-    dz,
-    t_max,
-    double_sided,
-    stack_ref,
-    stack_count,
-    stack_t,
-):
-    """Closest hit of one ray in one BVH; returns (t, leaf-ordered triangle or -1).
-
-    Stack-based traversal testing both children at the parent, nearest child first, with
-    precomputed inverse directions and per-axis near/far plane selection.
-    """
-    tiny = 1e-30
-    ix = 1.0 / dx if abs(dx) > tiny else (1e30 if dx >= 0.0 else -1e30)
-    iy = 1.0 / dy if abs(dy) > tiny else (1e30 if dy >= 0.0 else -1e30)
-    iz = 1.0 / dz if abs(dz) > tiny else (1e30 if dz >= 0.0 else -1e30)
-    # near plane offsets within a 6-vector [lo, hi]
-    nx = 0 if ix >= 0.0 else 3
-    ny = 1 if iy >= 0.0 else 4
-    nz = 2 if iz >= 0.0 else 5
-    fx = 3 - nx
-    fy = 5 - ny
-    fz = 7 - nz
-    oix = ox * ix
-    oiy = oy * iy
-    oiz = oz * iz
-    t_best = t_max
-    best = -1
-    top = 0
-    node = root
-    while True:
-        # test both children of the internal node
-        t0 = max(
-            node_boxes[node, nx] * ix - oix,
-            node_boxes[node, ny] * iy - oiy,
-            node_boxes[node, nz] * iz - oiz,
-            0.0,
-        )
-        t1 = min(
-            node_boxes[node, fx] * ix - oix,
-            node_boxes[node, fy] * iy - oiy,
-            node_boxes[node, fz] * iz - oiz,
-            t_best,
-        )
-        hit_l = t0 <= t1
-        u0 = max(
-            node_boxes[node, 6 + nx] * ix - oix,
-            node_boxes[node, 6 + ny] * iy - oiy,
-            node_boxes[node, 6 + nz] * iz - oiz,
-            0.0,
-        )
-        u1 = min(
-            node_boxes[node, 6 + fx] * ix - oix,
-            node_boxes[node, 6 + fy] * iy - oiy,
-            node_boxes[node, 6 + fz] * iz - oiz,
-            t_best,
-        )
-        hit_r = u0 <= u1
-        r0 = node_refs[node, 0]
-        r1 = node_refs[node, 1]
-        r2 = node_refs[node, 2]
-        r3 = node_refs[node, 3]
-        next_node = -1
-        if hit_l and hit_r:
-            if t0 <= u0:
-                near_ref = r0
-                near_cnt = r1
-                far_ref = r2
-                far_cnt = r3
-                far_t = u0
-            else:
-                near_ref = r2
-                near_cnt = r3
-                far_ref = r0
-                far_cnt = r1
-                far_t = t0
-            if far_cnt > 0:
-                # far leaf: defer it on the stack like a node
-                stack_ref[top] = far_ref
-                stack_count[top] = far_cnt
-                stack_t[top] = far_t
-                top += 1
-            else:
-                stack_ref[top] = far_ref
-                stack_count[top] = 0
-                stack_t[top] = far_t
-                top += 1
-            if near_cnt > 0:
-                t_best_new, k = _leaf_closest_kernel(
-                    triangles, near_ref, near_cnt, ox, oy, oz, dx, dy, dz, t_best, double_sided
-                )
-                if k >= 0:
-                    t_best = t_best_new
-                    best = k
-            else:
-                next_node = near_ref
-        elif hit_l or hit_r:
-            if hit_l:
-                one_ref = r0
-                one_cnt = r1
-            else:
-                one_ref = r2
-                one_cnt = r3
-            if one_cnt > 0:
-                t_best_new, k = _leaf_closest_kernel(
-                    triangles, one_ref, one_cnt, ox, oy, oz, dx, dy, dz, t_best, double_sided
-                )
-                if k >= 0:
-                    t_best = t_best_new
-                    best = k
-            else:
-                next_node = one_ref
-        if next_node >= 0:
-            node = next_node
-            continue
-        # pop until a node (or leaf) that can still contain a closer hit
-        found = False
-        while top > 0:
-            top -= 1
-            if stack_t[top] > t_best:
-                continue
-            if stack_count[top] > 0:
-                t_best_new, k = _leaf_closest_kernel(
-                    triangles,
-                    stack_ref[top],
-                    stack_count[top],
-                    ox,
-                    oy,
-                    oz,
-                    dx,
-                    dy,
-                    dz,
-                    t_best,
-                    double_sided,
-                )
-                if k >= 0:
-                    t_best = t_best_new
-                    best = k
-                continue
-            node = stack_ref[top]
-            found = True
-            break
-        if not found:
-            break
-    return t_best, best
-
-
-@jit
-def bvh_closest_hit_kernel(
-    node_boxes,
-    node_refs,
-    triangles,
-    triangle_ids,
-    root,
-    origins,
-    directions,
-    max_distances,
-    double_sided,
-    out_distances,
-    out_triangle_ids,
-):
-    """Closest hit of each ray against one BVH (all rays in the BVH's frame).
-
-    Args:
-        node_boxes: BVH child bounds, shape (N, 12), float64 (module layout).
-        node_refs: BVH child references, shape (N, 4), int64.
-        triangles: leaf-ordered ``[v0, e1, e2]``, shape (T, 9), float64 [stage units].
-        triangle_ids: id reported for each leaf-ordered triangle, shape (T,), int64.
-        root: index of the root node.
-        origins: ray origins [stage units], shape (R, 3), float64, mesh frame.
-        directions: ray directions (unit length), shape (R, 3), float64, mesh frame.
-        max_distances: largest accepted hit distance [stage units], shape (R,), float64.
-        double_sided: when False only front faces (counter-clockwise seen from the ray) hit.
-        out_distances: hit distance, ``inf`` on a miss, shape (R,), float64 (written).
-        out_triangle_ids: ``triangle_ids`` of the hit triangle, -1 on a miss, shape (R,),
-            int64 (written).
-    """
-    stack_ref = np.empty(STACK_SIZE, np.int64)
-    stack_count = np.empty(STACK_SIZE, np.int64)
-    stack_t = np.empty(STACK_SIZE)
-    for i in range(origins.shape[0]):
-        t, k = _traverse_kernel(
-            node_boxes,
-            node_refs,
-            triangles,
-            root,
-            origins[i, 0],
-            origins[i, 1],
-            origins[i, 2],
-            directions[i, 0],
-            directions[i, 1],
-            directions[i, 2],
-            max_distances[i],
-            double_sided,
-            stack_ref,
-            stack_count,
-            stack_t,
-        )
-        if k >= 0:
-            out_distances[i] = t
-            out_triangle_ids[i] = triangle_ids[k]
-        else:
-            out_distances[i] = np.inf
-            out_triangle_ids[i] = -1
-
-
-@jit
 def _rotate_inverse_kernel(qw, qx, qy, qz, vx, vy, vz):
     """Rotate (vx, vy, vz) by the inverse of the unit quaternion (qw, qx, qy, qz)."""
     # v' = v + 2 * r x (r x v + w v) with r = -q.xyz for the inverse rotation
@@ -608,7 +350,11 @@ def scene_closest_hit_kernel(
 ):
     """Closest hit of each world ray over several rigidly moving BVH groups.
 
-    Each ray is transformed into every group's frame (no rebuild when groups move).
+    Each ray is transformed into every group's frame (no rebuild when groups move), then the
+    group's BVH is traversed with an explicit stack: both children are tested at their
+    parent with precomputed inverse directions and per-axis near/far plane selection; the
+    nearer hit child is visited first, the farther one is pushed with its entry distance and
+    skipped on pop when a closer hit was found meanwhile. Leaves run Möller–Trumbore.
 
     Args:
         node_boxes: concatenated BVH child bounds of all groups, shape (N, 12), float64.
@@ -623,10 +369,11 @@ def scene_closest_hit_kernel(
         max_distances: largest accepted hit distance [stage units], shape (R,), float64.
         double_sided: when False back faces are ignored.
         out_distances: hit distance, ``inf`` on a miss, shape (R,), float64 (written).
-        out_triangle_ids: global face id of the hit, -1 on a miss, shape (R,), int64 (written).
+        out_triangle_ids: ``triangle_ids`` of the hit, -1 on a miss, shape (R,), int64
+            (written).
     """
     stack_ref = np.empty(STACK_SIZE, np.int64)
-    stack_count = np.empty(STACK_SIZE, np.int64)
+    stack_cnt = np.empty(STACK_SIZE, np.int64)
     stack_t = np.empty(STACK_SIZE)
     group_count = group_roots.shape[0]
     for i in range(origins.shape[0]):
@@ -639,7 +386,7 @@ def scene_closest_hit_kernel(
             qx = group_orientations[g, 1]
             qy = group_orientations[g, 2]
             qz = group_orientations[g, 3]
-            lox, loy, loz = _rotate_inverse_kernel(
+            ox, oy, oz = _rotate_inverse_kernel(
                 qw,
                 qx,
                 qy,
@@ -648,35 +395,170 @@ def scene_closest_hit_kernel(
                 origins[i, 1] - group_positions[g, 1],
                 origins[i, 2] - group_positions[g, 2],
             )
-            ldx, ldy, ldz = _rotate_inverse_kernel(
+            dx, dy, dz = _rotate_inverse_kernel(
                 qw, qx, qy, qz, directions[i, 0], directions[i, 1], directions[i, 2]
             )
-            t, k = _traverse_kernel(
-                node_boxes,
-                node_refs,
-                triangles,
-                group_roots[g],
-                lox,
-                loy,
-                loz,
-                ldx,
-                ldy,
-                ldz,
-                t_best,
-                double_sided,
-                stack_ref,
-                stack_count,
-                stack_t,
-            )
-            if k >= 0:
-                t_best = t
-                best = triangle_ids[k]
+            ix = 1.0 / dx if abs(dx) > _TINY else (_HUGE if dx >= 0.0 else -_HUGE)
+            iy = 1.0 / dy if abs(dy) > _TINY else (_HUGE if dy >= 0.0 else -_HUGE)
+            iz = 1.0 / dz if abs(dz) > _TINY else (_HUGE if dz >= 0.0 else -_HUGE)
+            # offsets of the near and far planes in a [lo(3), hi(3)] box
+            nx = 0 if ix >= 0.0 else 3
+            ny = 1 if iy >= 0.0 else 4
+            nz = 2 if iz >= 0.0 else 5
+            fx = 3 - nx
+            fy = 5 - ny
+            fz = 7 - nz
+            oix = ox * ix
+            oiy = oy * iy
+            oiz = oz * iz
+            top = 0
+            ref = group_roots[g]
+            cnt = 0
+            while True:
+                if cnt == 0:
+                    node = ref
+                    t0 = max(
+                        node_boxes[node, nx] * ix - oix,
+                        node_boxes[node, ny] * iy - oiy,
+                        node_boxes[node, nz] * iz - oiz,
+                        0.0,
+                    )
+                    t1 = min(
+                        node_boxes[node, fx] * ix - oix,
+                        node_boxes[node, fy] * iy - oiy,
+                        node_boxes[node, fz] * iz - oiz,
+                        t_best,
+                    )
+                    u0 = max(
+                        node_boxes[node, 6 + nx] * ix - oix,
+                        node_boxes[node, 6 + ny] * iy - oiy,
+                        node_boxes[node, 6 + nz] * iz - oiz,
+                        0.0,
+                    )
+                    u1 = min(
+                        node_boxes[node, 6 + fx] * ix - oix,
+                        node_boxes[node, 6 + fy] * iy - oiy,
+                        node_boxes[node, 6 + fz] * iz - oiz,
+                        t_best,
+                    )
+                    hit_l = t0 <= t1
+                    hit_r = u0 <= u1
+                    right_first = hit_r and ((not hit_l) or u0 < t0)
+                    a_ref = node_refs[node, 0]
+                    a_cnt = node_refs[node, 1]
+                    b_ref = node_refs[node, 2]
+                    b_cnt = node_refs[node, 3]
+                    # push the farther child (kept only when both children are hit)
+                    stack_ref[top] = a_ref if right_first else b_ref
+                    stack_cnt[top] = a_cnt if right_first else b_cnt
+                    stack_t[top] = t0 if right_first else u0
+                    top += 1 if (hit_l and hit_r) else 0
+                    if hit_l or hit_r:
+                        ref = b_ref if right_first else a_ref
+                        cnt = b_cnt if right_first else a_cnt
+                        continue
+                else:
+                    for k in range(ref, ref + cnt):
+                        e2x = triangles[k, 6]
+                        e2y = triangles[k, 7]
+                        e2z = triangles[k, 8]
+                        px = dy * e2z - dz * e2y
+                        py = dz * e2x - dx * e2z
+                        pz = dx * e2y - dy * e2x
+                        e1x = triangles[k, 3]
+                        e1y = triangles[k, 4]
+                        e1z = triangles[k, 5]
+                        det = e1x * px + e1y * py + e1z * pz
+                        if double_sided:
+                            if det == 0.0:
+                                continue
+                        elif det <= 0.0:
+                            continue
+                        inv_det = 1.0 / det
+                        sx = ox - triangles[k, 0]
+                        sy = oy - triangles[k, 1]
+                        sz = oz - triangles[k, 2]
+                        u = (sx * px + sy * py + sz * pz) * inv_det
+                        if u < -_BARY_EPS or u > 1.0 + _BARY_EPS:
+                            continue
+                        qx2 = sy * e1z - sz * e1y
+                        qy2 = sz * e1x - sx * e1z
+                        qz2 = sx * e1y - sy * e1x
+                        v = (dx * qx2 + dy * qy2 + dz * qz2) * inv_det
+                        if v < -_BARY_EPS or u + v > 1.0 + _BARY_EPS:
+                            continue
+                        t = (e2x * qx2 + e2y * qy2 + e2z * qz2) * inv_det
+                        if t >= 0.0 and t < t_best:
+                            t_best = t
+                            best = triangle_ids[k]
+                # pop the most recent pending item that can still hold a closer hit
+                found = False
+                while top > 0:
+                    top -= 1
+                    if stack_t[top] <= t_best:
+                        found = True
+                        break
+                if not found:
+                    break
+                ref = stack_ref[top]
+                cnt = stack_cnt[top]
         if best >= 0:
             out_distances[i] = t_best
             out_triangle_ids[i] = best
         else:
             out_distances[i] = np.inf
             out_triangle_ids[i] = -1
+
+
+@jit
+def bvh_closest_hit_kernel(
+    node_boxes,
+    node_refs,
+    triangles,
+    triangle_ids,
+    root,
+    origins,
+    directions,
+    max_distances,
+    double_sided,
+    out_distances,
+    out_triangle_ids,
+):
+    """Closest hit of each ray against one BVH (all rays in the BVH's frame).
+
+    Args:
+        node_boxes: BVH child bounds, shape (N, 12), float64 (module layout).
+        node_refs: BVH child references, shape (N, 4), int64.
+        triangles: leaf-ordered ``[v0, e1, e2]``, shape (T, 9), float64 [stage units].
+        triangle_ids: id reported for each leaf-ordered triangle, shape (T,), int64.
+        root: index of the root node.
+        origins: ray origins [stage units], shape (R, 3), float64, mesh frame.
+        directions: ray directions (unit length), shape (R, 3), float64, mesh frame.
+        max_distances: largest accepted hit distance [stage units], shape (R,), float64.
+        double_sided: when False only front faces (counter-clockwise seen from the ray) hit.
+        out_distances: hit distance, ``inf`` on a miss, shape (R,), float64 (written).
+        out_triangle_ids: ``triangle_ids`` of the hit triangle, -1 on a miss, shape (R,),
+            int64 (written).
+    """
+    roots = np.full(1, root, np.int64)
+    positions = np.zeros((1, 3))
+    orientations = np.zeros((1, 4))
+    orientations[0, 0] = 1.0
+    scene_closest_hit_kernel(
+        node_boxes,
+        node_refs,
+        triangles,
+        triangle_ids,
+        roots,
+        positions,
+        orientations,
+        origins,
+        directions,
+        max_distances,
+        double_sided,
+        out_distances,
+        out_triangle_ids,
+    )
 
 
 # --------------------------------------------------------------------------------------------
