@@ -908,6 +908,10 @@ def run_scene(
     from runtime.engine.recorder import ChannelInfo, Recorder
     from runtime.sensors.runtime import SensorRuntime
 
+    if out is not None:
+        from runtime.engine.recorder import check_recording_path
+
+        check_recording_path(out)  # fail before the (slow) engine build
     stage = _open_stage(scene)
     settings = read_scene_settings(stage)
     steps = int(steps if steps is not None else settings.get("steps", 1000))

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -217,9 +216,9 @@ def plot_recording(
     fig.tight_layout()
     out_path = Path(out_path)
     out_path.parent.mkdir(parents=True, exist_ok=True)
-    handle, tmp_name = tempfile.mkstemp(prefix=f".{out_path.name}.", suffix=".png",
-                                        dir=out_path.parent)
-    os.close(handle)
+    from runtime.engine.recorder import temp_path_beside
+
+    tmp_name = str(temp_path_beside(out_path, ".png"))
     try:
         fig.savefig(tmp_name, dpi=dpi, format="png")
         os.replace(tmp_name, out_path)

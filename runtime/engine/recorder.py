@@ -43,6 +43,7 @@ __all__ = [
     "FORMAT_NAME",
     "FORMAT_VERSION",
     "ChannelInfo",
+    "check_recording_path",
     "Recorder",
     "Recording",
     "load_recording",
@@ -106,6 +107,21 @@ class ChannelInfo:
             unit=str(data.get("unit", "")),
             attrs=dict(data.get("attrs", {})),
         )
+
+
+def check_recording_path(path: str | os.PathLike[str]) -> str:
+    """Validate a recording destination before a run starts.
+
+    Args:
+        path: the destination file.
+
+    Returns:
+        The format suffix (``".npz"`` or ``".parquet"``).
+
+    Raises:
+        SimrtError: unsupported suffix, or ``.parquet`` without pyarrow installed.
+    """
+    return _check_suffix(Path(path))
 
 
 def _check_suffix(path: Path) -> str:
@@ -343,16 +359,36 @@ def _json_default(value: Any) -> Any:
     raise TypeError(f"not JSON serialisable: {type(value).__name__}")
 
 
-def _temp_path(path: Path, suffix: str) -> Path:
+def _umask_mode() -> int:
+    """Permissions of a newly created regular file under the current umask."""
+    mask = os.umask(0)
+    os.umask(mask)
+    return 0o666 & ~mask
+
+
+def temp_path_beside(path: Path, suffix: str) -> Path:
+    """A new empty temp file in ``path``'s directory with normal file permissions.
+
+    ``mkstemp`` creates mode 0600; the file is re-moded to what ``open()`` would give so
+    the final ``os.replace`` leaves an ordinary file.
+
+    Args:
+        path: the destination the temp file will replace.
+        suffix: temp file suffix.
+
+    Returns:
+        The temp file path.
+    """
     handle, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=suffix, dir=path.parent)
     os.close(handle)
+    os.chmod(name, _umask_mode())
     return Path(name)
 
 
 def _write_npz_atomic(
     path: Path, arrays: Mapping[str, np.ndarray], meta_json: str, final: bool = True
 ) -> None:
-    tmp = _temp_path(path, ".tmp.npz")
+    tmp = temp_path_beside(path, ".tmp.npz")
     try:
         with open(tmp, "wb") as stream:
             save = np.savez_compressed if final else np.savez
@@ -385,7 +421,7 @@ def _write_parquet_atomic(
             columns[name] = pa.FixedSizeListArray.from_arrays(pa.array(flat), width)
     table = pa.table(columns)
     table = table.replace_schema_metadata({b"simrt": meta_json.encode("utf-8")})
-    tmp = _temp_path(path, ".tmp.parquet")
+    tmp = temp_path_beside(path, ".tmp.parquet")
     try:
         pq.write_table(table, tmp)
         os.replace(tmp, path)
