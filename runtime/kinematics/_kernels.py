@@ -121,43 +121,6 @@ def _add_rot_vec(p, r, v):  # pragma: no cover
 
 
 @jit
-def _mat_to_quat(r, out_q):  # pragma: no cover
-    """Unit quaternion (wxyz, w >= 0) of rotation matrix ``r`` into ``out_q`` (4,)."""
-    tr = r[0, 0] + r[1, 1] + r[2, 2]
-    if tr > 0.0:
-        s = np.sqrt(tr + 1.0) * 2.0
-        w = 0.25 * s
-        x = (r[2, 1] - r[1, 2]) / s
-        y = (r[0, 2] - r[2, 0]) / s
-        z = (r[1, 0] - r[0, 1]) / s
-    elif r[0, 0] > r[1, 1] and r[0, 0] > r[2, 2]:
-        s = np.sqrt(1.0 + r[0, 0] - r[1, 1] - r[2, 2]) * 2.0
-        w = (r[2, 1] - r[1, 2]) / s
-        x = 0.25 * s
-        y = (r[0, 1] + r[1, 0]) / s
-        z = (r[0, 2] + r[2, 0]) / s
-    elif r[1, 1] > r[2, 2]:
-        s = np.sqrt(1.0 + r[1, 1] - r[0, 0] - r[2, 2]) * 2.0
-        w = (r[0, 2] - r[2, 0]) / s
-        x = (r[0, 1] + r[1, 0]) / s
-        y = 0.25 * s
-        z = (r[1, 2] + r[2, 1]) / s
-    else:
-        s = np.sqrt(1.0 + r[2, 2] - r[0, 0] - r[1, 1]) * 2.0
-        w = (r[1, 0] - r[0, 1]) / s
-        x = (r[0, 2] + r[2, 0]) / s
-        y = (r[1, 2] + r[2, 1]) / s
-        z = 0.25 * s
-    n = np.sqrt(w * w + x * x + y * y + z * z)
-    if w < 0.0:
-        n = -n
-    out_q[0] = w / n
-    out_q[1] = x / n
-    out_q[2] = y / n
-    out_q[3] = z / n
-
-
-@jit
 def _fk_core(model, tip, qs, b, jac, jb, want_jac):  # pragma: no cover
     """FK of configuration ``qs[b]`` with scalar temporaries (no array views in the loop).
 
@@ -504,39 +467,161 @@ def _tree_fk(
     pre_r,
     post_t,
     post_r,
-    q,
+    qs,
+    b,
     rots,
-    tmp,
-    tmp2,
     out_pos,
     out_quat,
 ):  # pragma: no cover
+    """Link poses for configuration ``qs[b]`` into ``out_pos[b]``, ``out_quat[b]``.
+
+    ``rots`` (L, 3, 3) receives the link rotation matrices (parents are read back from it).
+    Scalar temporaries, no array views in the loop.
+    """
     n_links = link_parent.shape[0]
     for lk in range(n_links):
         par = link_parent[lk]
+        # T = X_parent · pre (rotation t**, position p*)
         if par < 0:
-            for i in range(3):
-                out_pos[lk, i] = pre_t[lk, i]
-            tmp[:, :] = pre_r[lk]
+            px = pre_t[lk, 0]
+            py = pre_t[lk, 1]
+            pz = pre_t[lk, 2]
+            t00 = pre_r[lk, 0, 0]
+            t01 = pre_r[lk, 0, 1]
+            t02 = pre_r[lk, 0, 2]
+            t10 = pre_r[lk, 1, 0]
+            t11 = pre_r[lk, 1, 1]
+            t12 = pre_r[lk, 1, 2]
+            t20 = pre_r[lk, 2, 0]
+            t21 = pre_r[lk, 2, 1]
+            t22 = pre_r[lk, 2, 2]
         else:
-            for i in range(3):
-                out_pos[lk, i] = out_pos[par, i]
-            _add_rot_vec(out_pos[lk], rots[par], pre_t[lk])
-            _mul_rot(rots[par], pre_r[lk], tmp)
+            r00 = rots[par, 0, 0]
+            r01 = rots[par, 0, 1]
+            r02 = rots[par, 0, 2]
+            r10 = rots[par, 1, 0]
+            r11 = rots[par, 1, 1]
+            r12 = rots[par, 1, 2]
+            r20 = rots[par, 2, 0]
+            r21 = rots[par, 2, 1]
+            r22 = rots[par, 2, 2]
+            hx = pre_t[lk, 0]
+            hy = pre_t[lk, 1]
+            hz = pre_t[lk, 2]
+            px = out_pos[b, par, 0] + r00 * hx + r01 * hy + r02 * hz
+            py = out_pos[b, par, 1] + r10 * hx + r11 * hy + r12 * hz
+            pz = out_pos[b, par, 2] + r20 * hx + r21 * hy + r22 * hz
+            h00 = pre_r[lk, 0, 0]
+            h01 = pre_r[lk, 0, 1]
+            h02 = pre_r[lk, 0, 2]
+            h10 = pre_r[lk, 1, 0]
+            h11 = pre_r[lk, 1, 1]
+            h12 = pre_r[lk, 1, 2]
+            h20 = pre_r[lk, 2, 0]
+            h21 = pre_r[lk, 2, 1]
+            h22 = pre_r[lk, 2, 2]
+            t00 = r00 * h00 + r01 * h10 + r02 * h20
+            t01 = r00 * h01 + r01 * h11 + r02 * h21
+            t02 = r00 * h02 + r01 * h12 + r02 * h22
+            t10 = r10 * h00 + r11 * h10 + r12 * h20
+            t11 = r10 * h01 + r11 * h11 + r12 * h21
+            t12 = r10 * h02 + r11 * h12 + r12 * h22
+            t20 = r20 * h00 + r21 * h10 + r22 * h20
+            t21 = r20 * h01 + r21 * h11 + r22 * h21
+            t22 = r20 * h02 + r21 * h12 + r22 * h22
         qi = link_qindex[lk]
         if qi >= 0 and link_jtype[lk] == 0:
-            _mul_rot_axis_angle(tmp, link_axis[lk], q[qi], tmp2)
-            tmp[:, :] = tmp2
+            ax = link_axis[lk, 0]
+            ay = link_axis[lk, 1]
+            az = link_axis[lk, 2]
+            c = np.cos(qs[b, qi])
+            sn = np.sin(qs[b, qi])
+            if ax == 0.0 and ay == 0.0 and az == 1.0:
+                m00 = c
+                m01 = -sn
+                m02 = 0.0
+                m10 = sn
+                m11 = c
+                m12 = 0.0
+                m20 = 0.0
+                m21 = 0.0
+                m22 = 1.0
+            else:
+                u = 1.0 - c
+                m00 = u * ax * ax + c
+                m01 = u * ax * ay - sn * az
+                m02 = u * ax * az + sn * ay
+                m10 = u * ax * ay + sn * az
+                m11 = u * ay * ay + c
+                m12 = u * ay * az - sn * ax
+                m20 = u * ax * az - sn * ay
+                m21 = u * ay * az + sn * ax
+                m22 = u * az * az + c
+            a00 = t00 * m00 + t01 * m10 + t02 * m20
+            a01 = t00 * m01 + t01 * m11 + t02 * m21
+            a02 = t00 * m02 + t01 * m12 + t02 * m22
+            a10 = t10 * m00 + t11 * m10 + t12 * m20
+            a11 = t10 * m01 + t11 * m11 + t12 * m21
+            a12 = t10 * m02 + t11 * m12 + t12 * m22
+            a20 = t20 * m00 + t21 * m10 + t22 * m20
+            a21 = t20 * m01 + t21 * m11 + t22 * m21
+            a22 = t20 * m02 + t21 * m12 + t22 * m22
+            t00 = a00
+            t01 = a01
+            t02 = a02
+            t10 = a10
+            t11 = a11
+            t12 = a12
+            t20 = a20
+            t21 = a21
+            t22 = a22
         elif qi >= 0 and link_jtype[lk] == 1:
-            for i in range(3):
-                out_pos[lk, i] += (
-                    tmp[i, 0] * link_axis[lk, 0]
-                    + tmp[i, 1] * link_axis[lk, 1]
-                    + tmp[i, 2] * link_axis[lk, 2]
-                ) * q[qi]
-        _add_rot_vec(out_pos[lk], tmp, post_t[lk])
-        _mul_rot(tmp, post_r[lk], rots[lk])
-        _mat_to_quat(rots[lk], out_quat[lk])
+            v = qs[b, qi]
+            ax = link_axis[lk, 0] * v
+            ay = link_axis[lk, 1] * v
+            az = link_axis[lk, 2] * v
+            px += t00 * ax + t01 * ay + t02 * az
+            py += t10 * ax + t11 * ay + t12 * az
+            pz += t20 * ax + t21 * ay + t22 * az
+        # X_link = T · post
+        hx = post_t[lk, 0]
+        hy = post_t[lk, 1]
+        hz = post_t[lk, 2]
+        out_pos[b, lk, 0] = px + t00 * hx + t01 * hy + t02 * hz
+        out_pos[b, lk, 1] = py + t10 * hx + t11 * hy + t12 * hz
+        out_pos[b, lk, 2] = pz + t20 * hx + t21 * hy + t22 * hz
+        for i in range(3):
+            if i == 0:
+                a0 = t00
+                a1 = t01
+                a2 = t02
+            elif i == 1:
+                a0 = t10
+                a1 = t11
+                a2 = t12
+            else:
+                a0 = t20
+                a1 = t21
+                a2 = t22
+            for j in range(3):
+                rots[lk, i, j] = (
+                    a0 * post_r[lk, 0, j] + a1 * post_r[lk, 1, j] + a2 * post_r[lk, 2, j]
+                )
+        w, x, y, z = _quat_scalars(
+            rots[lk, 0, 0],
+            rots[lk, 0, 1],
+            rots[lk, 0, 2],
+            rots[lk, 1, 0],
+            rots[lk, 1, 1],
+            rots[lk, 1, 2],
+            rots[lk, 2, 0],
+            rots[lk, 2, 1],
+            rots[lk, 2, 2],
+        )
+        out_quat[b, lk, 0] = w
+        out_quat[b, lk, 1] = x
+        out_quat[b, lk, 2] = y
+        out_quat[b, lk, 3] = z
 
 
 @jit
@@ -570,8 +655,6 @@ def tree_fk_kernel(
     """
     n_links = link_parent.shape[0]
     rots = np.empty((n_links, 3, 3))
-    tmp = np.empty((3, 3))
-    tmp2 = np.empty((3, 3))
     _tree_fk(
         link_parent,
         link_qindex,
@@ -581,12 +664,11 @@ def tree_fk_kernel(
         pre_r,
         post_t,
         post_r,
-        q,
+        q.reshape((1, q.shape[0])),
+        0,
         rots,
-        tmp,
-        tmp2,
-        out_pos,
-        out_quat,
+        out_pos.reshape((1, n_links, 3)),
+        out_quat.reshape((1, n_links, 4)),
     )
 
 
@@ -621,8 +703,6 @@ def tree_fk_batch_kernel(
     """
     n_links = link_parent.shape[0]
     rots = np.empty((n_links, 3, 3))
-    tmp = np.empty((3, 3))
-    tmp2 = np.empty((3, 3))
     for b in range(qs.shape[0]):
         _tree_fk(
             link_parent,
@@ -633,12 +713,11 @@ def tree_fk_batch_kernel(
             pre_r,
             post_t,
             post_r,
-            qs[b],
+            qs,
+            b,
             rots,
-            tmp,
-            tmp2,
-            out_pos[b],
-            out_quat[b],
+            out_pos,
+            out_quat,
         )
 
 
