@@ -646,6 +646,16 @@ def format_summary(summary: Mapping[str, Any], timings: Mapping[str, float] | No
             lines.append(
                 f"raycast {path}: {stats['hits']} ray hits over {stats['valid_steps']} valid steps"
             )
+    ik = summary.get("ik")
+    if ik:
+        text = f"ik: {ik.get('solves', 0)} solves"
+        if ik.get("seeded_failures"):
+            text += f" ({ik['seeded_failures']} needed the cold-start ladder)"
+        if ik.get("frozen_at") is not None:
+            text += f", targets frozen at first contact t = {ik['frozen_at']:.3f} s"
+        if ik.get("disabled"):
+            text += f"; {ik['disabled']}"
+        lines.append(text)
     return "\n".join(lines)
 
 
@@ -719,6 +729,7 @@ class _IkDriver:
         self.every = max(int(every), 1)
         self.until_contact = until_contact
         self.frozen_at: float | None = None
+        self.disabled_reason: str | None = None
         self.failures = 0
         self.solves = 0
         root = _root_link(stage, robot_prim)
@@ -992,12 +1003,16 @@ def run_scene(
     try:
         for k in range(1, steps + 1):
             t0 = perf()
-            if ik is not None:
-                in_contact = any(
+            if ik is not None and ik.disabled_reason is None:
+                in_contact = until_contact and any(
                     bool(getattr(s.reading(), "in_contact", False)) for s in robot_contacts
-                ) if until_contact else False
-                ik.update(k, float(getattr(state, "time", 0.0)), step_dt, joint_positions,
-                          in_contact)
+                )
+                try:
+                    ik.update(k, float(getattr(state, "time", 0.0)), step_dt, joint_positions,
+                              in_contact)
+                except Exception as error:  # noqa: BLE001 - a failing IK must not stop the run
+                    ik.disabled_reason = f"IK disabled at step {k}: {error!r}"
+                    LOGGER.error("%s; the joint targets keep their last values", ik.disabled_reason)
             t1 = perf()
             engine.step()
             t2 = perf()
@@ -1067,7 +1082,7 @@ def run_scene(
             disabled[str(getattr(s, "prim_path", ""))] = str(s.disabled_reason)
     if ik is not None:
         summary["ik"] = {"solves": ik.solves, "seeded_failures": ik.failures,
-                         "frozen_at": ik.frozen_at}
+                         "frozen_at": ik.frozen_at, "disabled": ik.disabled_reason}
     return RunResult(
         steps=done,
         requested_steps=steps,
