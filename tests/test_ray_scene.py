@@ -1,0 +1,260 @@
+"""RayScene from USD colliders: shapes, transforms, moving bodies, sidedness, solids, backends.
+
+Oracles are analytic ray/shape intersections in NumPy (slab test for boxes, quadratic for
+spheres) and Embree through the embreex backend.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from pxr import Gf, Sdf, Usd, UsdGeom, UsdPhysics
+
+from runtime.errors import SchemaError
+from runtime.sensors.ray_scene import RayScene
+
+
+def make_stage():
+    stage = Usd.Stage.CreateInMemory()
+    UsdGeom.SetStageUpAxis(stage, UsdGeom.Tokens.z)
+    UsdGeom.Xform.Define(stage, "/World")
+    return stage
+
+
+def collider(gprim):
+    UsdPhysics.CollisionAPI.Apply(gprim.GetPrim())
+    return gprim
+
+
+def cast(scene, o, d, max_d=100.0, positions=None, orientations=None):
+    o = np.ascontiguousarray(np.atleast_2d(o), dtype=np.float64)
+    d = np.asarray(np.atleast_2d(d), dtype=np.float64)
+    d = np.ascontiguousarray(d / np.linalg.norm(d, axis=1, keepdims=True))
+    n = len(o)
+    dist = np.empty(n)
+    actors = np.empty(n, np.int64)
+    normals = np.empty((n, 3))
+    scene.cast(o, d, np.full(n, float(max_d)), positions, orientations, dist, actors, normals)
+    return dist, actors, normals
+
+
+def slab(o, d, lo, hi):
+    """Analytic entry distance of a ray into an axis-aligned box (inf if missed)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t1 = (lo - o) / d
+        t2 = (hi - o) / d
+    tn = np.nanmax(np.minimum(t1, t2))
+    tf = np.nanmin(np.maximum(t1, t2))
+    return tn if (tn <= tf and tn >= 0) else np.inf
+
+
+def test_static_boxes_match_slab_oracle_with_nested_transforms():
+    stage = make_stage()
+    xf = UsdGeom.Xform.Define(stage, "/World/Group")
+    xf.AddTranslateOp().Set(Gf.Vec3d(1.0, -2.0, 0.5))
+    xf.AddScaleOp().Set(Gf.Vec3f(2.0, 1.0, 1.0))
+    cube = collider(UsdGeom.Cube.Define(stage, "/World/Group/Box"))
+    cube.GetSizeAttr().Set(1.0)
+    cube.AddTranslateOp().Set(Gf.Vec3d(3.0, 0.0, 0.0))
+    cube.AddScaleOp().Set(Gf.Vec3f(0.5, 2.0, 3.0))
+    # world box: centre (1 + 2*3, -2, 0.5) = (7, -2, 0.5); half extents (0.5, 1, 1.5)
+    lo = np.array([6.5, -3.0, -1.0])
+    hi = np.array([7.5, -1.0, 2.0])
+    for backend in ("numba", "embreex"):
+        scene = RayScene.from_stage(stage, [], backend=backend)
+        assert scene.actor_paths == ("/World/Group/Box",)
+        rng = np.random.default_rng(1)
+        o = rng.uniform(-2, 2, (300, 3))
+        d = rng.uniform(lo, hi, (300, 3)) - o
+        d /= np.linalg.norm(d, axis=1, keepdims=True)
+        dist, actors, normals = cast(scene, o, d)
+        expected = np.array([slab(oi, di, lo, hi) for oi, di in zip(o, d, strict=True)])
+        np.testing.assert_allclose(dist, expected, atol=1e-5)
+        assert np.all(actors == 0)
+        # normals are axis aligned and face the ray
+        assert np.all(np.einsum("ij,ij->i", normals, d) < 0)
+        np.testing.assert_allclose(np.abs(normals).max(axis=1), 1.0, atol=1e-9)
+
+
+def test_sphere_capsule_cylinder_against_analytic_surfaces():
+    stage = make_stage()
+    s = collider(UsdGeom.Sphere.Define(stage, "/World/S"))
+    s.GetRadiusAttr().Set(0.5)
+    s.AddTranslateOp().Set(Gf.Vec3d(0, 5, 0))
+    cap = collider(UsdGeom.Capsule.Define(stage, "/World/C"))
+    cap.GetRadiusAttr().Set(0.25)
+    cap.GetHeightAttr().Set(1.0)
+    cap.GetAxisAttr().Set("X")
+    cap.AddTranslateOp().Set(Gf.Vec3d(5, 0, 0))
+    cyl = collider(UsdGeom.Cylinder.Define(stage, "/World/Y"))
+    cyl.GetRadiusAttr().Set(0.3)
+    cyl.GetHeightAttr().Set(2.0)
+    cyl.GetAxisAttr().Set("Y")
+    cyl.AddTranslateOp().Set(Gf.Vec3d(0, -5, 0))
+    scene = RayScene.from_stage(stage, [])
+    o = np.zeros((3, 3))
+    d = np.array([[0, 1, 0], [1, 0, 0], [0, -1, 0]], float)
+    dist, actors, _ = cast(scene, o, d)
+    # sphere 5 - 0.5, capsule tip 5 - 0.5 - 0.25, cylinder flat cap 5 - 1
+    np.testing.assert_allclose(dist, [4.5, 4.25, 4.0], atol=1e-6)
+    assert [scene.actor_paths[a] for a in actors] == ["/World/S", "/World/C", "/World/Y"]
+    # off-axis rays on the sphere: tessellation error well below 1 % of the radius
+    rng = np.random.default_rng(0)
+    targets = np.array([0, 5, 0]) + rng.normal(0, 0.2, (200, 3))
+    dirs = targets / np.linalg.norm(targets, axis=1, keepdims=True)
+    dist, _, _ = cast(scene, np.zeros((200, 3)), dirs)
+    c = np.array([0, 5, 0])
+    b = dirs @ c
+    disc = b * b - (c @ c - 0.25)
+    analytic = np.where(disc >= 0, b - np.sqrt(np.maximum(disc, 0)), np.inf)
+    ok = np.isfinite(analytic) & (disc > 0.01)
+    assert ok.sum() > 100
+    np.testing.assert_allclose(dist[ok], analytic[ok], atol=0.005)
+
+
+@pytest.mark.parametrize("shape", ["Cube", "Sphere", "Capsule", "Cylinder", "Hull"])
+def test_ray_starting_inside_a_solid_hits_at_zero(shape):
+    stage = make_stage()
+    body = UsdGeom.Xform.Define(stage, "/World/Body")
+    UsdPhysics.RigidBodyAPI.Apply(body.GetPrim())
+    if shape == "Hull":
+        mesh = UsdGeom.Mesh.Define(stage, "/World/Body/Shape")
+        pts = [(-1, -1, -1), (1, -1, -1), (1, 1, -1), (-1, 1, -1), (0, 0, 1.5)]
+        mesh.GetPointsAttr().Set([Gf.Vec3f(*p) for p in pts])
+        mesh.GetFaceVertexCountsAttr().Set([4, 3, 3, 3, 3])
+        mesh.GetFaceVertexIndicesAttr().Set([0, 3, 2, 1, 0, 1, 4, 1, 2, 4, 2, 3, 4, 3, 0, 4])
+        UsdPhysics.MeshCollisionAPI.Apply(mesh.GetPrim()).CreateApproximationAttr("convexHull")
+        collider(mesh)
+    else:
+        collider(getattr(UsdGeom, shape).Define(stage, "/World/Body/Shape"))
+    scene = RayScene.from_stage(stage, ["/World/Body"])
+    pos = np.array([[10.0, 0, 0]])
+    quat = np.array([[1.0, 0, 0, 0]])
+    d = np.array([[0.0, 0.6, 0.8]])
+    dist, actors, normals = cast(scene, [[10.1, 0.05, -0.1]], d, 50.0, pos, quat)
+    assert dist[0] == 0.0 and scene.actor_paths[actors[0]] == "/World/Body"
+    np.testing.assert_allclose(normals[0], -d[0])
+    # from outside the same shape is hit at a positive distance
+    dist, actors, _ = cast(scene, [[10.0, 0.0, -10.0]], [[0, 0, 1.0]], 50.0, pos, quat)
+    assert 7.0 < dist[0] < 10.0 and actors[0] == 0
+
+
+def test_triangle_mesh_and_plane_are_single_sided():
+    stage = make_stage()
+    mesh = collider(UsdGeom.Mesh.Define(stage, "/World/Quad"))
+    mesh.GetPointsAttr().Set([Gf.Vec3f(-1, -1, 0), Gf.Vec3f(1, -1, 0), Gf.Vec3f(1, 1, 0),
+                              Gf.Vec3f(-1, 1, 0)])  # fmt: skip
+    mesh.GetFaceVertexCountsAttr().Set([4])
+    mesh.GetFaceVertexIndicesAttr().Set([0, 1, 2, 3])  # counter-clockwise from +z
+    plane = collider(UsdGeom.Plane.Define(stage, "/World/Floor"))
+    plane.GetAxisAttr().Set("Z")
+    plane.AddTranslateOp().Set(Gf.Vec3d(0, 0, -5))
+    scene = RayScene.from_stage(stage, [])
+    o = np.array([[0, 0, 2.0], [0, 0, -1.0], [5, 5, 1.0], [5, 5, -7.0]])
+    d = np.array([[0, 0, -1.0], [0, 0, 1.0], [0, 0, -1.0], [0, 0, 1.0]])
+    dist, actors, normals = cast(scene, o, d, 1000.0)
+    # quad from the front: 2; from behind: passes through, then the plane is behind too
+    np.testing.assert_allclose(dist, [2.0, np.inf, 6.0, np.inf])
+    assert [scene.actor_paths[a] if a >= 0 else "" for a in actors] == [
+        "/World/Quad", "", "/World/Floor", ""
+    ]  # fmt: skip
+    np.testing.assert_allclose(normals[[0, 2]], [[0, 0, 1], [0, 0, 1]])
+    # leftHanded orientation flips the front side
+    mesh.GetOrientationAttr().Set("leftHanded")
+    scene = RayScene.from_stage(stage, [])
+    dist, _, _ = cast(scene, o[:2], d[:2], 5.0)
+    np.testing.assert_allclose(dist, [np.inf, 1.0])
+    # a closed static triangle mesh is not a solid: from inside, nothing is hit
+    box = collider(UsdGeom.Mesh.Define(stage, "/World/Closed"))
+    import trimesh
+
+    b = trimesh.creation.box(extents=(1, 1, 1))
+    box.GetPointsAttr().Set([Gf.Vec3f(*map(float, p)) for p in b.vertices])
+    box.GetFaceVertexCountsAttr().Set([3] * len(b.faces))
+    box.GetFaceVertexIndicesAttr().Set([int(i) for i in b.faces.reshape(-1)])
+    box.AddTranslateOp().Set(Gf.Vec3d(20, 0, 0))
+    scene = RayScene.from_stage(stage, [])
+    dist, _, _ = cast(scene, [[20, 0, 0]], [[1, 0, 0]])
+    assert dist[0] == np.inf
+    dist, _, _ = cast(scene, [[18, 0, 0]], [[1, 0, 0]])
+    assert dist[0] == pytest.approx(1.5)
+
+
+def test_moving_bodies_use_state_poses_without_rebuild():
+    stage = make_stage()
+    body = UsdGeom.Xform.Define(stage, "/World/Arm")
+    body.AddTranslateOp().Set(Gf.Vec3d(0, 0, 0))
+    UsdPhysics.RigidBodyAPI.Apply(body.GetPrim())
+    link = collider(UsdGeom.Cube.Define(stage, "/World/Arm/Geom/Box"))
+    link.GetSizeAttr().Set(1.0)
+    link.AddTranslateOp().Set(Gf.Vec3d(2, 0, 0))  # box centred 2 m along the body's x
+    other = UsdGeom.Xform.Define(stage, "/World/Unlisted")
+    other.AddTranslateOp().Set(Gf.Vec3d(0, 0, 10))
+    UsdPhysics.RigidBodyAPI.Apply(other.GetPrim())
+    collider(UsdGeom.Sphere.Define(stage, "/World/Unlisted/S"))
+    off = collider(UsdGeom.Cube.Define(stage, "/World/Off"))
+    off.CreatePurposeAttr()
+    off.GetPrim().CreateAttribute("physics:collisionEnabled", Sdf.ValueTypeNames.Bool).Set(False)
+    scene = RayScene.from_stage(stage, ["/World/Base", "/World/Arm"])
+    assert scene.actor_paths == ("/World/Base", "/World/Arm", "/World/Unlisted")
+    positions = np.array([[0.0, 0, 0], [1.0, 0, 0]])
+    h = math.radians(90) / 2
+    orientations = np.array([[1.0, 0, 0, 0], [math.cos(h), 0, 0, math.sin(h)]])
+    # body at (1, 0, 0) yawed 90 deg: box centre at (1, 2, 0); ray along +y from (1, -3, 0)
+    dist, actors, normals = cast(scene, [[1, -3, 0]], [[0, 1, 0]], 50, positions, orientations)
+    assert dist[0] == pytest.approx(4.5) and actors[0] == 1
+    np.testing.assert_allclose(normals[0], [0, -1, 0], atol=1e-12)
+    # the unlisted body keeps its USD pose (sphere radius 1 at z = 10)
+    dist, actors, _ = cast(scene, [[0, 0, 0]], [[0, 0, 1]], 50, positions, orientations)
+    assert dist[0] == pytest.approx(9.0, abs=0.02) and actors[0] == 2
+    with pytest.raises(ValueError, match="bodies"):
+        cast(scene, [[0, 0, 0]], [[0, 0, 1]], 50, positions[:1], orientations[:1])
+
+
+def test_numba_and_embreex_scenes_agree():
+    stage = make_stage()
+    rng = np.random.default_rng(5)
+    for k in range(12):
+        kind = ["Cube", "Sphere", "Capsule", "Cylinder"][k % 4]
+        g = collider(getattr(UsdGeom, kind).Define(stage, f"/World/G{k}"))
+        g.AddTranslateOp().Set(Gf.Vec3d(*rng.uniform(-4, 4, 3)))
+        g.AddRotateXYZOp().Set(Gf.Vec3f(*rng.uniform(-90, 90, 3)))
+    body = UsdGeom.Xform.Define(stage, "/World/B")
+    UsdPhysics.RigidBodyAPI.Apply(body.GetPrim())
+    collider(UsdGeom.Cube.Define(stage, "/World/B/C"))
+    scenes = [RayScene.from_stage(stage, ["/World/B"], backend=b) for b in ("numba", "embreex")]
+    o = rng.uniform(-8, 8, (3000, 3)).astype(np.float32).astype(np.float64)
+    d = rng.uniform(-4, 4, (3000, 3)) - o
+    pos = np.array([[0.5, 0.5, 0.5]])
+    quat = np.array([[0.9, 0.1, 0.3, 0.2]]) / np.linalg.norm([0.9, 0.1, 0.3, 0.2])
+    (d1, a1, n1), (d2, a2, n2) = (cast(s, o, d, 30.0, pos, quat) for s in scenes)
+    hit = np.isfinite(d1)
+    assert hit.sum() > 1000
+    np.testing.assert_array_equal(hit, np.isfinite(d2))
+    np.testing.assert_allclose(d1[hit], d2[hit], atol=1e-4)
+    assert np.mean(a1 == a2) > 0.999
+    assert np.mean(np.abs(np.einsum("ij,ij->i", n1[hit], n2[hit])) > 0.999) > 0.99
+
+
+def test_malformed_mesh_names_the_prim():
+    stage = make_stage()
+    mesh = collider(UsdGeom.Mesh.Define(stage, "/World/Bad"))
+    mesh.GetPointsAttr().Set([Gf.Vec3f(0, 0, 0), Gf.Vec3f(1, 0, 0), Gf.Vec3f(0, 1, 0)])
+    mesh.GetFaceVertexCountsAttr().Set([3])
+    mesh.GetFaceVertexIndicesAttr().Set([0, 1, 7])
+    with pytest.raises(SchemaError, match="/World/Bad.faceVertexIndices"):
+        RayScene.from_stage(stage, [])
+
+
+def test_import_runtime_loads_neither_trimesh_nor_pxr():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, runtime, runtime.sensors.ray_backends; "
+        "assert 'trimesh' not in sys.modules and 'numba' not in sys.modules; "
+        "assert 'pxr' not in sys.modules"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
