@@ -75,3 +75,19 @@ def test_sigint_to_cli_leaves_valid_partial_file(tmp_path):
     np.testing.assert_array_equal(rec.step, np.arange(1, len(rec) + 1))
     assert all(arr.shape[0] == len(rec) for arr in rec.data.values())
     assert sorted(p.name for p in tmp_path.iterdir()) == ["run.npz"]
+
+
+def test_zero_steps_and_failure_before_first_step_leave_valid_files(tmp_path):
+    from runtime.engine.job import run_scene
+
+    result = run_scene(str(SCENE), steps=0, out=tmp_path / "zero.npz")
+    rec = load_recording(tmp_path / "zero.npz")
+    assert result.complete and rec.complete and len(rec) == 0
+
+    def boom(k, engine, sensors, state):
+        raise Boom("at once")
+
+    with pytest.raises(Boom):
+        run_scene(str(SCENE), steps=10, out=tmp_path / "one.npz", on_step=boom)
+    rec = load_recording(tmp_path / "one.npz")
+    assert len(rec) == 1 and not rec.complete

@@ -1069,6 +1069,8 @@ def run_scene(
         complete = True
     finally:
         wall = _time.perf_counter() - loop_start
+        if recorder is None and out is not None:  # no step completed: an empty recording
+            recorder = Recorder(out, flush_every=flush_every, meta=meta)
         if recorder is not None:
             recorder.close(complete=complete)
         bar.close(done)
