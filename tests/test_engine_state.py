@@ -225,7 +225,8 @@ def test_effort_includes_passive_damping():
     assert state.joint_efforts[0] == pytest.approx(-2.0 * 1.5, rel=1e-9)
 
 
-def test_divergence_raises_instead_of_silent_reset():
+def test_divergence_raises_instead_of_silent_reset(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # MuJoCo writes MUJOCO_LOG.TXT into the working directory
     stage = new_stage()
     stage.GetPrimAtPath("/PhysicsScene").CreateAttribute(
         "mjc:option:integrator", Sdf.ValueTypeNames.Token
