@@ -42,14 +42,15 @@ IK waypoint syntax (CLI ``--ik-target`` and ``ikTargets``)::
   the last one. Before the first waypoint the first one is used.
 
 Recorded channels (see :mod:`runtime.engine.recorder`): ``<sensor path>.<field>`` for every
-numeric field of every sensor reading (contact ``value``/``in_contact``; IMU
-``linear_acceleration``/``angular_velocity``/``orientation``; raycast ``depths``,
-``hit_positions``, ``hit_normals``, ``ray_origins_world``, ``ray_end_points_world``, plus
-``hit`` (depth < maxRange) and ``hit_body`` (index into the channel's ``path_table``
-attribute, -1 for none)), each with ``valid``; ``<robot>.positions`` / ``velocities`` /
-``efforts`` (kind ``joint_state``), ``<robot>.targets`` (kind ``command``, the joint targets
-sent) and ``bodies.positions`` / ``bodies.orientations`` (kind ``body``; attribute
-``body_paths``).
+numeric field of every sensor reading (contact ``value``/``in_contact``/
+``number_of_contacts``; IMU ``linear_acceleration``/``angular_velocity``/``orientation``;
+raycast ``depths``, ``hit_positions``, ``hit_normals``, ``ray_end_points_world`` as float32
+(ray origins are not recorded), plus ``hit`` (depth < maxRange) and ``hit_prim_paths`` (int32
+index into the channel's ``path_table`` attribute, -1 for none)), each sensor with
+``valid`` (False rows hold zeros); ``<robot>.positions`` / ``velocities`` / ``efforts`` (kind
+``joint_state``), ``<robot>.targets`` (kind ``command``, the IK joint targets sent, NaN for
+DOFs IK does not drive) and ``bodies.positions`` / ``bodies.orientations`` (kind ``body``;
+attribute ``body_paths``; the poses the sensors saw).
 """
 
 from __future__ import annotations
