@@ -152,6 +152,20 @@ def bench_fk(name: str, count: int) -> float:
         f"kernel {t_j_kernel * us:7.3f}  batched {t_j_batch * us:7.3f} us/config  "
         f"→ batched is {t_pin_j / t_j_batch:5.1f}x faster than Pinocchio per config"
     )
+    # all links of the tree (body-pose reporting): compute_link_poses vs framesForwardKinematics
+    tree = KinematicChain(chain.stage, chain.robot_prim)
+    order = tree.tree_joint_paths()
+    tree_names = [p.rsplit("/", 1)[-1] for p in order]
+    tqs = np.ascontiguousarray(rng.uniform(-1.0, 1.0, size=(count, len(order))))
+    tpq = [ref.pin_q(model, tree_names, q) for q in tqs]
+    tree.compute_link_poses(tqs[:2])
+    t_pin_tree = _per_call(lambda i: pin.framesForwardKinematics(model, data, tpq[i]), count)
+    t_tree = _best(lambda: tree.compute_link_poses(tqs)) / count
+    _out(
+        f"  links  pinocchio framesForwardKinematics {t_pin_tree * us:7.3f} us/call | simrt "
+        f"compute_link_poses batched {t_tree * us:7.3f} us/config ({len(tree.link_paths)} links)"
+        f"  → {t_pin_tree / t_tree:5.1f}x"
+    )
     return t_batch
 
 

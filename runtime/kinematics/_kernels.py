@@ -537,15 +537,15 @@ def _tree_fk(
             c = np.cos(qs[b, qi])
             sn = np.sin(qs[b, qi])
             if ax == 0.0 and ay == 0.0 and az == 1.0:
-                m00 = c
-                m01 = -sn
-                m02 = 0.0
-                m10 = sn
-                m11 = c
-                m12 = 0.0
-                m20 = 0.0
-                m21 = 0.0
-                m22 = 1.0
+                a00 = c * t00 + sn * t01
+                a10 = c * t10 + sn * t11
+                a20 = c * t20 + sn * t21
+                t01 = c * t01 - sn * t00
+                t11 = c * t11 - sn * t10
+                t21 = c * t21 - sn * t20
+                t00 = a00
+                t10 = a10
+                t20 = a20
             else:
                 u = 1.0 - c
                 m00 = u * ax * ax + c
@@ -557,24 +557,24 @@ def _tree_fk(
                 m20 = u * ax * az - sn * ay
                 m21 = u * ay * az + sn * ax
                 m22 = u * az * az + c
-            a00 = t00 * m00 + t01 * m10 + t02 * m20
-            a01 = t00 * m01 + t01 * m11 + t02 * m21
-            a02 = t00 * m02 + t01 * m12 + t02 * m22
-            a10 = t10 * m00 + t11 * m10 + t12 * m20
-            a11 = t10 * m01 + t11 * m11 + t12 * m21
-            a12 = t10 * m02 + t11 * m12 + t12 * m22
-            a20 = t20 * m00 + t21 * m10 + t22 * m20
-            a21 = t20 * m01 + t21 * m11 + t22 * m21
-            a22 = t20 * m02 + t21 * m12 + t22 * m22
-            t00 = a00
-            t01 = a01
-            t02 = a02
-            t10 = a10
-            t11 = a11
-            t12 = a12
-            t20 = a20
-            t21 = a21
-            t22 = a22
+                a00 = t00 * m00 + t01 * m10 + t02 * m20
+                a01 = t00 * m01 + t01 * m11 + t02 * m21
+                a02 = t00 * m02 + t01 * m12 + t02 * m22
+                a10 = t10 * m00 + t11 * m10 + t12 * m20
+                a11 = t10 * m01 + t11 * m11 + t12 * m21
+                a12 = t10 * m02 + t11 * m12 + t12 * m22
+                a20 = t20 * m00 + t21 * m10 + t22 * m20
+                a21 = t20 * m01 + t21 * m11 + t22 * m21
+                a22 = t20 * m02 + t21 * m12 + t22 * m22
+                t00 = a00
+                t01 = a01
+                t02 = a02
+                t10 = a10
+                t11 = a11
+                t12 = a12
+                t20 = a20
+                t21 = a21
+                t22 = a22
         elif qi >= 0 and link_jtype[lk] == 1:
             v = qs[b, qi]
             ax = link_axis[lk, 0] * v
@@ -583,6 +583,25 @@ def _tree_fk(
             px += t00 * ax + t01 * ay + t02 * az
             py += t10 * ax + t11 * ay + t12 * az
             pz += t20 * ax + t21 * ay + t22 * az
+        if link_jtype[lk] == 2:  # no motion: the offset is folded into pre (post = I)
+            out_pos[b, lk, 0] = px
+            out_pos[b, lk, 1] = py
+            out_pos[b, lk, 2] = pz
+            rots[lk, 0, 0] = t00
+            rots[lk, 0, 1] = t01
+            rots[lk, 0, 2] = t02
+            rots[lk, 1, 0] = t10
+            rots[lk, 1, 1] = t11
+            rots[lk, 1, 2] = t12
+            rots[lk, 2, 0] = t20
+            rots[lk, 2, 1] = t21
+            rots[lk, 2, 2] = t22
+            w, x, y, z = _quat_scalars(t00, t01, t02, t10, t11, t12, t20, t21, t22)
+            out_quat[b, lk, 0] = w
+            out_quat[b, lk, 1] = x
+            out_quat[b, lk, 2] = y
+            out_quat[b, lk, 3] = z
+            continue
         # X_link = T · post
         hx = post_t[lk, 0]
         hy = post_t[lk, 1]
@@ -643,7 +662,8 @@ def tree_fk_kernel(
     Args:
         link_parent: int64 (L,), parent index (-1 root); parents precede children.
         link_qindex: int64 (L,), configuration index of the joint to the parent, or -1.
-        link_jtype: int64 (L,), 0 revolute / 1 prismatic / 2 no motion.
+        link_jtype: int64 (L,), 0 revolute / 1 prismatic / 2 no motion (then ``post`` must
+            be the identity: the whole offset is in ``pre``).
         link_axis: float64 (L, 3), unit joint axes in joint frames.
         pre_t: float64 (L, 3), parent link frame → joint frame translation.
         pre_r: float64 (L, 3, 3), parent link frame → joint frame rotation.

@@ -783,9 +783,15 @@ class KinematicChain:
         post_r = np.ascontiguousarray([quat_to_matrix(n.post.q) for n in tree.nodes]).reshape(
             nl, 3, 3
         )
-        # rotate each joint frame so its axis is +Z (kernel fast path): pre·A, Aᵀ·post
+        # rotate each joint frame so its axis is +Z (kernel fast path): pre·A, Aᵀ·post;
+        # links without motion get their whole offset in pre (post = identity)
         for i, n in enumerate(tree.nodes):
-            if n.jtype == NO_MOTION:
+            if n.jtype == NO_MOTION or qi[i] < 0:
+                jtype[i] = NO_MOTION
+                pre_t[i] = pre_t[i] + pre_r[i] @ post_t[i]
+                pre_r[i] = pre_r[i] @ post_r[i]
+                post_t[i] = 0.0
+                post_r[i] = np.eye(3)
                 continue
             a = _rotation_z_to(n.axis)
             pre_r[i] = pre_r[i] @ a
