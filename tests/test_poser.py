@@ -8,7 +8,7 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
-from pxr import Gf, Usd, UsdGeom, UsdPhysics
+from pxr import Gf, Sdf, Usd, UsdGeom, UsdPhysics
 
 from runtime.kinematics.math import Transform, quat_from_axis_angle
 from runtime.kinematics.poser import (
@@ -303,3 +303,18 @@ def test_isaac_compat_names_port_a_script(tmp_path):
     assert joint.GetAttribute("state:angular:physics:position").Get() == pytest.approx(
         math.degrees(0.2), rel=1e-5
     )
+
+
+def test_poser_is_collectable_and_listener_revoked(p1):
+    import gc
+    import weakref
+
+    stage, robot, link = p1
+    poser = RobotPoser(stage, robot, robot, link)
+    ref = weakref.ref(poser)
+    del poser
+    gc.collect()
+    assert ref() is None
+    stage.GetPrimAtPath("/World/Robot/Link1").CreateAttribute(
+        "custom:x", Sdf.ValueTypeNames.Float
+    ).Set(1.0)  # notices after collection are harmless

@@ -174,6 +174,8 @@ class RobotPoser:
         self._target_sink = target_sink
         self._start_pose_cache: tuple[Transform, Transform] | None = None
         # any authored change on the stage may move the start prim: drop the cached pose
+        # (Tf keeps only a weak reference to the bound method: the listener does not keep the
+        # poser alive, and it is revoked when the poser is collected)
         self._listener = Tf.Notice.Register(
             Usd.Notice.ObjectsChanged, self._on_stage_changed, stage
         )
