@@ -104,7 +104,7 @@ def main() -> int:
     parser.add_argument("--imus", type=int, default=1000)
     parser.add_argument("--contacts", type=int, default=1000)
     parser.add_argument("--bodies", type=int, default=200)
-    parser.add_argument("--contact-points", type=int, default=400)
+    parser.add_argument("--contact-points", type=int, default=100)
     parser.add_argument("--steps", type=int, default=2000)
     args = parser.parse_args()
 

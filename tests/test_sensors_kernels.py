@@ -54,12 +54,12 @@ def test_contact_kernel_matches_reference(variant, seed):
     ints[:, 1] = 1
     ints[5, 1] = 0
     floats = np.ascontiguousarray(np.column_stack([off, radius, fmin, fmax]))
-    out_floats = np.zeros((n, 5))
-    out_ints = np.zeros((n, 3), np.int64)
+    out_floats = np.zeros((n, 2))
+    out_ints = np.zeros((n, 4), np.int64)
     for contact_dts in (dts, np.zeros(0)):
         _k(_contact_kernels.contact_update_kernel, variant)(
             pos, quat, floats, ints, np.arange(n, dtype=np.int64),
-            c0, c1, cp, ci, contact_dts, 1 / 60, 0.25, out_floats, out_ints,
+            c0, c1, cp, ci, contact_dts, 1 / 60, 0.25, 15, out_floats, out_ints,
         )
         values, times = out_floats[:, 0], out_floats[:, 1]
         in_contact, counts, valid = out_ints[:, 0], out_ints[:, 1], out_ints[:, 2]
@@ -74,7 +74,7 @@ def test_contact_kernel_matches_reference(variant, seed):
             assert values[s] == pytest.approx(ref[0], rel=1e-6)
             assert bool(in_contact[s]) == ref[1]
             assert counts[s] == ref[2]
-            assert valid[s] == 1 and times[s] == np.float32(0.25)
+            assert valid[s] == 1 and times[s] == np.float32(0.25) and out_ints[s, 3] == 15
     assert np.any(in_contact == 1) and np.any((in_contact == 0) & (counts > 0))
 
 
@@ -95,7 +95,7 @@ def _imu_buffers(n, ring):
     ring_buffer[:, :, 7] = 1.0
     return dict(
         ring=ring_buffer, heads=np.zeros(n, np.int64), prev=np.zeros((n, 7)),
-        readings=np.zeros((n, 14)), valid=np.zeros(n, np.int64),
+        readings=np.zeros((n, 14)), status=np.zeros((n, 2), np.int64),
     )
 
 
@@ -113,8 +113,8 @@ def _imu_call(kernel, x, sensors, buf, mode, time, use_acc):
         x["lacc"] if use_acc else np.zeros((0, 3)),
         x["aacc"] if use_acc else np.zeros((0, 3)),
         ints, floats, np.arange(n, dtype=np.int64),
-        np.array([0.0, 0.0, 9.80665]), np.array([0.0, 0.0, -9.81]), time,
-        buf["ring"], buf["heads"], buf["prev"], buf["readings"], buf["valid"],
+        np.array([0.0, 0.0, 9.80665]), np.array([0.0, 0.0, -9.81]), time, 7,
+        buf["ring"], buf["heads"], buf["prev"], buf["readings"], buf["status"],
     )
     r = buf["readings"]
     return r[:, 0:3], r[:, 3:6], r[:, 6:10], r[:, 10:13], r[:, 13]

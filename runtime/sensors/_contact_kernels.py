@@ -6,9 +6,9 @@ Packed layouts (to keep the per-call argument count low):
   in the parent body frame (stage units), filter radius (stage units, <= 0 disables the
   filter), force thresholds (float32-representable values, mass x stage length / s^2).
 * ``sensor_ints`` (S, 2) int64: ``[body, active]``.
-* ``out_floats`` (S, 5) float64: ``[value, time, px, py, pz]`` -- force (float32 value),
-  reading time (float32 value), sensor world position (stage units).
-* ``out_ints`` (S, 3) int64: ``[in_contact, number_of_contacts, valid]``.
+* ``out_floats`` (S, 2) float64: ``[value, time]`` -- force (float32 value), reading time
+  (float32 value).
+* ``out_ints`` (S, 4) int64: ``[in_contact, number_of_contacts, valid, step]``.
 
 Kernels trust their inputs (shapes, dtypes, index ranges are checked by the Python layer).
 """
@@ -36,6 +36,7 @@ def contact_update_kernel(
     contact_dts,
     dt,
     time,
+    step,
     out_floats,
     out_ints,
 ):
@@ -61,8 +62,10 @@ def contact_update_kernel(
         contact_dts: per-contact report dt, shape (C,) or (0,) to use ``dt``, float64, s.
         dt: step size, seconds.
         time: simulation time t_k, seconds (stored as float32).
-        out_floats: ``[value, time, px, py, pz]`` per sensor, shape (S, 5), float64.
-        out_ints: ``[in_contact, number_of_contacts, valid]`` per sensor, shape (S, 3), int64.
+        step: physics step counter k, int.
+        out_floats: ``[value, time]`` per sensor, shape (S, 2), float64.
+        out_ints: ``[in_contact, number_of_contacts, valid, step]`` per sensor, shape (S, 4),
+            int64.
     """
     body_count = body_positions.shape[0]
     contact_count = contact_body0.shape[0]
@@ -100,37 +103,41 @@ def contact_update_kernel(
             out_ints[s, 0] = 0
             out_ints[s, 1] = 0
             out_ints[s, 2] = 0
+            out_ints[s, 3] = 0
             continue
         b = sensor_ints[s, 0]
-        # Sensor world position: p_b + R(q_b) offset.
-        qw = body_orientations[b, 0]
-        qx = body_orientations[b, 1]
-        qy = body_orientations[b, 2]
-        qz = body_orientations[b, 3]
-        ox = sensor_floats[s, 0]
-        oy = sensor_floats[s, 1]
-        oz = sensor_floats[s, 2]
-        tx = 2.0 * (qy * oz - qz * oy)
-        ty = 2.0 * (qz * ox - qx * oz)
-        tz = 2.0 * (qx * oy - qy * ox)
-        px = body_positions[b, 0] + ox + qw * tx + (qy * tz - qz * ty)
-        py = body_positions[b, 1] + oy + qw * ty + (qz * tx - qx * tz)
-        pz = body_positions[b, 2] + oz + qw * tz + (qx * ty - qy * tx)
-        out_floats[s, 2] = px
-        out_floats[s, 3] = py
-        out_floats[s, 4] = pz
-        out_floats[s, 1] = time32
-        out_ints[s, 2] = 1
         first = starts[b]
         last = starts[b + 1]
-        out_ints[s, 1] = last - first
         out_floats[s, 0] = 0.0
+        out_floats[s, 1] = time32
         out_ints[s, 0] = 0
+        out_ints[s, 1] = last - first
+        out_ints[s, 2] = 1
+        out_ints[s, 3] = step
         if last == first:
             continue
         radius = sensor_floats[s, 3]
         # radius <= 0 disables the filter: an infinite radius keeps every contact.
-        radius2 = radius * radius if radius > 0.0 else np.inf
+        radius2 = np.inf
+        px = 0.0
+        py = 0.0
+        pz = 0.0
+        if radius > 0.0:
+            radius2 = radius * radius
+            # Sensor world position (only needed for the filter): p_b + R(q_b) offset.
+            qw = body_orientations[b, 0]
+            qx = body_orientations[b, 1]
+            qy = body_orientations[b, 2]
+            qz = body_orientations[b, 3]
+            ox = sensor_floats[s, 0]
+            oy = sensor_floats[s, 1]
+            oz = sensor_floats[s, 2]
+            tx = 2.0 * (qy * oz - qz * oy)
+            ty = 2.0 * (qz * ox - qx * oz)
+            tz = 2.0 * (qx * oy - qy * ox)
+            px = body_positions[b, 0] + ox + qw * tx + (qy * tz - qz * ty)
+            py = body_positions[b, 1] + oy + qw * ty + (qz * tx - qx * tz)
+            pz = body_positions[b, 2] + oz + qw * tz + (qx * ty - qy * tx)
         jx = 0.0
         jy = 0.0
         jz = 0.0

@@ -100,15 +100,16 @@ def imu_update_kernel(
     gravity_up,
     gravity,
     time,
+    step,
     out_ring,
     out_heads,
     out_prev,
     out_readings,
-    out_valid,
+    out_status,
 ):
     """Process one physics step for the IMUs listed in ``sensor_indices``.
 
-    Inactive sensors push nothing and get ``out_valid = 0`` (history kept).
+    Inactive sensors push nothing and get ``valid = 0`` (history kept).
 
     Args:
         body_orientations: body quaternions, shape (B, 4), float64, wxyz, body->world.
@@ -125,18 +126,19 @@ def imu_update_kernel(
         gravity_up: Isaac-mode gravity reaction, shape (3,), float64, units/s^2, world (up).
         gravity: physical-mode gravity acceleration, shape (3,), float64, units/s^2, world.
         time: simulation time t_k, seconds.
+        step: physics step counter k, int.
         out_ring: history, shape (S, R, 14), float64 (in/out).
         out_heads: ring slot of the newest sample, shape (S,), int64 (in/out).
         out_prev: previous velocities and time, shape (S, 7), float64 (in/out).
         out_readings: readings, shape (S, 14), float64 (module docstring).
-        out_valid: validity flag, shape (S,), int64.
+        out_status: ``[valid, step]`` per sensor, shape (S, 2), int64.
     """
     have_acc = body_linear_accelerations.shape[0] == body_orientations.shape[0]
     time32 = np.float32(time)
     for k in range(sensor_indices.shape[0]):
         s = sensor_indices[k]
         if sensor_ints[s, 6] == 0:
-            out_valid[s] = 0
+            out_status[s, 0] = 0
             continue
         b = sensor_ints[s, 0]
         nl = sensor_ints[s, 1]
@@ -190,21 +192,19 @@ def imu_update_kernel(
             out_ring[s, head, 1] = np.float32(r00 * vx + r10 * vy + r20 * vz)
             out_ring[s, head, 2] = np.float32(r01 * vx + r11 * vy + r21 * vz)
             out_ring[s, head, 3] = np.float32(r02 * vx + r12 * vy + r22 * vz)
-            out_ring[s, head, 4] = np.float32(swx)
-            out_ring[s, head, 5] = np.float32(swy)
-            out_ring[s, head, 6] = np.float32(swz)
-            out_ring[s, head, 7] = np.float32(sign * sw)
-            out_ring[s, head, 8] = np.float32(sign * sx)
-            out_ring[s, head, 9] = np.float32(sign * sy)
-            out_ring[s, head, 10] = np.float32(sign * sz)
             out_readings[s, 10] = np.float32(r00 * gx + r10 * gy + r20 * gz)
             out_readings[s, 11] = np.float32(r01 * gx + r11 * gy + r21 * gz)
             out_readings[s, 12] = np.float32(r02 * gx + r12 * gy + r22 * gz)
+            # Width 1: the reading is the sample itself (angular velocity / orientation
+            # slots of the history are only read, hence only written, for widths > 1).
             if nw == 1:
-                out_readings[s, 3] = out_ring[s, head, 4]
-                out_readings[s, 4] = out_ring[s, head, 5]
-                out_readings[s, 5] = out_ring[s, head, 6]
+                out_readings[s, 3] = np.float32(swx)
+                out_readings[s, 4] = np.float32(swy)
+                out_readings[s, 5] = np.float32(swz)
             else:
+                out_ring[s, head, 4] = np.float32(swx)
+                out_ring[s, head, 5] = np.float32(swy)
+                out_ring[s, head, 6] = np.float32(swz)
                 g0 = np.float32(0.0)
                 g1 = np.float32(0.0)
                 g2 = np.float32(0.0)
@@ -252,11 +252,15 @@ def imu_update_kernel(
             if nq == 1:
                 # One sample: the reading is the (unit) sample itself; the read-time
                 # renormalisation (4.4) covers the float32 rounding.
-                out_readings[s, 6] = out_ring[s, head, 7]
-                out_readings[s, 7] = out_ring[s, head, 8]
-                out_readings[s, 8] = out_ring[s, head, 9]
-                out_readings[s, 9] = out_ring[s, head, 10]
+                out_readings[s, 6] = np.float32(sign * sw)
+                out_readings[s, 7] = np.float32(sign * sx)
+                out_readings[s, 8] = np.float32(sign * sy)
+                out_readings[s, 9] = np.float32(sign * sz)
             else:
+                out_ring[s, head, 7] = np.float32(sign * sw)
+                out_ring[s, head, 8] = np.float32(sign * sx)
+                out_ring[s, head, 9] = np.float32(sign * sy)
+                out_ring[s, head, 10] = np.float32(sign * sz)
                 qs0 = np.float32(0.0)
                 qs1 = np.float32(0.0)
                 qs2 = np.float32(0.0)
@@ -389,4 +393,5 @@ def imu_update_kernel(
                 for i in range(4):
                     out_readings[s, 6 + i] = out_ring[s, head, 7 + i]
             out_readings[s, 13] = time
-        out_valid[s] = 1
+        out_status[s, 0] = 1
+        out_status[s, 1] = step

@@ -85,10 +85,9 @@ class ContactBatch:
         self.floats = np.zeros((n, 6))
         self.floats[:, 3] = -1.0
         self.ints = np.zeros((n, 2), np.int64)
-        self.out_floats = np.zeros((n, 5))
-        self.out_ints = np.zeros((n, 3), np.int64)
+        self.out_floats = np.zeros((n, 2))
+        self.out_ints = np.zeros((n, 4), np.int64)
         self.all_indices = np.arange(n, dtype=np.int64)
-        self.steps = np.zeros(n, np.int64)
         self.last_state: PhysicsState | None = None
         self._no_dts = np.zeros(0)
         for i, sensor in enumerate(sensors):
@@ -114,11 +113,6 @@ class ContactBatch:
         """Filter radius per sensor, (S,), stage units (view)."""
         return self.floats[:, 3]
 
-    @property
-    def sensor_positions(self) -> np.ndarray:
-        """Sensor world positions of the last step, (S, 3), stage units (view)."""
-        return self.out_floats[:, 2:5]
-
     def update(self, state: PhysicsState, indices: np.ndarray | None = None) -> None:
         """Evaluate the sensors (all, or ``indices``) for ``state``.
 
@@ -140,13 +134,10 @@ class ContactBatch:
             self._no_dts if dts is None else dts,
             float(state.dt),
             float(state.time),
+            int(state.step),
             self.out_floats,
             self.out_ints,
         )
-        if indices is None:
-            self.steps.fill(state.step)
-        else:
-            self.steps[indices] = state.step
         self.last_state = state
 
     def arrays(self) -> dict[str, np.ndarray]:
@@ -162,7 +153,7 @@ class ContactBatch:
             "in_contact": valid & (self.out_ints[:, 0] != 0),
             "number_of_contacts": np.where(valid, self.out_ints[:, 1], 0),
             "time": np.where(valid, self.out_floats[:, 1], 0.0),
-            "step": np.where(valid, self.steps, 0),
+            "step": np.where(valid, self.out_ints[:, 3], 0),
             "is_valid": valid,
         }
 
@@ -278,12 +269,28 @@ class ContactSensor(SensorBase):
             return ContactReading()
         return ContactReading(
             time=float(b.out_floats[i, 1]),
-            step=int(b.steps[i]),
+            step=int(b.out_ints[i, 3]),
             value=float(b.out_floats[i, 0]),
             in_contact=bool(b.out_ints[i, 0]),
             number_of_contacts=int(b.out_ints[i, 1]),
             is_valid=True,
         )
+
+    def world_position(self) -> np.ndarray:
+        """Sensor world position at the last step (parent body pose applied to the offset).
+
+        Returns:
+            (3,), float64, stage units, world; zeros before the first step.
+        """
+        b = self._batch
+        state = None if b is None else b.last_state
+        if state is None or self.config is None:
+            return np.zeros(3)
+        q = state.body_orientations[self._body]
+        u = q[1:]
+        v = np.asarray(self.config.translation_in_body, dtype=np.float64)
+        t = 2.0 * np.cross(u, v)
+        return state.body_positions[self._body] + v + q[0] * t + np.cross(u, t)
 
     def raw_contacts(self) -> list[RawContact]:
         """The current step's raw contact points of the parent body (sensors.md 3.4).
@@ -324,4 +331,3 @@ class ContactSensor(SensorBase):
             i = self._index
             self._batch.out_ints[i] = 0
             self._batch.out_floats[i, 0:2] = 0.0
-            self._batch.steps[i] = 0

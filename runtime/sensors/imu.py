@@ -98,14 +98,23 @@ class ImuBatch:
         self.all_indices = np.arange(n, dtype=np.int64)
         self.readings = np.zeros((n, 14))
         self.readings[:, 6] = 1.0
-        self.steps = np.zeros(n, np.int64)
-        self.valid = np.zeros(n, np.int64)
+        self.status = np.zeros((n, 2), np.int64)
         self.prev = np.zeros((n, 7))
         self.heads = np.zeros(n, np.int64)
         self._allocate_rings(2)
         self._no_acc = np.zeros((0, 3))
         for i, sensor in enumerate(sensors):
             sensor._attach(self, i)
+
+    @property
+    def valid(self) -> np.ndarray:
+        """Validity flag per sensor, (S,), int64 (view)."""
+        return self.status[:, 0]
+
+    @property
+    def steps(self) -> np.ndarray:
+        """Step counter of each sensor's last reading, (S,), int64 (view)."""
+        return self.status[:, 1]
 
     @property
     def bodies(self) -> np.ndarray:
@@ -196,16 +205,13 @@ class ImuBatch:
             self.runtime.gravity_up,
             state.gravity,
             float(state.time),
+            int(state.step),
             self.ring,
             self.heads,
             self.prev,
             self.readings,
-            self.valid,
+            self.status,
         )
-        if indices is None:
-            self.steps.fill(state.step)
-        else:
-            self.steps[idx] = state.step
 
     def _first_step_config(self, idx: np.ndarray) -> None:
         for i in idx:
@@ -385,7 +391,7 @@ class ImuSensor(SensorBase):
         """
         b = self._batch
         i = self._index
-        if b is None or not b.ints[i, 6] or not b.valid[i]:
+        if b is None or not b.ints[i, 6] or not b.status[i, 0]:
             return ImuReading()
         row = b.readings[i]
         if b.ints[i, 5] == 0:
@@ -403,7 +409,7 @@ class ImuSensor(SensorBase):
         quat = quat / norm if (np.isfinite(norm) and norm > 0.0) else _identity()
         return ImuReading(
             time=float(row[13]),
-            step=int(b.steps[i]),
+            step=int(b.status[i, 1]),
             linear_acceleration=acc,
             angular_velocity=gyro,
             orientation=quat,
@@ -416,10 +422,9 @@ class ImuSensor(SensorBase):
         if batch is None:
             return
         i = self._index
-        batch.valid[i] = 0
+        batch.status[i] = 0
         batch.processed[i] = False
         batch._all_processed = False
-        batch.steps[i] = 0
         batch.readings[i, 13] = 0.0
         batch.reset_history(i)
         if self.disabled_reason is None and not self._deleted:
