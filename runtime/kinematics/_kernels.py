@@ -26,7 +26,8 @@ Tree model (``L`` links in parent-before-child order, for body-pose reporting):
 * ``link_parent``   int64 (L,): parent link index, -1 for the root.
 * ``link_qindex``   int64 (L,): index into the configuration vector of the joint from the
   parent to this link, -1 when that joint does not move (fixed / root / frozen).
-* ``link_jtype``    int64 (L,): 0 revolute, 1 prismatic, 2 no motion.
+* ``link_jtype``    int64 (L,): 0 revolute, 1 prismatic, 2 no motion (its whole offset is
+  in ``pre``; ``post`` is the identity and is not applied).
 * ``link_axis``     float64 (L, 3): unit axis in the joint frame.
 * ``pre_t``, ``pre_r``: parent link frame → joint frame (root: robot frame → root link).
 * ``post_t``, ``post_r``: joint frame (after motion) → this link's frame.
