@@ -560,3 +560,45 @@ def test_standalone_sensor_without_runtime_batch():
     sensor.bind(Host(stage))
     sensor.update(state_for([], step=1))
     assert sensor.reading().depths[0] == pytest.approx(4.9, abs=1e-5)
+
+
+# ---------------------------------------------------------------------------- real physics
+
+
+def test_r1_r2_with_mujoco_engine():
+    """R1 and R2 with the cube simulated by MuJoCo (the project's engine), not by hand."""
+    pytest.importorskip("mujoco")
+    from runtime.engine.mujoco_engine import MujocoEngine
+
+    stage = make_stage()
+    UsdPhysics.Scene.Define(stage, "/World/physicsScene")
+    add_box(stage, "/World/Ground", (0, 0, -0.5), (20, 20, 1))
+    body = add_box(stage, "/World/Cube", (0, 0, 5), (1, 1, 1), rigid=True)
+    UsdPhysics.MassAPI.Apply(body).CreateMassAttr(1.0)
+    add_raycast(stage, "/World/Cube/R1", [(0, 0, 0)], [(0, 0, -1)], 0.1, 20.0, "WORLD")
+    add_raycast(stage, "/World/Cube/R2", [(0, 0, 0)], [(0, 0, -1)], 0.6, 20.0, "WORLD",
+                paths=True)  # fmt: skip
+    engine = MujocoEngine(stage)
+    rt = SensorRuntime(stage, engine.body_paths)
+    r1, r2 = rt.sensor("/World/Cube/R1"), rt.sensor("/World/Cube/R2")
+    zs = []
+    for _ in range(30):
+        engine.step()
+        rt.step(engine.state())
+        reading = r1.reading()
+        assert reading.is_valid and reading.ray_count == 1
+        zs.append(float(reading.ray_origins_world[0, 2]))
+        assert reading.depths[0] == pytest.approx(0.1, abs=1e-6)  # inside its own cube
+    assert all(b < a for a, b in zip(zs, zs[1:], strict=False)) and zs[-1] < 5.0
+    # falling: R2 starts below the cube and sees the ground top (z = 0)
+    falling = r2.reading()
+    cube_z = float(engine.state().body_positions[engine.body_paths.index("/World/Cube"), 2])
+    assert falling.depths[0] == pytest.approx(cube_z, abs=1e-4)
+    assert falling.hit_prim_paths == ("/World/Ground",)
+    for _ in range(150):  # settle
+        engine.step()
+        rt.step(engine.state())
+    settled = r2.reading()
+    assert settled.is_valid and settled.ray_count == 1 and settled.depths[0] < 20.0
+    assert settled.depths[0] == pytest.approx(0.6, abs=1e-6)  # start inside the ground box
+    assert settled.ray_end_points_world[0, 2] == pytest.approx(0.0, abs=0.15)
