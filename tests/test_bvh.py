@@ -268,3 +268,34 @@ def test_distances_equal_embree_on_100k_rays_over_100k_triangles():
     face2 = np.empty(len(o), np.int64)
     emb.cast(o, d, max_d, *pose, dist2, face2)
     np.testing.assert_allclose(dist2[agree], ref[agree], rtol=0, atol=1e-6)
+
+
+def test_kernels_run_as_plain_python_and_compile_once():
+    """The kernels' Python source gives the compiled results; one signature per kernel."""
+    mesh = trimesh.creation.icosphere(subdivisions=1)
+    v = np.ascontiguousarray(mesh.vertices, np.float64)
+    f = np.ascontiguousarray(mesh.faces, np.int64)
+    outs = []
+    for compiled in (True, False):
+        build_fn = kernels.bvh_build_kernel if compiled else kernels.bvh_build_kernel.py_func
+        hit_fn = kernels.bvh_closest_hit_kernel
+        hit_fn = hit_fn if compiled else hit_fn.py_func
+        n = len(f)
+        boxes = np.empty((2 * n, 12))
+        refs = np.empty((2 * n, 4), np.int64)
+        tris = np.empty((n, 9))
+        order = np.empty(n, np.int64)
+        used = np.empty(1, np.int64)
+        build_fn(v, f, boxes, refs, tris, order, used)
+        o, d = random_rays(np.random.default_rng(0), 50)
+        dist = np.empty(50)
+        face = np.empty(50, np.int64)
+        hit_fn(boxes, refs, tris, order, 0, o, d, np.full(50, np.inf), False, dist, face)
+        outs.append((int(used[0]), dist, face))
+    assert outs[0][0] == outs[1][0]
+    np.testing.assert_array_equal(outs[0][1], outs[1][1])
+    np.testing.assert_array_equal(outs[0][2], outs[1][2])
+    for name in kernels.__all__:
+        kernel = getattr(kernels, name)
+        if hasattr(kernel, "signatures") and kernel.signatures:
+            assert len(kernel.signatures) == 1, name

@@ -602,3 +602,15 @@ def test_r1_r2_with_mujoco_engine():
     assert settled.is_valid and settled.ray_count == 1 and settled.depths[0] < 20.0
     assert settled.depths[0] == pytest.approx(0.6, abs=1e-6)  # start inside the ground box
     assert settled.ray_end_points_world[0, 2] == pytest.approx(0.0, abs=0.15)
+
+
+def test_raycast_kernels_compile_once():
+    from runtime.sensors import _raycast_kernels
+
+    stage = make_stage()
+    add_raycast(stage, "/World/R", [(0, 0, 0)], [(1, 0, 0)], offsets=[0.1])
+    rt = SensorRuntime(stage, [])
+    rt.step(state_for([], step=1))
+    for name in _raycast_kernels.__all__:
+        kernel = getattr(_raycast_kernels, name)
+        assert len(kernel.signatures) == 1, name
