@@ -3,7 +3,8 @@
 Run: ``python benchmarks/sensors.py [--imus 1000] [--contacts 1000] [--steps 2000]``.
 
 Timing uses the thread's CPU time (median of 50-step blocks) so that other processes on a
-shared machine do not inflate the numbers. Prints the steady-state cost per step of ``SensorRuntime.step`` (both kernel calls plus the
+shared machine do not inflate the numbers. Prints the steady-state cost per step of
+``SensorRuntime.step`` (both kernel calls plus the
 Python glue), the cost of each kernel call alone, and, as the in-run peer, a plain NumPy
 vectorised implementation of the same contact + IMU (width 1, Isaac mode) math, with the
 ratio. First-call (compile / cache load) time is reported separately.
@@ -18,9 +19,9 @@ import numpy as np
 
 
 def build(imu_count: int, contact_count: int, body_count: int):
-    import runtime.schema  # noqa: F401  (register schemas before creating the stage)
     from pxr import Gf, Sdf, Usd, UsdGeom, UsdPhysics
 
+    import runtime.schema  # noqa: F401  (register schemas before creating the stage)
     from runtime.sensors import SensorRuntime
 
     stage = Usd.Stage.CreateInMemory()

@@ -8,8 +8,8 @@ import mujoco
 import numpy as np
 import pytest
 from pxr import Gf, Sdf, Usd, UsdGeom, UsdPhysics
-
 from reference_sensors import MujocoHarness
+
 from runtime.errors import SchemaError
 from runtime.schema.readers import read_contact_sensor
 from runtime.sensors import ContactReading, ContactSensor, SensorRuntime, make_physics_state
@@ -272,7 +272,8 @@ def test_c15_authoring_errors_disable_sensors_with_reasons(caplog):
 
 def _synthetic(stage_paths, impulses, body0, body1, positions, step):
     return make_physics_state(
-        stage_paths, np.zeros((len(stage_paths), 3)), np.tile([1.0, 0, 0, 0], (len(stage_paths), 1)),
+        stage_paths, np.zeros((len(stage_paths), 3)),
+        np.tile([1.0, 0, 0, 0], (len(stage_paths), 1)),
         contact_body0=body0, contact_body1=body1, contact_positions=positions,
         contact_impulses=impulses, dt=DT, time=step * DT, step=step,
     )

@@ -6,8 +6,8 @@ import mujoco
 import numpy as np
 import pytest
 from pxr import Gf, Usd, UsdGeom, UsdPhysics
-
 from reference_sensors import MujocoHarness
+
 from runtime.sensors import ImuSensor, SensorRuntime
 
 SITE_POS = (0.3, -0.1, 0.25)
@@ -71,7 +71,9 @@ def _run(dt, steps, with_accelerations):
     assert all(s.disabled_reason is None for s in rt.sensors)
     errors_acc, errors_gyro, scale = [], [], []
     for k in range(steps):
-        data.xfrc_applied[spin] = [2.0 * np.cos(0.05 * k), 1.0, 0.5, 0.02, -0.01 + 0.00005 * k, 0.015]
+        data.xfrc_applied[spin] = [
+            2.0 * np.cos(0.05 * k), 1.0, 0.5, 0.02, -0.01 + 0.00005 * k, 0.015
+        ]
         state = harness.step()
         rt.step(state)
         for s_index, (acc_name, gyro_name) in enumerate((("acc", "gyro"), ("acc2", "gyro2"))):

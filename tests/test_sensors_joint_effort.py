@@ -11,8 +11,8 @@ import mujoco
 import numpy as np
 import pytest
 from pxr import Gf, Sdf, Usd, UsdGeom, UsdPhysics
-
 from reference_sensors import MujocoHarness
+
 from runtime.schema.dof import build_dof_table
 from runtime.sensors import EffortSensor, JointStateSensor, SensorRuntime
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from reference_sensors import (
     ImuIsaacReference,
     contact_reference,
@@ -12,6 +11,7 @@ from reference_sensors import (
     imu_physical_reference,
     quat_mul,
 )
+
 from runtime.sensors import _contact_kernels, _imu_kernels
 
 VARIANTS = ["jit", "py"]
@@ -152,7 +152,8 @@ def test_imu_isaac_kernel_matches_reference(variant):
         for s in range(n):
             b = sensors["bodies"][s]
             a, w, q, g = refs[s].step(
-                np.float32(k / 60), x["lin"][b], x["ang"][b], x["quat"][b], np.array([0, 0, 9.80665])
+                np.float32(k / 60), x["lin"][b], x["ang"][b], x["quat"][b],
+                np.array([0, 0, 9.80665]),
             )
             np.testing.assert_allclose(acc[s], a, rtol=2e-6, atol=2e-5)
             np.testing.assert_allclose(gyro[s], w, rtol=1e-6, atol=1e-6)

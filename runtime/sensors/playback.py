@@ -156,7 +156,9 @@ class KinematicPlayback:
         # Link poses for every sample (batched tree FK), robot frame -> world.
         pos, quat = self.chain.compute_link_poses(self.joint_positions, self.joint_paths)
         if base_positions is None or base_orientations is None:
-            matrix = UsdGeom.Xformable(robot_prim).ComputeLocalToWorldTransform(Usd.TimeCode.Default())
+            matrix = UsdGeom.Xformable(robot_prim).ComputeLocalToWorldTransform(
+                Usd.TimeCode.Default()
+            )
             rotation = matrix.ExtractRotationQuat()
             base_q = np.array([rotation.GetReal(), *rotation.GetImaginary()])
             base_p = np.array(matrix.ExtractTranslation())

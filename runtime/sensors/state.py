@@ -285,7 +285,9 @@ def make_physics_state(
         body_angular_accelerations=None
         if body_angular_accelerations is None
         else _f64(body_angular_accelerations, (b, 3), "body_angular_accelerations"),
-        contact_body0=_i64(np.zeros(0) if contact_body0 is None else contact_body0, c, "contact_body0"),
+        contact_body0=_i64(
+            np.zeros(0) if contact_body0 is None else contact_body0, c, "contact_body0"
+        ),
         contact_body1=_i64(
             np.full(c, -1) if contact_body1 is None else contact_body1, c, "contact_body1"
         ),
