@@ -18,7 +18,8 @@ VARIANTS = ["jit", "py"]
 
 
 def _k(kernel, variant):
-    return kernel if variant == "jit" else kernel.py_func
+    # With SIMRT_DISABLE_JIT=1 the kernels are plain functions already.
+    return kernel if variant == "jit" else getattr(kernel, "py_func", kernel)
 
 
 def _random_quats(rng, n):
