@@ -1,0 +1,91 @@
+"""Initial-state step of the USD -> MuJoCo builder: authored joint positions and velocities."""
+
+from __future__ import annotations
+
+import math
+
+import mujoco
+import numpy as np
+
+from runtime.engine._build_base import BuildContext
+from runtime.engine._build_math import AXIS_INDEX, DEG, compose, inverse, qconj, qmul, qrot
+
+_POSE_TOL = 1e-4
+
+
+class InitialStateStep(BuildContext):
+    """Reads the authored configuration and velocities into ``qpos`` / ``qvel``."""
+
+    def initial_velocities(self, model: mujoco.MjModel, qvel: np.ndarray) -> None:
+        """Authored body velocities (world frame, COM linear, deg/s angular) of free bodies."""
+        for path, b in self.bodies.items():
+            if b.velocity is None:
+                continue
+            bid = model.body(path).id
+            jnt = int(model.body_jntadr[bid])
+            if model.body_jntnum[bid] != 1 or int(model.jnt_type[jnt]) != int(
+                mujoco.mjtJoint.mjJNT_FREE
+            ):
+                self.warn(
+                    path,
+                    "authored physics:velocity / angularVelocity ignored (body is jointed or "
+                    "kinematic)",
+                )
+                continue
+            if self.attr(b.prim, "physxRigidBody:localSpaceVelocities"):
+                self.warn(path, "physxRigidBody:localSpaceVelocities not supported; world used")
+            w = b.angular_velocity * DEG
+            quat = b.world[1]
+            com_world = qrot(quat, np.array(model.body_ipos[bid]))
+            adr = int(model.jnt_dofadr[jnt])
+            qvel[adr : adr + 3] = b.velocity - np.cross(w, com_world)  # body-origin velocity
+            qvel[adr + 3 : adr + 6] = qrot(qconj(quat), w)  # body-local angular velocity
+
+    def initial_configuration(self, initial: dict, model: mujoco.MjModel, qpos: np.ndarray) -> None:
+        for path, (joint, reversed_, parent, _pos, _quat) in initial.items():
+            if joint.kind == "fixed":
+                continue
+            f_parent, f_child = joint.frames(reversed_)
+            child_world = self.bodies[path].world
+            if parent == "":
+                parent_world = (np.zeros(3), np.array([1.0, 0.0, 0.0, 0.0]))
+            else:
+                parent_world = self.bodies[parent].world
+            a = compose(parent_world, f_parent)
+            b = compose(child_world, f_child)
+            rel = compose(inverse(a), b)  # child joint frame in parent joint frame
+            bindings = [d for d in self.dofs if d.joint_path == joint.path]
+            residual_p = rel[0].copy()
+            residual_q = rel[1].copy()
+            if joint.kind in ("revolute", "prismatic") and bindings:
+                d = bindings[0]
+                axis = np.eye(3)[AXIS_INDEX[d.token[-1]]]
+                if joint.kind == "revolute":
+                    w = residual_q[0]
+                    s = float(np.dot(residual_q[1:], axis))
+                    angle = 2.0 * math.atan2(s, w)
+                    if angle > math.pi:
+                        angle -= 2 * math.pi
+                    if angle < -math.pi:
+                        angle += 2 * math.pi
+                    qpos[d.qpos_adr] = angle * d.sign
+                    twist = np.array([math.cos(angle / 2), *(math.sin(angle / 2) * axis)])
+                    residual_q = qmul(qconj(twist), residual_q)
+                else:
+                    value = float(np.dot(residual_p, axis))
+                    qpos[d.qpos_adr] = value * d.sign
+                    residual_p = residual_p - value * axis
+            elif joint.kind == "spherical" and bindings:
+                d = bindings[0]
+                q = residual_q if d.sign > 0 else qconj(residual_q)
+                qpos[d.qpos_adr : d.qpos_adr + 4] = q
+                residual_q = np.array([1.0, 0.0, 0.0, 0.0])
+            err_p = float(np.linalg.norm(residual_p))
+            err_q = 2.0 * math.asin(min(1.0, float(np.linalg.norm(residual_q[1:]))))
+            if err_p > _POSE_TOL or err_q > _POSE_TOL:
+                self.warn(
+                    joint.path,
+                    f"authored body poses disagree with the joint frames by {err_p:.3g} "
+                    f"(stage units) / {err_q:.3g} rad beyond the joint's DOFs; bodies are "
+                    "placed by the joint frames",
+                )
