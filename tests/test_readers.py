@@ -14,7 +14,7 @@ import pytest
 from pxr import Sdf, Usd
 
 from runtime.errors import SchemaError
-from runtime.schema import readers
+from runtime.schema import _values, readers
 
 FIXTURE = Path(__file__).parent / "fixtures" / "isaac_style.usda"
 SCENE = Path(__file__).parent.parent / "scenes" / "simple_arm.usda"
@@ -276,10 +276,10 @@ def test_unregistered_fallbacks_are_applied_by_the_readers():
         'def Xform "B" (prepend apiSchemas = ["PhysicsRigidBodyAPI"]) {\n def Xform "S" {\n }\n}'
     )
     prim = stage.GetPrimAtPath("/B/S")
-    assert readers._read_vec(
+    assert _values._read_vec(
         prim, "threshold", 2, readers.CONTACT_FALLBACKS["threshold"]
     ).tolist() == [0.01, 100000.0]
-    assert readers._read_int(prim, "numRays", 1) == 1
+    assert _values._read_int(prim, "numRays", 1) == 1
 
 
 def test_simple_arm_scene_reads(tmp_path):

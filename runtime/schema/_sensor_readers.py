@@ -1,0 +1,436 @@
+"""Readers of the Isaac sensor prims: contact, IMU and raycast (sensors.md §1).
+
+Raycast sensors are special: the reference runtime does not reject a misconfigured raycast
+sensor at load time but disables it with a logged reason (sensors.md §5.2). The reader
+therefore only rejects malformed values (wrong type, NaN, unknown token) and
+:func:`validate_raycast` returns the reason string for the five configuration checks.
+
+Part of :mod:`runtime.schema.readers` (the public import path).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+from pxr import Usd, UsdPhysics
+
+from runtime.errors import SchemaError
+from runtime.schema._schema_tables import (
+    CONTACT_FALLBACKS,
+    IMU_FALLBACKS,
+    OUTPUT_FRAME_TOKENS,
+    RAYCAST_FALLBACKS,
+    SENSOR_TYPE_NAMES,
+)
+from runtime.schema._values import (
+    _checked_pose,
+    _freeze,
+    _path,
+    _read_bool,
+    _read_float,
+    _read_float_array,
+    _read_int,
+    _read_token,
+    _read_vec,
+    _read_vec3_array,
+)
+
+_RIGID_BODY_ENABLED = "physics:rigidBodyEnabled"
+
+
+def find_parent_rigid_body(prim: Usd.Prim) -> Usd.Prim | None:
+    """Parent rigid body of a sensor (sensors.md §1.8).
+
+    Walks the ancestors of ``prim`` (its parent first, the prim itself excluded, stopping
+    before the pseudo-root). The first ancestor qualifies when its
+    ``physics:rigidBodyEnabled`` attribute exists and is true, or when it has
+    ``UsdPhysics.RigidBodyAPI`` and no such attribute. Ancestors whose attribute is false
+    are skipped.
+
+    Args:
+        prim: the sensor prim.
+
+    Returns:
+        The parent rigid-body prim, or None.
+    """
+    current = prim.GetParent()
+    while current and current.IsValid() and not current.IsPseudoRoot():
+        attr = current.GetAttribute(_RIGID_BODY_ENABLED)
+        if attr and attr.IsValid():
+            if attr.Get() is True:
+                return current
+        elif current.HasAPI(UsdPhysics.RigidBodyAPI):
+            return current
+        current = current.GetParent()
+    return None
+
+
+def _sensor_common(prim: Usd.Prim, type_name: str) -> tuple[str, bool]:
+    path = _path(prim)
+    if str(prim.GetTypeName()) != type_name:
+        raise SchemaError(
+            path,
+            "typeName",
+            f"prim type {str(prim.GetTypeName())!r} is not {type_name}",
+            type_name,
+        )
+    enabled = _read_bool(prim, "enabled", True)
+    return path, bool(enabled)
+
+
+def _required_body(prim: Usd.Prim, kind: str) -> Usd.Prim:
+    body = find_parent_rigid_body(prim)
+    if body is None:
+        raise SchemaError(
+            _path(prim),
+            "physics:rigidBodyEnabled",
+            f"{kind} has no ancestor with an enabled rigid body",
+            "the sensor must be below a prim with UsdPhysics.RigidBodyAPI "
+            "(physics:rigidBodyEnabled true)",
+        )
+    return body
+
+
+@dataclass(frozen=True, eq=False)
+class ContactSensorConfig:
+    """Configuration of an ``IsaacContactSensor``.
+
+    Attributes:
+        path: USD path of the sensor prim.
+        enabled: ``enabled``.
+        parent_body: path of the parent rigid body (sensors.md §1.8).
+        threshold_min: minimum net force [mass * stage length / s^2].
+        threshold_max: maximum net force [mass * stage length / s^2].
+        radius: spatial filter radius [stage units]; <= 0 disables filtering.
+        color: RGBA, visualisation only.
+        sensor_period: deprecated ``sensorPeriod`` [s], ignored by the runtime.
+        translation_in_body: sensor origin in the parent body frame [stage units], (3,).
+        orientation_in_body: sensor orientation in the parent body frame, wxyz, (4,).
+    """
+
+    path: str
+    enabled: bool
+    parent_body: str
+    threshold_min: float
+    threshold_max: float
+    radius: float
+    color: tuple[float, float, float, float]
+    sensor_period: float
+    translation_in_body: np.ndarray = field(repr=False)
+    orientation_in_body: np.ndarray = field(repr=False)
+
+    type_name = "IsaacContactSensor"
+
+
+def read_contact_sensor(prim: Usd.Prim) -> ContactSensorConfig:
+    """Read and validate an ``IsaacContactSensor``.
+
+    Args:
+        prim: the sensor prim.
+
+    Returns:
+        The contact sensor configuration.
+
+    Raises:
+        SchemaError: wrong type name, no parent rigid body, wrong value type, NaN/inf, or
+            ``threshold`` min > max.
+    """
+    path, enabled = _sensor_common(prim, "IsaacContactSensor")
+    body = _required_body(prim, "contact sensor")
+    fb = CONTACT_FALLBACKS
+    threshold = _read_vec(prim, "threshold", 2, fb["threshold"])
+    if threshold[0] > threshold[1]:
+        raise SchemaError(
+            path, "threshold", f"min {threshold[0]} > max {threshold[1]}", "(min, max), min <= max"
+        )
+    color = _read_vec(prim, "color", 4, fb["color"])
+    translation, orientation = _checked_pose(prim, body)
+    return ContactSensorConfig(
+        path=path,
+        enabled=enabled,
+        parent_body=_path(body),
+        threshold_min=float(threshold[0]),
+        threshold_max=float(threshold[1]),
+        radius=_read_float(prim, "radius", fb["radius"]),
+        color=(float(color[0]), float(color[1]), float(color[2]), float(color[3])),
+        sensor_period=_read_float(prim, "sensorPeriod", fb["sensorPeriod"]),
+        translation_in_body=translation,
+        orientation_in_body=orientation,
+    )
+
+
+@dataclass(frozen=True, eq=False)
+class ImuSensorConfig:
+    """Configuration of an ``IsaacImuSensor``.
+
+    Attributes:
+        path: USD path of the sensor prim.
+        enabled: ``enabled``.
+        parent_body: path of the parent rigid body.
+        linear_acceleration_filter_width: authored width (>= 0).
+        angular_velocity_filter_width: authored width (>= 0).
+        orientation_filter_width: authored width (>= 0).
+        sensor_period: deprecated ``sensorPeriod`` [s], ignored.
+        translation_in_body: sensor origin in the parent body frame [stage units], (3,).
+        orientation_in_body: sensor orientation in the parent body frame, wxyz, (4,).
+    """
+
+    path: str
+    enabled: bool
+    parent_body: str
+    linear_acceleration_filter_width: int
+    angular_velocity_filter_width: int
+    orientation_filter_width: int
+    sensor_period: float
+    translation_in_body: np.ndarray = field(repr=False)
+    orientation_in_body: np.ndarray = field(repr=False)
+
+    type_name = "IsaacImuSensor"
+
+    @property
+    def effective_widths(self) -> tuple[int, int, int]:
+        """(Nl, Nw, Nq) = each width clamped to >= 1 (sensors.md §4.1)."""
+        return (
+            max(self.linear_acceleration_filter_width, 1),
+            max(self.angular_velocity_filter_width, 1),
+            max(self.orientation_filter_width, 1),
+        )
+
+
+def read_imu_sensor(prim: Usd.Prim) -> ImuSensorConfig:
+    """Read and validate an ``IsaacImuSensor``.
+
+    Args:
+        prim: the sensor prim.
+
+    Returns:
+        The IMU configuration.
+
+    Raises:
+        SchemaError: wrong type name, no parent rigid body, wrong value type, NaN transform
+            or a negative filter width.
+    """
+    path, enabled = _sensor_common(prim, "IsaacImuSensor")
+    body = _required_body(prim, "IMU sensor")
+    widths = []
+    for name in (
+        "linearAccelerationFilterWidth",
+        "angularVelocityFilterWidth",
+        "orientationFilterWidth",
+    ):
+        width = _read_int(prim, name, IMU_FALLBACKS[name])
+        if width < 0:
+            raise SchemaError(path, name, f"negative filter width {width}", "an integer >= 0")
+        widths.append(width)
+    translation, orientation = _checked_pose(prim, body)
+    return ImuSensorConfig(
+        path=path,
+        enabled=enabled,
+        parent_body=_path(body),
+        linear_acceleration_filter_width=widths[0],
+        angular_velocity_filter_width=widths[1],
+        orientation_filter_width=widths[2],
+        sensor_period=_read_float(prim, "sensorPeriod", IMU_FALLBACKS["sensorPeriod"]),
+        translation_in_body=translation,
+        orientation_in_body=orientation,
+    )
+
+
+@dataclass(frozen=True, eq=False)
+class RaycastSensorConfig:
+    """Configuration of an ``IsaacRaycastSensor`` (not yet checked by :func:`validate_raycast`).
+
+    Attributes:
+        path: USD path of the sensor prim.
+        enabled: ``enabled``.
+        parent_body: path of the parent rigid body, ``""`` for a static sensor.
+        num_rays: ``numRays`` (authoritative ray count).
+        min_range: ``minRange`` [stage units].
+        max_range: ``maxRange`` [stage units].
+        ray_origins: per-ray origins in the sensor frame [stage units], shape (M, 3), float64.
+        ray_directions: per-ray directions in the sensor frame (not normalised), (K, 3).
+        ray_time_offsets: per-ray time offsets [s], shape (T,); empty = all zero.
+        output_frame_of_reference: ``"SENSOR"`` or ``"WORLD"``.
+        report_hit_prim_paths: ``reportHitPrimPaths``.
+        translation_in_body: sensor origin in the parent body frame (world frame for a static
+            sensor) [stage units], (3,).
+        orientation_in_body: sensor orientation in the parent body (or world) frame, wxyz, (4,).
+    """
+
+    path: str
+    enabled: bool
+    parent_body: str
+    num_rays: int
+    min_range: float
+    max_range: float
+    ray_origins: np.ndarray = field(repr=False)
+    ray_directions: np.ndarray = field(repr=False)
+    ray_time_offsets: np.ndarray = field(repr=False)
+    output_frame_of_reference: str
+    report_hit_prim_paths: bool
+    translation_in_body: np.ndarray = field(repr=False)
+    orientation_in_body: np.ndarray = field(repr=False)
+
+    type_name = "IsaacRaycastSensor"
+
+
+def read_raycast_sensor(prim: Usd.Prim) -> RaycastSensorConfig:
+    """Read an ``IsaacRaycastSensor``.
+
+    Only malformed values are rejected here; call :func:`validate_raycast` for the five
+    configuration checks that disable the sensor at run time.
+
+    Args:
+        prim: the sensor prim.
+
+    Returns:
+        The raycast configuration.
+
+    Raises:
+        SchemaError: wrong type name, wrong value type, NaN/inf, negative ``numRays``, or an
+            unknown ``outputFrameOfReference`` token (the reference would silently treat it as
+            ``SENSOR``; we reject it so that no silently wrong frame is reported).
+    """
+    path, enabled = _sensor_common(prim, "IsaacRaycastSensor")
+    fb = RAYCAST_FALLBACKS
+    num_rays = _read_int(prim, "numRays", fb["numRays"])
+    if num_rays < 0:
+        raise SchemaError(path, "numRays", f"negative ray count {num_rays}", "an integer > 0")
+    offsets = _read_float_array(prim, "rayTimeOffsets")
+    body = find_parent_rigid_body(prim)
+    translation, orientation = _checked_pose(prim, body)
+    return RaycastSensorConfig(
+        path=path,
+        enabled=enabled,
+        parent_body=_path(body) if body is not None else "",
+        num_rays=num_rays,
+        min_range=_read_float(prim, "minRange", fb["minRange"]),
+        max_range=_read_float(prim, "maxRange", fb["maxRange"]),
+        ray_origins=_freeze(_read_vec3_array(prim, "rayOrigins")),
+        ray_directions=_freeze(_read_vec3_array(prim, "rayDirections")),
+        ray_time_offsets=_freeze(offsets if offsets is not None else np.zeros(0)),
+        output_frame_of_reference=_read_token(
+            prim, "outputFrameOfReference", fb["outputFrameOfReference"], OUTPUT_FRAME_TOKENS
+        ),
+        report_hit_prim_paths=bool(
+            _read_bool(prim, "reportHitPrimPaths", fb["reportHitPrimPaths"])
+        ),
+        translation_in_body=translation,
+        orientation_in_body=orientation,
+    )
+
+
+def _fmt(value: float) -> str:
+    return f"{value:g}"
+
+
+def validate_raycast(config: RaycastSensorConfig) -> str | None:
+    """Check a raycast configuration in the order of sensors.md §5.2.
+
+    Args:
+        config: a configuration from :func:`read_raycast_sensor`.
+
+    Returns:
+        None when valid, else the reason, e.g.
+        ``"IsaacRaycastSensor '/World/R': numRays (0) must be > 0. Sensor disabled."``.
+    """
+    head = f"IsaacRaycastSensor '{config.path}': "
+    n = config.num_rays
+    if n == 0:
+        return head + f"numRays ({n}) must be > 0. Sensor disabled."
+    if config.min_range >= config.max_range:
+        return (
+            head + f"minRange ({_fmt(config.min_range)}) >= maxRange "
+            f"({_fmt(config.max_range)}). Sensor disabled."
+        )
+    if len(config.ray_origins) != n:
+        return (
+            head
+            + f"rayOrigins length ({len(config.ray_origins)}) != numRays ({n}). "
+            + ("Sensor disabled.")
+        )
+    if len(config.ray_directions) != n:
+        return (
+            head
+            + f"rayDirections length ({len(config.ray_directions)}) != numRays ({n}). "
+            + ("Sensor disabled.")
+        )
+    if len(config.ray_time_offsets) and len(config.ray_time_offsets) != n:
+        return head + (
+            f"rayTimeOffsets length ({len(config.ray_time_offsets)}) != numRays ({n}). "
+            "Sensor disabled."
+        )
+    return None
+
+
+SensorConfig = ContactSensorConfig | ImuSensorConfig | RaycastSensorConfig
+"""Any sensor configuration returned by :func:`read_sensor`."""
+
+_SENSOR_READERS = {
+    "IsaacContactSensor": read_contact_sensor,
+    "IsaacImuSensor": read_imu_sensor,
+    "IsaacRaycastSensor": read_raycast_sensor,
+}
+
+
+def read_sensor(prim: Usd.Prim) -> SensorConfig:
+    """Read any supported sensor prim by its exact type name.
+
+    Args:
+        prim: a contact, IMU or raycast sensor prim.
+
+    Returns:
+        The matching configuration dataclass.
+
+    Raises:
+        SchemaError: the type name is not a supported sensor, or the reader rejects it.
+    """
+    reader = _SENSOR_READERS.get(str(prim.GetTypeName()))
+    if reader is None:
+        raise SchemaError(
+            _path(prim),
+            "typeName",
+            f"prim type {str(prim.GetTypeName())!r} is not a sensor",
+            ", ".join(SENSOR_TYPE_NAMES),
+        )
+    return reader(prim)
+
+
+def discover_sensor_prims(
+    stage: Usd.Stage, type_names: tuple[str, ...] = SENSOR_TYPE_NAMES
+) -> list[Usd.Prim]:
+    """Sensor prims of the stage in traversal order (sensors.md §1.8).
+
+    Uses USD's default predicate (active, loaded, defined, non-abstract; no instance
+    proxies) and an exact type-name match (no derived types).
+
+    Args:
+        stage: the stage.
+        type_names: the type names to collect.
+
+    Returns:
+        The sensor prims.
+    """
+    wanted = set(type_names)
+    return [prim for prim in stage.Traverse() if str(prim.GetTypeName()) in wanted]
+
+
+def discover_sensors(
+    stage: Usd.Stage, type_names: tuple[str, ...] = SENSOR_TYPE_NAMES
+) -> list[SensorConfig]:
+    """Discover and read every sensor of the stage.
+
+    Args:
+        stage: the stage.
+        type_names: the sensor type names to collect (exact match).
+
+    Returns:
+        One configuration per sensor prim, in traversal order.
+
+    Raises:
+        SchemaError: the first sensor that fails validation (e.g. a contact sensor without a
+            parent rigid body). Use :func:`discover_sensor_prims` plus :func:`read_sensor` to
+            handle sensors one by one.
+    """
+    return [read_sensor(prim) for prim in discover_sensor_prims(stage, type_names)]
