@@ -219,3 +219,16 @@ def test_importing_sensors_loads_neither_pxr_nor_numba():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_imu_pose_follows_usd_edits_after_the_first_step():
+    stage = _stage()
+    prim = stage.DefinePrim("/World/A/Imu", "IsaacImuSensor")
+    op = UsdGeom.Xformable(prim).AddOrientOp(UsdGeom.XformOp.PrecisionDouble)
+    rt = SensorRuntime(stage, ["/World/A", "/World/B"])
+    rt.step(_state(1))
+    np.testing.assert_allclose(rt.sensors[0].reading().orientation, [1, 0, 0, 0])
+    s = np.sqrt(0.5)
+    op.Set(Gf.Quatd(s, 0, 0, s))  # +90 deg about Z
+    rt.step(_state(2))
+    np.testing.assert_allclose(rt.sensors[0].reading().orientation, [s, 0, 0, s], atol=1e-6)

@@ -41,6 +41,7 @@ from runtime.sensors.contact import ContactReading, ContactSensor, RawContact
 from runtime.sensors.effort import EffortReading, EffortSensor
 from runtime.sensors.imu import ImuReading, ImuSensor
 from runtime.sensors.joint_state import JointStateReading, JointStateSensor
+from runtime.sensors.playback import KinematicPlayback
 from runtime.sensors.runtime import SensorRuntime
 from runtime.sensors.state import PhysicsState, empty_physics_state, make_physics_state
 
@@ -53,6 +54,7 @@ __all__ = [
     "ImuSensor",
     "JointStateReading",
     "JointStateSensor",
+    "KinematicPlayback",
     "PhysicsState",
     "RawContact",
     "SensorRuntime",

@@ -359,7 +359,7 @@ class ImuSensor(SensorBase):
             self._read_config()
 
     def on_usd_changed(self) -> None:
-        """Note USD edits: prim deletion always; configuration only before the first step."""
+        """Note USD edits: deletion and the sensor pose always; configuration before step 1."""
         prim = self._runtime.stage.GetPrimAtPath(self.prim_path)
         if not prim or not prim.IsValid():
             self._deleted = True
@@ -368,6 +368,14 @@ class ImuSensor(SensorBase):
         self._deleted = False
         if self._batch is not None and not self._batch.processed[self._index]:
             self._config_dirty = True
+        elif self._batch is not None and self.config is not None:
+            # Configuration is frozen, but the sensor pose follows USD edits (2.6).
+            from runtime.schema.readers import read_imu_sensor
+
+            config = read_imu_sensor(prim)
+            if config.parent_body == self.body_path:
+                self._batch.floats[self._index, 0:3] = config.translation_in_body
+                self._batch.floats[self._index, 3:7] = config.orientation_in_body
         self._on_enabled_changed()
 
     def update(self, state: PhysicsState) -> None:

@@ -25,6 +25,18 @@ The runtime keeps an explicit ordered list of sensors (no global registry). ``st
 runs after every physics step. Any exception raised by ``bind`` or ``update`` disables that
 sensor with ``disabled_reason`` naming the prim (logged once); the other sensors keep
 reading.
+
+Behaviour choices (sensors.md references):
+
+* Every enabled sensor is evaluated in every ``step`` (2.1), so the reference's lazy
+  evaluation on read is never needed; a reading is the snapshot of the last step.
+* Readings carry ``time`` (``float32(t_k)``) and an integer ``step`` for every kind (the
+  reference's ``physics_step`` is a float for contact/IMU frames; 2.2, 9.13).
+* "Contact config re-read at every step" (2.4) is implemented with USD change notices:
+  edits are applied at the next ``step`` without polling USD for every sensor.
+* ``enabled`` on each sensor object is a user-side flag for every kind (2.5 SHOULD option);
+  the USD ``enabled`` attribute keeps the reference semantics (live for contact, frozen
+  after the first step for IMU).
 """
 
 from __future__ import annotations
