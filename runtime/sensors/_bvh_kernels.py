@@ -597,6 +597,7 @@ def scene_inside_solid_kernel(
     solid_params,
     solid_plane_ranges,
     planes,
+    solid_bounds,
     group_positions,
     group_orientations,
     points,
@@ -615,6 +616,8 @@ def scene_inside_solid_kernel(
         solid_plane_ranges: (first plane, plane count) of convex solids, shape (S, 2), int64.
         planes: half-spaces ``n . p <= d`` as ``[nx, ny, nz, d]`` in solid frames, shape (P, 4),
             float64.
+        solid_bounds: bounding sphere of each solid in its group frame ``[cx, cy, cz, r]``,
+            shape (S, 4), float64 [stage units] (a cheap reject before the exact test).
         group_positions: group frame origin [stage units], shape (G, 3), float64, world.
         group_orientations: group orientation (w, x, y, z), shape (G, 4), float64, world.
         points: query points [stage units], shape (R, 3), float64, world.
@@ -633,6 +636,11 @@ def scene_inside_solid_kernel(
                 points[i, 1] - group_positions[g, 1],
                 points[i, 2] - group_positions[g, 2],
             )
+            bx = x - solid_bounds[s, 0]
+            by = y - solid_bounds[s, 1]
+            bz = z - solid_bounds[s, 2]
+            if bx * bx + by * by + bz * bz > solid_bounds[s, 3] * solid_bounds[s, 3]:
+                continue
             x, y, z = _rotate_inverse_kernel(
                 solid_orientations[s, 0],
                 solid_orientations[s, 1],

@@ -64,6 +64,8 @@ class SolidShape:
             along the solid frame's z, shape (3,) [stage units]; zeros for convex.
         planes: convex half-spaces ``n . p <= d`` as rows ``[nx, ny, nz, d]`` in the solid
             frame, shape (P, 4); empty unless convex.
+        bounds: enclosing sphere ``[cx, cy, cz, r]`` in the group frame, shape (4,); None
+            derives it from the primitive parameters (required for convex solids).
     """
 
     kind: str
@@ -71,6 +73,7 @@ class SolidShape:
     orientation: np.ndarray
     params: np.ndarray
     planes: np.ndarray = field(default_factory=lambda: np.zeros((0, 4)))
+    bounds: np.ndarray | None = None
 
 
 @dataclass
@@ -90,6 +93,22 @@ class _Group:
         self.faces.append(np.asarray(faces, np.int64).reshape(-1, 3) + self.vertex_count)
         self.face_actor.append(np.full(len(faces), actor, np.int64))
         self.vertex_count += len(vertices)
+
+
+def _bounding_sphere(solid: SolidShape) -> np.ndarray:
+    """``[cx, cy, cz, r]`` enclosing ``solid`` in its group frame (slightly padded)."""
+    if solid.bounds is not None:
+        return np.asarray(solid.bounds, np.float64)
+    p = solid.params
+    if solid.kind == "box":
+        radius = float(np.linalg.norm(p))
+    elif solid.kind == "sphere":
+        radius = float(p[0])
+    elif solid.kind == "capsule":
+        radius = float(p[0] + p[1])
+    else:
+        radius = float(math.hypot(p[0], p[1]))
+    return np.array([*solid.position, radius * (1.0 + 1e-9) + 1e-12])
 
 
 def _quat_from_matrix(rotation: np.ndarray) -> np.ndarray:
@@ -308,6 +327,9 @@ class RayScene:
         self._planes = np.ascontiguousarray(
             np.concatenate(planes) if planes else np.zeros((0, 4))
         )
+        self._solid_bounds = np.array(
+            [_bounding_sphere(s) for s, _, _ in solids], np.float64
+        ).reshape(-1, 4)
         self._group_positions = np.ascontiguousarray(self._fixed_positions.copy())
         self._group_orientations = np.ascontiguousarray(self._fixed_orientations.copy())
 
@@ -424,8 +446,11 @@ class RayScene:
             normals = np.asarray(hull.face_normals, np.float64)
             offsets = np.einsum("ij,ij->i", normals, hv[hf[:, 0]])
             planes = np.concatenate([normals, offsets[:, None]], axis=1)
+            centre = 0.5 * (hv.min(axis=0) + hv.max(axis=0))
+            radius = float(np.linalg.norm(hv - centre, axis=1).max())
+            bounds = np.array([*centre, radius * (1.0 + 1e-9) + 1e-12])
             solid = SolidShape(
-                "convex", np.zeros(3), np.array([1.0, 0, 0, 0]), np.zeros(3), planes
+                "convex", np.zeros(3), np.array([1.0, 0, 0, 0]), np.zeros(3), planes, bounds
             )
             group.solids.append((solid, actor))
 
@@ -579,6 +604,7 @@ class RayScene:
                 self._solid_params,
                 self._solid_plane_ranges,
                 self._planes,
+                self._solid_bounds,
                 positions,
                 orientations,
                 origins,

@@ -356,6 +356,7 @@ class RaycastBatch:
             if self.scene is None and sensor.scene is not None:
                 self.scene = sensor.scene
         self._ray_cache: dict[tuple[int, ...], tuple[np.ndarray, ...]] = {}
+        self._path_table: np.ndarray | None = None
 
     def _ensure_scene(self) -> Any:
         if self.scene is None:
@@ -451,16 +452,15 @@ class RaycastBatch:
         )  # fmt: skip
         time = float(np.float32(state.time))
         step = int(state.step)
-        actor_paths = scene.actor_paths
+        if self._path_table is None or len(self._path_table) != len(scene.actor_paths) + 1:
+            self._path_table = np.array([*scene.actor_paths, ""], dtype=object)
+        path_index = np.where((hit != 0) & (actors >= 0), actors, len(scene.actor_paths))
         for j in range(s_count):
             sensor = inputs[j][0]
             a, b = int(bounds[j]), int(bounds[j + 1])
             paths: tuple[str, ...] = ()
             if sensor.config.report_hit_prim_paths:
-                paths = tuple(
-                    actor_paths[actors[i]] if (hit[i] and actors[i] >= 0) else ""
-                    for i in range(a, b)
-                )
+                paths = tuple(self._path_table[path_index[a:b]].tolist())
             sensor._reading = RaycastReading(
                 ray_count=b - a,
                 depths=depths[a:b],
