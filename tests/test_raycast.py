@@ -614,3 +614,22 @@ def test_raycast_kernels_compile_once():
     for name in _raycast_kernels.__all__:
         kernel = getattr(_raycast_kernels, name)
         assert len(kernel.signatures) == 1, name
+
+
+def test_embreex_backend_through_the_runtime_gives_the_same_readings():
+    readings = {}
+    for backend in ("numba", "embreex"):
+        stage = example_scene()
+        add_raycast(stage, "/World/R", [(0, 0, 0)] * 3, [(1, 0, 0), (1, 0.5, -0.3), (0, 0, -1)],
+                    0.4, 100.0, "WORLD", paths=True, translate=(0, 0, 1.5))  # fmt: skip
+        rt = SensorRuntime(stage, [])
+        rt.ray_backend = backend
+        rt.step(state_for([], step=1))
+        sensor = rt.sensor("/World/R")
+        assert sensor._batch.scene.backend.name == backend
+        readings[backend] = sensor.reading()
+    a, b = readings["numba"], readings["embreex"]
+    np.testing.assert_allclose(a.depths, b.depths, atol=1e-5)
+    np.testing.assert_allclose(a.hit_positions, b.hit_positions, atol=1e-5)
+    np.testing.assert_allclose(a.hit_normals, b.hit_normals, atol=1e-6)
+    assert a.hit_prim_paths == b.hit_prim_paths == ("/World/Wall", "/World/Wall", "/World/Ground")
