@@ -232,3 +232,13 @@ def test_imu_pose_follows_usd_edits_after_the_first_step():
     op.Set(Gf.Quatd(s, 0, 0, s))  # +90 deg about Z
     rt.step(_state(2))
     np.testing.assert_allclose(rt.sensors[0].reading().orientation, [s, 0, 0, s], atol=1e-6)
+
+
+def test_state_with_a_different_body_order_is_rejected():
+    stage = _stage()
+    stage.DefinePrim("/World/A/Contact", "IsaacContactSensor")
+    rt = SensorRuntime(stage, ["/World/A", "/World/B"])
+    with pytest.raises(SimrtError, match="body_paths"):
+        rt.step(_state(1, paths=("/World/B", "/World/A")))
+    rt.step(_state(1))
+    assert rt.sensors[0].reading().is_valid

@@ -198,6 +198,7 @@ class SensorRuntime:
         self.time = 0.0
         self.last_state: PhysicsState | None = None
         self._changed_paths: set[Any] = set()
+        self._checked_paths: Any = None
         self._listener = None
         if sensors is None:
             sensors = self.discover(stage, imu_mode=imu_mode)
@@ -361,7 +362,19 @@ class SensorRuntime:
         Args:
             state: the engine output of the step just taken (``body_paths`` order must match
                 the runtime's).
+
+        Raises:
+            SimrtError: ``state.body_paths`` differ from the runtime's (checked once per
+                distinct tuple object).
         """
+        if state.body_paths is not self._checked_paths:
+            if tuple(state.body_paths) != self.body_paths:
+                raise SimrtError(
+                    "SensorRuntime.step: state.body_paths differ from the runtime's body_paths "
+                    f"({len(state.body_paths)} vs {len(self.body_paths)} bodies); build the "
+                    "runtime with the engine's body order"
+                )
+            self._checked_paths = state.body_paths
         if self._changed_paths:
             self._process_usd_changes()
         for unit in self._units:
