@@ -861,6 +861,8 @@ def _lm_solve(
     )
     tol2 = tol * tol
     use_bias = bias_active
+    blocked = np.zeros(n, dtype=np.int64)
+    any_blocked = False
     bias_cutoff2 = BIAS_CUTOFF * BIAS_CUTOFF
     for _ in range(iters):
         if cost < tol2:
@@ -868,14 +870,16 @@ def _lm_solve(
         # A = Jw^T Jw + lam I ; rhs = Jw^T ew (+ bias)
         for a in range(n):
             g = 0.0
-            for i in range(6):
-                g += weights[i] * jac[0, i, a] * ew[i]
+            if blocked[a] == 0:
+                for i in range(6):
+                    g += weights[i] * jac[0, i, a] * ew[i]
             ws_rhs[a] = g
             for b in range(a, n):
                 s = 0.0
-                for i in range(6):
-                    wi = weights[i]
-                    s += wi * wi * jac[0, i, a] * jac[0, i, b]
+                if blocked[a] == 0 and blocked[b] == 0:
+                    for i in range(6):
+                        wi = weights[i]
+                        s += wi * wi * jac[0, i, a] * jac[0, i, b]
                 ws_a[a, b] = s
                 ws_a[b, a] = s
             ws_a[a, a] += lam
@@ -913,19 +917,22 @@ def _lm_solve(
             ws_dq[i] = s / ws_a[i, i]
         norm2 = 0.0
         for k in range(n):
-            if fixed[k] != 0:
+            if fixed[k] != 0 or blocked[k] != 0:
                 ws_dq[k] = 0.0
             norm2 += ws_dq[k] * ws_dq[k]
         norm = np.sqrt(norm2)
         scale = 1.0
         if norm > max_step:
             scale = max_step / norm
+        clipped = False
         for k in range(n):
             v = qcur[0, k] + scale * ws_dq[k]
             if v < lower[k]:
                 v = lower[k]
+                clipped = True
             if v > upper[k]:
                 v = upper[k]
+                clipped = True
             qnew[0, k] = v
         cost_new = _eval(
             model,
@@ -946,6 +953,21 @@ def _lm_solve(
             # the target on redundant arms).
             use_bias = False
             continue
+        if cost_new >= cost and clipped and not any_blocked:
+            # A step cut by a joint limit was rejected: retry once with the joints that hit
+            # their limits held (active set), instead of only raising the damping, which
+            # stalls solutions that lie close to a limit.
+            for k in range(n):
+                v = qcur[0, k] + scale * ws_dq[k]
+                if v < lower[k] or v > upper[k]:
+                    blocked[k] = 1
+                    any_blocked = True
+            if any_blocked:
+                continue
+        if any_blocked:
+            for k in range(n):
+                blocked[k] = 0
+            any_blocked = False
         use_bias = bias_active
         if cost_new < cost:
             qcur, qnew = qnew, qcur

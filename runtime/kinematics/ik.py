@@ -12,8 +12,11 @@ its self-motion every iteration, and the second-order drift keeps the end effect
 away from the target (71 % of near-seed solves converged to 1e-4). The kernel therefore
 switches the pull off once the weighted error norm is below ``BIAS_CUTOFF`` (1e-2) and
 retries a rejected biased step once without the pull before raising the damping. With both,
-99.5 % converge. Everything else (damping schedule, step clamp, limit clipping, masks,
-stopping rule) is as specified.
+99.5 % converge. Second, a step that was cut by a joint limit and then rejected is retried
+once with the joints that hit their limits held (a one-step active set) before the damping is
+raised: plain clipping stalls solutions that lie close to a limit (near-seed success 99.3 % →
+99.7 %, cold start from the 5-seed ladder 81 % → 87 %). Everything else (damping schedule,
+step clamp, limit clipping, masks, stopping rule) is as specified.
 """
 
 from __future__ import annotations
