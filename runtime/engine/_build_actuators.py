@@ -12,6 +12,15 @@ from runtime.engine._build_math import DEG
 from runtime.engine._build_types import DofBinding
 from runtime.errors import SchemaError
 
+#: Gain / bias parameters of an ``MjcActuator``: (attribute, ``MjsActuator`` field).
+_GAIN_BIAS_PARAMS = (("mjc:gainPrm", "gainprm"), ("mjc:biasPrm", "biasprm"))
+
+#: Ranges of an ``MjcActuator``: (min, max, limited attributes, range field, limited field).
+_RANGES = (
+    ("mjc:ctrlRange:min", "mjc:ctrlRange:max", "mjc:ctrlLimited", "ctrlrange", "ctrllimited"),
+    ("mjc:forceRange:min", "mjc:forceRange:max", "mjc:forceLimited", "forcerange", "forcelimited"),
+)
+
 
 class ActuatorStep(BuildContext):
     """Adds position / velocity servos for USD drives and general actuators for MjcActuator."""
@@ -81,19 +90,13 @@ class ActuatorStep(BuildContext):
             return False
         act.gaintype = table_gain[gt]
         act.biastype = table_bias[bt]
-        for name, key in (("mjc:gainPrm", "gainprm"), ("mjc:biasPrm", "biasprm")):
-            value = self.attr(prim, name)
-            if value is not None:
-                setattr(act, key, (list(value) + [0.0] * 10)[:10])
+        self.set_authored(prim, act, _GAIN_BIAS_PARAMS, lambda v: (list(v) + [0.0] * 10)[:10])
         dyn = self.attr(prim, "mjc:dynType")
         if dyn is not None and str(dyn) != "none":
             self.warn(path, f"actuator dynamics {dyn} not supported; treated as none")
-        for base, key, lim in (
-            ("mjc:ctrlRange", "ctrlrange", "ctrllimited"),
-            ("mjc:forceRange", "forcerange", "forcelimited"),
-        ):
-            lo, hi = self.attr(prim, base + ":min"), self.attr(prim, base + ":max")
-            limited = self.attr(prim, "mjc:" + lim.replace("limited", "Limited"))
+        for lo_name, hi_name, limited_name, key, lim in _RANGES:
+            lo, hi = self.attr(prim, lo_name), self.attr(prim, hi_name)
+            limited = self.attr(prim, limited_name)
             if lo is not None or hi is not None:  # MJCF default of a missing side: 0
                 setattr(act, key, [float(lo or 0.0), float(hi or 0.0)])
                 if limited is None or str(limited) in ("auto", "true"):

@@ -21,6 +21,9 @@ from runtime.errors import SchemaError
 
 LOG = logging.getLogger("runtime.engine")
 
+#: Contact / constraint solver parameters of geoms and equalities: (attribute, spec field).
+SOLVER_PARAMS = (("mjc:solref", "solref"), ("mjc:solimp", "solimp"))
+
 
 class BuildContext:
     """State shared by the build steps, plus warnings, USD reads and model compilation.

@@ -6,7 +6,7 @@ import mujoco
 import numpy as np
 from pxr import Usd
 
-from runtime.engine._build_base import BuildContext
+from runtime.engine._build_base import SOLVER_PARAMS, BuildContext
 from runtime.engine._build_math import DEG
 from runtime.errors import SchemaError
 
@@ -51,10 +51,7 @@ class ConstraintStep(BuildContext):
             self.style_equality(eq, self.stage.GetPrimAtPath(j.path))
 
     def style_equality(self, eq, prim: Usd.Prim) -> None:
-        for name, key in (("mjc:solref", "solref"), ("mjc:solimp", "solimp")):
-            value = self.attr(prim, name)
-            if value is not None:
-                setattr(eq, key, list(value))
+        self.set_authored(prim, eq, SOLVER_PARAMS, list)
 
     def mimic_constraints(self) -> None:
         """``newton:mimicJoint`` (joint follows another): MuJoCo joint equality.

@@ -14,6 +14,14 @@ from runtime.errors import SchemaError
 
 _DEFAULT_DT = 1.0 / 60.0
 
+#: Solver options of the PhysicsScene prim: (attribute, ``MjOption`` field).
+_SOLVER_OPTIONS = (
+    ("mjc:option:iterations", "iterations"),
+    ("mjc:option:ls_iterations", "ls_iterations"),
+    ("mjc:option:impratio", "impratio"),
+    ("mjc:option:tolerance", "tolerance"),
+)
+
 
 class SceneStep(BuildContext):
     """Reads the ``PhysicsScene`` into the spec's options."""
@@ -75,15 +83,7 @@ class SceneStep(BuildContext):
                     )
                 else:
                     integrator = table[str(name).lower()]
-            for attr_name, key in (
-                ("mjc:option:iterations", "iterations"),
-                ("mjc:option:ls_iterations", "ls_iterations"),
-                ("mjc:option:impratio", "impratio"),
-                ("mjc:option:tolerance", "tolerance"),
-            ):
-                value = self.attr(scene_prim, attr_name)
-                if value is not None:
-                    setattr(opt, key, value)
+            self.set_authored(scene_prim, opt, _SOLVER_OPTIONS)
             cone = self.attr(scene_prim, "mjc:option:cone")
             if cone is not None:
                 opt.cone = (

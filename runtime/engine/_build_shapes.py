@@ -7,7 +7,7 @@ import numpy as np
 from pxr import Usd, UsdGeom, UsdPhysics
 
 from runtime.engine import physics_attrs
-from runtime.engine._build_base import BuildContext
+from runtime.engine._build_base import SOLVER_PARAMS, BuildContext
 from runtime.engine._build_math import (
     axis_letter,
     axis_quat,
@@ -19,6 +19,16 @@ from runtime.engine._build_math import (
     vec,
 )
 from runtime.errors import SchemaError
+
+#: Per-geom contact parameters: (attribute, ``MjsGeom`` field).
+_GEOM_PARAMS = (
+    ("mjc:margin", "margin"),
+    ("mjc:gap", "gap"),
+    ("mjc:condim", "condim"),
+    ("mjc:priority", "priority"),
+    ("mjc:solmix", "solmix"),
+    ("mjc:group", "group"),
+)
 
 
 class ShapeStep(BuildContext):
@@ -227,22 +237,9 @@ class ShapeStep(BuildContext):
         if density is None:
             density = 1000.0 * self.mpu**3 / self.kpu
         g.density = density
-        for name, key in (
-            ("mjc:margin", "margin"),
-            ("mjc:gap", "gap"),
-            ("mjc:condim", "condim"),
-            ("mjc:priority", "priority"),
-            ("mjc:solmix", "solmix"),
-            ("mjc:group", "group"),
-        ):
-            value = self.attr(prim, name)
-            if value is not None:
-                setattr(g, key, value)
+        self.set_authored(prim, g, _GEOM_PARAMS)
         physics_attrs.apply_geom_attrs(g, prim)  # newton/physx margins (mjc:* wins)
-        for name, key in (("mjc:solref", "solref"), ("mjc:solimp", "solimp")):
-            value = self.attr(prim, name)
-            if value is not None:
-                setattr(g, key, list(value))
+        self.set_authored(prim, g, SOLVER_PARAMS, list)
         groups = self.shape_groups.get(str(prim.GetPath()), [])
         if groups:
             if len(groups) > 1:

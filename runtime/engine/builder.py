@@ -72,6 +72,11 @@ The stage's physics is parsed with usd-core's ``UsdPhysics`` stage parser
 
 Names: every MuJoCo element is named by its USD prim path (multi-DOF joints:
 ``<joint path>:<token>``), so MuJoCo error messages name the prim.
+
+Layout: this module holds the public names and the order of the build; each step is a mixin
+in a private module (``_build_scene``, ``_build_tree``, ``_build_collision``, ``_build_shapes``,
+``_build_mass``, ``_build_joints``, ``_build_actuators``, ``_build_constraints``,
+``_build_initial``) over the shared state of ``_build_base.BuildContext``.
 """
 
 from __future__ import annotations

@@ -43,7 +43,9 @@ __all__ = [
 
 _LOG = logging.getLogger("runtime.engine")
 
-#: Attributes of the cfg namespaces that the MuJoCo builder (builder.py + this module) reads.
+#: Attributes of the cfg namespaces that the MuJoCo builder (builder.py, the ``_build_*.py``
+#: steps and this module) reads. ``tests/test_engine_attrs.py`` checks this list against the
+#: attribute-name literals of those modules, both ways.
 HONOURED_ATTRIBUTES: frozenset[str] = frozenset(
     {
         # this module
@@ -52,8 +54,8 @@ HONOURED_ATTRIBUTES: frozenset[str] = frozenset(
         "physxCollision:restOffset",
         "newton:contactMargin",
         "newton:contactGap",
-        # builder.py
         "mjc:gravcomp",
+        # the _build_*.py steps
         "mjc:actuatorgravcomp",
         "mjc:armature",
         "mjc:damping",
@@ -87,6 +89,9 @@ HONOURED_ATTRIBUTES: frozenset[str] = frozenset(
         "mjc:path",
         "mjc:path:coef",
         "mjc:polycoef",
+        "newton:mimicJoint",
+        "newton:mimicCoef0",
+        "newton:mimicCoef1",
         "newton:armature",
         "newton:damping",
         "newton:torsionalFriction",
