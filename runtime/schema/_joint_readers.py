@@ -15,11 +15,11 @@ from runtime.errors import SchemaError
 from runtime.schema._schema_tables import DOF_TOKENS, FORWARD_AXIS_TOKENS
 from runtime.schema._values import (
     _freeze,
+    _name_override,
     _path,
     _raw,
     _read_bool,
     _read_float,
-    _read_string,
     _read_token,
     _read_vec,
     _targets,
@@ -245,26 +245,12 @@ def read_joint(prim: Usd.Prim) -> JointInfo:
                 low, high, locked = _limit_pair(
                     prim, f"limit:{usd_axis}:physics:low", f"limit:{usd_axis}:physics:high"
                 )
-            if locked:
-                dofs.append(
-                    JointDof(
-                        token,
-                        low,
-                        high,
-                        _to_si(token, low, mpu),
-                        _to_si(token, high, mpu),
-                        locked=True,
-                    )
+            dofs.append(
+                JointDof(
+                    token, low, high, _to_si(token, low, mpu), _to_si(token, high, mpu), locked
                 )
-            else:
-                dofs.append(
-                    JointDof(token, low, high, _to_si(token, low, mpu), _to_si(token, high, mpu))
-                )
-    name_override = ""
-    for name in ("isaac:nameOverride", "isaac:NameOverride"):
-        name_override = _read_string(prim, name, "")
-        if name_override:
-            break
+            )
+    name_override = _name_override(prim)
     exclude = _read_bool(prim, "physics:excludeFromArticulation", False)
     return JointInfo(
         path=path,

@@ -167,6 +167,30 @@ def _dedup(prims: Iterable[Usd.Prim]) -> list[Usd.Prim]:
     return out
 
 
+def _append_unlisted(
+    members: list[Usd.Prim],
+    discovered: list[Usd.Prim],
+    robot_prim: Usd.Prim,
+    kind: str,
+    warned: set[str],
+) -> list[Usd.Prim]:
+    """``members`` plus the discovered prims it lacks; warns once per robot in ``warned``."""
+    have = {str(p.GetPath()) for p in members}
+    missing = [p for p in discovered if str(p.GetPath()) not in have]
+    if missing:
+        key = str(robot_prim.GetPath())
+        if key not in warned:
+            warned.add(key)
+            _LOG.warning(
+                "Robot at %s has %s missing from schema relationship: %s",
+                key,
+                kind,
+                [str(p.GetPath()) for p in missing],
+            )
+        members.extend(missing)
+    return members
+
+
 def get_all_robot_joints(
     stage: Usd.Stage, robot_prim: Usd.Prim, parse_nested_robots: bool = True
 ) -> list[Usd.Prim]:
@@ -196,19 +220,7 @@ def get_all_robot_joints(
     )
     joints = _dedup(joints)
     _links, discovered = _discover_articulation_prims(stage, robot_prim)
-    have = {str(p.GetPath()) for p in joints}
-    missing = [p for p in discovered if str(p.GetPath()) not in have]
-    if missing:
-        key = str(robot_prim.GetPath())
-        if key not in _WARNED_JOINTS:
-            _WARNED_JOINTS.add(key)
-            _LOG.warning(
-                "Robot at %s has joints missing from schema relationship: %s",
-                key,
-                [str(p.GetPath()) for p in missing],
-            )
-        joints.extend(missing)
-    return joints
+    return _append_unlisted(joints, discovered, robot_prim, "joints", _WARNED_JOINTS)
 
 
 def get_all_robot_links(
@@ -247,19 +259,7 @@ def get_all_robot_links(
         )
     )
     discovered, _joints = _discover_articulation_prims(stage, robot_prim)
-    have = {str(p.GetPath()) for p in links}
-    missing = [p for p in discovered if str(p.GetPath()) not in have]
-    if missing:
-        key = str(robot_prim.GetPath())
-        if key not in _WARNED_LINKS:
-            _WARNED_LINKS.add(key)
-            _LOG.warning(
-                "Robot at %s has links missing from schema relationship: %s",
-                key,
-                [str(p.GetPath()) for p in missing],
-            )
-        links.extend(missing)
-    return links
+    return _append_unlisted(links, discovered, robot_prim, "links", _WARNED_LINKS)
 
 
 def get_all_robot_components(stage: Usd.Stage, robot_prim: Usd.Prim) -> list[Usd.Prim]:

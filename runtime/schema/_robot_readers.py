@@ -17,6 +17,7 @@ from runtime.schema._values import (
     _check_xform_ops,
     _checked_pose,
     _freeze,
+    _name_override,
     _path,
     _raw,
     _read_bool,
@@ -110,11 +111,7 @@ def reported_name(prim: Usd.Prim) -> str:
     Raises:
         SchemaError: an override is authored with a non-string value.
     """
-    for name in ("isaac:nameOverride", "isaac:NameOverride"):
-        value = _read_string(prim, name, "")
-        if value:
-            return value
-    return prim.GetName()
+    return _name_override(prim) or prim.GetName()
 
 
 @dataclass(frozen=True)

@@ -95,7 +95,7 @@ SURFACE_GRIPPER_FALLBACKS: dict[str, Any] = {
 """Fallbacks of ``IsaacSurfaceGripper`` (the same values as the registered schema).
 
 Kept as a table because Isaac Sim's own copy of the schema declares the class abstract,
-with no fallbacks; identical to ``authoring.SURFACE_GRIPPER_DEFAULTS``.
+with no fallbacks. ``authoring.SURFACE_GRIPPER_DEFAULTS`` is this same table.
 """
 
 ATTACHMENT_POINT_FALLBACKS: dict[str, Any] = {

@@ -335,33 +335,22 @@ def validate_raycast(config: RaycastSensorConfig) -> str | None:
         None when valid, else the reason, e.g.
         ``"IsaacRaycastSensor '/World/R': numRays (0) must be > 0. Sensor disabled."``.
     """
-    head = f"IsaacRaycastSensor '{config.path}': "
     n = config.num_rays
     if n == 0:
-        return head + f"numRays ({n}) must be > 0. Sensor disabled."
-    if config.min_range >= config.max_range:
-        return (
-            head + f"minRange ({_fmt(config.min_range)}) >= maxRange "
-            f"({_fmt(config.max_range)}). Sensor disabled."
+        problem = f"numRays ({n}) must be > 0"
+    elif config.min_range >= config.max_range:
+        problem = f"minRange ({_fmt(config.min_range)}) >= maxRange ({_fmt(config.max_range)})"
+    else:
+        lengths = (
+            ("rayOrigins", len(config.ray_origins)),
+            ("rayDirections", len(config.ray_directions)),
+            ("rayTimeOffsets", len(config.ray_time_offsets)),  # empty = all zero, allowed
         )
-    if len(config.ray_origins) != n:
-        return (
-            head
-            + f"rayOrigins length ({len(config.ray_origins)}) != numRays ({n}). "
-            + ("Sensor disabled.")
-        )
-    if len(config.ray_directions) != n:
-        return (
-            head
-            + f"rayDirections length ({len(config.ray_directions)}) != numRays ({n}). "
-            + ("Sensor disabled.")
-        )
-    if len(config.ray_time_offsets) and len(config.ray_time_offsets) != n:
-        return head + (
-            f"rayTimeOffsets length ({len(config.ray_time_offsets)}) != numRays ({n}). "
-            "Sensor disabled."
-        )
-    return None
+        bad = [(a, k) for a, k in lengths if k != n and (k or a != "rayTimeOffsets")]
+        if not bad:
+            return None
+        problem = f"{bad[0][0]} length ({bad[0][1]}) != numRays ({n})"
+    return f"IsaacRaycastSensor '{config.path}': {problem}. Sensor disabled."
 
 
 SensorConfig = ContactSensorConfig | ImuSensorConfig | RaycastSensorConfig

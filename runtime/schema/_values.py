@@ -108,6 +108,15 @@ def _read_string(prim: Usd.Prim, name: str, fallback: str = "") -> str:
     return str(value)
 
 
+def _name_override(prim: Usd.Prim) -> str:
+    """First non-empty of ``isaac:nameOverride`` and ``isaac:NameOverride`` (§2.10), else ""."""
+    for name in ("isaac:nameOverride", "isaac:NameOverride"):
+        value = _read_string(prim, name, "")
+        if value:
+            return value
+    return ""
+
+
 def _read_token(prim: Usd.Prim, name: str, fallback: str, allowed: tuple[str, ...]) -> str:
     value = _read_string(prim, name, fallback)
     if value not in allowed:

@@ -12,6 +12,9 @@ from pathlib import Path
 
 from pxr import Sdf, Usd
 
+from runtime.schema._prims import is_surface_gripper
+from runtime.schema._schema_tables import SURFACE_GRIPPER_FALLBACKS
+from runtime.schema.populate import populate_robot_schema_from_articulation
 from runtime.schema.tokens import Attributes, Classes, Relations
 
 __all__ = [
@@ -35,14 +38,12 @@ _SCHEMA_FILE = (
     Path(__file__).resolve().parent / "resources" / "robot_schema" / "generatedSchema.usda"
 )
 
-SURFACE_GRIPPER_DEFAULTS: dict[str, object] = {
-    Attributes.STATUS.name: "Open",
-    Attributes.SHEAR_FORCE_LIMIT.name: -1.0,
-    Attributes.COAXIAL_FORCE_LIMIT.name: -1.0,
-    Attributes.MAX_GRIP_DISTANCE.name: 0.01,
-    Attributes.RETRY_INTERVAL.name: 0.0,
-}
-"""Schema defaults of ``IsaacSurfaceGripper`` (the abstract class gives no fallbacks)."""
+SURFACE_GRIPPER_DEFAULTS: dict[str, object] = SURFACE_GRIPPER_FALLBACKS
+"""Fallbacks of ``IsaacSurfaceGripper`` by attribute name (``readers.SURFACE_GRIPPER_FALLBACKS``).
+
+The registered schema has the same fallbacks; the table also covers assets opened where
+Isaac Sim's own (abstract, fallback-less) copy of the schema is the registered one.
+"""
 
 
 def _apply(prim: Usd.Prim, name: str) -> None:
@@ -74,8 +75,6 @@ def apply_robot_api(
     """
     _apply(prim, Classes.ROBOT_API.value)
     if populate and prim.GetStage() is not None:
-        from runtime.schema.populate import populate_robot_schema_from_articulation
-
         populate_robot_schema_from_articulation(
             prim.GetStage(),
             prim,
@@ -115,8 +114,8 @@ def apply_reference_point_api(prim: Usd.Prim) -> None:
 def create_surface_gripper(stage: Usd.Stage, prim_path: str | Sdf.Path) -> Usd.Prim:
     """Define an ``IsaacSurfaceGripper`` prim with its attributes and relationships.
 
-    Unlike the reference (which authors no value on an abstract type that has no
-    fallbacks), the schema defaults are authored and ``isaac:status`` is uniform.
+    Unlike the reference (whose schema declares the type abstract, without fallbacks, and
+    which authors no value), the defaults are authored and ``isaac:status`` is uniform.
 
     Args:
         stage: the stage.
@@ -141,11 +140,6 @@ def create_surface_gripper(stage: Usd.Stage, prim_path: str | Sdf.Path) -> Usd.P
     for rel in (Relations.ATTACHMENT_POINTS, Relations.GRIPPED_OBJECTS):
         prim.CreateRelationship(rel.name, False)
     return prim
-
-
-def is_surface_gripper(prim: Usd.Prim) -> bool:
-    """True when the prim's type name is ``IsaacSurfaceGripper`` (the type is abstract)."""
-    return bool(prim) and prim.GetTypeName() == Classes.SURFACE_GRIPPER.value
 
 
 def read_surface_gripper_attribute(prim: Usd.Prim, attribute: Attributes) -> object:

@@ -33,12 +33,14 @@ import numpy as np
 from pxr import Usd, UsdGeom, UsdPhysics
 
 from runtime.errors import SchemaError
+from runtime.schema.populate import discover_articulation_graph
 from runtime.schema.tokens import (
     DEPRECATED_DOF_OFFSET_ATTRIBUTES,
     Attributes,
     Classes,
     Relations,
 )
+from runtime.schema.utils import find_robot_prims, get_all_robot_joints
 
 __all__ = ["CANONICAL_DOF_TOKENS", "DofEntry", "DofTable", "build_dof_table", "joint_dofs"]
 
@@ -225,6 +227,13 @@ def _limit_pair(
     return _float(prim, lo_attr, -math.inf), _float(prim, hi_attr, math.inf)
 
 
+def _limits_si(token: str, lo: float, hi: float, meters_per_unit: float) -> tuple[float, float]:
+    """Limits of a ``token`` axis in SI: degrees to radians, stage units to metres."""
+    if token.startswith("Rot"):
+        return math.radians(lo), math.radians(hi)
+    return lo * meters_per_unit, hi * meters_per_unit
+
+
 def _axis_limits(prim: Usd.Prim, token: str) -> tuple[float, float, bool]:
     """(low, high, locked) of one D6 axis from ``PhysicsLimitAPI:<axis>``."""
     axis = _TOKEN_TO_AXIS[token]
@@ -297,24 +306,17 @@ def joint_dofs(prim: Usd.Prim, meters_per_unit: float = 1.0) -> list[tuple]:
     name = _joint_name(prim)
     if prim.IsA(UsdPhysics.FixedJoint) or prim.IsA(UsdPhysics.DistanceJoint):
         return []
-    if prim.IsA(UsdPhysics.RevoluteJoint):
-        j = UsdPhysics.RevoluteJoint(prim)
-        token = _axis_token(prim, j.GetAxisAttr().Get(), True)
+    revolute = prim.IsA(UsdPhysics.RevoluteJoint)
+    if revolute or prim.IsA(UsdPhysics.PrismaticJoint):
+        j = UsdPhysics.RevoluteJoint(prim) if revolute else UsdPhysics.PrismaticJoint(prim)
+        token = _axis_token(prim, j.GetAxisAttr().Get(), revolute)
         lo, hi = _limit_pair(prim, j.GetLowerLimitAttr(), j.GetUpperLimitAttr())
         if lo > hi:
             raise SchemaError(
                 path, "physics:lowerLimit", f"lower limit {lo} > upper limit {hi}", "lower <= upper"
             )
-        return [(name, token, "revolute", math.radians(lo), math.radians(hi), lo, hi)]
-    if prim.IsA(UsdPhysics.PrismaticJoint):
-        j = UsdPhysics.PrismaticJoint(prim)
-        token = _axis_token(prim, j.GetAxisAttr().Get(), False)
-        lo, hi = _limit_pair(prim, j.GetLowerLimitAttr(), j.GetUpperLimitAttr())
-        if lo > hi:
-            raise SchemaError(
-                path, "physics:lowerLimit", f"lower limit {lo} > upper limit {hi}", "lower <= upper"
-            )
-        return [(name, token, "prismatic", lo * meters_per_unit, hi * meters_per_unit, lo, hi)]
+        jtype = "revolute" if revolute else "prismatic"
+        return [(name, token, jtype, *_limits_si(token, lo, hi, meters_per_unit), lo, hi)]
     if prim.IsA(UsdPhysics.SphericalJoint):
         jtype = "spherical"
         j = UsdPhysics.SphericalJoint(prim)
@@ -356,18 +358,11 @@ def joint_dofs(prim: Usd.Prim, meters_per_unit: float = 1.0) -> list[tuple]:
     out = []
     for tok in result_tokens:
         lo, hi, _locked = free[tok]
-        if tok.startswith("Rot"):
-            si = (math.radians(lo), math.radians(hi))
-        else:
-            si = (lo * meters_per_unit, hi * meters_per_unit)
-        out.append((f"{name}:{tok}", tok, jtype, si[0], si[1], lo, hi))
+        out.append((f"{name}:{tok}", tok, jtype, *_limits_si(tok, lo, hi, meters_per_unit), lo, hi))
     return out
 
 
 def _robot_joint_prims(stage: Usd.Stage, robot_prim: Usd.Prim, seen: set[str]) -> list[Usd.Prim]:
-    from runtime.schema.populate import discover_articulation_graph
-    from runtime.schema.utils import get_all_robot_joints
-
     key = str(robot_prim.GetPath())
     if key in seen:
         return []
@@ -417,8 +412,6 @@ def build_dof_table(stage: Usd.Stage, robot_prim: Usd.Prim | str | None = None) 
         if not robot_prim or not robot_prim.IsValid():
             raise SchemaError(path, "", "robot prim does not exist")
     if robot_prim is None:
-        from runtime.schema.utils import find_robot_prims
-
         robots = find_robot_prims(stage)
         robot_prim = robots[0] if robots else stage.GetDefaultPrim()
         if not robot_prim:
