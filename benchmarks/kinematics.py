@@ -54,7 +54,7 @@ def _out(line: str = "") -> None:
     sys.stdout.flush()
 
 
-def _per_call(fn, count: int, repeat: int = 3) -> float:
+def _per_call(fn, count: int, repeat: int = 7) -> float:
     """Best-of-``repeat`` mean seconds per call of ``fn(i)`` over ``count`` calls."""
     best = math.inf
     for _ in range(repeat):
@@ -65,7 +65,7 @@ def _per_call(fn, count: int, repeat: int = 3) -> float:
     return best
 
 
-def _best(fn, repeat: int = 5) -> float:
+def _best(fn, repeat: int = 30) -> float:
     best = math.inf
     for _ in range(repeat):
         t0 = time.perf_counter()
@@ -393,7 +393,10 @@ def main() -> int:
     args = parser.parse_args()
     # failed cold starts are counted below; their per-call warnings would flood the output
     logging.getLogger("runtime.kinematics.poser").setLevel(logging.ERROR)
-    _out("simrt kinematics benchmark (single core; times are best-of-3 means unless median)")
+    _out(
+        "simrt kinematics benchmark (single core; per-call times are best-of-7 means, "
+        "batched best-of-30, IK medians)"
+    )
     for name in CASES:
         bench_fk(name, args.configs)
     bench_ik(args.targets, args.ikpy_targets)
