@@ -24,6 +24,7 @@ from runtime.physics import (
     author_physics_layer,
 )
 from runtime.physics import writers as w
+from runtime.physics._routing import write_raw
 from runtime.physics.config import CfgInputError, cfg_from_mapping, parse_cfg_spec
 
 
@@ -172,7 +173,7 @@ def test_unsupported_raw_value_is_not_implemented():
     stage = Usd.Stage.CreateInMemory()
     prim = UsdGeom.Cube.Define(stage, "/box").GetPrim()
     with pytest.raises(NotImplementedError, match="/box"):
-        w._write_raw(prim, "mjc:thing", "thing", "other", {"a": 1})
+        write_raw(prim, "mjc:thing", "thing", "other", {"a": 1})
 
 
 def test_cfg_on_prim_lacking_api_names_prim_field_and_api():
