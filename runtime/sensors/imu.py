@@ -12,7 +12,8 @@ Modes:
   ``a = R^T (a_com + alpha x r + w x (w x r) - g)`` with ``r`` the COM-to-sensor vector and
   ``g`` the engine gravity (``PhysicsState.gravity``), float64. Uses the engine's body
   accelerations when the state carries them, else backward differences of the world-frame
-  COM and angular velocities (first-order accurate in ``dt``). The same rolling averages are
+  COM and angular velocities (first-order accurate in ``dt``; the first step differences
+  against rest at t = 0, like the parity mode's initial fill). The same rolling averages are
   applied to the kinematic acceleration samples.
 
 Configuration (``enabled`` and the three widths) is read at creation and once more at the
