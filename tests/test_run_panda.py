@@ -35,6 +35,7 @@ HAND = (
     "panda_link5/panda_link6/panda_link7/panda_link8/panda_hand"
 )
 IMU = HAND + "/HandImu"
+LIDAR = "/World/LidarMount/Lidar"
 FINGERS = {
     HAND + "/panda_leftfinger/FingertipContact": HAND + "/panda_leftfinger",
     HAND + "/panda_rightfinger/FingertipContact": HAND + "/panda_rightfinger",
@@ -178,6 +179,12 @@ def test_run_completes_and_records_everything(panda_run):
     kinds = {info.kind for info in rec.channels.values()}
     assert {"contact", "imu", "joint_state", "command", "body"} <= kinds
     assert not result.disabled, result.disabled
+    # every sensor read valid at every step, stamped with that step (time as float32, 2.1)
+    for sensor in (IMU, *FINGERS, LIDAR):
+        assert rec.field(sensor, "valid").all()
+        np.testing.assert_array_equal(rec.field(sensor, "step"), rec.step)
+        np.testing.assert_allclose(rec.field(sensor, "time"), rec.time.astype(np.float32),
+                                   rtol=1e-7)
 
 
 def test_fingers_touch_the_red_box(panda_run):
@@ -229,8 +236,6 @@ def test_imu_physical_equals_mujoco_accelerometer_and_gyro(panda_run):
 
 
 # ---------------------------------------------------------------------------- raycast
-
-LIDAR = "/World/LidarMount/Lidar"
 
 
 def _collision_meshes(stage, owner_path, body_paths):

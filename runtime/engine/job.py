@@ -46,11 +46,12 @@ numeric field of every sensor reading (contact ``value``/``in_contact``/
 ``number_of_contacts``; IMU ``linear_acceleration``/``angular_velocity``/``orientation``;
 raycast ``depths``, ``hit_positions``, ``hit_normals``, ``ray_end_points_world`` as float32
 (ray origins are not recorded), plus ``hit`` (depth < maxRange) and ``hit_prim_paths`` (int32
-index into the channel's ``path_table`` attribute, -1 for none)), each sensor with
-``valid`` (False rows hold zeros); ``<robot>.positions`` / ``velocities`` / ``efforts`` (kind
-``joint_state``), ``<robot>.targets`` (kind ``command``, the IK joint targets sent, NaN for
-DOFs IK does not drive) and ``bodies.positions`` / ``bodies.orientations`` (kind ``body``;
-attribute ``body_paths``; the poses the sensors saw).
+index into the channel's ``path_table`` attribute, -1 for none)), each sensor with its
+reading's own ``time`` / ``step`` stamps and ``valid`` (False rows hold zeros);
+``<robot>.positions`` / ``velocities`` / ``efforts`` (kind ``joint_state``),
+``<robot>.targets`` (kind ``command``, the IK joint targets sent, NaN for DOFs IK does not
+drive) and ``bodies.positions`` / ``bodies.orientations`` (kind ``body``; attribute
+``body_paths``; the poses the sensors saw).
 """
 
 from __future__ import annotations
@@ -378,7 +379,9 @@ def _reading_items(reading: Any) -> dict[str, Any]:
     return {}
 
 
-_SKIP_FIELDS = {"time", "is_valid", "physics_step", "step", "ray_count"}
+# ``is_valid`` is recorded as ``valid``; the reading's own ``time`` / ``step`` stamps are
+# recorded per sensor (they are 0 in invalid readings, see sensors.md 2.7)
+_SKIP_FIELDS = {"is_valid", "valid", "ray_count"}
 # raycast fields kept in recordings (ray origins are the sensor position; not recorded)
 _RAYCAST_FIELDS = ("depths", "hit_positions", "hit_normals", "ray_end_points_world")
 _VALID_FIELDS = ("is_valid", "valid")
@@ -442,7 +445,7 @@ class _SensorTap:
                     shape = (self.ray_count, 3)
             if array.ndim == 2 and array.shape[0] == 0 and self.ray_count is not None:
                 shape = (self.ray_count, array.shape[1])
-            if self.kind == "raycast":
+            if self.kind == "raycast" and name not in ("time", "step"):
                 if name not in _RAYCAST_FIELDS:
                     continue
                 dtype = "float32"  # readings are float32 in the reference; keeps files small
