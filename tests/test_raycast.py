@@ -633,3 +633,19 @@ def test_embreex_backend_through_the_runtime_gives_the_same_readings():
     np.testing.assert_allclose(a.hit_positions, b.hit_positions, atol=1e-5)
     np.testing.assert_allclose(a.hit_normals, b.hit_normals, atol=1e-6)
     assert a.hit_prim_paths == b.hit_prim_paths == ("/World/Wall", "/World/Wall", "/World/Ground")
+
+
+def test_bad_value_found_at_first_step_disables_only_that_sensor():
+    stage = make_stage()
+    add_box(stage, "/World/Wall", (5, 0, 0), (0.2, 8, 3))
+    bad = add_raycast(stage, "/World/Bad", [(0, 0, 0)], [(1, 0, 0)])
+    add_raycast(stage, "/World/Good", [(0, 0, 0)], [(1, 0, 0)], 0.1)
+    rt = SensorRuntime(stage, [], watch_usd=False)
+    bad.GetAttribute("minRange").Set(float("inf"))  # edited after binding, read at step 1
+    rt.step(state_for([], step=1))
+    assert "/World/Bad" in rt.sensor("/World/Bad").disabled_reason
+    good = rt.sensor("/World/Good")
+    assert good.disabled_reason is None and good.reading().depths[0] == pytest.approx(4.9)
+    good.enabled = False
+    good.enabled = True
+    assert not good.reading().is_valid  # outputs dropped on disable, until the next step

@@ -218,6 +218,11 @@ class RaycastSensor(SensorBase):
     def _is_active(self) -> bool:
         return bool(self._enabled and not self._deleted and self.disabled_reason is None)
 
+    def _on_enabled_changed(self) -> None:
+        """Disabling drops the outputs; readings stay invalid until the next processed step."""
+        if not self._is_active():
+            self._reading = RaycastReading()
+
     def on_usd_changed(self) -> None:
         """USD edits: prim deletion makes readings invalid; config is frozen after step 1."""
         if self._runtime is None:
@@ -393,7 +398,14 @@ class RaycastBatch:
         chosen = self.sensors if only is None else only
         inputs = []
         for sensor in chosen:
-            prepared = sensor._prepare(state)
+            try:
+                prepared = sensor._prepare(state)
+            except Exception as error:  # noqa: BLE001 - one bad sensor must not stop the others
+                message = str(error)
+                if sensor.prim_path not in message:
+                    message = f"{sensor.prim_path}: {message}"
+                sensor.disable(f"RaycastSensor disabled: {message}")
+                continue
             if prepared is not None:
                 inputs.append((sensor, prepared))
         if not inputs:
