@@ -9,7 +9,6 @@ from dataclasses import dataclass
 
 from pxr import Usd
 
-from runtime.errors import SchemaError
 from runtime.schema._prims import is_surface_gripper
 from runtime.schema._schema_tables import (
     ATTACHMENT_POINT_FALLBACKS,
@@ -17,7 +16,13 @@ from runtime.schema._schema_tables import (
     STATUS_TOKENS,
     SURFACE_GRIPPER_FALLBACKS,
 )
-from runtime.schema._values import _path, _read_float, _read_token, _targets
+from runtime.schema._values import (
+    _path,
+    _read_float,
+    _read_token,
+    _targets,
+    _wrong_prim_type,
+)
 
 
 @dataclass(frozen=True)
@@ -60,12 +65,7 @@ def read_surface_gripper(prim: Usd.Prim) -> SurfaceGripperInfo:
     """
     path = _path(prim)
     if not is_surface_gripper(prim):
-        raise SchemaError(
-            path,
-            "typeName",
-            f"prim type {str(prim.GetTypeName())!r} is not a surface gripper",
-            "IsaacSurfaceGripper",
-        )
+        raise _wrong_prim_type(prim, "a surface gripper", "IsaacSurfaceGripper")
     fb = SURFACE_GRIPPER_FALLBACKS
     return SurfaceGripperInfo(
         path=path,

@@ -17,13 +17,13 @@ from runtime.schema._values import (
     _freeze,
     _name_override,
     _path,
-    _raw,
     _read_bool,
     _read_float,
+    _read_string_array,
     _read_token,
     _read_vec,
     _targets,
-    _type_label,
+    _wrong_prim_type,
 )
 
 
@@ -166,14 +166,7 @@ def _body_target(prim: Usd.Prim, name: str) -> str:
 
 def _read_dof_order(prim: Usd.Prim) -> tuple[str, ...]:
     name = "isaac:physics:DofOffsetOpOrder"
-    value = _raw(prim, name)
-    if value is None:
-        return ()
-    if isinstance(value, str) or not all(isinstance(v, str) for v in value):
-        raise SchemaError(
-            _path(prim), name, f"value {value!r} has type {_type_label(value)}", "token[]"
-        )
-    tokens = tuple(str(v) for v in value)
+    tokens = _read_string_array(prim, name, "token[]")
     for token in tokens:
         if token not in DOF_TOKENS:
             raise SchemaError(_path(prim), name, f"unknown token {token!r}", ", ".join(DOF_TOKENS))
@@ -200,10 +193,9 @@ def read_joint(prim: Usd.Prim) -> JointInfo:
     path = _path(prim)
     joint_type = joint_type_of(prim)
     if joint_type is None:
-        raise SchemaError(
-            path,
-            "typeName",
-            f"prim type {str(prim.GetTypeName())!r} is not a physics joint",
+        raise _wrong_prim_type(
+            prim,
+            "a physics joint",
             "PhysicsRevoluteJoint, PhysicsPrismaticJoint, PhysicsSphericalJoint, "
             "PhysicsFixedJoint, PhysicsJoint",
         )

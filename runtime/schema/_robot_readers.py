@@ -26,7 +26,8 @@ from runtime.schema._values import (
     _read_string_array,
     _read_token,
     _targets,
-    _type_label,
+    _wrong_prim_type,
+    _wrong_value_type,
 )
 
 
@@ -257,12 +258,7 @@ def read_named_pose(prim: Usd.Prim) -> NamedPoseInfo:
     """
     path = _path(prim)
     if str(prim.GetTypeName()) != "IsaacNamedPose":
-        raise SchemaError(
-            path,
-            "typeName",
-            f"prim type {str(prim.GetTypeName())!r} is not a named pose",
-            "IsaacNamedPose",
-        )
+        raise _wrong_prim_type(prim, "a named pose", "IsaacNamedPose")
     start = _targets(prim, "isaac:robot:pose:startLink")
     end = _targets(prim, "isaac:robot:pose:endLink")
     joints = _targets(prim, "isaac:robot:pose:joints")
@@ -278,12 +274,7 @@ def read_named_pose(prim: Usd.Prim) -> NamedPoseInfo:
     fixed: tuple[bool, ...] | None = None
     if fixed_raw is not None:
         if isinstance(fixed_raw, (str, bool)) or not all(isinstance(v, bool) for v in fixed_raw):
-            raise SchemaError(
-                path,
-                "isaac:robot:pose:jointFixed",
-                f"value {fixed_raw!r} has type {_type_label(fixed_raw)}",
-                "bool[]",
-            )
+            raise _wrong_value_type(prim, "isaac:robot:pose:jointFixed", fixed_raw, "bool[]")
         fixed = tuple(bool(v) for v in fixed_raw)
         if len(fixed) != len(joints):
             raise SchemaError(

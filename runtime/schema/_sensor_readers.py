@@ -34,6 +34,7 @@ from runtime.schema._values import (
     _read_token,
     _read_vec,
     _read_vec3_array,
+    _wrong_prim_type,
 )
 
 _RIGID_BODY_ENABLED = "physics:rigidBodyEnabled"
@@ -69,12 +70,7 @@ def find_parent_rigid_body(prim: Usd.Prim) -> Usd.Prim | None:
 def _sensor_common(prim: Usd.Prim, type_name: str) -> tuple[str, bool]:
     path = _path(prim)
     if str(prim.GetTypeName()) != type_name:
-        raise SchemaError(
-            path,
-            "typeName",
-            f"prim type {str(prim.GetTypeName())!r} is not {type_name}",
-            type_name,
-        )
+        raise _wrong_prim_type(prim, type_name, type_name)
     enabled = _read_bool(prim, "enabled", True)
     return path, bool(enabled)
 
@@ -377,12 +373,7 @@ def read_sensor(prim: Usd.Prim) -> SensorConfig:
     """
     reader = _SENSOR_READERS.get(str(prim.GetTypeName()))
     if reader is None:
-        raise SchemaError(
-            _path(prim),
-            "typeName",
-            f"prim type {str(prim.GetTypeName())!r} is not a sensor",
-            ", ".join(SENSOR_TYPE_NAMES),
-        )
+        raise _wrong_prim_type(prim, "a sensor", ", ".join(SENSOR_TYPE_NAMES))
     return reader(prim)
 
 

@@ -55,6 +55,20 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
+def _wrong_value_type(prim: Usd.Prim, name: str, value: Any, expected: str) -> SchemaError:
+    """The error for an attribute ``name`` of ``prim`` whose ``value`` has the wrong type."""
+    return SchemaError(
+        _path(prim), name, f"value {value!r} has type {_type_label(value)}", expected
+    )
+
+
+def _wrong_prim_type(prim: Usd.Prim, what: str, allowed: str) -> SchemaError:
+    """The error for a prim whose type name is not ``what`` a reader expects."""
+    return SchemaError(
+        _path(prim), "typeName", f"prim type {str(prim.GetTypeName())!r} is not {what}", allowed
+    )
+
+
 def _read_float(
     prim: Usd.Prim,
     name: str,
@@ -66,9 +80,7 @@ def _read_float(
     if value is None:
         return float(fallback)
     if not _is_number(value):
-        raise SchemaError(
-            _path(prim), name, f"value {value!r} has type {_type_label(value)}", "a float"
-        )
+        raise _wrong_value_type(prim, name, value, "a float")
     out = float(value)
     if math.isnan(out) or (not allow_inf and math.isinf(out)):
         raise SchemaError(_path(prim), name, f"value {out!r} is not finite", "a finite float")
@@ -80,9 +92,7 @@ def _read_int(prim: Usd.Prim, name: str, fallback: int) -> int:
     if value is None:
         return int(fallback)
     if isinstance(value, bool) or not isinstance(value, int):
-        raise SchemaError(
-            _path(prim), name, f"value {value!r} has type {_type_label(value)}", "an integer"
-        )
+        raise _wrong_value_type(prim, name, value, "an integer")
     return int(value)
 
 
@@ -91,9 +101,7 @@ def _read_bool(prim: Usd.Prim, name: str, fallback: bool | None) -> bool | None:
     if value is None:
         return fallback
     if not isinstance(value, bool):
-        raise SchemaError(
-            _path(prim), name, f"value {value!r} has type {_type_label(value)}", "a bool"
-        )
+        raise _wrong_value_type(prim, name, value, "a bool")
     return value
 
 
@@ -102,9 +110,7 @@ def _read_string(prim: Usd.Prim, name: str, fallback: str = "") -> str:
     if value is None:
         return fallback
     if not isinstance(value, str):
-        raise SchemaError(
-            _path(prim), name, f"value {value!r} has type {_type_label(value)}", "a string"
-        )
+        raise _wrong_value_type(prim, name, value, "a string")
     return str(value)
 
 
@@ -186,14 +192,14 @@ def _read_float_array(prim: Usd.Prim, name: str) -> np.ndarray | None:
     return _tidy_array(out) if kind in ("FloatArray", "HalfArray") else out
 
 
-def _read_string_array(prim: Usd.Prim, name: str) -> tuple[str, ...]:
+def _read_string_array(
+    prim: Usd.Prim, name: str, expected: str = "a string array"
+) -> tuple[str, ...]:
     value = _raw(prim, name)
     if value is None:
         return ()
     if isinstance(value, str) or not all(isinstance(v, str) for v in value):
-        raise SchemaError(
-            _path(prim), name, f"value {value!r} has type {_type_label(value)}", "a string array"
-        )
+        raise _wrong_value_type(prim, name, value, expected)
     return tuple(str(v) for v in value)
 
 

@@ -5,7 +5,7 @@ checked values: strings, tuples, Python floats and C-contiguous ``float64`` NumP
 The readers are the only place where USD content is validated; every problem is raised as
 :class:`runtime.errors.SchemaError` naming the prim path, the attribute, the bad value and
 what is allowed. Unauthored attributes resolve to the schema fallbacks, and when the schema
-is not registered (sensors.md §1.7) the fallbacks of the tables below are applied by the
+is not registered (sensors.md §1.7) the ``*_FALLBACKS`` tables are applied by the
 readers themselves.
 
 Units: lengths are stage units unless a field name says ``si`` (radians / metres). Angles
