@@ -167,15 +167,10 @@ class ShapeStep(BuildContext):
             except Exception:  # qhull failure: degenerate point set
                 volume = 0.0
         extent = float(np.max(hi - lo)) if len(vertices) else 0.0
-        if (
-            approx == "boundingSphere"
-            or approx == "boundingCube"
-            or volume <= 1e-12 * max(extent, 1e-12) ** 3
-        ):
-            if volume <= 1e-12 * max(extent, 1e-12) ** 3 and approx not in (
-                "boundingSphere",
-                "boundingCube",
-            ):
+        bounding = approx in ("boundingSphere", "boundingCube")
+        degenerate = volume <= 1e-12 * max(extent, 1e-12) ** 3
+        if bounding or degenerate:
+            if not bounding:
                 self.warn(path, "flat or degenerate collision mesh replaced by its bounding box")
             half = np.maximum((hi - lo) / 2.0, 1e-4 / self.mpu)
             center = (hi + lo) / 2.0

@@ -307,6 +307,16 @@ class MujocoEngine:
                 out[k] = idx
         return out
 
+    def _dof_values(
+        self, values: Sequence[float] | np.ndarray, names: Sequence[str | int] | None, what: str
+    ) -> list[tuple[DofBinding, float]]:
+        """Pair per-DOF values with their bindings (names resolved, values checked finite)."""
+        vals = np.asarray(values, dtype=np.float64).reshape(-1)
+        idx = self.resolve_dofs(names, len(vals))
+        if not np.all(np.isfinite(vals)):
+            raise SimrtError(f"{what} must be finite")
+        return [(self.dofs[i], v) for i, v in zip(idx, vals, strict=False)]
+
     def set_joint_targets(
         self,
         values: Sequence[float] | np.ndarray,
@@ -331,12 +341,7 @@ class MujocoEngine:
             if names is not None:
                 raise SimrtError("pass either names or names_or_indices, not both")
             names = names_or_indices
-        vals = np.asarray(values, dtype=np.float64).reshape(-1)
-        idx = self.resolve_dofs(names, len(vals))
-        if not np.all(np.isfinite(vals)):
-            raise SimrtError("joint targets must be finite")
-        for i, v in zip(idx, vals, strict=False):
-            b = self.dofs[i]
+        for b, v in self._dof_values(values, names, "joint targets"):
             if b.actuator < 0:
                 raise SimrtError(f"DOF {b.name!r} ({b.joint_path}) has no drive to target")
             self.data.ctrl[b.actuator] = v
@@ -401,12 +406,7 @@ class MujocoEngine:
         Raises:
             SimrtError: unknown DOF, non-finite value, or a DOF without a USD drive.
         """
-        vals = np.asarray(values, dtype=np.float64).reshape(-1)
-        idx = self.resolve_dofs(names, len(vals))
-        if not np.all(np.isfinite(vals)):
-            raise SimrtError("joint velocity targets must be finite")
-        for i, v in zip(idx, vals, strict=False):
-            b = self.dofs[i]
+        for b, v in self._dof_values(values, names, "joint velocity targets"):
             if b.drive_mode == "position":
                 self.model.actuator_biasprm[b.actuator, 0] = b.damping * v
             elif b.drive_mode == "velocity":
