@@ -57,3 +57,53 @@ def test_cli_run_parquet_without_pyarrow(tmp_path, capsys):
         assert "pyarrow" in capsys.readouterr().err
     else:
         pytest.skip("pyarrow installed")
+
+
+def test_run_scene_without_robot_box_comes_to_rest(tmp_path):
+    """A scene with no robot: a 2 kg box dropped on the ground ends at rest; its contact
+    sensor then reads its weight m*g and its IMU the gravity reaction (physics facts)."""
+    from pxr import Gf, Usd, UsdGeom, UsdPhysics
+
+    import runtime.schema  # noqa: F401
+    from runtime.engine.job import run_scene
+
+    path = tmp_path / "box.usda"
+    stage = Usd.Stage.CreateNew(str(path))
+    UsdGeom.SetStageUpAxis(stage, "Z")
+    UsdGeom.SetStageMetersPerUnit(stage, 1.0)
+    scene = UsdPhysics.Scene.Define(stage, "/PhysicsScene")
+    scene.CreateGravityMagnitudeAttr(9.81)
+    scene.GetPrim().SetCustomDataByKey("simrt", {"steps": 400, "dt": 0.005})
+    ground = UsdGeom.Cube.Define(stage, "/Ground")
+    ground.CreateSizeAttr(1.0)
+    ground.AddTranslateOp().Set(Gf.Vec3d(0, 0, -0.05))
+    ground.AddScaleOp().Set(Gf.Vec3f(2, 2, 0.1))
+    UsdPhysics.CollisionAPI.Apply(ground.GetPrim())
+    box = UsdGeom.Xform.Define(stage, "/Box")
+    box.AddTranslateOp().Set(Gf.Vec3d(0, 0, 0.3))
+    UsdPhysics.RigidBodyAPI.Apply(box.GetPrim())
+    mass = UsdPhysics.MassAPI.Apply(box.GetPrim())
+    mass.CreateMassAttr(2.0)
+    mass.CreateDiagonalInertiaAttr(Gf.Vec3f(0.003, 0.003, 0.003))
+    geom = UsdGeom.Cube.Define(stage, "/Box/geom")
+    geom.CreateSizeAttr(0.1)
+    UsdPhysics.CollisionAPI.Apply(geom.GetPrim())
+    stage.DefinePrim("/Box/contact", "IsaacContactSensor")
+    stage.DefinePrim("/Box/imu", "IsaacImuSensor")
+    stage.GetRootLayer().Save()
+
+    out = tmp_path / "box.npz"
+    result = run_scene(str(path), out=out)  # steps and dt from the scene's settings
+    rec = load_recording(out)
+    assert result.complete and len(rec) == 400
+    np.testing.assert_allclose(rec.time[-1], 2.0, rtol=1e-9)
+    assert not rec.channels_of_kind("joint_state")  # no robot, no joint channels
+    value = rec.field("/Box/contact", "value")
+    in_contact = rec.field("/Box/contact", "in_contact")
+    assert not in_contact[:10].any() and in_contact[-50:].all()
+    np.testing.assert_allclose(value[-50:], 2.0 * 9.81, rtol=1e-3)
+    acc = rec.field("/Box/imu", "linear_acceleration")
+    np.testing.assert_allclose(acc[-50:], np.tile([0, 0, 9.81], (50, 1)), atol=1e-2)
+    z = rec.data["bodies.positions"][:, rec.channels["bodies.positions"].attrs["body_paths"]
+                                      .index("/Box"), 2]
+    np.testing.assert_allclose(z[-1], 0.05, atol=2e-3)  # resting on the ground
