@@ -4,7 +4,8 @@ Site detection, joint bodies, nested robots and articulation roots, plus the war
 bookkeeping of the reference (robot-schema.md §4.3/§4.4). ``IsaacReferencePointAPI`` is a
 registered (deprecated) schema, so ``HasAPI`` sees it on old assets (§2.7).
 
-Part of :mod:`runtime.schema.utils` (the public import path).
+Public names are imported from :mod:`runtime.schema.utils`; ``is_surface_gripper`` from
+:mod:`runtime.schema.readers` or :mod:`runtime.schema.authoring`.
 """
 
 from __future__ import annotations
