@@ -33,13 +33,13 @@ State mapping (all world frame, stage units; see ``runtime.sensors.state``):
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Sequence
 
 import mujoco
 import numpy as np
 from pxr import Usd
 
+from runtime.engine._dof_order import order_dofs
 from runtime.engine._kernels import (
     body_acceleration_kernel,
     body_state_kernel,
@@ -48,12 +48,10 @@ from runtime.engine._kernels import (
     joint_state_kernel,
 )
 from runtime.engine.builder import BuiltModel, DofBinding, build_model
-from runtime.errors import SchemaError, SimrtError
+from runtime.errors import SimrtError
 from runtime.sensors.state import PhysicsState
 
 __all__ = ["MujocoEngine"]
-
-_LOG = logging.getLogger("runtime.engine")
 
 
 class MujocoEngine:
@@ -92,7 +90,7 @@ class MujocoEngine:
         self.model = self.built.model
         self.data = mujoco.MjData(self.model)
         self.compute_accelerations = bool(compute_accelerations)
-        self.dofs: list[DofBinding] = self._dof_order(robot_prim)
+        self.dofs: list[DofBinding] = order_dofs(stage, list(self.built.dofs), robot_prim)
         self._index_dofs()
         built = self.built
         dynamic = ~built.is_static
@@ -122,70 +120,6 @@ class MujocoEngine:
         self.reset()
 
     # ------------------------------------------------------------------ setup helpers
-
-    def _dof_order(self, robot_prim) -> list[DofBinding]:
-        bindings = list(self.built.dofs)
-        if robot_prim is None:
-            return self._default_dof_order(bindings)
-        prim = (
-            robot_prim
-            if isinstance(robot_prim, Usd.Prim)
-            else self.stage.GetPrimAtPath(str(robot_prim))
-        )
-        if not prim or not prim.IsValid():
-            raise SchemaError(str(robot_prim), "", "robot prim does not exist")
-        try:
-            from runtime.schema.dof import build_dof_table
-        except ImportError:
-            _LOG.warning(
-                "runtime.schema.dof is not available; DOFs of %s in model build order",
-                prim.GetPath(),
-            )
-            prefix = str(prim.GetPath())
-            return [b for b in bindings if b.joint_path.startswith(prefix)] or bindings
-        table = build_dof_table(self.stage, prim)
-        by_key = {(b.joint_path, b.token): b for b in bindings}
-        by_joint: dict[str, list[DofBinding]] = {}
-        for b in bindings:
-            by_joint.setdefault(b.joint_path, []).append(b)
-        ordered = []
-        for entry in table.entries:
-            b = by_key.get((entry.joint_path, entry.token))
-            if b is None and len(by_joint.get(entry.joint_path, [])) == 1:
-                b = by_joint[entry.joint_path][0]
-            if b is None:
-                raise SchemaError(
-                    entry.joint_path,
-                    "",
-                    f"DOF {entry.name!r} ({entry.token}) of the robot's DOF table is not "
-                    "simulated (joint disabled, locked or not a physics joint)",
-                )
-            b.name = entry.name
-            ordered.append(b)
-        return ordered
-
-    def _default_dof_order(self, bindings: list[DofBinding]) -> list[DofBinding]:
-        """DOF-table order of the stage's robot when it covers exactly the simulated DOFs."""
-        try:
-            from runtime.schema.dof import build_dof_table
-
-            table = build_dof_table(self.stage)
-        except (ImportError, SchemaError) as exc:
-            _LOG.info("no DOF table for the stage (%s); DOFs in model build order", exc)
-            return bindings
-        keys = {(b.joint_path, b.token): b for b in bindings}
-        ordered = []
-        for entry in table.entries:
-            b = keys.get((entry.joint_path, entry.token))
-            if b is None:
-                break
-            ordered.append(b)
-        if len(ordered) != len(bindings) or len(table.entries) != len(bindings):
-            _LOG.info("the stage's DOF table does not cover every simulated DOF; build order")
-            return bindings
-        for b, entry in zip(ordered, table.entries, strict=True):
-            b.name = entry.name
-        return ordered
 
     def _index_dofs(self) -> None:
         self._q_adr = np.array([b.qpos_adr for b in self.dofs], dtype=np.int64)
