@@ -98,6 +98,13 @@ class BuildContext:
             if value is not None:
                 setattr(element, key, value if convert is None else convert(value))
 
+    def scalar_dofs_by_joint(self) -> dict[str, tuple[DofBinding, str]]:
+        """``{joint path: (binding, MuJoCo joint name)}`` of the hinge / slide DOFs.
+
+        Multi-DOF (D6) joints map to their last DOF; ball joints are left out.
+        """
+        return {b.joint_path: (b, n) for b, n in self.pending_dofs if b.ball_axis < 0}
+
     def parse(self) -> dict:
         """Run usd-core's UsdPhysics parser: ``{object type: [(path, descriptor)]}``."""
         loader = getattr(UsdPhysics, "UsdPhysicsLoadStageFromPrimRange", None)

@@ -59,7 +59,7 @@ class ConstraintStep(BuildContext):
         ``q_this = c0 + c1 q_other`` with ``newton:mimicCoef0`` (offset, degrees on angular
         joints) / ``newton:mimicCoef1`` (gear), or ``mjc:polycoef`` when authored.
         """
-        by_path = {b.joint_path: (b, n) for b, n in self.pending_dofs if b.ball_axis < 0}
+        by_path = self.scalar_dofs_by_joint()
         for joint_path, (binding, mj_name) in sorted(by_path.items()):
             prim = self.stage.GetPrimAtPath(joint_path)
             rel = prim.GetRelationship("newton:mimicJoint")
@@ -96,7 +96,7 @@ class ConstraintStep(BuildContext):
 
     def tendons(self) -> None:
         """``MjcTendon`` prims of type fixed -> MuJoCo fixed tendons (joint coefficients)."""
-        by_path = {b.joint_path: (b, n) for b, n in self.pending_dofs if b.ball_axis < 0}
+        by_path = self.scalar_dofs_by_joint()
         for prim in self.stage.Traverse():
             if prim.GetTypeName() != "MjcTendon":
                 continue

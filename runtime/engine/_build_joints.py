@@ -34,7 +34,15 @@ class JointStep(BuildContext):
         else:
             self.add_d6_joint(body, joint, jprim, child_frame, sign, extra)
 
-    def add_axis_joint(self, body, joint, jprim, child_frame, sign: float, extra: dict) -> None:
+    def add_axis_joint(
+        self,
+        body: BodyRecord,
+        joint: JointRecord,
+        jprim: Usd.Prim,
+        child_frame: tuple[np.ndarray, np.ndarray],
+        sign: float,
+        extra: dict,
+    ) -> None:
         """Revolute / prismatic joint -> one hinge / slide (limits in degrees for revolute)."""
         desc = joint.desc
         letter = axis_letter(desc.axis)
@@ -56,7 +64,15 @@ class JointStep(BuildContext):
         )
         self.add_drive(jprim, binding, desc.drive, angular, joint.path)
 
-    def add_ball_joint(self, body, joint, jprim, child_frame, sign: float, extra: dict) -> None:
+    def add_ball_joint(
+        self,
+        body: BodyRecord,
+        joint: JointRecord,
+        jprim: Usd.Prim,
+        child_frame: tuple[np.ndarray, np.ndarray],
+        sign: float,
+        extra: dict,
+    ) -> None:
         """Spherical joint -> ball (cone limit = the larger of the two cone angles)."""
         desc = joint.desc
         j = body.spec_body.add_joint(
@@ -79,7 +95,15 @@ class JointStep(BuildContext):
             self.dofs.append(binding)
             self.pending_dofs.append((binding, joint.path))
 
-    def add_d6_joint(self, body, joint, jprim, child_frame, sign: float, extra: dict) -> None:
+    def add_d6_joint(
+        self,
+        body: BodyRecord,
+        joint: JointRecord,
+        jprim: Usd.Prim,
+        child_frame: tuple[np.ndarray, np.ndarray],
+        sign: float,
+        extra: dict,
+    ) -> None:
         """D6 / generic joint -> one slide per free translation, one hinge per free rotation."""
         desc = joint.desc
         limits = {str(pair.first).split(".")[-1]: pair.second for pair in desc.jointLimits}
@@ -116,7 +140,7 @@ class JointStep(BuildContext):
         joint_path: str,
         token: str,
         dof_name: str,
-        child_frame: tuple,
+        child_frame: tuple[np.ndarray, np.ndarray],
         sign: float,
         limits: tuple[float, float],
         extra: dict,
