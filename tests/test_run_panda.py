@@ -30,6 +30,7 @@ from runtime.engine.recorder import load_recording  # noqa: E402
 REPO = Path(__file__).resolve().parents[1]
 SCENE = REPO / "scenes" / "panda_table.usda"
 STEPS = 2000
+RETHRESHOLD_STEP = 1800  # the fingers rest on the box from about step 1320
 HAND = (
     "/World/Panda/Geometry/panda_link0/panda_link1/panda_link2/panda_link3/panda_link4/"
     "panda_link5/panda_link6/panda_link7/panda_link8/panda_hand"
@@ -156,6 +157,15 @@ class Oracle:
         reading = sensors.sensor(IMU).reading()
         self.imu_pairs.append((np.array(reading.linear_acceleration), acc_mj,
                                np.array(reading.angular_velocity), gyro_mj))
+        if k == RETHRESHOLD_STEP:  # after this step's oracle; effective next step
+            # live threshold edits (contact re-reads its config every step, sensors.md 2.4):
+            # left finger clamps at fmax, right finger stays below fmin
+            from pxr import Gf
+
+            left, right = FINGERS
+            engine.stage.GetPrimAtPath(left).GetAttribute("threshold").Set(Gf.Vec2f(1.0, 3.0))
+            engine.stage.GetPrimAtPath(right).GetAttribute("threshold").Set(
+                Gf.Vec2f(1000.0, 2000.0))
 
 
 @pytest.fixture(scope="module")
@@ -212,6 +222,14 @@ def test_contact_readings_follow_mujoco_contact_forces(panda_run):
         np.testing.assert_allclose(value, expected, rtol=2e-6, atol=1e-9)
         # the threshold matters in this run: some steps have contact below fmin or none
         assert expected_flag.any() and not expected_flag.all()
+    # after the live edit: clamped at fmax (left) / below fmin although touching (right)
+    left, right = FINGERS
+    after = slice(RETHRESHOLD_STEP, None)  # rows of steps RETHRESHOLD_STEP + 1 ..
+    np.testing.assert_array_equal(rec.field(left, "value")[after], 3.0)
+    assert rec.field(left, "in_contact")[after].all()
+    assert not rec.field(right, "in_contact")[after].any()
+    assert rec.field(right, "number_of_contacts")[after].min() > 0
+    np.testing.assert_array_equal(rec.field(right, "value")[after], 0.0)
 
 
 def test_imu_physical_equals_mujoco_accelerometer_and_gyro(panda_run):
