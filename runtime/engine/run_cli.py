@@ -26,7 +26,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("scene", help="USD scene (.usd/.usda/.usdc)")
     parser.add_argument(
         "--steps", type=int, default=None,
-        help="physics steps to run (default: the scene's simrt:steps, else 1000)",
+        help="physics steps to run (default: the PhysicsScene's customData simrt.steps, "
+        "else 1000)",
     )
     parser.add_argument(
         "--dt", type=float, default=None,
@@ -52,7 +53,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--imu-mode", choices=("isaac", "physical"), default=None,
-        help="IMU model: Isaac parity (default) or physical (lever arm, rotating frame)",
+        help="IMU model: Isaac parity or physical (lever arm, rotating frame); default: the "
+        "scene's simrt.imuMode, else isaac",
     )
     parser.add_argument("--robot", default=None, help="robot prim path (default: first robot)")
     parser.add_argument(
