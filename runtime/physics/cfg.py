@@ -287,7 +287,8 @@ class RigidBodyMaterialBaseCfg(PhysicsMaterialCfg):
 # Lazy forwarding of names that moved to the backend modules (and the deprecated 2.x names):
 # ``from runtime.physics.cfg import PhysxRigidBodyPropertiesCfg`` resolves to the very class
 # of ``runtime.physics.physx``. Resolved on first access so importing this module never
-# imports a backend.
+# imports a backend. ``tests/test_physics_cfg_forwarding.py`` keeps the table equal to the
+# modules' ``__all__``.
 _FORWARDED = {
     **{
         name: "runtime.physics.physx"
