@@ -1,4 +1,4 @@
-"""Raycast sensor: the Raycast scenarios R1-R14 of sensors.md §10 (R6 authoring excepted).
+"""Raycast sensor: the Raycast scenarios R1-R14 of sensors.md §10.
 
 Scenes are synthetic USD stages (Z up, metersPerUnit 1, 60 Hz) reproducing the stated
 geometry; body poses come from explicit ``PhysicsState`` objects (free fall computed
@@ -649,3 +649,43 @@ def test_bad_value_found_at_first_step_disables_only_that_sensor():
     good.enabled = False
     good.enabled = True
     assert not good.reading().is_valid  # outputs dropped on disable, until the next step
+
+
+# ---------------------------------------------------------------------------- R6
+
+
+def test_r6_authoring():
+    from runtime.errors import SchemaError
+    from runtime.sensors.raycast import create_raycast_sensor, set_raycast_time_offsets
+
+    stage = make_stage()
+    with pytest.raises(SchemaError, match="rayDirections"):
+        create_raycast_sensor(stage, "/World/A", [(0, 0, 0)] * 2, [(1, 0, 0)])
+    with pytest.raises(SchemaError, match="position"):
+        create_raycast_sensor(stage, "/World/A", [(0, 0, 0)], [(1, 0, 0)], position=(1, 2, 3),
+                              translation=(1, 2, 3))  # fmt: skip
+    prim = create_raycast_sensor(stage, "/World/A", [(0, 0, 0), (0, 0, 0.1)],
+                                 [(1, 0, 0), (0, 1, 0)], min_range=0.2, max_range=7.5,
+                                 output_frame_of_reference="WORLD", report_hit_prim_paths=True,
+                                 position=(0, 0, 1.5))  # fmt: skip
+    assert prim.GetTypeName() == "IsaacRaycastSensor"
+    assert prim.GetAttribute("numRays").Get() == 2
+    assert prim.GetAttribute("minRange").Get() == pytest.approx(0.2)
+    assert prim.GetAttribute("maxRange").Get() == pytest.approx(7.5)
+    assert prim.GetAttribute("outputFrameOfReference").Get() == "WORLD"
+    assert prim.GetAttribute("reportHitPrimPaths").Get() is True
+    assert not prim.GetAttribute("rayTimeOffsets").HasAuthoredValue()
+    # wrap an existing 3-ray sensor and set only its time offsets
+    three = add_raycast(stage, "/World/Three", [(0, 0, 0)] * 3, [(1, 0, 0)] * 3)
+    set_raycast_time_offsets(three, [0.0, 0.1, 0.2])
+    assert list(three.GetAttribute("rayTimeOffsets").Get()) == pytest.approx([0, 0.1, 0.2])
+    with pytest.raises(SchemaError, match="rayTimeOffsets"):
+        set_raycast_time_offsets(three, [0.0, 0.1])
+    # the authored sensor runs: both rays reach the wall / miss as expected
+    add_box(stage, "/World/Wall", (5, 0, 1.5), (0.2, 8, 3))
+    rt = SensorRuntime(stage, [])
+    rt.step(state_for([], step=1))
+    r = rt.sensor("/World/A").reading()
+    np.testing.assert_allclose(r.depths, [4.9, 7.5], atol=1e-5)
+    np.testing.assert_allclose(r.ray_origins_world, [[0, 0, 1.5], [0, 0, 1.6]], atol=1e-6)
+    assert r.hit_prim_paths == ("/World/Wall", "")
