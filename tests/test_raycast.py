@@ -186,6 +186,10 @@ def test_r4_static_sensor_wall():
     before = sensor.reading()
     assert not before.is_valid
     assert before.depths.shape == (0,) and before.hit_positions.shape == (0, 3)
+    frame = sensor.get_data()
+    assert frame["depths"].shape == (0,) and frame["depths"].dtype == np.float32
+    assert frame["hit_positions"].shape == (0, 3) and frame["hit_prim_paths"] == []
+    assert frame["time"] == 0.0 and frame["physics_step"] == 0
     for k in range(1, 4):
         rt.step(state_for([], step=k))
     r = sensor.reading()
@@ -194,6 +198,8 @@ def test_r4_static_sensor_wall():
     assert r.depths[0] == pytest.approx(4.9, abs=1e-5)
     assert r.time == pytest.approx(float(np.float32(3 * DT)))
     assert r.step == 3
+    frame = sensor.get_data()
+    assert frame["physics_step"] == 3 and frame["depths"][0] == r.depths[0]
 
 
 # ---------------------------------------------------------------------------- R5

@@ -259,6 +259,27 @@ class RaycastSensor(SensorBase):
             return RaycastReading()
         return self._reading
 
+    def get_data(self) -> dict[str, Any]:
+        """The reference's Python frame (sensors.md §5.5) of the latest reading.
+
+        Returns:
+            ``depths`` (N,) float32, ``hit_positions`` / ``hit_normals`` (N, 3) float32,
+            ``hit_prim_paths`` (list of N strings, empty when paths are off), ``time``
+            [s] and ``physics_step`` (int, the runtime's step count). Invalid readings give
+            empty arrays of shapes (0,) and (0, 3), an empty list and time 0.0.
+        """
+        r = self.reading()
+        runtime = self._runtime
+        step = int(getattr(runtime, "step_count", r.step)) if runtime is not None else r.step
+        return {
+            "depths": r.depths,
+            "hit_positions": r.hit_positions,
+            "hit_normals": r.hit_normals,
+            "hit_prim_paths": list(r.hit_prim_paths),
+            "time": float(r.time),
+            "physics_step": step,
+        }
+
     def reset(self) -> None:
         """Stop/start: sweep counter 0, reading invalid, configuration read again."""
         self._counter = 0
