@@ -107,3 +107,23 @@ def test_run_scene_without_robot_box_comes_to_rest(tmp_path):
     z = rec.data["bodies.positions"][:, rec.channels["bodies.positions"].attrs["body_paths"]
                                       .index("/Box"), 2]
     np.testing.assert_allclose(z[-1], 0.05, atol=2e-3)  # resting on the ground
+
+
+def test_ik_target_without_orientation_keeps_the_start_orientation(tmp_path):
+    from runtime.engine.job import run_scene
+
+    out = tmp_path / "r.npz"
+    run_scene(SCENE, steps=400, out=out, ik_targets=["panda_hand=0.45,0.1,0.68@0.4"],
+              ik_until_contact=False)
+    rec = load_recording(out)
+    paths = rec.channels["bodies.positions"].attrs["body_paths"]
+    hand = next(i for i, p in enumerate(paths) if p.endswith("/panda_hand"))
+    q0 = rec.data["bodies.orientations"][0, hand]
+    q1 = rec.data["bodies.orientations"][-1, hand]
+    angle = 2 * np.arccos(min(1.0, abs(float(np.dot(q0, q1)))))
+    assert angle < 0.03, angle  # orientation held (the scene starts pointing down)
+    p1 = rec.data["bodies.positions"][-1, hand]
+    # the Panda base is at the robot-base origin: the hand reaches the target (drive sag ~1 cm)
+    np.testing.assert_allclose(p1, [0.45, 0.1, 0.68], atol=0.02)
+    moved = np.linalg.norm(p1 - rec.data["bodies.positions"][0, hand])
+    assert moved > 0.08

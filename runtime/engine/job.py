@@ -712,6 +712,19 @@ def _root_link(stage: Any, robot_prim: Any) -> str:
     raise SchemaError(str(robot_prim.GetPath()), "", "robot has no rigid-body link for IK")
 
 
+def _pose_in(stage: Any, frame_prim: Any, prim: Any, transform_type: Any) -> Any:
+    """Rigid pose of ``prim`` in ``frame_prim``'s frame (authored USD transforms)."""
+    from pxr import Usd, UsdGeom
+
+    cache = UsdGeom.XformCache(Usd.TimeCode.Default())
+    frame = np.array(cache.GetLocalToWorldTransform(frame_prim)).T  # column convention
+    world = np.array(cache.GetLocalToWorldTransform(prim)).T
+    m = np.linalg.solve(frame, world)
+    u, _, vt = np.linalg.svd(m[:3, :3])  # drop any scale
+    m[:3, :3] = u @ vt
+    return transform_type.from_matrix(m)
+
+
 class _IkDriver:
     """Solves IK on the schedules and sends joint targets to the engine."""
 
@@ -746,10 +759,11 @@ class _IkDriver:
             if chain is None or not chain.joint_paths:
                 raise SimrtError(f"{end}: no movable joints between {root} and the IK link")
             indices = np.array([dof_table.index_of(p) for p in chain.joint_paths], np.int64)
+            start_in_robot = _pose_in(stage, robot_prim, stage.GetPrimAtPath(root), Transform)
             self.items.append(
                 {"schedule": schedule, "poser": poser, "chain": chain, "indices": indices,
                  "index_list": [int(i) for i in indices], "start_orientation": None,
-                 "q_from": None, "q_to": None, "end": end}
+                 "q_from": None, "q_to": None, "end": end, "start_in_robot": start_in_robot}
             )
         self.targets = np.full(len(dof_table.entries), np.nan)
 
@@ -790,9 +804,10 @@ class _IkDriver:
 
     def _solve(self, item: dict[str, Any], t_goal: float, joint_positions: np.ndarray) -> None:
         q_now = np.asarray(joint_positions, dtype=np.float64)[item["indices"]]
-        if item["start_orientation"] is None:
-            start_pose, _ = item["chain"].compute_fk(q_now)
-            item["start_orientation"] = np.asarray(start_pose.q, dtype=np.float64)
+        if item["start_orientation"] is None:  # robot-base frame orientation at run start
+            local, _ = item["chain"].compute_fk(q_now)  # end pose in the chain's start frame
+            start_in_robot = item["start_in_robot"]
+            item["start_orientation"] = np.asarray((start_in_robot @ local).q, np.float64)
         position, orientation = item["schedule"].target(t_goal, item["start_orientation"])
         target = self._transform(position, orientation)
         seed = item["q_to"] if item["q_to"] is not None else q_now
