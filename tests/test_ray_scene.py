@@ -199,6 +199,11 @@ def test_moving_bodies_use_state_poses_without_rebuild():
     off.GetPrim().CreateAttribute("physics:collisionEnabled", Sdf.ValueTypeNames.Bool).Set(False)
     scene = RayScene.from_stage(stage, ["/World/Base", "/World/Arm"])
     assert scene.actor_paths == ("/World/Base", "/World/Arm", "/World/Unlisted")
+    meshes = dict(scene.group_meshes())
+    assert set(meshes) == {"", "/World/Arm", "/World/Unlisted"}
+    assert len(meshes[""].faces) == 0  # the disabled collider is not part of the scene
+    np.testing.assert_allclose(meshes["/World/Arm"].bounds, [[1.5, -0.5, -0.5], [2.5, 0.5, 0.5]])
+    assert meshes["/World/Arm"].is_watertight
     positions = np.array([[0.0, 0, 0], [1.0, 0, 0]])
     h = math.radians(90) / 2
     orientations = np.array([[1.0, 0, 0, 0], [math.cos(h), 0, 0, math.sin(h)]])

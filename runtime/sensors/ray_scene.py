@@ -330,6 +330,7 @@ class RayScene:
         self._solid_bounds = np.array(
             [_bounding_sphere(s) for s, _, _ in solids], np.float64
         ).reshape(-1, 4)
+        self._group_meshes = meshes
         self._group_positions = np.ascontiguousarray(self._fixed_positions.copy())
         self._group_orientations = np.ascontiguousarray(self._fixed_orientations.copy())
 
@@ -527,6 +528,19 @@ class RayScene:
             LOGGER.warning(
                 "%s: collider type %r is not supported by the ray scene; ignored", path, type_name
             )
+
+    def group_meshes(self) -> list[tuple[str, Any]]:
+        """The collision geometry as ``trimesh.Trimesh`` objects, one per group.
+
+        Returns:
+            ``(body path or "" for the static world group, mesh in the group frame)`` pairs,
+            in group order (faces wound counter-clockwise seen from outside).
+        """
+        trimesh = _require_trimesh()
+        return [
+            (path, trimesh.Trimesh(vertices=v, faces=f, process=False))
+            for path, (v, f) in zip(self.group_paths, self._group_meshes, strict=True)
+        ]
 
     # ------------------------------------------------------------------ queries
 
