@@ -227,3 +227,43 @@ def test_each_kernel_has_one_compiled_signature():
         if not hasattr(kernel, "signatures"):
             pytest.skip("JIT disabled")
         assert len(kernel.signatures) == 1, kernel
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_imu_physical_kernel_rolling_averages_and_finite_differences(variant):
+    rng = np.random.default_rng(5)
+    n, bodies = 4, 2
+    sensors, ring = _imu_sensors(rng, n, bodies)
+    sensors["widths"][:] = [(3, 2, 4), (1, 1, 1), (2, 5, 1), (4, 4, 4)]
+    sensors["rings"][:] = [max(w[1], w[2], 2 * w[0]) for w in sensors["widths"]]
+    buf = _imu_buffers(n, int(sensors["rings"].max()))
+    kernel = _k(_imu_kernels.imu_update_kernel, variant)
+    x = _imu_inputs(rng, bodies)
+    history = {s: [] for s in range(n)}
+    prev = {"lin": np.zeros((bodies, 3)), "ang": np.zeros((bodies, 3)), "t": 0.0}
+    dt = 0.01
+    for k in range(1, 12):
+        x["lin"] = x["lin"] + rng.normal(scale=0.2, size=(bodies, 3))
+        x["ang"] = x["ang"] + rng.normal(scale=0.2, size=(bodies, 3))
+        x["quat"] = _random_quats(rng, bodies)
+        acc, gyro, quat, gs, _ = _imu_call(kernel, x, sensors, buf, 1, k * dt, False)
+        lacc = (x["lin"] - prev["lin"]) / dt  # backward differences (no engine accelerations)
+        aacc = (x["ang"] - prev["ang"]) / dt
+        prev = {"lin": x["lin"].copy(), "ang": x["ang"].copy(), "t": k * dt}
+        for s in range(n):
+            b = sensors["bodies"][s]
+            a, w = imu_physical_reference(
+                x["quat"][b], x["com"][b], sensors["off_p"][s], sensors["off_q"][s], lacc[b],
+                aacc[b], x["ang"][b], np.zeros(3),
+            )
+            q = gf_round_trip(quat_mul(x["quat"][b], sensors["off_q"][s]))
+            history[s].insert(0, (a, w, q))
+            nl, nw, nq = sensors["widths"][s]
+            fill = (np.zeros(3), np.zeros(3), np.array([1.0, 0, 0, 0]))
+            padded = history[s] + [fill] * 10
+            np.testing.assert_allclose(acc[s], np.mean([h[0] for h in padded[:nl]], axis=0),
+                                       rtol=1e-9, atol=1e-9)
+            np.testing.assert_allclose(gyro[s], np.mean([h[1] for h in padded[:nw]], axis=0),
+                                       rtol=1e-12, atol=1e-12)
+            q_mean = np.mean([h[2] for h in padded[:nq]], axis=0)
+            np.testing.assert_allclose(quat[s], q_mean / np.linalg.norm(q_mean), atol=1e-12)
