@@ -42,7 +42,12 @@ class InitialStateStep(BuildContext):
             qvel[adr + 3 : adr + 6] = qrot(qconj(quat), w)  # body-local angular velocity
 
     def initial_configuration(self, initial: dict, model: mujoco.MjModel, qpos: np.ndarray) -> None:
-        for path, (joint, reversed_, parent, _pos, _quat) in initial.items():
+        """Joint positions that reproduce the authored body poses, written into ``qpos``.
+
+        ``initial`` maps each jointed body to ``(joint, reversed, parent path)``; whatever the
+        joint's DOFs cannot absorb is logged as a warning.
+        """
+        for path, (joint, reversed_, parent) in initial.items():
             if joint.kind == "fixed":
                 continue
             f_parent, f_child = joint.frames(reversed_)

@@ -141,7 +141,7 @@ class _Builder(
         """Add the bodies of the forest (DFS order) with their joints, shapes and mass.
 
         Returns:
-            ``{body path: (joint, reversed, parent path, pos, quat)}`` of jointed bodies.
+            ``{body path: (joint, reversed, parent path)}`` of the jointed bodies.
         """
         world = self.spec.worldbody
         initial: dict[str, tuple] = {}
@@ -164,7 +164,7 @@ class _Builder(
                 if body.kinematic:
                     self.warn(path, "kinematic body inside an articulation simulated as dynamic")
                 self.add_joint(body, joint, reversed_)
-                initial[path] = (joint, reversed_, parent, pos, quat)
+                initial[path] = (joint, reversed_, parent)
             # mjc:gravcomp, else physxRigidBody:disableGravity
             physics_attrs.apply_body_attrs(sb, body.prim)
             for spath, kind, desc in body.shapes:
