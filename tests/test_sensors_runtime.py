@@ -242,3 +242,28 @@ def test_state_with_a_different_body_order_is_rejected():
         rt.step(_state(1, paths=("/World/B", "/World/A")))
     rt.step(_state(1))
     assert rt.sensors[0].reading().is_valid
+
+
+def test_usd_writes_of_body_poses_do_not_reread_sensor_configuration():
+    stage = _stage()
+    mount = UsdGeom.Xform.Define(stage, "/World/A/Mount")
+    mount_op = mount.AddTranslateOp()
+    stage.DefinePrim("/World/A/Mount/Contact", "IsaacContactSensor")
+    body_op = UsdGeom.Xformable(stage.GetPrimAtPath("/World/A")).AddTranslateOp()
+    rt = SensorRuntime(stage, ["/World/A", "/World/B"])
+    sensor = rt.sensor("/World/A/Mount/Contact")
+    calls = []
+    original = sensor.on_usd_changed
+    sensor.on_usd_changed = lambda: (calls.append(1), original())
+    rt.step(_state(1))
+    for k in range(2, 6):  # e.g. a teleport writing the body pose every step
+        body_op.Set(Gf.Vec3d(0.1 * k, 0, 0))
+        rt.step(_state(k))
+    assert calls == []
+    mount_op.Set(Gf.Vec3d(0.0, 0.5, 0.0))  # an Xform between body and sensor: re-read
+    rt.step(_state(6))
+    assert calls == [1]
+    np.testing.assert_allclose(sensor.config.translation_in_body, [0.0, 0.5, 0.0])
+    stage.RemovePrim("/World/A/Mount")  # structural change: the sensor is gone
+    rt.step(_state(7))
+    assert calls == [1, 1] and not sensor.reading().is_valid

@@ -327,22 +327,56 @@ class SensorRuntime:
 
     def _on_objects_changed(self, notice: Any, sender: Any) -> None:
         for path in notice.GetResyncedPaths():
-            self._changed_paths.add(path.GetPrimPath())
+            self._changed_paths.add((str(path.GetPrimPath()), True))
         for path in notice.GetChangedInfoOnlyPaths():
-            self._changed_paths.add(path.GetPrimPath())
+            self._changed_paths.add((str(path.GetPrimPath()), False))
+
+    def _sensors_under(self, path: str) -> list[Any]:
+        """Sensors whose prim is ``path`` or below it (bisect on the sorted path list)."""
+        import bisect
+
+        index = getattr(self, "_path_index", None)
+        if index is None or len(index[0]) != len(self.sensors):
+            pairs = sorted(
+                (getattr(s, "prim_path", ""), i) for i, s in enumerate(self.sensors)
+            )
+            index = ([p for p, _ in pairs], [i for _, i in pairs])
+            self._path_index = index
+        keys, order = index
+        if path == "/":
+            return list(self.sensors)
+        found = []
+        lo = bisect.bisect_left(keys, path)
+        for k in range(lo, len(keys)):
+            key = keys[k]
+            if key != path and not key.startswith(path + "/"):
+                break
+            found.append(self.sensors[order[k]])
+        return found
 
     def _process_usd_changes(self) -> None:
+        """Apply USD edits noted since the last step (sensors.md 2.3, 2.4, 2.6).
+
+        A structural change (resync: prim added/removed) at or above a sensor always reaches
+        its ``on_usd_changed`` hook. A value change reaches it only when the changed prim is
+        below the sensor's parent body (the sensor itself or an Xform between body and
+        sensor): moving the body prim or its ancestors in USD does not change the
+        body-to-sensor offset, so per-step USD writes of link poses cost nothing here.
+        """
         changed = self._changed_paths
         self._changed_paths = set()
-        from pxr import Sdf
-
-        for sensor in self.sensors:
-            hook = getattr(sensor, "on_usd_changed", None)
-            path_str = getattr(sensor, "prim_path", "")
-            if hook is None or not path_str:
-                continue
-            path = Sdf.Path(path_str)
-            if any(path.HasPrefix(c) for c in changed):
+        notified: set[int] = set()
+        for path, resync in changed:
+            for sensor in self._sensors_under(path):
+                if id(sensor) in notified:
+                    continue
+                hook = getattr(sensor, "on_usd_changed", None)
+                if hook is None:
+                    continue
+                body = getattr(sensor, "body_path", "")
+                if not resync and body and not path.startswith(body + "/"):
+                    continue  # a value change at or above the parent body
+                notified.add(id(sensor))
                 try:
                     hook()
                 except Exception as error:  # noqa: BLE001 - isolate the sensor
