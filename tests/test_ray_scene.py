@@ -263,3 +263,22 @@ def test_import_runtime_loads_neither_trimesh_nor_pxr():
         "assert 'pxr' not in sys.modules"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_colliders_inside_instanceable_prims_are_found():
+    stage = make_stage()
+    stage.CreateClassPrim("/Prototypes")  # abstract: not traversed itself
+    proto = UsdGeom.Xform.Define(stage, "/Prototypes/Wheel")
+    cube = collider(UsdGeom.Cube.Define(stage, "/Prototypes/Wheel/Collider"))
+    cube.GetSizeAttr().Set(1.0)
+    body = UsdGeom.Xform.Define(stage, "/World/Car")
+    UsdPhysics.RigidBodyAPI.Apply(body.GetPrim())
+    inst = UsdGeom.Xform.Define(stage, "/World/Car/Wheel")
+    inst.GetPrim().GetReferences().AddInternalReference(proto.GetPath())
+    inst.GetPrim().SetInstanceable(True)
+    inst.AddTranslateOp().Set(Gf.Vec3d(3, 0, 0))
+    assert stage.GetPrimAtPath("/World/Car/Wheel/Collider").IsInstanceProxy()
+    scene = RayScene.from_stage(stage, ["/World/Car"])
+    dist, actors, _ = cast(scene, [[0, 0, 0]], [[1, 0, 0]], 10.0, np.zeros((1, 3)),
+                           np.array([[1.0, 0, 0, 0]]))  # fmt: skip
+    assert dist[0] == pytest.approx(2.5) and scene.actor_paths[actors[0]] == "/World/Car"

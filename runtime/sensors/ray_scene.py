@@ -375,7 +375,9 @@ class RayScene:
         world = _Group("", -1, np.zeros(3), np.array([1.0, 0.0, 0.0, 0.0]))
         groups: list[_Group] = [world]
         group_of: dict[str, _Group] = {}
-        for prim in Usd.PrimRange(stage.GetPseudoRoot()):
+        # instance proxies too: robot assets often keep their colliders in instanceable prims
+        predicate = Usd.TraverseInstanceProxies(Usd.PrimDefaultPredicate)
+        for prim in Usd.PrimRange(stage.GetPseudoRoot(), predicate):
             from pxr import UsdPhysics
 
             if not prim.HasAPI(UsdPhysics.CollisionAPI):
