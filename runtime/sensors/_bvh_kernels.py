@@ -341,6 +341,7 @@ def scene_closest_hit_kernel(
     group_roots,
     group_positions,
     group_orientations,
+    group_world_boxes,
     origins,
     directions,
     max_distances,
@@ -364,6 +365,8 @@ def scene_closest_hit_kernel(
         group_roots: root node of each group (-1 for an empty group), shape (G,), int64.
         group_positions: group frame origin [stage units], shape (G, 3), float64, world.
         group_orientations: group frame orientation (w, x, y, z), unit, shape (G, 4), float64.
+        group_world_boxes: world-frame box enclosing each group's geometry at its current
+            pose ``[lo(3), hi(3)]``, shape (G, 6), float64; rays missing it skip the group.
         origins: ray origins [stage units], shape (R, 3), float64, world.
         directions: unit ray directions, shape (R, 3), float64, world.
         max_distances: largest accepted hit distance [stage units], shape (R,), float64.
@@ -379,8 +382,28 @@ def scene_closest_hit_kernel(
     for i in range(origins.shape[0]):
         t_best = max_distances[i]
         best = -1
+        wox = origins[i, 0]
+        woy = origins[i, 1]
+        woz = origins[i, 2]
+        wdx = directions[i, 0]
+        wdy = directions[i, 1]
+        wdz = directions[i, 2]
+        wix = 1.0 / wdx if abs(wdx) > _TINY else (_HUGE if wdx >= 0.0 else -_HUGE)
+        wiy = 1.0 / wdy if abs(wdy) > _TINY else (_HUGE if wdy >= 0.0 else -_HUGE)
+        wiz = 1.0 / wdz if abs(wdz) > _TINY else (_HUGE if wdz >= 0.0 else -_HUGE)
         for g in range(group_count):
             if group_roots[g] < 0:
+                continue
+            # broad phase: the group's world box
+            ax = (group_world_boxes[g, 0] - wox) * wix
+            bx = (group_world_boxes[g, 3] - wox) * wix
+            ay = (group_world_boxes[g, 1] - woy) * wiy
+            by = (group_world_boxes[g, 4] - woy) * wiy
+            az = (group_world_boxes[g, 2] - woz) * wiz
+            bz = (group_world_boxes[g, 5] - woz) * wiz
+            enter = max(min(ax, bx), min(ay, by), min(az, bz), 0.0)
+            leave = min(max(ax, bx), max(ay, by), max(az, bz), t_best)
+            if enter > leave:
                 continue
             qw = group_orientations[g, 0]
             qx = group_orientations[g, 1]
@@ -544,6 +567,9 @@ def bvh_closest_hit_kernel(
     positions = np.zeros((1, 3))
     orientations = np.zeros((1, 4))
     orientations[0, 0] = 1.0
+    everywhere = np.empty((1, 6))
+    everywhere[0, :3] = -np.inf
+    everywhere[0, 3:] = np.inf
     scene_closest_hit_kernel(
         node_boxes,
         node_refs,
@@ -552,6 +578,7 @@ def bvh_closest_hit_kernel(
         roots,
         positions,
         orientations,
+        everywhere,
         origins,
         directions,
         max_distances,

@@ -186,6 +186,18 @@ class NumbaBvhBackend:
             self.triangle_ids = np.zeros(0, np.int64)
         self.group_roots = roots
         self.node_count = node_base
+        # local box of each group (union of its root's two child boxes), for the broad phase
+        local = np.zeros((self.group_count, 6))
+        for g in range(self.group_count):
+            if roots[g] >= 0:
+                b = self.node_boxes[roots[g]]
+                local[g, :3] = np.minimum(b[0:3], b[6:9])
+                local[g, 3:] = np.maximum(b[3:6], b[9:12])
+        corners = np.array([[i, j, k] for i in (0, 1) for j in (0, 1) for k in (0, 1)], bool)
+        self._local_corners = np.where(
+            corners[None, :, :], local[:, None, 3:], local[:, None, :3]
+        )  # (G, 8, 3)
+        self._world_boxes = np.zeros((self.group_count, 6))
 
     def cast(
         self,
@@ -208,6 +220,13 @@ class NumbaBvhBackend:
             out_faces,
             self.group_count,
         )
+        if self.group_count:
+            world = np.einsum(
+                "gij,gkj->gki", _rotation_matrices(group_orientations), self._local_corners
+            ) + group_positions[:, None, :]
+            pad = 1e-9 * (1.0 + np.abs(world).max(axis=(1, 2)))
+            self._world_boxes[:, :3] = world.min(axis=1) - pad[:, None]
+            self._world_boxes[:, 3:] = world.max(axis=1) + pad[:, None]
         self._kernels.scene_closest_hit_kernel(
             self.node_boxes,
             self.node_refs,
@@ -216,6 +235,7 @@ class NumbaBvhBackend:
             self.group_roots,
             group_positions,
             group_orientations,
+            self._world_boxes,
             origins,
             directions,
             max_distances,
