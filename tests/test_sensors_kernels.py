@@ -10,6 +10,7 @@ from reference_sensors import (
     gf_round_trip,
     imu_physical_reference,
     quat_mul,
+    quat_to_matrix,
 )
 
 from runtime.sensors import _contact_kernels, _imu_kernels
@@ -96,7 +97,7 @@ def _imu_buffers(n, ring):
     ring_buffer[:, :, 7] = 1.0
     return dict(
         ring=ring_buffer, heads=np.zeros(n, np.int64), prev=np.zeros((n, 7)),
-        readings=np.zeros((n, 14)), status=np.zeros((n, 2), np.int64),
+        readings=np.zeros((n, 11)), status=np.zeros((n, 2), np.int64),
     )
 
 
@@ -114,11 +115,21 @@ def _imu_call(kernel, x, sensors, buf, mode, time, use_acc):
         x["lacc"] if use_acc else np.zeros((0, 3)),
         x["aacc"] if use_acc else np.zeros((0, 3)),
         ints, floats, np.arange(n, dtype=np.int64),
-        np.array([0.0, 0.0, 9.80665]), np.array([0.0, 0.0, -9.81]), time, 7,
-        buf["ring"], buf["heads"], buf["prev"], buf["readings"], buf["status"],
+        time, 7, buf["ring"], buf["heads"], buf["prev"], buf["readings"], buf["status"],
     )
     r = buf["readings"]
-    return r[:, 0:3], r[:, 3:6], r[:, 6:10], r[:, 10:13], r[:, 13]
+    # Gravity reaction from the newest sample's orientation (read-time rule of the kernel
+    # docstring): isaac g_up = (0, 0, 9.80665) in float32; physical -g, g = (0, 0, -9.81).
+    gs = np.zeros((n, 3))
+    for s in range(n):
+        from_ring = mode == 1 or sensors["widths"][s][2] > 1
+        q = buf["ring"][s, buf["heads"][s], 7:11] if from_ring else r[s, 6:10]
+        rot = quat_to_matrix(q / np.linalg.norm(q))
+        g_up = np.array([0.0, 0.0, 9.80665]) if mode == 0 else np.array([0.0, 0.0, 9.81])
+        gs[s] = rot.T @ g_up
+        if mode == 0:
+            gs[s] = gs[s].astype(np.float32)
+    return r[:, 0:3], r[:, 3:6], r[:, 6:10], gs, r[:, 10]
 
 
 def _imu_sensors(rng, n, bodies):

@@ -22,10 +22,12 @@ Packed layouts (to keep the per-call argument count low):
   after the USD matrix round trip (wxyz), sensor-frame kinematic acceleration (physical).
 * ``out_prev`` (S, 7) float64: previous world COM velocity, angular velocity and time
   (physical mode finite differences).
-* ``out_readings`` (S, 14) float64: ``[acc(3), gyro(3), quat(4), gravity(3), time]`` --
-  filtered acceleration without gravity (sensor frame), filtered angular velocity (sensor
-  frame, rad/s), filtered world orientation (wxyz), gravity reaction in the sensor frame,
-  reading time. Isaac-mode values are float32 values stored in float64.
+* ``out_readings`` (S, 11) float64: ``[acc(3), gyro(3), quat(4), time]`` -- filtered
+  acceleration without gravity (sensor frame), filtered angular velocity (sensor frame,
+  rad/s), filtered world orientation (wxyz), reading time. Isaac-mode values are float32
+  values stored in float64. The gravity reaction is added at read time from the newest
+  sample's orientation (``out_readings`` quat when ``Nq == 1`` in isaac mode, else the
+  history slot ``out_heads``), see :mod:`runtime.sensors.imu`.
 
 Kernels trust their inputs (checked by the Python layer).
 """
@@ -97,8 +99,6 @@ def imu_update_kernel(
     sensor_ints,
     sensor_floats,
     sensor_indices,
-    gravity_up,
-    gravity,
     time,
     step,
     out_ring,
@@ -123,14 +123,12 @@ def imu_update_kernel(
         sensor_ints: packed per-sensor integers, shape (S, 7), int64 (module docstring).
         sensor_floats: sensor pose in the parent body frame, shape (S, 7), float64.
         sensor_indices: sensors to evaluate this call, shape (K,), int64.
-        gravity_up: Isaac-mode gravity reaction, shape (3,), float64, units/s^2, world (up).
-        gravity: physical-mode gravity acceleration, shape (3,), float64, units/s^2, world.
         time: simulation time t_k, seconds.
         step: physics step counter k, int.
         out_ring: history, shape (S, R, 14), float64 (in/out).
         out_heads: ring slot of the newest sample, shape (S,), int64 (in/out).
         out_prev: previous velocities and time, shape (S, 7), float64 (in/out).
-        out_readings: readings, shape (S, 14), float64 (module docstring).
+        out_readings: readings, shape (S, 11), float64 (module docstring).
         out_status: ``[valid, step]`` per sensor, shape (S, 2), int64.
     """
     have_acc = body_linear_accelerations.shape[0] == body_orientations.shape[0]
@@ -185,16 +183,10 @@ def imu_update_kernel(
         swz = r02 * wx + r12 * wy + r22 * wz
         if mode == 0:
             # ---- Isaac parity: float32 samples and sums.
-            gx = gravity_up[0]
-            gy = gravity_up[1]
-            gz = gravity_up[2]
             out_ring[s, head, 0] = time32
             out_ring[s, head, 1] = np.float32(r00 * vx + r10 * vy + r20 * vz)
             out_ring[s, head, 2] = np.float32(r01 * vx + r11 * vy + r21 * vz)
             out_ring[s, head, 3] = np.float32(r02 * vx + r12 * vy + r22 * vz)
-            out_readings[s, 10] = np.float32(r00 * gx + r10 * gy + r20 * gz)
-            out_readings[s, 11] = np.float32(r01 * gx + r11 * gy + r21 * gz)
-            out_readings[s, 12] = np.float32(r02 * gx + r12 * gy + r22 * gz)
             # Width 1: the reading is the sample itself (angular velocity / orientation
             # slots of the history are only read, hence only written, for widths > 1).
             if nw == 1:
@@ -289,7 +281,7 @@ def imu_update_kernel(
                 else:
                     for i in range(4):
                         out_readings[s, 6 + i] = out_ring[s, head, 7 + i]
-            out_readings[s, 13] = time32
+            out_readings[s, 10] = time32
         else:
             # ---- Physical: specific force of the sensor point, float64.
             if have_acc:
@@ -350,12 +342,6 @@ def imu_update_kernel(
             out_ring[s, head, 11] = r00 * ax + r10 * ay + r20 * az
             out_ring[s, head, 12] = r01 * ax + r11 * ay + r21 * az
             out_ring[s, head, 13] = r02 * ax + r12 * ay + r22 * az
-            gx = gravity[0]
-            gy = gravity[1]
-            gz = gravity[2]
-            out_readings[s, 10] = -(r00 * gx + r10 * gy + r20 * gz)
-            out_readings[s, 11] = -(r01 * gx + r11 * gy + r21 * gz)
-            out_readings[s, 12] = -(r02 * gx + r12 * gy + r22 * gz)
             for i in range(3):
                 acc = 0.0
                 for n in range(nw):
@@ -392,6 +378,6 @@ def imu_update_kernel(
             else:
                 for i in range(4):
                     out_readings[s, 6 + i] = out_ring[s, head, 7 + i]
-            out_readings[s, 13] = time
+            out_readings[s, 10] = time
         out_status[s, 0] = 1
         out_status[s, 1] = step

@@ -97,8 +97,9 @@ class ImuBatch:
         self.processed = np.zeros(n, bool)
         self._all_processed = n == 0
         self.all_indices = np.arange(n, dtype=np.int64)
-        self.readings = np.zeros((n, 14))
+        self.readings = np.zeros((n, 11))
         self.readings[:, 6] = 1.0
+        self.physical_gravity = np.array([0.0, 0.0, -9.80665])
         self.status = np.zeros((n, 2), np.int64)
         self.prev = np.zeros((n, 7))
         self.heads = np.zeros(n, np.int64)
@@ -203,8 +204,6 @@ class ImuBatch:
             self.ints,
             self.floats,
             idx,
-            self.runtime.gravity_up,
-            state.gravity,
             float(state.time),
             int(state.step),
             self.ring,
@@ -213,6 +212,7 @@ class ImuBatch:
             self.readings,
             self.status,
         )
+        self.physical_gravity = state.gravity
 
     def _first_step_config(self, idx: np.ndarray) -> None:
         for i in idx:
@@ -220,6 +220,48 @@ class ImuBatch:
                 self.sensors[i]._first_processed_step()
                 self.processed[i] = True
         self._all_processed = bool(self.processed.all())
+
+    def current_orientations(self, index: Any = slice(None)) -> np.ndarray:
+        """Unfiltered world orientation of the newest sample (after the USD round trip).
+
+        Args:
+            index: sensor index, slice or index array (default: all sensors).
+
+        Returns:
+            (4,) or (K, 4), float64, wxyz (isaac mode: float32 values).
+        """
+        rows = np.arange(self.ints.shape[0])[index]
+        from_ring = (self.ints[rows, 5] == 1) | (self.ints[rows, 3] > 1)
+        quats = np.where(
+            np.asarray(from_ring)[..., None],
+            self.ring[rows, self.heads[rows], 7:11],
+            self.readings[rows, 6:10],
+        )
+        return quats
+
+    def gravity_in_sensor_frames(self, index: Any = slice(None)) -> np.ndarray:
+        """Gravity reaction in the sensor frame at the newest sample (sensors.md 4.1, 4.4).
+
+        Isaac mode: ``float32(R^T g_up)`` with the stage's ``g_up``; physical mode:
+        ``-R^T g`` with the engine gravity of the last step. ``R`` is the sensor's world
+        orientation at the newest sample (unfiltered).
+
+        Args:
+            index: sensor index, slice or index array (default: all sensors).
+
+        Returns:
+            (3,) or (K, 3), float64, stage units/s^2, sensor frame.
+        """
+        q = self.current_orientations(index)
+        q = q / np.linalg.norm(q, axis=-1, keepdims=True)
+        rows = np.arange(self.ints.shape[0])[index]
+        physical = np.asarray(self.ints[rows, 5] == 1)[..., None]
+        g = np.where(physical, -self.physical_gravity, self.runtime.gravity_up)
+        w = q[..., :1]
+        u = -q[..., 1:]  # R^T v = rotation by the conjugate quaternion
+        t = 2.0 * np.cross(u, g)
+        out = g + w * t + np.cross(u, t)
+        return np.where(physical, out, out.astype(np.float32).astype(np.float64))
 
     def arrays(self, read_gravity: bool = True) -> dict[str, np.ndarray]:
         """All IMU readings as arrays (read-time processing of sensors.md 4.4 applied).
@@ -236,7 +278,7 @@ class ImuBatch:
         isaac = self.modes == 0
         acc = self.readings[:, 0:3].copy()
         if read_gravity:
-            grav = self.readings[:, 10:13]
+            grav = self.gravity_in_sensor_frames()
             acc[isaac] = (
                 acc[isaac].astype(np.float32) + grav[isaac].astype(np.float32)
             ).astype(np.float64)
@@ -256,7 +298,7 @@ class ImuBatch:
             "linear_acceleration": acc,
             "angular_velocity": gyro,
             "orientation": quat,
-            "time": np.where(valid, self.readings[:, 13], 0.0),
+            "time": np.where(valid, self.readings[:, 10], 0.0),
             "step": np.where(valid, self.steps, 0),
             "is_valid": valid,
         }
@@ -406,10 +448,10 @@ class ImuSensor(SensorBase):
         if b.ints[i, 5] == 0:
             acc = row[0:3].astype(np.float32)
             if read_gravity:
-                acc = acc + row[10:13].astype(np.float32)
+                acc = acc + b.gravity_in_sensor_frames(i).astype(np.float32)
             acc = acc.astype(np.float64)
         else:
-            acc = row[0:3] + (row[10:13] if read_gravity else 0.0)
+            acc = row[0:3] + (b.gravity_in_sensor_frames(i) if read_gravity else 0.0)
         gyro = row[3:6].copy()
         acc[~np.isfinite(acc)] = 0.0
         gyro[~np.isfinite(gyro)] = 0.0
@@ -417,7 +459,7 @@ class ImuSensor(SensorBase):
         norm = float(np.linalg.norm(quat))
         quat = quat / norm if (np.isfinite(norm) and norm > 0.0) else _identity()
         return ImuReading(
-            time=float(row[13]),
+            time=float(row[10]),
             step=int(b.status[i, 1]),
             linear_acceleration=acc,
             angular_velocity=gyro,
@@ -434,7 +476,7 @@ class ImuSensor(SensorBase):
         batch.status[i] = 0
         batch.processed[i] = False
         batch._all_processed = False
-        batch.readings[i, 13] = 0.0
+        batch.readings[i, 10] = 0.0
         batch.reset_history(i)
         if self.disabled_reason is None and not self._deleted:
             self._read_config()
