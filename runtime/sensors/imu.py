@@ -7,7 +7,9 @@ Modes:
 * ``"isaac"`` (default, parity): centre-of-mass velocity rotated into the sensor frame,
   float32 history ring, finite difference over ``Nl`` samples, rolling averages, gravity
   ``R^T g_up`` (4.1 formula: magnitude in m/s^2 divided by ``metersPerUnit``) added at read
-  time. Reproduces the reference's missing lever arm and rotating-frame terms (4.7).
+  time (rotated with the newest sample's stored float32 orientation, i.e. within float32
+  rounding of the reference's ``R^T g_up``). Reproduces the reference's lack of lever-arm
+  and rotating-frame terms (4.7).
 * ``"physical"`` (opt-in deviation): the specific force of the sensor point,
   ``a = R^T (a_com + alpha x r + w x (w x r) - g)`` with ``r`` the COM-to-sensor vector and
   ``g`` the engine gravity (``PhysicsState.gravity``), float64. Uses the engine's body
