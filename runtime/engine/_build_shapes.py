@@ -18,7 +18,7 @@ from runtime.engine._build_math import (
     qrot,
     vec,
 )
-from runtime.errors import SchemaError
+from runtime.errors import SchemaError, SimrtError
 
 #: Per-geom contact parameters: (attribute, ``MjsGeom`` field).
 _GEOM_PARAMS = (
@@ -162,8 +162,14 @@ class ShapeStep(BuildContext):
         lo, hi = vertices.min(axis=0), vertices.max(axis=0)
         volume = 0.0
         if len(vertices) >= 4:
+            _require_scipy(path)
             try:
                 volume = float(trimesh.convex.convex_hull(vertices).volume)
+            except ImportError as exc:  # never mistake a missing dependency for a flat mesh
+                raise SimrtError(
+                    f"{path}: the convex hull of the collision mesh needs {exc.name or 'scipy'} "
+                    f"({exc}); install simrt's core dependencies (pip install scipy)"
+                ) from exc
             except Exception:  # qhull failure: degenerate point set
                 volume = 0.0
         extent = float(np.max(hi - lo)) if len(vertices) else 0.0
@@ -251,6 +257,24 @@ class ShapeStep(BuildContext):
         g.conaffinity = self.affinity[0]
 
     # -- collision groups --------------------------------------------------------------
+
+
+def _require_scipy(path: str) -> None:
+    """Fail loudly when trimesh's convex hull cannot run (it needs ``scipy.spatial``).
+
+    Without this check trimesh's ``ImportError`` would look like a qhull failure and the mesh
+    would silently become its bounding box (different physics).
+
+    Raises:
+        SimrtError: naming the mesh prim and the missing package.
+    """
+    try:
+        import scipy.spatial  # noqa: F401
+    except ImportError as exc:
+        raise SimrtError(
+            f"{path}: the convex hull of the collision mesh needs scipy.spatial, which cannot "
+            f"be imported ({exc}); scipy is a core dependency of simrt (pip install scipy)"
+        ) from exc
 
 
 def triangulate(path: str, counts, indices, point_count: int) -> np.ndarray:

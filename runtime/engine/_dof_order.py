@@ -8,6 +8,7 @@ from pxr import Usd
 
 from runtime.engine._build_types import DofBinding
 from runtime.errors import SchemaError
+from runtime.schema.dof import build_dof_table
 
 _LOG = logging.getLogger("runtime.engine")
 
@@ -35,15 +36,6 @@ def order_dofs(
     prim = robot_prim if isinstance(robot_prim, Usd.Prim) else stage.GetPrimAtPath(str(robot_prim))
     if not prim or not prim.IsValid():
         raise SchemaError(str(robot_prim), "", "robot prim does not exist")
-    try:
-        from runtime.schema.dof import build_dof_table
-    except ImportError:
-        _LOG.warning(
-            "runtime.schema.dof is not available; DOFs of %s in model build order",
-            prim.GetPath(),
-        )
-        prefix = str(prim.GetPath())
-        return [b for b in bindings if b.joint_path.startswith(prefix)] or bindings
     table = build_dof_table(stage, prim)
     by_key = {(b.joint_path, b.token): b for b in bindings}
     by_joint: dict[str, list[DofBinding]] = {}
@@ -69,10 +61,8 @@ def order_dofs(
 def _default_order(stage: Usd.Stage, bindings: list[DofBinding]) -> list[DofBinding]:
     """DOF-table order of the stage's robot when it covers exactly the simulated DOFs."""
     try:
-        from runtime.schema.dof import build_dof_table
-
         table = build_dof_table(stage)
-    except (ImportError, SchemaError) as exc:
+    except SchemaError as exc:
         _LOG.info("no DOF table for the stage (%s); DOFs in model build order", exc)
         return bindings
     keys = {(b.joint_path, b.token): b for b in bindings}
