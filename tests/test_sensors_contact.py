@@ -333,3 +333,30 @@ def test_c17_opposing_contacts_cancel():
     rt.step(state)
     reading = rt.sensor("/World/A/Contact").reading()
     assert reading.value == 0.0 and not reading.in_contact and reading.number_of_contacts == 2
+
+
+def test_contact_bookkeeping_keeps_only_the_last_event_per_body_pair():
+    stage = _stage()
+    _body(stage, "/World/A")
+    _body(stage, "/World/B")
+    _contact(stage, "/World/A/Contact", threshold=(0.0, 1e5))
+    rt = SensorRuntime(stage, ["/World/A", "/World/B"])
+    up = [0.0, 0.0, DT]  # 1 N for one step
+    # Compound A on the ground with two shapes (events 0 and 1), and B resting on A (event 2).
+    kwargs = dict(
+        contact_body0=[0, 0, 0, 1], contact_body1=[-1, -1, -1, 0],
+        contact_positions=np.zeros((4, 3)),
+        contact_impulses=[up, up, [0.0, 0.0, 3 * DT], [0.0, 0.0, -0.5 * DT]],
+        dt=DT, time=DT, step=1,
+    )
+    paths = ["/World/A", "/World/B"]
+    pose = (np.zeros((2, 3)), np.tile([1.0, 0, 0, 0], (2, 1)))
+    rt.step(make_physics_state(paths, *pose, **kwargs))
+    all_points = rt.sensor("/World/A/Contact").reading()
+    assert all_points.number_of_contacts == 4
+    assert all_points.value == pytest.approx(1 + 1 + 3 + 0.5, rel=1e-6)
+    rt.step(make_physics_state(paths, *pose, contact_events=[0, 0, 1, 2], **kwargs))
+    quirk = rt.sensor("/World/A/Contact").reading()
+    assert quirk.number_of_contacts == 2  # event 0 of the (A, ground) pair is dropped
+    assert quirk.value == pytest.approx(3 + 0.5, rel=1e-6)
+    assert len(rt.sensor("/World/A/Contact").raw_contacts()) == 2

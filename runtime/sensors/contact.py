@@ -4,9 +4,10 @@ All contact sensors of a runtime are evaluated by one :class:`ContactBatch` kern
 step. Configuration (``enabled``, ``threshold``, ``radius``, the sensor transform) is live:
 USD edits are picked up at the next step through USD change notices (sensors.md 2.4).
 
-Deviation (documented): the reference's "last event per body pair wins" bookkeeping quirk
-(3.2) needs contact *events*; :class:`~runtime.sensors.state.PhysicsState` carries contact
-points, so every point of the step counts.
+Bookkeeping quirk (3.2): the reference keeps, per unordered body pair, only the points of
+the pair's *last* report event (a compound body touching the same body with several shapes
+loses the earlier shapes' points). Reproduced when the state carries
+``PhysicsState.contact_events``; without event ids every contact point of the step counts.
 """
 
 from __future__ import annotations
@@ -19,7 +20,39 @@ import numpy as np
 from runtime.sensors.runtime import SensorBase
 from runtime.sensors.state import PhysicsState
 
-__all__ = ["ContactBatch", "ContactReading", "ContactSensor", "RawContact"]
+__all__ = [
+    "ContactBatch",
+    "ContactReading",
+    "ContactSensor",
+    "RawContact",
+    "last_event_contacts",
+]
+
+
+def last_event_contacts(
+    contact_body0: np.ndarray, contact_body1: np.ndarray, contact_events: np.ndarray
+) -> np.ndarray:
+    """Indices of the contact points that survive the reference's bookkeeping (3.2).
+
+    Per unordered body pair, only the points of the pair's last event (in report order)
+    are kept.
+
+    Args:
+        contact_body0: (C,), int64 body indices.
+        contact_body1: (C,), int64 body indices or -1.
+        contact_events: (C,), int64 event id per point.
+
+    Returns:
+        (K,), int64 indices into the contact arrays, increasing.
+    """
+    lo = np.minimum(contact_body0, contact_body1) + 1
+    hi = np.maximum(contact_body0, contact_body1) + 1
+    key = lo * (int(hi.max(initial=0)) + 1) + hi
+    _, inverse = np.unique(key, return_inverse=True)
+    last = np.zeros(int(inverse.max(initial=-1)) + 1, np.int64)
+    np.maximum.at(last, inverse, np.arange(key.shape[0]))
+    keep = contact_events == contact_events[last[inverse]]
+    return np.flatnonzero(keep).astype(np.int64)
 
 
 @dataclass(frozen=True)
@@ -89,6 +122,7 @@ class ContactBatch:
         self.out_ints = np.zeros((n, 4), np.int64)
         self.all_indices = np.arange(n, dtype=np.int64)
         self.last_state: PhysicsState | None = None
+        self.kept_contacts: np.ndarray | None = None
         self._no_dts = np.zeros(0)
         for i, sensor in enumerate(sensors):
             sensor._attach(self, i)
@@ -121,16 +155,29 @@ class ContactBatch:
             indices: sensor indices to evaluate, (K,), int64; None = all.
         """
         dts = state.contact_dts
+        body0 = state.contact_body0
+        body1 = state.contact_body1
+        positions = state.contact_positions
+        impulses = state.contact_impulses
+        self.kept_contacts = None
+        if state.contact_events is not None and body0.shape[0]:
+            kept = last_event_contacts(body0, body1, state.contact_events)
+            self.kept_contacts = kept
+            body0 = np.ascontiguousarray(body0[kept])
+            body1 = np.ascontiguousarray(body1[kept])
+            positions = np.ascontiguousarray(positions[kept])
+            impulses = np.ascontiguousarray(impulses[kept])
+            dts = None if dts is None else np.ascontiguousarray(dts[kept])
         self._kernel(
             state.body_positions,
             state.body_orientations,
             self.floats,
             self.ints,
             self.all_indices if indices is None else indices,
-            state.contact_body0,
-            state.contact_body1,
-            state.contact_positions,
-            state.contact_impulses,
+            body0,
+            body1,
+            positions,
+            impulses,
             self._no_dts if dts is None else dts,
             float(state.dt),
             float(state.time),
@@ -304,7 +351,9 @@ class ContactSensor(SensorBase):
         state = b.last_state
         paths = state.body_paths
         records = []
-        for c in range(state.contact_count):
+        kept = range(state.contact_count) if b.kept_contacts is None else b.kept_contacts
+        for c in kept:
+            c = int(c)
             b0 = int(state.contact_body0[c])
             b1 = int(state.contact_body1[c])
             if self._body not in (b0, b1):

@@ -73,6 +73,11 @@ class PhysicsState:
         meters_per_unit: stage ``metersPerUnit``.
         contact_dts: optional per-contact report dt, shape (C,), float64, seconds; ``None``
             means every contact uses ``dt``.
+        contact_events: optional contact-report event id of each point, shape (C,), int64
+            (points of one event -- one shape pair -- share an id; report order). When given,
+            the contact sensors reproduce the reference's bookkeeping (sensors.md 3.2): per
+            unordered body pair only the points of the pair's last event count. ``None``:
+            every point counts.
     """
 
     body_paths: tuple[str, ...]
@@ -97,6 +102,7 @@ class PhysicsState:
     gravity: np.ndarray = field(default_factory=lambda: np.array([0.0, 0.0, -9.81]))
     meters_per_unit: float = 1.0
     contact_dts: np.ndarray | None = None
+    contact_events: np.ndarray | None = None
 
     @property
     def body_count(self) -> int:
@@ -136,6 +142,7 @@ class PhysicsState:
             ("contact_normals", (c, 3), np.float64),
             ("contact_impulses", (c, 3), np.float64),
             ("contact_dts", (c,), np.float64),
+            ("contact_events", (c,), np.int64),
             ("joint_positions", (d,), np.float64),
             ("joint_velocities", (d,), np.float64),
             ("joint_efforts", (d,), np.float64),
@@ -147,6 +154,7 @@ class PhysicsState:
                 "body_linear_accelerations",
                 "body_angular_accelerations",
                 "contact_dts",
+                "contact_events",
             ):
                 continue
             if not isinstance(value, np.ndarray):
@@ -205,6 +213,7 @@ def make_physics_state(
     contact_normals: object | None = None,
     contact_impulses: object | None = None,
     contact_dts: object | None = None,
+    contact_events: object | None = None,
     joint_positions: object | None = None,
     joint_velocities: object | None = None,
     joint_efforts: object | None = None,
@@ -235,6 +244,7 @@ def make_physics_state(
         contact_normals: (C, 3) unit normals, world.
         contact_impulses: (C, 3) impulses on body0 [mass x stage units / s], world.
         contact_dts: optional (C,) per-contact report dt [s].
+        contact_events: optional (C,) report event id per point (see :class:`PhysicsState`).
         joint_positions: (D,) DOF positions [rad or stage units].
         joint_velocities: (D,) DOF velocities.
         joint_efforts: (D,) DOF efforts.
@@ -307,6 +317,9 @@ def make_physics_state(
             "contact_impulses",
         ),
         contact_dts=None if contact_dts is None else _f64(contact_dts, (c,), "contact_dts"),
+        contact_events=None
+        if contact_events is None
+        else _i64(contact_events, c, "contact_events"),
         joint_positions=_f64(jp, (d,), "joint_positions"),
         joint_velocities=_f64(
             np.zeros(d) if joint_velocities is None else joint_velocities, (d,), "joint_velocities"
