@@ -56,240 +56,152 @@ __all__ = [
 ]
 
 
-# ----------------------------------------------------------------------------- helpers
+# ----------------------------------------------------------------------------- 3-D helpers
+#
+# Inside the kernels a rotation is a 9-tuple of floats, row-major (``r[3 * i + j]`` is
+# R_ij), and a vector a 3-tuple: scalar temporaries, no array views in the per-joint loops.
+# Each helper is small enough for LLVM to inline it. Do not merge them into one per-joint
+# step function: that one is not inlined, and the calls made batched FK ~35 % slower.
 
 
 @jit
-def _mul_rot_axis_angle(r, axis, angle, out_r):  # pragma: no cover - trivial when jitted
-    """out_r = r @ Rot(axis, angle) (Rodrigues), all 3x3; ``out_r`` may not alias ``r``.
+def _identity():  # pragma: no cover
+    """The identity rotation as a 9-tuple."""
+    return (1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0)
 
-    Fast path for the +Z axis (the chain builder rotates every joint frame so that its axis
-    is +Z): only the first two columns mix.
+
+@jit
+def _mat_at(a, k, o):  # pragma: no cover
+    """The 3x3 matrix stored row-major in ``a[k, o:o + 9]``, as a 9-tuple."""
+    return (
+        a[k, o],
+        a[k, o + 1],
+        a[k, o + 2],
+        a[k, o + 3],
+        a[k, o + 4],
+        a[k, o + 5],
+        a[k, o + 6],
+        a[k, o + 7],
+        a[k, o + 8],
+    )
+
+
+@jit
+def _set_mat(a, k, r):  # pragma: no cover
+    """``a[k, :9] = r`` for a rotation 9-tuple ``r``."""
+    a[k, 0] = r[0]
+    a[k, 1] = r[1]
+    a[k, 2] = r[2]
+    a[k, 3] = r[3]
+    a[k, 4] = r[4]
+    a[k, 5] = r[5]
+    a[k, 6] = r[6]
+    a[k, 7] = r[7]
+    a[k, 8] = r[8]
+
+
+@jit
+def _vec_at(a, k, o):  # pragma: no cover
+    """The vector ``a[k, o:o + 3]`` as a 3-tuple."""
+    return (a[k, o], a[k, o + 1], a[k, o + 2])
+
+
+@jit
+def _set_vec(a, k, v):  # pragma: no cover
+    """``a[k, :3] = v`` for a 3-tuple ``v``."""
+    a[k, 0] = v[0]
+    a[k, 1] = v[1]
+    a[k, 2] = v[2]
+
+
+@jit
+def _rot_mul(a, b):  # pragma: no cover
+    """``A @ B`` for rotations given as row-major 9-tuples."""
+    return (
+        a[0] * b[0] + a[1] * b[3] + a[2] * b[6],
+        a[0] * b[1] + a[1] * b[4] + a[2] * b[7],
+        a[0] * b[2] + a[1] * b[5] + a[2] * b[8],
+        a[3] * b[0] + a[4] * b[3] + a[5] * b[6],
+        a[3] * b[1] + a[4] * b[4] + a[5] * b[7],
+        a[3] * b[2] + a[4] * b[5] + a[5] * b[8],
+        a[6] * b[0] + a[7] * b[3] + a[8] * b[6],
+        a[6] * b[1] + a[7] * b[4] + a[8] * b[7],
+        a[6] * b[2] + a[7] * b[5] + a[8] * b[8],
+    )
+
+
+@jit
+def _rot_vec(r, v):  # pragma: no cover
+    """``R @ v`` for a row-major 9-tuple ``r`` and a 3-tuple ``v``."""
+    return (
+        r[0] * v[0] + r[1] * v[1] + r[2] * v[2],
+        r[3] * v[0] + r[4] * v[1] + r[5] * v[2],
+        r[6] * v[0] + r[7] * v[1] + r[8] * v[2],
+    )
+
+
+@jit
+def _add(p, v):  # pragma: no cover
+    """``p + v`` for 3-tuples."""
+    return (p[0] + v[0], p[1] + v[1], p[2] + v[2])
+
+
+@jit
+def _add_scaled(p, v, s):  # pragma: no cover
+    """``p + v * s`` for 3-tuples ``p``, ``v`` and a scalar ``s``."""
+    return (p[0] + v[0] * s, p[1] + v[1] * s, p[2] + v[2] * s)
+
+
+@jit
+def _is_z(axis):  # pragma: no cover
+    """True when the 3-tuple ``axis`` is exactly +Z."""
+    return axis[0] == 0.0 and axis[1] == 0.0 and axis[2] == 1.0
+
+
+@jit
+def _rot_z(t, c, s):  # pragma: no cover
+    """``T @ Rz(angle)`` for a rotation 9-tuple ``t``, given the angle's cosine and sine.
+
+    Only the first two columns mix. This is the fast path of every joint: the chain and tree
+    builders rotate each joint frame so that its axis is +Z.
     """
-    c = np.cos(angle)
-    s = np.sin(angle)
-    if axis[0] == 0.0 and axis[1] == 0.0 and axis[2] == 1.0:
-        for i in range(3):
-            a0 = r[i, 0]
-            a1 = r[i, 1]
-            out_r[i, 0] = c * a0 + s * a1
-            out_r[i, 1] = c * a1 - s * a0
-            out_r[i, 2] = r[i, 2]
-        return
-    t = 1.0 - c
+    return (
+        c * t[0] + s * t[1],
+        c * t[1] - s * t[0],
+        t[2],
+        c * t[3] + s * t[4],
+        c * t[4] - s * t[3],
+        t[5],
+        c * t[6] + s * t[7],
+        c * t[7] - s * t[6],
+        t[8],
+    )
+
+
+@jit
+def _rodrigues(axis, c, s):  # pragma: no cover
+    """Rotation 9-tuple about the unit 3-tuple ``axis`` by the angle of cosine ``c``, sine ``s``."""
     x = axis[0]
     y = axis[1]
     z = axis[2]
-    m00 = t * x * x + c
-    m01 = t * x * y - s * z
-    m02 = t * x * z + s * y
-    m10 = t * x * y + s * z
-    m11 = t * y * y + c
-    m12 = t * y * z - s * x
-    m20 = t * x * z - s * y
-    m21 = t * y * z + s * x
-    m22 = t * z * z + c
-    for i in range(3):
-        a0 = r[i, 0]
-        a1 = r[i, 1]
-        a2 = r[i, 2]
-        out_r[i, 0] = a0 * m00 + a1 * m10 + a2 * m20
-        out_r[i, 1] = a0 * m01 + a1 * m11 + a2 * m21
-        out_r[i, 2] = a0 * m02 + a1 * m12 + a2 * m22
+    u = 1.0 - c
+    return (
+        u * x * x + c,
+        u * x * y - s * z,
+        u * x * z + s * y,
+        u * x * y + s * z,
+        u * y * y + c,
+        u * y * z - s * x,
+        u * x * z - s * y,
+        u * y * z + s * x,
+        u * z * z + c,
+    )
 
 
 @jit
-def _mul_rot(a, b, out_r):  # pragma: no cover
-    """out_r = a @ b for 3x3 matrices; ``out_r`` may not alias ``a`` or ``b``."""
-    for i in range(3):
-        a0 = a[i, 0]
-        a1 = a[i, 1]
-        a2 = a[i, 2]
-        out_r[i, 0] = a0 * b[0, 0] + a1 * b[1, 0] + a2 * b[2, 0]
-        out_r[i, 1] = a0 * b[0, 1] + a1 * b[1, 1] + a2 * b[2, 1]
-        out_r[i, 2] = a0 * b[0, 2] + a1 * b[1, 2] + a2 * b[2, 2]
-
-
-@jit
-def _add_rot_vec(p, r, v):  # pragma: no cover
-    """P += r @ v (in place)."""
-    p0 = r[0, 0] * v[0] + r[0, 1] * v[1] + r[0, 2] * v[2]
-    p1 = r[1, 0] * v[0] + r[1, 1] * v[1] + r[1, 2] * v[2]
-    p2 = r[2, 0] * v[0] + r[2, 1] * v[1] + r[2, 2] * v[2]
-    p[0] += p0
-    p[1] += p1
-    p[2] += p2
-
-
-@jit
-def _fk_core(model, tip, qs, b, jac, jb, want_jac):  # pragma: no cover
-    """FK of configuration ``qs[b]`` with scalar temporaries (no array views in the loop).
-
-    When ``want_jac`` the point Jacobian is written to ``jac[jb]`` (6, n).
-
-    Returns:
-        (r00, r01, r02, r10, r11, r12, r20, r21, r22, px, py, pz): end rotation and position.
-    """
-    r00 = 1.0
-    r01 = 0.0
-    r02 = 0.0
-    r10 = 0.0
-    r11 = 1.0
-    r12 = 0.0
-    r20 = 0.0
-    r21 = 0.0
-    r22 = 1.0
-    px = 0.0
-    py = 0.0
-    pz = 0.0
-    n = model.shape[0]
-    for k in range(n):
-        hx = model[k, 4]
-        hy = model[k, 5]
-        hz = model[k, 6]
-        px += r00 * hx + r01 * hy + r02 * hz
-        py += r10 * hx + r11 * hy + r12 * hz
-        pz += r20 * hx + r21 * hy + r22 * hz
-        h00 = model[k, 7]
-        h01 = model[k, 8]
-        h02 = model[k, 9]
-        h10 = model[k, 10]
-        h11 = model[k, 11]
-        h12 = model[k, 12]
-        h20 = model[k, 13]
-        h21 = model[k, 14]
-        h22 = model[k, 15]
-        if k == 0:  # R is the identity
-            t00 = h00
-            t01 = h01
-            t02 = h02
-            t10 = h10
-            t11 = h11
-            t12 = h12
-            t20 = h20
-            t21 = h21
-            t22 = h22
-        else:
-            t00 = r00 * h00 + r01 * h10 + r02 * h20
-            t01 = r00 * h01 + r01 * h11 + r02 * h21
-            t02 = r00 * h02 + r01 * h12 + r02 * h22
-            t10 = r10 * h00 + r11 * h10 + r12 * h20
-            t11 = r10 * h01 + r11 * h11 + r12 * h21
-            t12 = r10 * h02 + r11 * h12 + r12 * h22
-            t20 = r20 * h00 + r21 * h10 + r22 * h20
-            t21 = r20 * h01 + r21 * h11 + r22 * h21
-            t22 = r20 * h02 + r21 * h12 + r22 * h22
-        ax = model[k, 1]
-        ay = model[k, 2]
-        az = model[k, 3]
-        wx = t00 * ax + t01 * ay + t02 * az
-        wy = t10 * ax + t11 * ay + t12 * az
-        wz = t20 * ax + t21 * ay + t22 * az
-        qk = qs[b, k]
-        if model[k, 0] == 0.0:
-            if want_jac:
-                jac[jb, 0, k] = wx
-                jac[jb, 1, k] = wy
-                jac[jb, 2, k] = wz
-                # joint origin kept in the linear rows until the end position is known
-                jac[jb, 3, k] = px
-                jac[jb, 4, k] = py
-                jac[jb, 5, k] = pz
-            c = np.cos(qk)
-            sn = np.sin(qk)
-            if ax == 0.0 and ay == 0.0 and az == 1.0:
-                r00 = c * t00 + sn * t01
-                r01 = c * t01 - sn * t00
-                r02 = t02
-                r10 = c * t10 + sn * t11
-                r11 = c * t11 - sn * t10
-                r12 = t12
-                r20 = c * t20 + sn * t21
-                r21 = c * t21 - sn * t20
-                r22 = t22
-            else:
-                u = 1.0 - c
-                m00 = u * ax * ax + c
-                m01 = u * ax * ay - sn * az
-                m02 = u * ax * az + sn * ay
-                m10 = u * ax * ay + sn * az
-                m11 = u * ay * ay + c
-                m12 = u * ay * az - sn * ax
-                m20 = u * ax * az - sn * ay
-                m21 = u * ay * az + sn * ax
-                m22 = u * az * az + c
-                r00 = t00 * m00 + t01 * m10 + t02 * m20
-                r01 = t00 * m01 + t01 * m11 + t02 * m21
-                r02 = t00 * m02 + t01 * m12 + t02 * m22
-                r10 = t10 * m00 + t11 * m10 + t12 * m20
-                r11 = t10 * m01 + t11 * m11 + t12 * m21
-                r12 = t10 * m02 + t11 * m12 + t12 * m22
-                r20 = t20 * m00 + t21 * m10 + t22 * m20
-                r21 = t20 * m01 + t21 * m11 + t22 * m21
-                r22 = t20 * m02 + t21 * m12 + t22 * m22
-        else:
-            if want_jac:
-                jac[jb, 0, k] = 0.0
-                jac[jb, 1, k] = 0.0
-                jac[jb, 2, k] = 0.0
-                jac[jb, 3, k] = wx
-                jac[jb, 4, k] = wy
-                jac[jb, 5, k] = wz
-            px += wx * qk
-            py += wy * qk
-            pz += wz * qk
-            r00 = t00
-            r01 = t01
-            r02 = t02
-            r10 = t10
-            r11 = t11
-            r12 = t12
-            r20 = t20
-            r21 = t21
-            r22 = t22
-    if n > 0:
-        hx = tip[0]
-        hy = tip[1]
-        hz = tip[2]
-        px += r00 * hx + r01 * hy + r02 * hz
-        py += r10 * hx + r11 * hy + r12 * hz
-        pz += r20 * hx + r21 * hy + r22 * hz
-        t00 = r00 * tip[3] + r01 * tip[6] + r02 * tip[9]
-        t01 = r00 * tip[4] + r01 * tip[7] + r02 * tip[10]
-        t02 = r00 * tip[5] + r01 * tip[8] + r02 * tip[11]
-        t10 = r10 * tip[3] + r11 * tip[6] + r12 * tip[9]
-        t11 = r10 * tip[4] + r11 * tip[7] + r12 * tip[10]
-        t12 = r10 * tip[5] + r11 * tip[8] + r12 * tip[11]
-        t20 = r20 * tip[3] + r21 * tip[6] + r22 * tip[9]
-        t21 = r20 * tip[4] + r21 * tip[7] + r22 * tip[10]
-        t22 = r20 * tip[5] + r21 * tip[8] + r22 * tip[11]
-        r00 = t00
-        r01 = t01
-        r02 = t02
-        r10 = t10
-        r11 = t11
-        r12 = t12
-        r20 = t20
-        r21 = t21
-        r22 = t22
-    if want_jac:
-        for k in range(n):
-            if model[k, 0] == 0.0:
-                dx = px - jac[jb, 3, k]
-                dy = py - jac[jb, 4, k]
-                dz = pz - jac[jb, 5, k]
-                wx = jac[jb, 0, k]
-                wy = jac[jb, 1, k]
-                wz = jac[jb, 2, k]
-                jac[jb, 3, k] = wy * dz - wz * dy
-                jac[jb, 4, k] = wz * dx - wx * dz
-                jac[jb, 5, k] = wx * dy - wy * dx
-    return r00, r01, r02, r10, r11, r12, r20, r21, r22, px, py, pz
-
-
-@jit
-def _quat_scalars(r00, r01, r02, r10, r11, r12, r20, r21, r22):  # pragma: no cover
-    """Unit quaternion (w, x, y, z), w >= 0, of a rotation matrix given by its entries."""
+def _quat_of(r):  # pragma: no cover
+    """Unit quaternion (w, x, y, z), w >= 0, of a rotation 9-tuple."""
+    r00, r01, r02, r10, r11, r12, r20, r21, r22 = r
     tr = r00 + r11 + r22
     if tr > 0.0:
         s = np.sqrt(tr + 1.0) * 2.0
@@ -326,14 +238,10 @@ def _quat_scalars(r00, r01, r02, r10, r11, r12, r20, r21, r22):  # pragma: no co
 
 
 @jit
-def _store_pose(pose, out_pos, out_quat, b):  # pragma: no cover
-    """Write an ``_fk_core`` result into ``out_pos[b]`` (3,) and ``out_quat[b]`` (4,)."""
-    out_pos[b, 0] = pose[9]
-    out_pos[b, 1] = pose[10]
-    out_pos[b, 2] = pose[11]
-    w, x, y, z = _quat_scalars(
-        pose[0], pose[1], pose[2], pose[3], pose[4], pose[5], pose[6], pose[7], pose[8]
-    )
+def _store_pose(r, p, out_pos, out_quat, b):  # pragma: no cover
+    """Write rotation ``r`` / position ``p`` into ``out_pos[b]`` (3,), ``out_quat[b]`` (4,)."""
+    _set_vec(out_pos, b, p)
+    w, x, y, z = _quat_of(r)
     out_quat[b, 0] = w
     out_quat[b, 1] = x
     out_quat[b, 2] = y
@@ -341,6 +249,69 @@ def _store_pose(pose, out_pos, out_quat, b):  # pragma: no cover
 
 
 # ----------------------------------------------------------------------------- chain FK
+
+
+@jit
+def _set_jac_column(jac, jb, k, top, bottom):  # pragma: no cover
+    """``jac[jb, :3, k] = top`` and ``jac[jb, 3:, k] = bottom`` (3-tuples)."""
+    jac[jb, 0, k] = top[0]
+    jac[jb, 1, k] = top[1]
+    jac[jb, 2, k] = top[2]
+    jac[jb, 3, k] = bottom[0]
+    jac[jb, 4, k] = bottom[1]
+    jac[jb, 5, k] = bottom[2]
+
+
+@jit
+def _fk_core(model, tip, qs, b, jac, jb, want_jac):  # pragma: no cover
+    """FK of configuration ``qs[b]`` of a packed chain.
+
+    When ``want_jac`` the point Jacobian is written to ``jac[jb]`` (6, n).
+
+    Returns:
+        ``(r, p)``: end rotation 9-tuple and position 3-tuple, chain-local.
+    """
+    r = _identity()
+    p = (0.0, 0.0, 0.0)
+    n = model.shape[0]
+    for k in range(n):
+        revolute = model[k, 0] == 0.0
+        axis = _vec_at(model, k, 1)
+        # joint frame: (r, p) · home
+        origin = _add(p, _rot_vec(r, _vec_at(model, k, 4)))
+        t = _rot_mul(r, _mat_at(model, k, 7))
+        w = _rot_vec(t, axis)
+        # motion
+        qk = qs[b, k]
+        if revolute:
+            c = np.cos(qk)
+            s = np.sin(qk)
+            r = _rot_z(t, c, s) if _is_z(axis) else _rot_mul(t, _rodrigues(axis, c, s))
+            p = origin
+        else:
+            r = t
+            p = _add_scaled(origin, w, qk)
+        if want_jac and revolute:
+            # joint origin kept in the linear rows until the end position is known
+            _set_jac_column(jac, jb, k, w, origin)
+        elif want_jac:
+            _set_jac_column(jac, jb, k, (0.0, 0.0, 0.0), w)
+    if n > 0:
+        p = _add(p, _rot_vec(r, (tip[0], tip[1], tip[2])))
+        r = _rot_mul(r, (tip[3], tip[4], tip[5], tip[6], tip[7], tip[8], tip[9], tip[10], tip[11]))
+    if want_jac:
+        for k in range(n):
+            if model[k, 0] == 0.0:
+                dx = p[0] - jac[jb, 3, k]
+                dy = p[1] - jac[jb, 4, k]
+                dz = p[2] - jac[jb, 5, k]
+                wx = jac[jb, 0, k]
+                wy = jac[jb, 1, k]
+                wz = jac[jb, 2, k]
+                jac[jb, 3, k] = wy * dz - wz * dy
+                jac[jb, 4, k] = wz * dx - wx * dz
+                jac[jb, 5, k] = wx * dy - wy * dx
+    return r, p
 
 
 @jit
@@ -356,8 +327,8 @@ def chain_fk_kernel(model, tip, q, out_pos, out_quat):
     """
     n = q.shape[0]
     dummy = np.empty((1, 6, 0))
-    pose = _fk_core(model, tip, q.reshape((1, n)), 0, dummy, 0, False)
-    _store_pose(pose, out_pos.reshape((1, 3)), out_quat.reshape((1, 4)), 0)
+    r, p = _fk_core(model, tip, q.reshape((1, n)), 0, dummy, 0, False)
+    _store_pose(r, p, out_pos.reshape((1, 3)), out_quat.reshape((1, 4)), 0)
 
 
 @jit
@@ -373,8 +344,8 @@ def chain_fk_batch_kernel(model, tip, qs, out_pos, out_quat):
     """
     dummy = np.empty((1, 6, 0))
     for b in range(qs.shape[0]):
-        pose = _fk_core(model, tip, qs, b, dummy, 0, False)
-        _store_pose(pose, out_pos, out_quat, b)
+        r, p = _fk_core(model, tip, qs, b, dummy, 0, False)
+        _store_pose(r, p, out_pos, out_quat, b)
 
 
 @jit
@@ -393,24 +364,25 @@ def chain_fk_frames_kernel(joint_types, axes, home_t, home_r, tip_t, tip_r, q, o
         out_rot: float64 (n, 3, 3), frame rotations (written).
     """
     n = joint_types.shape[0]
-    r = np.eye(3)
-    tmp = np.empty((3, 3))
-    p = np.zeros(3)
+    home_r9 = home_r.reshape((n, 9))
+    out_rot9 = out_rot.reshape((n, 9))
+    r = _identity()
+    p = (0.0, 0.0, 0.0)
     for k in range(n):
-        _add_rot_vec(p, r, home_t[k])
-        _mul_rot(r, home_r[k], tmp)
+        p = _add(p, _rot_vec(r, _vec_at(home_t, k, 0)))
+        r = _rot_mul(r, _mat_at(home_r9, k, 0))
+        axis = _vec_at(axes, k, 0)
         if joint_types[k] == 0:
-            _mul_rot_axis_angle(tmp, axes[k], q[k], r)
+            c = np.cos(q[k])
+            s = np.sin(q[k])
+            r = _rot_z(r, c, s) if _is_z(axis) else _rot_mul(r, _rodrigues(axis, c, s))
         else:
-            r[:, :] = tmp
-            for i in range(3):
-                p[i] += (r[i, 0] * axes[k, 0] + r[i, 1] * axes[k, 1] + r[i, 2] * axes[k, 2]) * q[k]
+            p = _add_scaled(p, _rot_vec(r, axis), q[k])
         if k == n - 1:
-            _add_rot_vec(p, r, tip_t)
-            _mul_rot(r, tip_r, tmp)
-            r[:, :] = tmp
-        out_pos[k, :] = p
-        out_rot[k, :, :] = r
+            p = _add(p, _rot_vec(r, (tip_t[0], tip_t[1], tip_t[2])))
+            r = _rot_mul(r, _mat_at(tip_r.reshape((1, 9)), 0, 0))
+        _set_vec(out_pos, k, p)
+        _set_mat(out_rot9, k, r)
 
 
 @jit
@@ -426,16 +398,8 @@ def chain_fk_jacobian_kernel(model, tip, q, out_pos, out_quat, out_jac):
         out_jac: float64 (6, n), rows [ω; v of the end point], chain-local (written).
     """
     n = q.shape[0]
-    pose = _fk_core(
-        model,
-        tip,
-        q.reshape((1, n)),
-        0,
-        out_jac.reshape((1, 6, n)),
-        0,
-        True,
-    )
-    _store_pose(pose, out_pos.reshape((1, 3)), out_quat.reshape((1, 4)), 0)
+    r, p = _fk_core(model, tip, q.reshape((1, n)), 0, out_jac.reshape((1, 6, n)), 0, True)
+    _store_pose(r, p, out_pos.reshape((1, 3)), out_quat.reshape((1, 4)), 0)
 
 
 @jit
@@ -451,8 +415,8 @@ def chain_fk_jacobian_batch_kernel(model, tip, qs, out_pos, out_quat, out_jac):
         out_jac: float64 (N, 6, n) (written).
     """
     for b in range(qs.shape[0]):
-        pose = _fk_core(model, tip, qs, b, out_jac, b, True)
-        _store_pose(pose, out_pos, out_quat, b)
+        r, p = _fk_core(model, tip, qs, b, out_jac, b, True)
+        _store_pose(r, p, out_pos, out_quat, b)
 
 
 # ----------------------------------------------------------------------------- tree FK
@@ -465,9 +429,9 @@ def _tree_fk(
     link_jtype,
     link_axis,
     pre_t,
-    pre_r,
+    pre_r9,
     post_t,
-    post_r,
+    post_r9,
     qs,
     b,
     rots,
@@ -476,168 +440,36 @@ def _tree_fk(
 ):  # pragma: no cover
     """Link poses for configuration ``qs[b]`` into ``out_pos[b]``, ``out_quat[b]``.
 
-    ``rots`` (L, 3, 3) receives the link rotation matrices (parents are read back from it).
-    Scalar temporaries, no array views in the loop.
+    ``pre_r9`` / ``post_r9`` are the (L, 9) row-major views of ``pre_r`` / ``post_r``;
+    ``rots`` (L, 9) receives the link rotations (parents are read back from it).
     """
-    n_links = link_parent.shape[0]
-    for lk in range(n_links):
+    for lk in range(link_parent.shape[0]):
         par = link_parent[lk]
-        # T = X_parent · pre (rotation t**, position p*)
+        # X_parent · pre · motion
         if par < 0:
-            px = pre_t[lk, 0]
-            py = pre_t[lk, 1]
-            pz = pre_t[lk, 2]
-            t00 = pre_r[lk, 0, 0]
-            t01 = pre_r[lk, 0, 1]
-            t02 = pre_r[lk, 0, 2]
-            t10 = pre_r[lk, 1, 0]
-            t11 = pre_r[lk, 1, 1]
-            t12 = pre_r[lk, 1, 2]
-            t20 = pre_r[lk, 2, 0]
-            t21 = pre_r[lk, 2, 1]
-            t22 = pre_r[lk, 2, 2]
+            p = _vec_at(pre_t, lk, 0)
+            r = _mat_at(pre_r9, lk, 0)
         else:
-            r00 = rots[par, 0, 0]
-            r01 = rots[par, 0, 1]
-            r02 = rots[par, 0, 2]
-            r10 = rots[par, 1, 0]
-            r11 = rots[par, 1, 1]
-            r12 = rots[par, 1, 2]
-            r20 = rots[par, 2, 0]
-            r21 = rots[par, 2, 1]
-            r22 = rots[par, 2, 2]
-            hx = pre_t[lk, 0]
-            hy = pre_t[lk, 1]
-            hz = pre_t[lk, 2]
-            px = out_pos[b, par, 0] + r00 * hx + r01 * hy + r02 * hz
-            py = out_pos[b, par, 1] + r10 * hx + r11 * hy + r12 * hz
-            pz = out_pos[b, par, 2] + r20 * hx + r21 * hy + r22 * hz
-            h00 = pre_r[lk, 0, 0]
-            h01 = pre_r[lk, 0, 1]
-            h02 = pre_r[lk, 0, 2]
-            h10 = pre_r[lk, 1, 0]
-            h11 = pre_r[lk, 1, 1]
-            h12 = pre_r[lk, 1, 2]
-            h20 = pre_r[lk, 2, 0]
-            h21 = pre_r[lk, 2, 1]
-            h22 = pre_r[lk, 2, 2]
-            t00 = r00 * h00 + r01 * h10 + r02 * h20
-            t01 = r00 * h01 + r01 * h11 + r02 * h21
-            t02 = r00 * h02 + r01 * h12 + r02 * h22
-            t10 = r10 * h00 + r11 * h10 + r12 * h20
-            t11 = r10 * h01 + r11 * h11 + r12 * h21
-            t12 = r10 * h02 + r11 * h12 + r12 * h22
-            t20 = r20 * h00 + r21 * h10 + r22 * h20
-            t21 = r20 * h01 + r21 * h11 + r22 * h21
-            t22 = r20 * h02 + r21 * h12 + r22 * h22
+            r = _mat_at(rots, par, 0)
+            p = (out_pos[b, par, 0], out_pos[b, par, 1], out_pos[b, par, 2])
+            p = _add(p, _rot_vec(r, _vec_at(pre_t, lk, 0)))
+            r = _rot_mul(r, _mat_at(pre_r9, lk, 0))
         qi = link_qindex[lk]
         if qi >= 0 and link_jtype[lk] == 0:
-            ax = link_axis[lk, 0]
-            ay = link_axis[lk, 1]
-            az = link_axis[lk, 2]
+            axis = _vec_at(link_axis, lk, 0)
             c = np.cos(qs[b, qi])
-            sn = np.sin(qs[b, qi])
-            if ax == 0.0 and ay == 0.0 and az == 1.0:
-                a00 = c * t00 + sn * t01
-                a10 = c * t10 + sn * t11
-                a20 = c * t20 + sn * t21
-                t01 = c * t01 - sn * t00
-                t11 = c * t11 - sn * t10
-                t21 = c * t21 - sn * t20
-                t00 = a00
-                t10 = a10
-                t20 = a20
-            else:
-                u = 1.0 - c
-                m00 = u * ax * ax + c
-                m01 = u * ax * ay - sn * az
-                m02 = u * ax * az + sn * ay
-                m10 = u * ax * ay + sn * az
-                m11 = u * ay * ay + c
-                m12 = u * ay * az - sn * ax
-                m20 = u * ax * az - sn * ay
-                m21 = u * ay * az + sn * ax
-                m22 = u * az * az + c
-                a00 = t00 * m00 + t01 * m10 + t02 * m20
-                a01 = t00 * m01 + t01 * m11 + t02 * m21
-                a02 = t00 * m02 + t01 * m12 + t02 * m22
-                a10 = t10 * m00 + t11 * m10 + t12 * m20
-                a11 = t10 * m01 + t11 * m11 + t12 * m21
-                a12 = t10 * m02 + t11 * m12 + t12 * m22
-                a20 = t20 * m00 + t21 * m10 + t22 * m20
-                a21 = t20 * m01 + t21 * m11 + t22 * m21
-                a22 = t20 * m02 + t21 * m12 + t22 * m22
-                t00 = a00
-                t01 = a01
-                t02 = a02
-                t10 = a10
-                t11 = a11
-                t12 = a12
-                t20 = a20
-                t21 = a21
-                t22 = a22
+            s = np.sin(qs[b, qi])
+            r = _rot_z(r, c, s) if _is_z(axis) else _rot_mul(r, _rodrigues(axis, c, s))
         elif qi >= 0 and link_jtype[lk] == 1:
-            v = qs[b, qi]
-            ax = link_axis[lk, 0] * v
-            ay = link_axis[lk, 1] * v
-            az = link_axis[lk, 2] * v
-            px += t00 * ax + t01 * ay + t02 * az
-            py += t10 * ax + t11 * ay + t12 * az
-            pz += t20 * ax + t21 * ay + t22 * az
-        if link_jtype[lk] == 2:  # no motion: the offset is folded into pre (post = I)
-            out_pos[b, lk, 0] = px
-            out_pos[b, lk, 1] = py
-            out_pos[b, lk, 2] = pz
-            rots[lk, 0, 0] = t00
-            rots[lk, 0, 1] = t01
-            rots[lk, 0, 2] = t02
-            rots[lk, 1, 0] = t10
-            rots[lk, 1, 1] = t11
-            rots[lk, 1, 2] = t12
-            rots[lk, 2, 0] = t20
-            rots[lk, 2, 1] = t21
-            rots[lk, 2, 2] = t22
-            w, x, y, z = _quat_scalars(t00, t01, t02, t10, t11, t12, t20, t21, t22)
-            out_quat[b, lk, 0] = w
-            out_quat[b, lk, 1] = x
-            out_quat[b, lk, 2] = y
-            out_quat[b, lk, 3] = z
-            continue
-        # X_link = T · post
-        hx = post_t[lk, 0]
-        hy = post_t[lk, 1]
-        hz = post_t[lk, 2]
-        out_pos[b, lk, 0] = px + t00 * hx + t01 * hy + t02 * hz
-        out_pos[b, lk, 1] = py + t10 * hx + t11 * hy + t12 * hz
-        out_pos[b, lk, 2] = pz + t20 * hx + t21 * hy + t22 * hz
-        for i in range(3):
-            if i == 0:
-                a0 = t00
-                a1 = t01
-                a2 = t02
-            elif i == 1:
-                a0 = t10
-                a1 = t11
-                a2 = t12
-            else:
-                a0 = t20
-                a1 = t21
-                a2 = t22
-            for j in range(3):
-                rots[lk, i, j] = (
-                    a0 * post_r[lk, 0, j] + a1 * post_r[lk, 1, j] + a2 * post_r[lk, 2, j]
-                )
-        w, x, y, z = _quat_scalars(
-            rots[lk, 0, 0],
-            rots[lk, 0, 1],
-            rots[lk, 0, 2],
-            rots[lk, 1, 0],
-            rots[lk, 1, 1],
-            rots[lk, 1, 2],
-            rots[lk, 2, 0],
-            rots[lk, 2, 1],
-            rots[lk, 2, 2],
-        )
+            p = _add_scaled(p, _rot_vec(r, _vec_at(link_axis, lk, 0)), qs[b, qi])
+        if link_jtype[lk] != 2:  # no motion: the offset is folded into pre (post = I)
+            p = _add(p, _rot_vec(r, _vec_at(post_t, lk, 0)))
+            r = _rot_mul(r, _mat_at(post_r9, lk, 0))
+        _set_mat(rots, lk, r)
+        out_pos[b, lk, 0] = p[0]
+        out_pos[b, lk, 1] = p[1]
+        out_pos[b, lk, 2] = p[2]
+        w, x, y, z = _quat_of(r)
         out_quat[b, lk, 0] = w
         out_quat[b, lk, 1] = x
         out_quat[b, lk, 2] = y
@@ -675,19 +507,18 @@ def tree_fk_kernel(
         out_quat: float64 (L, 4), link orientations wxyz in the robot frame (written).
     """
     n_links = link_parent.shape[0]
-    rots = np.empty((n_links, 3, 3))
     _tree_fk(
         link_parent,
         link_qindex,
         link_jtype,
         link_axis,
         pre_t,
-        pre_r,
+        pre_r.reshape((n_links, 9)),
         post_t,
-        post_r,
+        post_r.reshape((n_links, 9)),
         q.reshape((1, q.shape[0])),
         0,
-        rots,
+        np.empty((n_links, 9)),
         out_pos.reshape((1, n_links, 3)),
         out_quat.reshape((1, n_links, 4)),
     )
@@ -723,7 +554,9 @@ def tree_fk_batch_kernel(
         out_quat: float64 (N, L, 4), wxyz (written).
     """
     n_links = link_parent.shape[0]
-    rots = np.empty((n_links, 3, 3))
+    pre_r9 = pre_r.reshape((n_links, 9))
+    post_r9 = post_r.reshape((n_links, 9))
+    rots = np.empty((n_links, 9))
     for b in range(qs.shape[0]):
         _tree_fk(
             link_parent,
@@ -731,9 +564,9 @@ def tree_fk_batch_kernel(
             link_jtype,
             link_axis,
             pre_t,
-            pre_r,
+            pre_r9,
             post_t,
-            post_r,
+            post_r9,
             qs,
             b,
             rots,
@@ -751,25 +584,24 @@ BIAS_CUTOFF = 1e-2
 
 
 @jit
-def _eval(model, tip, qrow, tgt_t, tgt_q, weights, fixed, jac, e, ew):  # pragma: no cover
+def _eval(model, tip, qrow, target, weights, fixed, jac, e, ew):  # pragma: no cover
     """FK, point Jacobian, pose error and weighted cost at ``qrow[0]``.
 
     Fixed columns of ``jac[0]`` are zeroed; ``e = [2 s vec(tgt_q ⊗ quat*); tgt_t - p]`` with
-    s = +1 when w == 0 (spec §4 REC); ``ew`` is the weighted error; returns the weighted cost.
+    s = +1 when w == 0 (spec §4 REC), ``target = [tgt_t (3), tgt_q wxyz (4)]``; ``ew`` is the
+    weighted error; returns the weighted cost.
     """
-    pose = _fk_core(model, tip, qrow, 0, jac, 0, True)
-    w2, x2, y2, z2 = _quat_scalars(
-        pose[0], pose[1], pose[2], pose[3], pose[4], pose[5], pose[6], pose[7], pose[8]
-    )
+    r, p = _fk_core(model, tip, qrow, 0, jac, 0, True)
+    w2, x2, y2, z2 = _quat_of(r)
     n = qrow.shape[1]
     for k in range(n):
         if fixed[k] != 0:
             for i in range(6):
                 jac[0, i, k] = 0.0
-    w1 = tgt_q[0]
-    x1 = tgt_q[1]
-    y1 = tgt_q[2]
-    z1 = tgt_q[3]
+    w1 = target[3]
+    x1 = target[4]
+    y1 = target[5]
+    z1 = target[6]
     x2 = -x2
     y2 = -y2
     z2 = -z2
@@ -781,9 +613,8 @@ def _eval(model, tip, qrow, tgt_t, tgt_q, weights, fixed, jac, e, ew):  # pragma
     e[0] = sg * x
     e[1] = sg * y
     e[2] = sg * z
-    e[3] = tgt_t[0] - pose[9]
-    e[4] = tgt_t[1] - pose[10]
-    e[5] = tgt_t[2] - pose[11]
+    for i in range(3):
+        e[3 + i] = target[i] - p[i]
     cost = 0.0
     for i in range(6):
         ew[i] = weights[i] * e[i]
@@ -792,30 +623,29 @@ def _eval(model, tip, qrow, tgt_t, tgt_q, weights, fixed, jac, e, ew):  # pragma
 
 
 @jit
-def _lm_solve(
-    model,
-    tip,
-    lower,
-    upper,
-    fixed,
-    q0,
-    tgt_t,
-    tgt_q,
-    lam0,
-    iters,
-    tol,
-    w_rot,
-    w_pos,
-    max_step,
-    null_space_bias,
-    out_q,
-    ws_a,
-    ws_rhs,
-    ws_dq,
-    ws_qc,
-):  # pragma: no cover
-    """LM solve from ``q0`` into ``out_q``; returns the unweighted squared pose error."""
+def _lm_workspace(n):  # pragma: no cover
+    """Scratch arrays of one LM solve for ``n`` joints: (A (n, n), rhs, dq, q_center (n,))."""
+    return np.empty((n, n)), np.empty(n), np.empty(n), np.empty(n)
+
+
+@jit
+def _lm_solve(model, tip, limits, fixed, q0, target, params, out_q, ws):  # pragma: no cover
+    """LM solve from ``q0`` into ``out_q``; returns the unweighted squared pose error.
+
+    ``limits``, ``fixed``, ``target`` and ``params`` are as in :func:`ik_lm_kernel`; ``ws``
+    is an :func:`_lm_workspace`.
+    """
     n = q0.shape[0]
+    lower = limits[0]
+    upper = limits[1]
+    lam0 = params[0]
+    iters = int(params[1])
+    tol = params[2]
+    w_rot = params[3]
+    w_pos = params[4]
+    max_step = params[5]
+    null_space_bias = params[6]
+    ws_a, ws_rhs, ws_dq, ws_qc = ws
     weights = np.empty(6)
     weights[0] = w_rot
     weights[1] = w_rot
@@ -847,18 +677,7 @@ def _lm_solve(
     if null_space_bias <= 0.0:
         bias_active = False
     lam = lam0
-    cost = _eval(
-        model,
-        tip,
-        qcur,
-        tgt_t,
-        tgt_q,
-        weights,
-        fixed,
-        jac,
-        e,
-        ew,
-    )
+    cost = _eval(model, tip, qcur, target, weights, fixed, jac, e, ew)
     tol2 = tol * tol
     use_bias = bias_active
     blocked = np.zeros(n, dtype=np.int64)
@@ -934,18 +753,7 @@ def _lm_solve(
                 v = upper[k]
                 clipped = True
             qnew[0, k] = v
-        cost_new = _eval(
-            model,
-            tip,
-            qnew,
-            tgt_t,
-            tgt_q,
-            weights,
-            fixed,
-            jac_new,
-            e_new,
-            ew_new,
-        )
+        cost_new = _eval(model, tip, qnew, target, weights, fixed, jac_new, e_new, ew_new)
         if cost_new >= cost and use_bias and cost > bias_cutoff2:
             # The midpoint pull leaks into the task space when the damping is large; a
             # rejected biased step is retried once without the pull before raising the
@@ -1004,32 +812,8 @@ def ik_lm_kernel(model, tip, limits, fixed, q0, target, params, out_q, out_err):
         out_q: float64 (n,), solution (written).
         out_err: float64 (1,), unweighted pose-error norm at the solution (written).
     """
-    n = q0.shape[0]
-    ws_a = np.empty((n, n))
-    ws_rhs = np.empty(n)
-    ws_dq = np.empty(n)
-    ws_qc = np.empty(n)
     err2 = _lm_solve(
-        model,
-        tip,
-        limits[0],
-        limits[1],
-        fixed,
-        q0,
-        target[:3],
-        target[3:],
-        params[0],
-        int(params[1]),
-        params[2],
-        params[3],
-        params[4],
-        params[5],
-        params[6],
-        out_q,
-        ws_a,
-        ws_rhs,
-        ws_dq,
-        ws_qc,
+        model, tip, limits, fixed, q0, target, params, out_q, _lm_workspace(q0.shape[0])
     )
     out_err[0] = np.sqrt(err2)
 
@@ -1061,41 +845,15 @@ def ik_lm_batch_kernel(
     """
     n = seeds.shape[2]
     n_seeds = seeds.shape[1]
-    ws_a = np.empty((n, n))
-    ws_rhs = np.empty(n)
-    ws_dq = np.empty(n)
-    ws_qc = np.empty(n)
+    ws = _lm_workspace(n)
     q_try = np.empty(n)
     accept2 = params[7] * params[7]
-    lower = limits[0]
-    upper = limits[1]
     for b in range(seeds.shape[0]):
         best = np.inf
         best_s = 0
         done = False
         for s in range(n_seeds):
-            err2 = _lm_solve(
-                model,
-                tip,
-                lower,
-                upper,
-                fixed,
-                seeds[b, s],
-                targets[b, :3],
-                targets[b, 3:],
-                params[0],
-                int(params[1]),
-                params[2],
-                params[3],
-                params[4],
-                params[5],
-                params[6],
-                q_try,
-                ws_a,
-                ws_rhs,
-                ws_dq,
-                ws_qc,
-            )
+            err2 = _lm_solve(model, tip, limits, fixed, seeds[b, s], targets[b], params, q_try, ws)
             if err2 < accept2:
                 out_q[b, :] = q_try
                 out_err[b] = np.sqrt(err2)
