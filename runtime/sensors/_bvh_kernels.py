@@ -29,7 +29,9 @@ __all__ = [
     "STACK_SIZE",
     "bvh_build_kernel",
     "bvh_closest_hit_kernel",
+    "scene_cast_kernel",
     "scene_closest_hit_kernel",
+    "scene_group_poses_kernel",
     "scene_hit_attributes_kernel",
     "scene_inside_solid_kernel",
 ]
@@ -625,6 +627,8 @@ def scene_inside_solid_kernel(
     solid_plane_ranges,
     planes,
     solid_bounds,
+    group_solid_ranges,
+    group_solid_boxes,
     group_positions,
     group_orientations,
     points,
@@ -632,8 +636,12 @@ def scene_inside_solid_kernel(
 ):
     """Index of a solid shape containing each world point (first match), -1 if none.
 
+    Solids are stored grouped by group (ascending group index), so the first match in solid
+    order is found by visiting the groups in order. A point is moved into a group's frame
+    once and rejected by the group's local solid box before any per-solid test.
+
     Args:
-        solid_groups: group of each solid, shape (S,), int64.
+        solid_groups: group of each solid (non-decreasing), shape (S,), int64.
         solid_kinds: ``SOLID_*`` code of each solid, shape (S,), int64.
         solid_positions: solid frame origin in its group frame, shape (S, 3), float64.
         solid_orientations: solid frame orientation in its group frame (w, x, y, z), shape
@@ -645,6 +653,9 @@ def scene_inside_solid_kernel(
             float64.
         solid_bounds: bounding sphere of each solid in its group frame ``[cx, cy, cz, r]``,
             shape (S, 4), float64 [stage units] (a cheap reject before the exact test).
+        group_solid_ranges: (first solid, solid count) of each group, shape (G, 2), int64.
+        group_solid_boxes: group-frame box enclosing the bounding spheres of the group's
+            solids ``[lo(3), hi(3)]``, shape (G, 6), float64 [stage units].
         group_positions: group frame origin [stage units], shape (G, 3), float64, world.
         group_orientations: group orientation (w, x, y, z), shape (G, 4), float64, world.
         points: query points [stage units], shape (R, 3), float64, world.
@@ -652,9 +663,12 @@ def scene_inside_solid_kernel(
     """
     for i in range(points.shape[0]):
         out_solids[i] = -1
-        for s in range(solid_groups.shape[0]):
-            g = solid_groups[s]
-            x, y, z = _rotate_inverse_kernel(
+        for g in range(group_solid_ranges.shape[0]):
+            first = group_solid_ranges[g, 0]
+            count = group_solid_ranges[g, 1]
+            if count == 0:
+                continue
+            gx, gy, gz = _rotate_inverse_kernel(
                 group_orientations[g, 0],
                 group_orientations[g, 1],
                 group_orientations[g, 2],
@@ -663,33 +677,44 @@ def scene_inside_solid_kernel(
                 points[i, 1] - group_positions[g, 1],
                 points[i, 2] - group_positions[g, 2],
             )
-            bx = x - solid_bounds[s, 0]
-            by = y - solid_bounds[s, 1]
-            bz = z - solid_bounds[s, 2]
-            if bx * bx + by * by + bz * bz > solid_bounds[s, 3] * solid_bounds[s, 3]:
-                continue
-            x, y, z = _rotate_inverse_kernel(
-                solid_orientations[s, 0],
-                solid_orientations[s, 1],
-                solid_orientations[s, 2],
-                solid_orientations[s, 3],
-                x - solid_positions[s, 0],
-                y - solid_positions[s, 1],
-                z - solid_positions[s, 2],
-            )
-            if _inside_solid_kernel(
-                solid_kinds[s],
-                solid_params[s],
-                planes,
-                solid_plane_ranges[s, 0],
-                solid_plane_ranges[s, 1],
-                x,
-                y,
-                z,
+            if (
+                gx < group_solid_boxes[g, 0]
+                or gy < group_solid_boxes[g, 1]
+                or gz < group_solid_boxes[g, 2]
+                or gx > group_solid_boxes[g, 3]
+                or gy > group_solid_boxes[g, 4]
+                or gz > group_solid_boxes[g, 5]
             ):
-                out_solids[i] = s
+                continue
+            for s in range(first, first + count):
+                bx = gx - solid_bounds[s, 0]
+                by = gy - solid_bounds[s, 1]
+                bz = gz - solid_bounds[s, 2]
+                if bx * bx + by * by + bz * bz > solid_bounds[s, 3] * solid_bounds[s, 3]:
+                    continue
+                x, y, z = _rotate_inverse_kernel(
+                    solid_orientations[s, 0],
+                    solid_orientations[s, 1],
+                    solid_orientations[s, 2],
+                    solid_orientations[s, 3],
+                    gx - solid_positions[s, 0],
+                    gy - solid_positions[s, 1],
+                    gz - solid_positions[s, 2],
+                )
+                if _inside_solid_kernel(
+                    solid_kinds[s],
+                    solid_params[s],
+                    planes,
+                    solid_plane_ranges[s, 0],
+                    solid_plane_ranges[s, 1],
+                    x,
+                    y,
+                    z,
+                ):
+                    out_solids[i] = s
+                    break
+            if out_solids[i] >= 0:
                 break
-
 
 
 @jit
@@ -746,3 +771,209 @@ def scene_hit_attributes_kernel(
         out_normals[i, 0] = nx
         out_normals[i, 1] = ny
         out_normals[i, 2] = nz
+
+
+@jit
+def scene_group_poses_kernel(
+    group_body,
+    body_positions,
+    body_orientations,
+    group_local_boxes,
+    group_roots,
+    io_group_positions,
+    io_group_orientations,
+    out_world_boxes,
+):
+    """Current group frames and world broad-phase boxes of every group.
+
+    Args:
+        group_body: body row of each group in the pose arrays, -1 for a fixed group, shape
+            (G,), int64.
+        body_positions: body origins [stage units], shape (B, 3), float64, world (B may be 0
+            when every group is fixed).
+        body_orientations: body orientations (w, x, y, z), shape (B, 4), float64, world.
+        group_local_boxes: group-frame box of each group's triangles ``[lo(3), hi(3)]``,
+            shape (G, 6), float64 [stage units].
+        group_roots: BVH root of each group, -1 for an empty group, shape (G,), int64.
+        io_group_positions: group frame origins, shape (G, 3), float64, world (moving rows
+            written, fixed rows read).
+        io_group_orientations: group orientations (w, x, y, z), shape (G, 4), float64 (moving
+            rows written, fixed rows read).
+        out_world_boxes: world box enclosing each group's triangles at its pose, padded by
+            ``1e-9 * (1 + max |corner|)``, shape (G, 6), float64 (written).
+    """
+    for g in range(group_body.shape[0]):
+        b = group_body[g]
+        if b >= 0 and b < body_positions.shape[0]:
+            for a in range(3):
+                io_group_positions[g, a] = body_positions[b, a]
+            for a in range(4):
+                io_group_orientations[g, a] = body_orientations[b, a]
+        if group_roots[g] < 0:
+            for a in range(6):
+                out_world_boxes[g, a] = 0.0
+            continue
+        qw = io_group_orientations[g, 0]
+        qx = io_group_orientations[g, 1]
+        qy = io_group_orientations[g, 2]
+        qz = io_group_orientations[g, 3]
+        lo0 = np.inf
+        lo1 = np.inf
+        lo2 = np.inf
+        hi0 = -np.inf
+        hi1 = -np.inf
+        hi2 = -np.inf
+        largest = 0.0
+        for corner in range(8):
+            cx = group_local_boxes[g, 3] if corner & 4 else group_local_boxes[g, 0]
+            cy = group_local_boxes[g, 4] if corner & 2 else group_local_boxes[g, 1]
+            cz = group_local_boxes[g, 5] if corner & 1 else group_local_boxes[g, 2]
+            # rotate by q: the inverse rotation of the conjugate
+            wx, wy, wz = _rotate_inverse_kernel(qw, -qx, -qy, -qz, cx, cy, cz)
+            wx += io_group_positions[g, 0]
+            wy += io_group_positions[g, 1]
+            wz += io_group_positions[g, 2]
+            lo0 = min(lo0, wx)
+            lo1 = min(lo1, wy)
+            lo2 = min(lo2, wz)
+            hi0 = max(hi0, wx)
+            hi1 = max(hi1, wy)
+            hi2 = max(hi2, wz)
+            largest = max(largest, abs(wx), abs(wy), abs(wz))
+        pad = 1e-9 * (1.0 + largest)
+        out_world_boxes[g, 0] = lo0 - pad
+        out_world_boxes[g, 1] = lo1 - pad
+        out_world_boxes[g, 2] = lo2 - pad
+        out_world_boxes[g, 3] = hi0 + pad
+        out_world_boxes[g, 4] = hi1 + pad
+        out_world_boxes[g, 5] = hi2 + pad
+
+
+@jit
+def scene_cast_kernel(
+    node_boxes,
+    node_refs,
+    triangles,
+    triangle_ids,
+    group_roots,
+    group_local_boxes,
+    group_body,
+    body_positions,
+    body_orientations,
+    face_groups,
+    face_actors,
+    face_normals,
+    solid_groups,
+    solid_kinds,
+    solid_positions,
+    solid_orientations,
+    solid_params,
+    solid_plane_ranges,
+    planes,
+    solid_bounds,
+    solid_actors,
+    group_solid_ranges,
+    group_solid_boxes,
+    origins,
+    directions,
+    max_distances,
+    double_sided,
+    io_group_positions,
+    io_group_orientations,
+    out_world_boxes,
+    out_faces,
+    out_inside,
+    out_distances,
+    out_actors,
+    out_normals,
+):
+    """One full ray-scene query in a single call: group poses, closest hit, hit attributes
+    and the "ray starts inside a solid" rule (distance 0, normal ``-direction``).
+
+    Args:
+        node_boxes, node_refs, triangles, triangle_ids, group_roots: the concatenated BVHs
+            (see :func:`scene_closest_hit_kernel`).
+        group_local_boxes, group_body, body_positions, body_orientations: see
+            :func:`scene_group_poses_kernel`.
+        face_groups, face_actors, face_normals: see :func:`scene_hit_attributes_kernel`.
+        solid_groups, solid_kinds, solid_positions, solid_orientations, solid_params,
+            solid_plane_ranges, planes, solid_bounds, group_solid_ranges, group_solid_boxes:
+            see :func:`scene_inside_solid_kernel`.
+        solid_actors: actor index of each solid, shape (S,), int64.
+        origins: ray start points [stage units], shape (R, 3), float64, world.
+        directions: unit ray directions, shape (R, 3), float64, world.
+        max_distances: largest accepted hit distance [stage units], shape (R,), float64.
+        double_sided: hit back faces of triangles too.
+        io_group_positions: group origins, shape (G, 3), float64 (moving rows written).
+        io_group_orientations: group orientations, shape (G, 4), float64 (moving rows
+            written).
+        out_world_boxes: scratch, shape (G, 6), float64 (written).
+        out_faces: scratch, global face of the closest hit or -1, shape (R,), int64.
+        out_inside: scratch, containing solid or -1, shape (R,), int64.
+        out_distances: hit distance or ``inf``, shape (R,), float64 (written).
+        out_actors: actor index or -1, shape (R,), int64 (written).
+        out_normals: unit world hit normal or zeros, shape (R, 3), float64 (written).
+    """
+    scene_group_poses_kernel(
+        group_body,
+        body_positions,
+        body_orientations,
+        group_local_boxes,
+        group_roots,
+        io_group_positions,
+        io_group_orientations,
+        out_world_boxes,
+    )
+    scene_closest_hit_kernel(
+        node_boxes,
+        node_refs,
+        triangles,
+        triangle_ids,
+        group_roots,
+        io_group_positions,
+        io_group_orientations,
+        out_world_boxes,
+        origins,
+        directions,
+        max_distances,
+        double_sided,
+        out_distances,
+        out_faces,
+    )
+    scene_hit_attributes_kernel(
+        out_faces,
+        face_groups,
+        face_actors,
+        face_normals,
+        io_group_orientations,
+        directions,
+        double_sided,
+        out_actors,
+        out_normals,
+    )
+    if solid_groups.shape[0] == 0:
+        return
+    scene_inside_solid_kernel(
+        solid_groups,
+        solid_kinds,
+        solid_positions,
+        solid_orientations,
+        solid_params,
+        solid_plane_ranges,
+        planes,
+        solid_bounds,
+        group_solid_ranges,
+        group_solid_boxes,
+        io_group_positions,
+        io_group_orientations,
+        origins,
+        out_inside,
+    )
+    for i in range(origins.shape[0]):
+        s = out_inside[i]
+        if s >= 0:
+            out_distances[i] = 0.0
+            out_actors[i] = solid_actors[s]
+            out_normals[i, 0] = -directions[i, 0]
+            out_normals[i, 1] = -directions[i, 1]
+            out_normals[i, 2] = -directions[i, 2]

@@ -1,47 +1,22 @@
 """Numba kernels of the raycast sensor (sensors.md §5.3), all rays of all sensors per call.
 
 Rays of several sensors are concatenated; ``ray_sensor[i]`` names the sensor of ray ``i``.
-Kernels trust their inputs (validated by :mod:`runtime.sensors.raycast`).
+Per step, :func:`raycast_prepare_kernel` poses the sensors, finds the rays that fire and
+writes the world rays of only those, compacted; the scene casts the compacted rays; then
+:func:`raycast_outputs_kernel` writes every ray's outputs (fired rays from the cast, the
+others the non-firing values of §5.3). Kernels trust their inputs (validated by
+:mod:`runtime.sensors.raycast`).
 """
 
 from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from runtime._jit import jit
 
-__all__ = ["raycast_rays_kernel", "raycast_outputs_kernel", "raycast_window_active_kernel"]
-
-
-@jit
-def raycast_window_active_kernel(ray_sensor, ray_offsets, sensor_window, out_active):
-    """Which rays fire this step (sensors.md §5.3 step 3, float32-exact comparisons).
-
-    Args:
-        ray_sensor: sensor index of each ray, shape (R,), int64.
-        ray_offsets: ``rayTimeOffsets`` [s] (float32 values held in float64), shape (R,).
-        sensor_window: per sensor ``[state, s, e, wrapped]`` as float64, shape (S, 4), where
-            state is 0 (sensor not evaluated), 1 (evaluated, no windowing: every ray fires)
-            or 2 (windowed with window start ``s``, end ``e``, ``wrapped`` 0/1; ``s``/``e``
-            are float32 values).
-        out_active: 1 when the ray fires, else 0, shape (R,), int64 (written).
-    """
-    for i in range(ray_sensor.shape[0]):
-        k = ray_sensor[i]
-        state = sensor_window[k, 0]
-        if state == 0.0:
-            out_active[i] = 0
-        elif state == 1.0:
-            out_active[i] = 1
-        else:
-            tau = ray_offsets[i]
-            s = sensor_window[k, 1]
-            e = sensor_window[k, 2]
-            if sensor_window[k, 3] != 0.0:
-                fire = tau >= s or tau < e
-            else:
-                fire = tau >= s and tau < e
-            out_active[i] = 1 if fire else 0
+__all__ = ["raycast_prepare_kernel", "raycast_outputs_kernel"]
 
 
 @jit
@@ -58,84 +33,158 @@ def _rotate_kernel(qw, qx, qy, qz, vx, vy, vz):
 
 
 @jit
-def raycast_rays_kernel(
+def raycast_prepare_kernel(
+    sensor_counters,
+    sensor_periods,
+    dt32,
+    sensor_bodies,
+    sensor_local_poses,
+    sensor_extrapolate,
+    sensor_ranges,
+    body_positions,
+    body_orientations,
+    body_linear_velocities,
+    body_angular_velocities,
     ray_sensor,
     ray_origins_local,
     ray_directions_local,
     ray_offsets,
-    active,
-    sensor_positions,
-    sensor_orientations,
-    sensor_linear_velocities,
-    sensor_angular_velocities,
-    sensor_ranges,
+    out_sensor_poses,
+    out_slots,
+    out_fired,
     out_origins,
-    out_directions,
     out_starts,
+    out_directions,
     out_max_distances,
-    out_ray_positions,
-    out_ray_orientations,
+    out_ray_poses,
+    out_count,
 ):
-    """World rays of every firing ray, with the pose extrapolation of sensors.md §5.3.
+    """Sensor poses, firing windows and the compacted world rays of the firing rays.
 
     Args:
+        sensor_counters: processed-step counter ``c`` of each sensor after this step's
+            increment, shape (S,), int64 (used when the period is > 0).
+        sensor_periods: sweep period ``P`` (largest offset) per sensor, float32 values,
+            shape (S,), float32; ``<= 0`` disables windowing (every ray fires).
+        dt32: step size [s] as float32.
+        sensor_bodies: body row of each sensor's parent body in the pose arrays, -1 for a
+            static sensor, shape (S,), int64.
+        sensor_local_poses: ``[t(3), q(4)]`` per sensor, shape (S, 7), float64: the pose in
+            the parent body frame, or the world pose of a static sensor (q is w, x, y, z).
+        sensor_extrapolate: 1 when ``rayTimeOffsets`` is authored and a body exists (use
+            the body velocities), shape (S,), int64.
+        sensor_ranges: ``[minRange, maxRange]`` [stage units], shape (S, 2), float64.
+        body_positions: body origins [stage units], shape (B, 3), float64, world.
+        body_orientations: body orientations (w, x, y, z), shape (B, 4), float64, world.
+        body_linear_velocities: COM velocities [stage units/s], shape (B, 3), float64.
+        body_angular_velocities: angular velocities [rad/s], shape (B, 3), float64, world.
         ray_sensor: sensor index of each ray, shape (R,), int64.
         ray_origins_local: ``rayOrigins`` [stage units], shape (R, 3), float64, sensor frame.
         ray_directions_local: unit ray directions, shape (R, 3), float64, sensor frame.
-        ray_offsets: time offsets [s], shape (R,), float64 (0 when unauthored).
-        active: 1 for firing rays, shape (R,), int64.
-        sensor_positions: sensor world position p [stage units], shape (S, 3), float64.
-        sensor_orientations: sensor world orientation q (w, x, y, z), shape (S, 4), float64.
-        sensor_linear_velocities: v used for extrapolation [stage units/s], shape (S, 3),
-            float64, world (zeros when not extrapolating).
-        sensor_angular_velocities: w [rad/s], shape (S, 3), float64, world.
-        sensor_ranges: ``[minRange, maxRange]`` [stage units], shape (S, 2), float64.
-        out_origins: ray origin o [stage units], shape (R, 3), float64, world (written; the
-            sensor position for rays that do not fire).
-        out_directions: unit direction d, shape (R, 3), float64, world (written; (1, 0, 0)
-            for rays that do not fire).
-        out_starts: cast start ``o + d * minRange``, shape (R, 3), float64, world (written).
-        out_max_distances: cast length ``maxRange - minRange`` (0 for rays that do not
-            fire), shape (R,), float64 (written).
-        out_ray_positions: extrapolated sensor position p', shape (R, 3), float64 (written).
-        out_ray_orientations: extrapolated sensor orientation q' (w, x, y, z), shape (R, 4),
-            float64 (written).
+        ray_offsets: time offsets [s] (float32 values), shape (R,), float64.
+        out_sensor_poses: sensor world pose ``[p(3), q(4)]``, shape (S, 7), float64
+            (written).
+        out_slots: compact row of each ray, -1 when it does not fire, shape (R,), int64
+            (written).
+        out_fired: ray index of each compact row, shape (R,), int64 (first ``count`` rows
+            written).
+        out_origins: ray origin o, shape (R, 3), float64, world (compact rows).
+        out_starts: cast start ``o + d * minRange`` rounded to float32, shape (R, 3),
+            float64, world (compact rows).
+        out_directions: unit direction d rounded to float32, shape (R, 3), float64, world
+            (compact rows).
+        out_max_distances: cast length ``maxRange - minRange``, shape (R,), float64 (compact
+            rows).
+        out_ray_poses: extrapolated sensor pose ``[p'(3), q'(4)]``, shape (R, 7), float64
+            (compact rows).
+        out_count: shape (1,), int64; receives the number of firing rays.
     """
+    sensor_count = sensor_counters.shape[0]
+    for k in range(sensor_count):
+        tx = sensor_local_poses[k, 0]
+        ty = sensor_local_poses[k, 1]
+        tz = sensor_local_poses[k, 2]
+        lw = sensor_local_poses[k, 3]
+        lx = sensor_local_poses[k, 4]
+        ly = sensor_local_poses[k, 5]
+        lz = sensor_local_poses[k, 6]
+        b = sensor_bodies[k]
+        if b >= 0:
+            bw = body_orientations[b, 0]
+            bx = body_orientations[b, 1]
+            by = body_orientations[b, 2]
+            bz = body_orientations[b, 3]
+            rx, ry, rz = _rotate_kernel(bw, bx, by, bz, tx, ty, tz)
+            out_sensor_poses[k, 0] = body_positions[b, 0] + rx
+            out_sensor_poses[k, 1] = body_positions[b, 1] + ry
+            out_sensor_poses[k, 2] = body_positions[b, 2] + rz
+            qw = bw * lw - bx * lx - by * ly - bz * lz
+            qx = bw * lx + bx * lw + by * lz - bz * ly
+            qy = bw * ly - bx * lz + by * lw + bz * lx
+            qz = bw * lz + bx * ly - by * lx + bz * lw
+            norm = math.sqrt(qw * qw + qx * qx + qy * qy + qz * qz)
+            out_sensor_poses[k, 3] = qw / norm
+            out_sensor_poses[k, 4] = qx / norm
+            out_sensor_poses[k, 5] = qy / norm
+            out_sensor_poses[k, 6] = qz / norm
+        else:
+            for a in range(7):
+                out_sensor_poses[k, a] = sensor_local_poses[k, a]
+    count = 0
+    last = -1
+    s = np.float32(0.0)
+    e = np.float32(0.0)
+    wrapped = False
+    windowed = False
     for i in range(ray_sensor.shape[0]):
         k = ray_sensor[i]
-        px = sensor_positions[k, 0]
-        py = sensor_positions[k, 1]
-        pz = sensor_positions[k, 2]
-        qw = sensor_orientations[k, 0]
-        qx = sensor_orientations[k, 1]
-        qy = sensor_orientations[k, 2]
-        qz = sensor_orientations[k, 3]
-        if active[i] == 0:
-            out_origins[i, 0] = px
-            out_origins[i, 1] = py
-            out_origins[i, 2] = pz
-            out_starts[i, 0] = px
-            out_starts[i, 1] = py
-            out_starts[i, 2] = pz
-            out_directions[i, 0] = 1.0
-            out_directions[i, 1] = 0.0
-            out_directions[i, 2] = 0.0
-            out_max_distances[i] = 0.0
-            out_ray_positions[i, 0] = px
-            out_ray_positions[i, 1] = py
-            out_ray_positions[i, 2] = pz
-            out_ray_orientations[i, 0] = qw
-            out_ray_orientations[i, 1] = qx
-            out_ray_orientations[i, 2] = qy
-            out_ray_orientations[i, 3] = qz
-            continue
+        if k != last:
+            last = k
+            p32 = sensor_periods[k]
+            windowed = p32 > np.float32(0.0)
+            if windowed:
+                # sensors.md §5.3 step 3 in float32 (fmod is exact, so float64 fmod of the
+                # float32 operands rounds back to the float32 result)
+                e = np.float32(np.float32(sensor_counters[k]) * dt32)
+                e = np.float32(np.fmod(np.float64(e), np.float64(p32)))
+                s = np.float32(e - dt32)
+                wrapped = s < np.float32(0.0)
+                if wrapped:
+                    s = np.float32(s + p32)
+        if windowed:
+            tau32 = np.float32(ray_offsets[i])
+            if wrapped:
+                fire = tau32 >= s or tau32 < e
+            else:
+                fire = tau32 >= s and tau32 < e
+            if not fire:
+                out_slots[i] = -1
+                continue
+        out_slots[i] = count
+        out_fired[count] = i
+        px = out_sensor_poses[k, 0]
+        py = out_sensor_poses[k, 1]
+        pz = out_sensor_poses[k, 2]
+        qw = out_sensor_poses[k, 3]
+        qx = out_sensor_poses[k, 4]
+        qy = out_sensor_poses[k, 5]
+        qz = out_sensor_poses[k, 6]
         tau = ray_offsets[i]
-        vx = sensor_linear_velocities[k, 0]
-        vy = sensor_linear_velocities[k, 1]
-        vz = sensor_linear_velocities[k, 2]
-        wx = sensor_angular_velocities[k, 0]
-        wy = sensor_angular_velocities[k, 1]
-        wz = sensor_angular_velocities[k, 2]
+        b = sensor_bodies[k]
+        if sensor_extrapolate[k] != 0 and b >= 0:
+            vx = body_linear_velocities[b, 0]
+            vy = body_linear_velocities[b, 1]
+            vz = body_linear_velocities[b, 2]
+            wx = body_angular_velocities[b, 0]
+            wy = body_angular_velocities[b, 1]
+            wz = body_angular_velocities[b, 2]
+        else:
+            vx = 0.0
+            vy = 0.0
+            vz = 0.0
+            wx = 0.0
+            wy = 0.0
+            wz = 0.0
         v_norm = math.sqrt(vx * vx + vy * vy + vz * vz)
         w_norm = math.sqrt(wx * wx + wy * wy + wz * wz)
         if abs(tau) > 1e-8 and (v_norm > 1e-10 or w_norm > 1e-10):
@@ -186,34 +235,37 @@ def raycast_rays_kernel(
             dy /= d_norm
             dz /= d_norm
         min_range = sensor_ranges[k, 0]
-        out_origins[i, 0] = ox
-        out_origins[i, 1] = oy
-        out_origins[i, 2] = oz
-        out_directions[i, 0] = dx
-        out_directions[i, 1] = dy
-        out_directions[i, 2] = dz
-        out_starts[i, 0] = ox + dx * min_range
-        out_starts[i, 1] = oy + dy * min_range
-        out_starts[i, 2] = oz + dz * min_range
-        out_max_distances[i] = sensor_ranges[k, 1] - min_range
-        out_ray_positions[i, 0] = px
-        out_ray_positions[i, 1] = py
-        out_ray_positions[i, 2] = pz
-        out_ray_orientations[i, 0] = qw
-        out_ray_orientations[i, 1] = qx
-        out_ray_orientations[i, 2] = qy
-        out_ray_orientations[i, 3] = qz
+        out_origins[count, 0] = ox
+        out_origins[count, 1] = oy
+        out_origins[count, 2] = oz
+        # the reference passes origin and direction to the scene query as float32
+        out_starts[count, 0] = np.float64(np.float32(ox + dx * min_range))
+        out_starts[count, 1] = np.float64(np.float32(oy + dy * min_range))
+        out_starts[count, 2] = np.float64(np.float32(oz + dz * min_range))
+        out_directions[count, 0] = np.float64(np.float32(dx))
+        out_directions[count, 1] = np.float64(np.float32(dy))
+        out_directions[count, 2] = np.float64(np.float32(dz))
+        out_max_distances[count] = sensor_ranges[k, 1] - min_range
+        out_ray_poses[count, 0] = px
+        out_ray_poses[count, 1] = py
+        out_ray_poses[count, 2] = pz
+        out_ray_poses[count, 3] = qw
+        out_ray_poses[count, 4] = qx
+        out_ray_poses[count, 5] = qy
+        out_ray_poses[count, 6] = qz
+        count += 1
+    out_count[0] = count
 
 
 @jit
 def raycast_outputs_kernel(
     ray_sensor,
-    active,
+    slots,
+    sensor_poses,
     origins,
     directions,
     starts,
-    ray_positions,
-    ray_orientations,
+    ray_poses,
     hit_distances,
     hit_normals,
     sensor_ranges,
@@ -223,21 +275,21 @@ def raycast_outputs_kernel(
     out_hit_normals,
     out_origins_world,
     out_end_points_world,
-    out_hit,
 ):
-    """Per-ray outputs of sensors.md §5.3 step 4 and §5.5.
+    """Per-ray outputs of sensors.md §5.3 step 4 and §5.5 for every ray.
 
     Args:
         ray_sensor: sensor index of each ray, shape (R,), int64.
-        active: 1 for firing rays, shape (R,), int64.
-        origins: ray origins o [stage units], shape (R, 3), float64, world.
-        directions: unit directions d as cast, shape (R, 3), float64, world.
-        starts: cast start points as cast, shape (R, 3), float64, world.
-        ray_positions: extrapolated sensor positions p', shape (R, 3), float64, world.
-        ray_orientations: extrapolated sensor orientations q' (w, x, y, z), shape (R, 4).
-        hit_distances: cast hit distance from the start, ``inf`` on a miss, shape (R,),
-            float64 [stage units].
-        hit_normals: unit hit normals, shape (R, 3), float64, world.
+        slots: compact row of each firing ray, -1 when it did not fire, shape (R,), int64.
+        sensor_poses: sensor world pose ``[p(3), q(4)]``, shape (S, 7), float64.
+        origins: ray origins o [stage units], compact rows, shape (>= C, 3), float64, world.
+        directions: unit directions d as cast, compact rows, shape (>= C, 3), float64.
+        starts: cast start points as cast, compact rows, shape (>= C, 3), float64, world.
+        ray_poses: extrapolated sensor poses ``[p'(3), q'(4)]``, compact rows, shape
+            (>= C, 7), float64.
+        hit_distances: cast hit distance from the start, ``inf`` on a miss, compact rows,
+            shape (>= C,), float64 [stage units].
+        hit_normals: unit hit normals, compact rows, shape (>= C, 3), float64, world.
         sensor_ranges: ``[minRange, maxRange]`` per sensor, shape (S, 2), float64.
         sensor_world_frame: 1 for ``WORLD`` output, 0 for ``SENSOR``, shape (S,), int64.
         out_depths: depth from the ray origin (``maxRange`` on miss / not firing), shape
@@ -250,50 +302,50 @@ def raycast_outputs_kernel(
             float32, world (written).
         out_end_points_world: hit point, ``o + d * maxRange`` on a miss, sensor position when
             not firing, shape (R, 3), float32, world (written).
-        out_hit: 1 for a hit, else 0, shape (R,), int64 (written).
     """
     for i in range(ray_sensor.shape[0]):
         k = ray_sensor[i]
         max_range = sensor_ranges[k, 1]
+        out_depths[i] = max_range
         for a in range(3):
-            out_origins_world[i, a] = origins[i, a]
             out_hit_positions[i, a] = 0.0
             out_hit_normals[i, a] = 0.0
-        out_depths[i] = max_range
-        out_hit[i] = 0
-        if active[i] == 0:
+        j = slots[i]
+        if j < 0:
             for a in range(3):
-                out_end_points_world[i, a] = origins[i, a]
+                out_origins_world[i, a] = sensor_poses[k, a]
+                out_end_points_world[i, a] = sensor_poses[k, a]
             continue
-        h = hit_distances[i]
+        for a in range(3):
+            out_origins_world[i, a] = origins[j, a]
+        h = hit_distances[j]
         if not (h < math.inf):
             for a in range(3):
-                out_end_points_world[i, a] = origins[i, a] + directions[i, a] * max_range
+                out_end_points_world[i, a] = origins[j, a] + directions[j, a] * max_range
             continue
-        out_hit[i] = 1
         out_depths[i] = h + sensor_ranges[k, 0]
-        x0 = starts[i, 0] + directions[i, 0] * h
-        x1 = starts[i, 1] + directions[i, 1] * h
-        x2 = starts[i, 2] + directions[i, 2] * h
+        x0 = starts[j, 0] + directions[j, 0] * h
+        x1 = starts[j, 1] + directions[j, 1] * h
+        x2 = starts[j, 2] + directions[j, 2] * h
         out_end_points_world[i, 0] = x0
         out_end_points_world[i, 1] = x1
         out_end_points_world[i, 2] = x2
-        n0 = hit_normals[i, 0]
-        n1 = hit_normals[i, 1]
-        n2 = hit_normals[i, 2]
+        n0 = hit_normals[j, 0]
+        n1 = hit_normals[j, 1]
+        n2 = hit_normals[j, 2]
         if sensor_world_frame[k] == 0:
-            qw = ray_orientations[i, 0]
-            qx = -ray_orientations[i, 1]
-            qy = -ray_orientations[i, 2]
-            qz = -ray_orientations[i, 3]
+            qw = ray_poses[j, 3]
+            qx = -ray_poses[j, 4]
+            qy = -ray_poses[j, 5]
+            qz = -ray_poses[j, 6]
             x0, x1, x2 = _rotate_kernel(
                 qw,
                 qx,
                 qy,
                 qz,
-                x0 - ray_positions[i, 0],
-                x1 - ray_positions[i, 1],
-                x2 - ray_positions[i, 2],
+                x0 - ray_poses[j, 0],
+                x1 - ray_poses[j, 1],
+                x2 - ray_poses[j, 2],
             )
             n0, n1, n2 = _rotate_kernel(qw, qx, qy, qz, n0, n1, n2)
         out_hit_positions[i, 0] = x0

@@ -193,6 +193,7 @@ class NumbaBvhBackend:
                 b = self.node_boxes[roots[g]]
                 local[g, :3] = np.minimum(b[0:3], b[6:9])
                 local[g, 3:] = np.maximum(b[3:6], b[9:12])
+        self.local_boxes = np.ascontiguousarray(local)
         corners = np.array([[i, j, k] for i in (0, 1) for j in (0, 1) for k in (0, 1)], bool)
         self._local_corners = np.where(
             corners[None, :, :], local[:, None, 3:], local[:, None, :3]

@@ -333,6 +333,34 @@ class RayScene:
         self._group_meshes = meshes
         self._group_positions = np.ascontiguousarray(self._fixed_positions.copy())
         self._group_orientations = np.ascontiguousarray(self._fixed_orientations.copy())
+        # solids are collected group by group, so each group's solids are one index range;
+        # a group-frame box around their bounding spheres rejects far points at once
+        g_count = self.group_count
+        self._group_solid_ranges = np.zeros((g_count, 2), np.int64)
+        self._group_solid_boxes = np.zeros((g_count, 6))
+        if self._solid_groups.size:
+            if np.any(np.diff(self._solid_groups) < 0):  # pragma: no cover - by construction
+                raise AssertionError("solids must be stored in group order")
+            for g in range(g_count):
+                rows = np.nonzero(self._solid_groups == g)[0]
+                if rows.size == 0:
+                    continue
+                self._group_solid_ranges[g] = (rows[0], rows.size)
+                b = self._solid_bounds[rows]
+                self._group_solid_boxes[g, :3] = (b[:, :3] - b[:, 3:4]).min(axis=0)
+                self._group_solid_boxes[g, 3:] = (b[:, :3] + b[:, 3:4]).max(axis=0)
+        for name in ("_solid_positions", "_solid_orientations", "_solid_params",
+                     "_solid_bounds", "_solid_plane_ranges", "_solid_groups", "_solid_kinds",
+                     "_solid_actors"):  # fmt: skip
+            setattr(self, name, np.ascontiguousarray(getattr(self, name)))
+        # fused single-kernel queries for the Numba backend (no per-cast NumPy work)
+        from runtime.sensors.ray_backends import NumbaBvhBackend
+
+        self._fused = isinstance(self.backend, NumbaBvhBackend)
+        self._no_bodies = (np.zeros((0, 3)), np.zeros((0, 4)))
+        self._group_body_rows = np.ascontiguousarray(self._group_body)
+        self._world_boxes = np.zeros((g_count, 6))
+        self._scratch_size = -1
 
     # ------------------------------------------------------------------ construction
 
@@ -594,6 +622,37 @@ class RayScene:
                 f"body_positions has {body_positions.shape[0]} rows, the scene was built for "
                 f"{len(self.body_paths)} bodies"
             )
+        if self._fused:
+            ray_count = origins.shape[0]
+            for name, array, shape, dtype in (
+                ("origins", origins, (ray_count, 3), np.float64),
+                ("directions", directions, (ray_count, 3), np.float64),
+                ("max_distances", max_distances, (ray_count,), np.float64),
+                ("out_distances", out_distances, (ray_count,), np.float64),
+                ("out_actors", out_actors, (ray_count,), np.int64),
+                ("out_normals", out_normals, (ray_count, 3), np.float64),
+            ):
+                if array.shape != shape or array.dtype != dtype or not array.flags.c_contiguous:
+                    raise ValueError(
+                        f"{name}: expected C-contiguous {np.dtype(dtype).name} array of shape "
+                        f"{shape}, got {array.dtype} {array.shape}"
+                    )
+            if body_positions is not None and body_orientations is not None:
+                body_positions = np.ascontiguousarray(body_positions, np.float64)
+                body_orientations = np.ascontiguousarray(body_orientations, np.float64)
+                if body_orientations.shape != (body_positions.shape[0], 4):
+                    raise ValueError("body_orientations must have shape (B, 4)")
+            self.cast_trusted(
+                origins,
+                directions,
+                max_distances,
+                body_positions,
+                body_orientations,
+                out_distances,
+                out_actors,
+                out_normals,
+            )
+            return
         positions, orientations = self.group_poses(body_positions, body_orientations)
         faces = np.empty(origins.shape[0], np.int64)
         self.backend.cast(
@@ -621,6 +680,8 @@ class RayScene:
                 self._solid_plane_ranges,
                 self._planes,
                 self._solid_bounds,
+                self._group_solid_ranges,
+                self._group_solid_boxes,
                 positions,
                 orientations,
                 origins,
@@ -631,3 +692,75 @@ class RayScene:
                 out_distances[rows] = 0.0
                 out_actors[rows] = self._solid_actors[inside[rows]]
                 out_normals[rows] = -directions[rows]
+
+    def cast_trusted(
+        self,
+        origins: np.ndarray,
+        directions: np.ndarray,
+        max_distances: np.ndarray,
+        body_positions: np.ndarray | None,
+        body_orientations: np.ndarray | None,
+        out_distances: np.ndarray,
+        out_actors: np.ndarray,
+        out_normals: np.ndarray,
+    ) -> None:
+        """:meth:`cast` without argument checks, for callers that own validated buffers.
+
+        Same arguments and results as :meth:`cast`; every array must already be C-contiguous
+        with the documented dtype and shape (the raycast sensor batch calls this per step).
+        With the Numba backend the whole query is one kernel call.
+        """
+        if not self._fused:
+            self.cast(origins, directions, max_distances, body_positions, body_orientations,
+                      out_distances, out_actors, out_normals)  # fmt: skip
+            return
+        ray_count = origins.shape[0]
+        if ray_count > self._scratch_size:
+            self._scratch_size = max(ray_count, 2 * self._scratch_size, 16)
+            self._scratch_faces = np.empty(self._scratch_size, np.int64)
+            self._scratch_inside = np.empty(self._scratch_size, np.int64)
+        if body_positions is None or body_orientations is None:
+            body_positions, body_orientations = self._no_bodies
+        elif body_positions.shape[0] != len(self.body_paths):
+            raise ValueError(
+                f"body_positions has {body_positions.shape[0]} rows, the scene was built for "
+                f"{len(self.body_paths)} bodies"
+            )
+        b = self.backend
+        self._kernels.scene_cast_kernel(
+            b.node_boxes,  # type: ignore[attr-defined]
+            b.node_refs,  # type: ignore[attr-defined]
+            b.triangles,  # type: ignore[attr-defined]
+            b.triangle_ids,  # type: ignore[attr-defined]
+            b.group_roots,  # type: ignore[attr-defined]
+            b.local_boxes,  # type: ignore[attr-defined]
+            self._group_body_rows,
+            body_positions,
+            body_orientations,
+            self._face_groups,
+            self._face_actors,
+            self._face_normals,
+            self._solid_groups,
+            self._solid_kinds,
+            self._solid_positions,
+            self._solid_orientations,
+            self._solid_params,
+            self._solid_plane_ranges,
+            self._planes,
+            self._solid_bounds,
+            self._solid_actors,
+            self._group_solid_ranges,
+            self._group_solid_boxes,
+            origins,
+            directions,
+            max_distances,
+            self.double_sided,
+            self._group_positions,
+            self._group_orientations,
+            self._world_boxes,
+            self._scratch_faces[:ray_count],
+            self._scratch_inside[:ray_count],
+            out_distances,
+            out_actors,
+            out_normals,
+        )

@@ -219,6 +219,15 @@ class RaycastSensor(SensorBase):
         )
         self._ranges = np.array([c.min_range, c.max_range], np.float64)
         self._world_frame = 1 if c.output_frame_of_reference == "WORLD" else 0
+        if self._body >= 0:
+            local = (c.translation_in_body, c.orientation_in_body)
+        else:
+            local = (self._static_position, self._static_orientation)
+        self._local_pose = np.concatenate([np.asarray(v, np.float64).reshape(-1) for v in local])
+        self._path_list = [""] * len(self._origins)
+        self._path_rows: list[int] = []
+        if self._batch is not None:
+            self._batch._layouts = {}
 
     # ------------------------------------------------------------------ protocol
 
@@ -291,40 +300,21 @@ class RaycastSensor(SensorBase):
 
     # ------------------------------------------------------------------ per step
 
-    def _prepare(self, state: PhysicsState) -> tuple | None:
-        """Sensor-level inputs of one step, or None when the sensor does not evaluate."""
+    def _prepare(self, state: PhysicsState) -> bool:
+        """Whether the sensor evaluates this step (advances its sweep counter if so)."""
         if not self._is_active() or self.config is None:
-            return None
+            return False
         if not self._first_done:
             self._first_done = True
             self._validate()
             if self.disabled_reason is not None:
-                return None
+                return False
         if not self.config.enabled:
             self._reading = RaycastReading()
-            return None
-        c = self.config
-        if self._body >= 0:
-            pb = state.body_positions[self._body]
-            qb = state.body_orientations[self._body]
-            p = pb + _rotate(qb, np.asarray(c.translation_in_body, np.float64))
-            q = _quat_multiply(qb, np.asarray(c.orientation_in_body, np.float64))
-            q = q / np.linalg.norm(q)
-        else:
-            p = self._static_position
-            q = self._static_orientation
-        if self._has_offsets and self._body >= 0:
-            v = state.body_linear_velocities[self._body]
-            w = state.body_angular_velocities[self._body]
-        else:
-            v = np.zeros(3)
-            w = np.zeros(3)
-        window = np.array([1.0, 0.0, 0.0, 0.0])
+            return False
         if self._period > 0:
             self._counter += 1
-            s, e, wrapped = sweep_window(self._counter, state.dt, self._period)
-            window = np.array([2.0, float(s), float(e), 1.0 if wrapped else 0.0])
-        return p, q, v, w, window
+        return True
 
 
 def sweep_window(
@@ -495,6 +485,11 @@ def _usd_world_pose(prim: Any) -> tuple[np.ndarray, np.ndarray]:
 class RaycastBatch:
     """Every raycast sensor of a runtime, evaluated with one kernel pass per step.
 
+    Per step: one kernel poses the sensors, applies the firing windows and writes the world
+    rays of the firing rays only (compacted), the scene casts those, and one kernel writes
+    every ray's outputs. Static per-sensor arrays are built once per set of evaluated
+    sensors (and again after a sensor re-reads its configuration).
+
     Args:
         runtime: the owning runtime (``stage``, ``body_paths``; optional ``ray_backend``
             and ``ray_scene`` attributes).
@@ -516,8 +511,10 @@ class RaycastBatch:
             sensor._batch = self
             if self.scene is None and sensor.scene is not None:
                 self.scene = sensor.scene
-        self._ray_cache: dict[tuple[int, ...], tuple[np.ndarray, ...]] = {}
-        self._path_table: np.ndarray | None = None
+        self._layouts: dict[tuple[int, ...], _Layout] = {}
+        self._index = {id(s): i for i, s in enumerate(self.sensors)}
+        self._path_table: tuple[str, ...] | None = None
+        self._no_bodies = (np.zeros((0, 3)), np.zeros((0, 4)))
 
     def _ensure_scene(self) -> Any:
         if self.scene is None:
@@ -530,19 +527,12 @@ class RaycastBatch:
             )
         return self.scene
 
-    def _rays(self, members: tuple[int, ...]) -> tuple[np.ndarray, ...]:
-        cached = self._ray_cache.get(members)
-        if cached is None:
-            sensors = [self.sensors[i] for i in members]
-            counts = [len(s._origins) for s in sensors]
-            ray_sensor = np.repeat(np.arange(len(sensors), dtype=np.int64), counts)
-            origins = np.ascontiguousarray(np.concatenate([s._origins for s in sensors]))
-            directions = np.ascontiguousarray(np.concatenate([s._directions for s in sensors]))
-            offsets = np.ascontiguousarray(np.concatenate([s._offsets for s in sensors]))
-            bounds = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
-            cached = (ray_sensor, origins, directions, offsets, bounds)
-            self._ray_cache = {members: cached}
-        return cached
+    def _layout(self, members: tuple[int, ...]) -> _Layout:
+        layout = self._layouts.get(members)
+        if layout is None:
+            layout = _Layout([self.sensors[i] for i in members])
+            self._layouts = {members: layout}
+        return layout
 
     def update(self, state: PhysicsState, only: list[RaycastSensor] | None = None) -> None:
         """Evaluate the sensors (all, or ``only``) for one physics step.
@@ -552,83 +542,87 @@ class RaycastBatch:
             only: restrict evaluation to these sensors of the batch.
         """
         chosen = self.sensors if only is None else only
-        inputs = []
+        members = []
         for sensor in chosen:
             try:
-                prepared = sensor._prepare(state)
+                evaluate = sensor._prepare(state)
             except Exception as error:  # noqa: BLE001 - one bad sensor must not stop the others
                 message = str(error)
                 if sensor.prim_path not in message:
                     message = f"{sensor.prim_path}: {message}"
                 sensor.disable(f"RaycastSensor disabled: {message}")
                 continue
-            if prepared is not None:
-                inputs.append((sensor, prepared))
-        if not inputs:
+            if evaluate:
+                members.append(self._index[id(sensor)])
+        if not members:
             return
-        members = [self.sensors.index(s) for s, _ in inputs]
         scene = self._ensure_scene()
-        ray_sensor, local_o, local_d, offsets, bounds = self._rays(tuple(members))
-        s_count = len(inputs)
-        positions = np.ascontiguousarray(np.array([p[0] for _, p in inputs], np.float64))
-        orientations = np.ascontiguousarray(np.array([p[1] for _, p in inputs], np.float64))
-        lin = np.ascontiguousarray(np.array([p[2] for _, p in inputs], np.float64))
-        ang = np.ascontiguousarray(np.array([p[3] for _, p in inputs], np.float64))
-        windows = np.ascontiguousarray(np.array([p[4] for _, p in inputs], np.float64))
-        ranges = np.ascontiguousarray(np.array([s._ranges for s, _ in inputs], np.float64))
-        frames = np.array([s._world_frame for s, _ in inputs], np.int64)
-        k = self._kernels
-        r = ray_sensor.shape[0]
-        active = np.empty(r, np.int64)
-        k.raycast_window_active_kernel(ray_sensor, offsets, windows, active)
-        o = np.empty((r, 3))
-        d = np.empty((r, 3))
-        starts = np.empty((r, 3))
-        max_d = np.empty(r)
-        ray_p = np.empty((r, 3))
-        ray_q = np.empty((r, 4))
-        k.raycast_rays_kernel(
-            ray_sensor, local_o, local_d, offsets, active, positions, orientations, lin, ang,
-            ranges, o, d, starts, max_d, ray_p, ray_q,
-        )  # fmt: skip
-        # the reference passes origin and direction to the scene query as float32
-        starts32 = np.ascontiguousarray(starts.astype(np.float32).astype(np.float64))
-        d32 = np.ascontiguousarray(d.astype(np.float32).astype(np.float64))
-        dist = np.empty(r)
-        actors = np.empty(r, np.int64)
-        normals = np.empty((r, 3))
+        lay = self._layout(tuple(members))
+        sensors = lay.sensors
+        counters = lay.counters
+        for j, sensor in enumerate(sensors):
+            counters[j] = sensor._counter
         has_bodies = len(getattr(scene, "body_paths", ())) > 0
-        scene.cast(
-            starts32,
-            d32,
-            max_d,
-            state.body_positions if has_bodies else None,
-            state.body_orientations if has_bodies else None,
-            dist,
-            actors,
-            normals,
-        )
+        if lay.uses_bodies or has_bodies:
+            positions = np.ascontiguousarray(state.body_positions, np.float64)
+            orientations = np.ascontiguousarray(state.body_orientations, np.float64)
+        else:
+            positions, orientations = self._no_bodies
+        if lay.uses_velocities:
+            lin = np.ascontiguousarray(state.body_linear_velocities, np.float64)
+            ang = np.ascontiguousarray(state.body_angular_velocities, np.float64)
+        else:
+            lin, ang = self._no_bodies[0], self._no_bodies[0]
+        k = self._kernels
+        k.raycast_prepare_kernel(
+            counters, lay.periods, np.float32(state.dt), lay.bodies, lay.local_poses,
+            lay.extrapolate, lay.ranges, positions, orientations, lin, ang, lay.ray_sensor,
+            lay.origins, lay.directions, lay.offsets, lay.sensor_poses, lay.slots, lay.fired,
+            lay.c_origins, lay.c_starts, lay.c_directions, lay.c_max_distances, lay.c_poses,
+            lay.count,
+        )  # fmt: skip
+        n = int(lay.count[0])
+        dist = lay.c_distances[:n]
+        actors = lay.c_actors[:n]
+        if n:
+            cast = getattr(scene, "cast_trusted", None) or scene.cast
+            cast(
+                lay.c_starts[:n],
+                lay.c_directions[:n],
+                lay.c_max_distances[:n],
+                positions if has_bodies else None,
+                orientations if has_bodies else None,
+                dist,
+                actors,
+                lay.c_normals[:n],
+            )
+        r = lay.ray_count
         depths = np.empty(r, np.float32)
         hit_p = np.empty((r, 3), np.float32)
         hit_n = np.empty((r, 3), np.float32)
         o_w = np.empty((r, 3), np.float32)
         e_w = np.empty((r, 3), np.float32)
-        hit = np.empty(r, np.int64)
         k.raycast_outputs_kernel(
-            ray_sensor, active, o, d32, starts32, ray_p, ray_q, dist, normals, ranges, frames,
-            depths, hit_p, hit_n, o_w, e_w, hit,
+            lay.ray_sensor, lay.slots, lay.sensor_poses, lay.c_origins, lay.c_directions,
+            lay.c_starts, lay.c_poses, lay.c_distances, lay.c_normals, lay.ranges, lay.frames,
+            depths, hit_p, hit_n, o_w, e_w,
         )  # fmt: skip
         time = float(np.float32(state.time))
         step = int(state.step)
-        if self._path_table is None or len(self._path_table) != len(scene.actor_paths) + 1:
-            self._path_table = np.array([*scene.actor_paths, ""], dtype=object)
-        path_index = np.where((hit != 0) & (actors >= 0), actors, len(scene.actor_paths))
-        for j in range(s_count):
-            sensor = inputs[j][0]
-            a, b = int(bounds[j]), int(bounds[j + 1])
+        hit_rows: list[int] = []
+        hit_actors: list[int] = []
+        if lay.any_paths and n:
+            hit = np.nonzero((actors >= 0) & (dist < np.inf))[0]
+            hit_rows = lay.fired[hit].tolist()
+            hit_actors = actors[hit].tolist()
+            if self._path_table is None or len(self._path_table) != len(scene.actor_paths):
+                self._path_table = tuple(scene.actor_paths)
+        bounds = lay.bounds
+        for j, sensor in enumerate(sensors):
+            a, b = bounds[j], bounds[j + 1]
             paths: tuple[str, ...] = ()
             if sensor.config.report_hit_prim_paths:
-                paths = tuple(self._path_table[path_index[a:b]].tolist())
+                paths = self._sensor_paths(sensor, a, b, hit_rows, hit_actors)
             sensor._reading = RaycastReading(
                 ray_count=b - a,
                 depths=depths[a:b],
@@ -641,6 +635,66 @@ class RaycastBatch:
                 step=step,
                 is_valid=True,
             )
+
+    def _sensor_paths(
+        self,
+        sensor: RaycastSensor,
+        a: int,
+        b: int,
+        hit_rows: list[int],
+        hit_actors: list[int],
+    ) -> tuple[str, ...]:
+        """Hit paths of one sensor: "" everywhere except its rays that hit this step."""
+        table = self._path_table or ()
+        paths = sensor._path_list
+        for row in sensor._path_rows:
+            paths[row] = ""
+        rows = []
+        for row, actor in zip(hit_rows, hit_actors, strict=True):
+            if a <= row < b:
+                paths[row - a] = table[actor]
+                rows.append(row - a)
+        sensor._path_rows = rows
+        return tuple(paths)
+
+
+class _Layout:
+    """Concatenated static arrays and per-step buffers of one set of evaluated sensors."""
+
+    def __init__(self, sensors: list[RaycastSensor]) -> None:
+        self.sensors = sensors
+        counts = [len(s._origins) for s in sensors]
+        r = int(sum(counts))
+        self.ray_count = r
+        self.ray_sensor = np.repeat(np.arange(len(sensors), dtype=np.int64), counts)
+        self.origins = np.ascontiguousarray(np.concatenate([s._origins for s in sensors]))
+        self.directions = np.ascontiguousarray(np.concatenate([s._directions for s in sensors]))
+        self.offsets = np.ascontiguousarray(np.concatenate([s._offsets for s in sensors]))
+        self.bounds = [0, *np.cumsum(counts).tolist()]
+        self.counters = np.zeros(len(sensors), np.int64)
+        self.periods = np.array([s._period for s in sensors], np.float32)
+        self.bodies = np.array([s._body for s in sensors], np.int64)
+        self.local_poses = np.ascontiguousarray(np.array([s._local_pose for s in sensors]))
+        self.extrapolate = np.array(
+            [1 if (s._has_offsets and s._body >= 0) else 0 for s in sensors], np.int64
+        )
+        self.ranges = np.ascontiguousarray(np.array([s._ranges for s in sensors], np.float64))
+        self.frames = np.array([s._world_frame for s in sensors], np.int64)
+        self.uses_bodies = bool(np.any(self.bodies >= 0))
+        self.uses_velocities = bool(np.any(self.extrapolate))
+        self.any_paths = any(s.config.report_hit_prim_paths for s in sensors)
+        self.sensor_poses = np.zeros((len(sensors), 7))
+        self.slots = np.empty(r, np.int64)
+        self.fired = np.empty(r, np.int64)
+        self.c_origins = np.empty((r, 3))
+        self.c_starts = np.empty((r, 3))
+        self.c_directions = np.empty((r, 3))
+        self.c_max_distances = np.empty(r)
+        self.c_poses = np.empty((r, 7))
+        self.c_distances = np.empty(r)
+        self.c_actors = np.empty(r, np.int64)
+        self.c_normals = np.empty((r, 3))
+        self.count = np.zeros(1, np.int64)
 
 
 RaycastSensor.batch_type = RaycastBatch  # type: ignore[attr-defined]
