@@ -275,6 +275,8 @@ def raycast_outputs_kernel(
     out_hit_normals,
     out_origins_world,
     out_end_points_world,
+    out_hits,
+    out_hit_count,
 ):
     """Per-ray outputs of sensors.md §5.3 step 4 and §5.5 for every ray.
 
@@ -302,7 +304,11 @@ def raycast_outputs_kernel(
             float32, world (written).
         out_end_points_world: hit point, ``o + d * maxRange`` on a miss, sensor position when
             not firing, shape (R, 3), float32, world (written).
+        out_hits: ``[ray, compact row]`` of each hit, shape (R, 2), int64 (first
+            ``hit_count`` rows written, in ray order).
+        out_hit_count: shape (1,), int64; receives the number of hits.
     """
+    hit_count = 0
     for i in range(ray_sensor.shape[0]):
         k = ray_sensor[i]
         max_range = sensor_ranges[k, 1]
@@ -324,6 +330,9 @@ def raycast_outputs_kernel(
                 out_end_points_world[i, a] = origins[j, a] + directions[j, a] * max_range
             continue
         out_depths[i] = h + sensor_ranges[k, 0]
+        out_hits[hit_count, 0] = i
+        out_hits[hit_count, 1] = j
+        hit_count += 1
         x0 = starts[j, 0] + directions[j, 0] * h
         x1 = starts[j, 1] + directions[j, 1] * h
         x2 = starts[j, 2] + directions[j, 2] * h
@@ -354,3 +363,4 @@ def raycast_outputs_kernel(
         out_hit_normals[i, 0] = n0
         out_hit_normals[i, 1] = n1
         out_hit_normals[i, 2] = n2
+    out_hit_count[0] = hit_count

@@ -77,6 +77,35 @@ class RaycastReading:
     step: int = 0
     is_valid: bool = False
 
+    @classmethod
+    def _make_valid(
+        cls,
+        ray_count: int,
+        depths: np.ndarray,
+        hit_positions: np.ndarray,
+        hit_normals: np.ndarray,
+        hit_prim_paths: tuple[str, ...],
+        ray_origins_world: np.ndarray,
+        ray_end_points_world: np.ndarray,
+        time: float,
+        step: int,
+    ) -> RaycastReading:
+        """A valid reading built without the frozen-dataclass field-by-field setattr cost."""
+        reading = object.__new__(cls)
+        reading.__dict__.update(
+            ray_count=ray_count,
+            depths=depths,
+            hit_positions=hit_positions,
+            hit_normals=hit_normals,
+            hit_prim_paths=hit_prim_paths,
+            ray_origins_world=ray_origins_world,
+            ray_end_points_world=ray_end_points_world,
+            time=time,
+            step=step,
+            is_valid=True,
+        )
+        return reading
+
     @property
     def hits(self) -> np.ndarray:
         """Rays that hit something (``depth < maxRange`` is the reference's only signal).
@@ -605,44 +634,34 @@ class RaycastBatch:
         k.raycast_outputs_kernel(
             lay.ray_sensor, lay.slots, lay.sensor_poses, lay.c_origins, lay.c_directions,
             lay.c_starts, lay.c_poses, lay.c_distances, lay.c_normals, lay.ranges, lay.frames,
-            depths, hit_p, hit_n, o_w, e_w,
+            depths, hit_p, hit_n, o_w, e_w, lay.hits, lay.hit_count,
         )  # fmt: skip
         time = float(np.float32(state.time))
         step = int(state.step)
-        hit_rows: list[int] = []
-        hit_actors: list[int] = []
-        if lay.any_paths and n:
-            hit = np.nonzero((actors >= 0) & (dist < np.inf))[0]
-            hit_rows = lay.fired[hit].tolist()
-            hit_actors = actors[hit].tolist()
+        hits: list[list[int]] = []
+        if lay.any_paths:
+            hits = lay.hits[: int(lay.hit_count[0])].tolist()
             if self._path_table is None or len(self._path_table) != len(scene.actor_paths):
                 self._path_table = tuple(scene.actor_paths)
         bounds = lay.bounds
+        make = RaycastReading._make_valid
         for j, sensor in enumerate(sensors):
             a, b = bounds[j], bounds[j + 1]
             paths: tuple[str, ...] = ()
             if sensor.config.report_hit_prim_paths:
-                paths = self._sensor_paths(sensor, a, b, hit_rows, hit_actors)
-            sensor._reading = RaycastReading(
-                ray_count=b - a,
-                depths=depths[a:b],
-                hit_positions=hit_p[a:b],
-                hit_normals=hit_n[a:b],
-                hit_prim_paths=paths,
-                ray_origins_world=o_w[a:b],
-                ray_end_points_world=e_w[a:b],
-                time=time,
-                step=step,
-                is_valid=True,
-            )
+                paths = self._sensor_paths(sensor, a, b, hits, actors)
+            sensor._reading = make(
+                b - a, depths[a:b], hit_p[a:b], hit_n[a:b], paths, o_w[a:b], e_w[a:b], time,
+                step,
+            )  # fmt: skip
 
     def _sensor_paths(
         self,
         sensor: RaycastSensor,
         a: int,
         b: int,
-        hit_rows: list[int],
-        hit_actors: list[int],
+        hits: list[list[int]],
+        actors: np.ndarray,
     ) -> tuple[str, ...]:
         """Hit paths of one sensor: "" everywhere except its rays that hit this step."""
         table = self._path_table or ()
@@ -650,10 +669,12 @@ class RaycastBatch:
         for row in sensor._path_rows:
             paths[row] = ""
         rows = []
-        for row, actor in zip(hit_rows, hit_actors, strict=True):
-            if a <= row < b:
-                paths[row - a] = table[actor]
-                rows.append(row - a)
+        for ray, slot in hits:
+            if a <= ray < b:
+                actor = int(actors[slot])
+                if actor >= 0:
+                    paths[ray - a] = table[actor]
+                    rows.append(ray - a)
         sensor._path_rows = rows
         return tuple(paths)
 
@@ -695,6 +716,8 @@ class _Layout:
         self.c_actors = np.empty(r, np.int64)
         self.c_normals = np.empty((r, 3))
         self.count = np.zeros(1, np.int64)
+        self.hits = np.empty((r, 2), np.int64)
+        self.hit_count = np.zeros(1, np.int64)
 
 
 RaycastSensor.batch_type = RaycastBatch  # type: ignore[attr-defined]
