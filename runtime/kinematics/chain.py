@@ -16,31 +16,34 @@ from the reference, all recommended by the spec:
 
 Joint values are radians (revolute) and stage length units (prismatic). All chain poses are
 expressed in the start prim's frame ("chain-local").
+
+This module is the public path of the pieces it assembles from private modules: the link tree
+read from USD (``_tree``), the kernel arrays (``_packing``), joint-state I/O and teleport
+(``_joint_state``) and prim world poses (``_xform``).
 """
 
 from __future__ import annotations
 
 import logging
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from pxr import Gf, Sdf, Usd, UsdGeom, UsdPhysics
+from pxr import Usd
 
 import runtime.schema  # noqa: F401  (registers the Isaac schemas before any stage)
 from runtime.errors import SchemaError
+from runtime.kinematics import _joint_state
 from runtime.kinematics import _kernels as K
+from runtime.kinematics._packing import canonical_z, pack_chain, tree_kernel_arrays
+from runtime.kinematics._tree import NO_MOTION, PRISMATIC, REVOLUTE, LinkNode, LinkTree
+from runtime.kinematics._xform import world_pose
 from runtime.kinematics.math import Transform, quat_from_matrix, quat_to_matrix
 
 __all__ = ["Joint", "KinematicChain", "LinkNode"]
 
 _LOG = logging.getLogger(__name__)
-
-_AXES = {"X": (1.0, 0.0, 0.0), "Y": (0.0, 1.0, 0.0), "Z": (0.0, 0.0, 1.0)}
-REVOLUTE = 0
-PRISMATIC = 1
-NO_MOTION = 2
 
 
 # ----------------------------------------------------------------------------- records
@@ -85,328 +88,6 @@ class Joint:
         return out
 
 
-@dataclass
-class LinkNode:
-    """A node of the kinematic tree.
-
-    Attributes:
-        prim: the link prim.
-        path: its path string.
-        parent: index of the parent node (-1 for the root).
-        joint_path: path of the joint to the parent ("" for the root).
-        children: indices of child nodes.
-        jtype: 0 revolute, 1 prismatic, 2 no motion (fixed, spherical, D6, root).
-        axis: unit motion axis in the joint frame, in tree direction (negated when the joint
-            is authored child→parent), shape (3,).
-        pre: parent link frame → joint frame (parent side).
-        post: joint frame (after motion) → this link's frame.
-        reversed: True when the joint's body0 is this (child) link.
-        lower: lower limit [rad or stage units].
-        upper: upper limit.
-        fixed: the joint to the parent is a ``PhysicsFixedJoint`` (snapped on teleport).
-    """
-
-    prim: Usd.Prim
-    path: str
-    parent: int = -1
-    joint_path: str = ""
-    children: list[int] = field(default_factory=list)
-    jtype: int = NO_MOTION
-    axis: np.ndarray = field(default_factory=lambda: np.array([1.0, 0.0, 0.0]))
-    pre: Transform = field(default_factory=Transform)
-    post: Transform = field(default_factory=Transform)
-    reversed: bool = False
-    lower: float = -math.inf
-    upper: float = math.inf
-    fixed: bool = False
-
-    @property
-    def name(self) -> str:
-        """Prim name."""
-        return self.prim.GetName()
-
-
-# ----------------------------------------------------------------------------- USD helpers
-
-
-def _world_matrix(prim: Usd.Prim) -> np.ndarray:
-    """4x4 column-convention world matrix of ``prim`` (with scale)."""
-    m = UsdGeom.Xformable(prim).ComputeLocalToWorldTransform(Usd.TimeCode.Default())
-    return np.array(m, dtype=np.float64).T
-
-
-def _rigid(m: np.ndarray) -> tuple[Transform, np.ndarray]:
-    """Split a column-convention 4x4 into a rigid Transform and per-axis scale (3,)."""
-    lin = m[:3, :3]
-    scale = np.linalg.norm(lin, axis=0)
-    safe = np.where(scale > 0.0, scale, 1.0)
-    rot = lin / safe
-    if np.linalg.det(rot) < 0.0:
-        rot[:, 0] = -rot[:, 0]
-        scale[0] = -scale[0]
-    return Transform(m[:3, 3], quat_from_matrix(rot)), scale
-
-
-def _world_pose(prim: Usd.Prim) -> tuple[Transform, np.ndarray]:
-    """Rigid world pose and world scale of ``prim``."""
-    return _rigid(_world_matrix(prim))
-
-
-def _first_target(prim: Usd.Prim, name: str) -> str:
-    rel = prim.GetRelationship(name)
-    if not rel:
-        return ""
-    targets = rel.GetTargets()
-    return str(targets[0]) if targets else ""
-
-
-def _local_frame(joint: Usd.Prim, index: int) -> Transform:
-    pos = joint.GetAttribute(f"physics:localPos{index}").Get()
-    rot = joint.GetAttribute(f"physics:localRot{index}").Get()
-    t = np.zeros(3) if pos is None else np.array(pos, dtype=np.float64)
-    if rot is None:
-        q = np.array([1.0, 0.0, 0.0, 0.0])
-    else:
-        q = np.array([rot.GetReal(), *rot.GetImaginary()], dtype=np.float64)
-        norm = float(np.linalg.norm(q))
-        if not np.isfinite(norm) or norm == 0.0:
-            raise SchemaError(
-                str(joint.GetPath()),
-                f"physics:localRot{index}",
-                f"invalid quaternion {tuple(q)}",
-                "a non-zero unit quaternion",
-            )
-        q = q / norm
-    if not np.all(np.isfinite(t)):
-        raise SchemaError(
-            str(joint.GetPath()),
-            f"physics:localPos{index}",
-            f"non-finite position {tuple(t)}",
-            "finite values",
-        )
-    return Transform(t, q)
-
-
-def joint_kind(joint: Usd.Prim) -> int:
-    """0 revolute, 1 prismatic, 2 anything else (fixed, spherical, D6, generic)."""
-    if joint.IsA(UsdPhysics.RevoluteJoint):
-        return REVOLUTE
-    if joint.IsA(UsdPhysics.PrismaticJoint):
-        return PRISMATIC
-    return NO_MOTION
-
-
-def joint_axis(joint: Usd.Prim) -> np.ndarray:
-    """Unit axis of ``physics:axis`` (unknown token → X with a warning, as the reference)."""
-    token = joint.GetAttribute("physics:axis").Get()
-    if token is None:
-        token = "X"
-    if str(token) not in _AXES:
-        _LOG.warning("%s: physics:axis %r is not X/Y/Z; using X", joint.GetPath(), token)
-        token = "X"
-    return np.array(_AXES[str(token)])
-
-
-def joint_limits(joint: Usd.Prim, kind: int) -> tuple[float, float]:
-    """SI limits of a revolute (degrees → rad) or prismatic joint; inverted → unlimited."""
-    lo = joint.GetAttribute("physics:lowerLimit").Get()
-    hi = joint.GetAttribute("physics:upperLimit").Get()
-    lo = -math.inf if lo is None else float(lo)
-    hi = math.inf if hi is None else float(hi)
-    if math.isnan(lo) or math.isnan(hi):
-        raise SchemaError(
-            str(joint.GetPath()),
-            "physics:lowerLimit/upperLimit",
-            "limit is NaN",
-            "finite values or ±inf",
-        )
-    if kind == REVOLUTE:
-        lo = math.radians(lo) if math.isfinite(lo) else lo
-        hi = math.radians(hi) if math.isfinite(hi) else hi
-    if lo > hi:
-        return -math.inf, math.inf
-    return lo, hi
-
-
-def _is_link(prim: Usd.Prim) -> bool:
-    return bool(prim) and (
-        prim.HasAPI(UsdPhysics.RigidBodyAPI) or "IsaacLinkAPI" in prim.GetAppliedSchemas()
-    )
-
-
-def _excluded(joint: Usd.Prim) -> bool:
-    attr = joint.GetAttribute("physics:excludeFromArticulation")
-    return bool(attr and attr.Get())
-
-
-def _robot_joints(stage: Usd.Stage, robot_prim: Usd.Prim) -> list[Usd.Prim]:
-    """Joints of the robot: relationship targets first, then joints under the robot prim."""
-    joints: list[Usd.Prim] = []
-    seen: set[str] = set()
-    rel = robot_prim.GetRelationship("isaac:physics:robotJoints")
-    candidates: list[Usd.Prim] = []
-    if rel:
-        for path in rel.GetTargets():
-            prim = stage.GetPrimAtPath(path)
-            if prim and prim.IsA(UsdPhysics.Joint):
-                candidates.append(prim)
-    candidates.extend(p for p in Usd.PrimRange(robot_prim) if p.IsA(UsdPhysics.Joint))
-    for prim in candidates:
-        path = str(prim.GetPath())
-        if path in seen or _excluded(prim):
-            continue
-        seen.add(path)
-        joints.append(prim)
-    return joints
-
-
-def _find_root(stage: Usd.Stage, robot_prim: Usd.Prim, joints: list[Usd.Prim]) -> Usd.Prim | None:
-    """Root link of the robot's tree.
-
-    Order: the robot prim if it is a link, the first robotLinks target, the articulation
-    root, a body fixed to the world, else the first rigid body under the robot.
-    """
-    if _is_link(robot_prim):
-        return robot_prim
-    rel = robot_prim.GetRelationship("isaac:physics:robotLinks")
-    if rel:
-        for path in rel.GetTargets():
-            prim = stage.GetPrimAtPath(path)
-            if _is_link(prim) and "IsaacSiteAPI" not in prim.GetAppliedSchemas():
-                return prim
-    for prim in Usd.PrimRange(robot_prim):
-        if prim.HasAPI(UsdPhysics.ArticulationRootAPI):
-            if _is_link(prim):
-                return prim
-            if prim.IsA(UsdPhysics.Joint):
-                for name in ("physics:body0", "physics:body1"):
-                    body = stage.GetPrimAtPath(_first_target(prim, name) or "/")
-                    if _is_link(body):
-                        return body
-            break
-    for joint in joints:
-        b0 = stage.GetPrimAtPath(_first_target(joint, "physics:body0") or "/")
-        b1 = stage.GetPrimAtPath(_first_target(joint, "physics:body1") or "/")
-        if _is_link(b1) and not _is_link(b0):
-            return b1
-        if _is_link(b0) and not _is_link(b1):
-            return b0
-    for prim in Usd.PrimRange(robot_prim):
-        if _is_link(prim):
-            return prim
-    return None
-
-
-# ----------------------------------------------------------------------------- tree
-
-
-class _Tree:
-    """Link tree with zero-configuration poses and flat arrays for the tree FK kernel."""
-
-    def __init__(self, stage: Usd.Stage, robot_prim: Usd.Prim) -> None:
-        self.nodes: list[LinkNode] = []
-        self.index: dict[str, int] = {}
-        joints = _robot_joints(stage, robot_prim)
-        root = _find_root(stage, robot_prim, joints)
-        if root is None:
-            return
-        adjacency: dict[str, list[tuple[Usd.Prim, int]]] = {}
-        for joint in joints:
-            for slot, name in ((0, "physics:body0"), (1, "physics:body1")):
-                path = _first_target(joint, name)
-                if path:
-                    adjacency.setdefault(path, []).append((joint, slot))
-        self._add(LinkNode(prim=root, path=str(root.GetPath())))
-        processed: set[str] = set()
-        stack = [0]
-        while stack:
-            ni = stack.pop()
-            node = self.nodes[ni]
-            for slot in (0, 1):
-                for joint, jslot in adjacency.get(node.path, []):
-                    if jslot != slot:
-                        continue
-                    jpath = str(joint.GetPath())
-                    if jpath in processed:
-                        continue
-                    processed.add(jpath)
-                    other_path = _first_target(joint, f"physics:body{1 - slot}")
-                    if not other_path or other_path in self.index:
-                        continue
-                    other = stage.GetPrimAtPath(other_path)
-                    if not _is_link(other):
-                        continue
-                    child = self._make_child(ni, other, joint, reversed_=(slot == 1))
-                    node.children.append(child)
-                    stack.append(child)
-        self._compute_zero_and_current()
-
-    def _add(self, node: LinkNode) -> int:
-        self.index[node.path] = len(self.nodes)
-        self.nodes.append(node)
-        return len(self.nodes) - 1
-
-    def _make_child(self, parent: int, prim: Usd.Prim, joint: Usd.Prim, reversed_: bool) -> int:
-        kind = joint_kind(joint)
-        node = LinkNode(
-            prim=prim,
-            path=str(prim.GetPath()),
-            parent=parent,
-            joint_path=str(joint.GetPath()),
-            jtype=kind,
-            reversed=reversed_,
-            fixed=bool(joint.IsA(UsdPhysics.FixedJoint)),
-        )
-        if kind != NO_MOTION:
-            axis = joint_axis(joint)
-            node.axis = -axis if reversed_ else axis
-            node.lower, node.upper = joint_limits(joint, kind)
-        node._joint_prim = joint  # type: ignore[attr-defined]
-        return self._add(node)
-
-    def _compute_zero_and_current(self) -> None:
-        """Current world poses/scales; pre/post offsets (scale-aware); zero-config poses."""
-        self.current: list[Transform] = []
-        self.scales: list[np.ndarray] = []
-        for node in self.nodes:
-            pose, scale = _world_pose(node.prim)
-            self.current.append(pose)
-            self.scales.append(scale)
-        for i, node in enumerate(self.nodes):
-            if node.parent < 0:
-                continue
-            joint = node._joint_prim  # type: ignore[attr-defined]
-            l0 = _local_frame(joint, 0)
-            l1 = _local_frame(joint, 1)
-            parent_local, child_local = (l1, l0) if node.reversed else (l0, l1)
-            parent_scale = self.scales[node.parent]
-            child_scale = self.scales[i]
-            node.pre = Transform(parent_local.t * parent_scale, parent_local.q)
-            node.post = Transform(child_local.t * child_scale, child_local.q).inv()
-        self.zero: list[Transform] = []
-        for node in self.nodes:
-            if node.parent < 0:
-                self.zero.append(self.current[0].copy())
-            else:
-                self.zero.append(self.zero[node.parent] @ node.pre @ node.post)
-
-    def motion(self, node: LinkNode, value: float) -> Transform:
-        """Motion transform of ``node``'s joint (tree direction) for USD joint value."""
-        if node.jtype == REVOLUTE:
-            half = 0.5 * value
-            return Transform(None, [math.cos(half), *(node.axis * math.sin(half))])
-        if node.jtype == PRISMATIC:
-            return Transform(node.axis * value)
-        return Transform()
-
-    def ancestors(self, i: int) -> list[int]:
-        """Node indices from ``i`` up to the root (inclusive)."""
-        out = [i]
-        while self.nodes[out[-1]].parent >= 0:
-            out.append(self.nodes[out[-1]].parent)
-        return out
-
-
 # ----------------------------------------------------------------------------- chain
 
 
@@ -446,7 +127,7 @@ class KinematicChain:
         self._start_prim = start_prim
         self._end_prim = end_prim
         self._debug = debug
-        self._tree = _Tree(stage, robot_prim)
+        self._tree = LinkTree(stage, robot_prim)
         self._joints: list[Joint] = []
         self._arrays_empty()
         if start_prim is not None and end_prim is not None and self._tree.nodes:
@@ -523,7 +204,7 @@ class KinematicChain:
             np.eye(3),
         )
         self._frame_arrays = self._arrays
-        self._arrays = _pack(*self._frame_arrays)
+        self._arrays = pack_chain(*self._frame_arrays)
         self._lower = np.zeros(0)
         self._upper = np.zeros(0)
         self._limits = np.zeros((2, 0))
@@ -543,14 +224,14 @@ class KinematicChain:
             ppath = str(parent.GetPath())
             if ppath in self._tree.index:
                 ni = self._tree.index[ppath]
-                prim_pose, _ = _world_pose(prim)
+                prim_pose, _ = world_pose(prim)
                 return ni, self._tree.current[ni].inv() @ prim_pose
             parent = parent.GetParent()
         # the robot prim (or another ancestor of the root link, e.g. the converter's default
         # prim that the root is fixed to) moves rigidly with the root link
         root_path = self._tree.nodes[0].prim.GetPath() if self._tree.nodes else None
         if root_path is not None and root_path.HasPrefix(prim.GetPath()):
-            prim_pose, _ = _world_pose(prim)
+            prim_pose, _ = world_pose(prim)
             return 0, self._tree.current[0].inv() @ prim_pose
         return None
 
@@ -620,7 +301,7 @@ class KinematicChain:
             np.ascontiguousarray(tip.t),
             np.ascontiguousarray(quat_to_matrix(tip.q)),
         )
-        self._arrays = _pack(*_canonical_z(*self._frame_arrays))
+        self._arrays = pack_chain(*canonical_z(*self._frame_arrays))
         self._lower = np.array([j.lower for j in joints], dtype=np.float64)
         self._upper = np.array([j.upper for j in joints], dtype=np.float64)
         self._limits = np.ascontiguousarray(np.vstack([self._lower, self._upper]))
@@ -762,43 +443,10 @@ class KinematicChain:
         Returns:
             (link_parent, link_qindex, link_jtype, link_axis, pre_t, pre_r, post_t, post_r).
         """
-        tree = self._tree
         order = self.tree_joint_paths() if joint_paths is None else list(joint_paths)
-        qindex = {p: i for i, p in enumerate(order)}
-        nl = len(tree.nodes)
-        parent = np.array([n.parent for n in tree.nodes], dtype=np.int64)
-        qi = np.array(
-            [qindex.get(n.joint_path, -1) if n.jtype != NO_MOTION else -1 for n in tree.nodes],
-            dtype=np.int64,
-        )
-        jtype = np.array([n.jtype for n in tree.nodes], dtype=np.int64)
-        axis = np.ascontiguousarray([n.axis for n in tree.nodes], dtype=np.float64).reshape(nl, 3)
-        robot, _ = _world_pose(self._robot_prim)
-        pres = []
-        for n in tree.nodes:
-            pres.append(robot.inv() @ tree.current[0] if n.parent < 0 else n.pre)
-        pre_t = np.ascontiguousarray([p.t for p in pres]).reshape(nl, 3)
-        pre_r = np.ascontiguousarray([quat_to_matrix(p.q) for p in pres]).reshape(nl, 3, 3)
-        post_t = np.ascontiguousarray([n.post.t for n in tree.nodes]).reshape(nl, 3)
-        post_r = np.ascontiguousarray([quat_to_matrix(n.post.q) for n in tree.nodes]).reshape(
-            nl, 3, 3
-        )
-        # rotate each joint frame so its axis is +Z (kernel fast path): pre·A, Aᵀ·post;
-        # links without motion get their whole offset in pre (post = identity)
-        for i, n in enumerate(tree.nodes):
-            if n.jtype == NO_MOTION or qi[i] < 0:
-                jtype[i] = NO_MOTION
-                pre_t[i] = pre_t[i] + pre_r[i] @ post_t[i]
-                pre_r[i] = pre_r[i] @ post_r[i]
-                post_t[i] = 0.0
-                post_r[i] = np.eye(3)
-                continue
-            a = _rotation_z_to(n.axis)
-            pre_r[i] = pre_r[i] @ a
-            post_t[i] = a.T @ post_t[i]
-            post_r[i] = a.T @ post_r[i]
-            axis[i] = (0.0, 0.0, 1.0)
-        return parent, qi, jtype, axis, pre_t, pre_r, post_t, post_r
+        robot, _ = world_pose(self._robot_prim)
+        root_in_robot = robot.inv() @ self._tree.current[0]
+        return tree_kernel_arrays(self._tree.nodes, root_in_robot, order)
 
     @property
     def link_paths(self) -> list[str]:
@@ -839,82 +487,15 @@ class KinematicChain:
         raise ValueError(f"expected shape ({dof},) or (N, {dof}), got {qa.shape}")
 
     # ------------------------------------------------------------------ joint-state I/O
-    def _read_all_joint_states(self) -> dict[str, float]:
-        out: dict[str, float] = {}
-        for node in self._tree.nodes:
-            if node.jtype == NO_MOTION:
-                continue
-            joint = self._stage.GetPrimAtPath(node.joint_path)
-            name = (
-                "state:angular:physics:position"
-                if node.jtype == REVOLUTE
-                else "state:linear:physics:position"
-            )
-            attr = joint.GetAttribute(name)
-            value = attr.Get() if attr else None
-            if value is None or not math.isfinite(float(value)):
-                continue
-            out[node.joint_path] = (
-                math.radians(float(value)) if node.jtype == REVOLUTE else float(value)
-            )
-        return out
-
     def read_joint_states(self) -> dict[str, float]:
         """Current joint values of the chain joints (rad / stage units) by joint path."""
         allowed = set(self.joint_paths)
-        return {k: v for k, v in self._read_all_joint_states().items() if k in allowed}
+        states = _joint_state.read_joint_states(self._stage, self._tree)
+        return {k: v for k, v in states.items() if k in allowed}
 
     def set_joint_attributes(self, joint_dict: dict[str, float]) -> None:
         """Write drive targets and joint states (degrees for revolute) for listed joints."""
-        for path, value in joint_dict.items():
-            prim = self._stage.GetPrimAtPath(path)
-            if not prim:
-                continue
-            kind = joint_kind(prim)
-            if kind == REVOLUTE:
-                names = ("drive:angular:physics:targetPosition", "state:angular:physics:position")
-                native = float(math.degrees(value))
-            elif kind == PRISMATIC:
-                names = ("drive:linear:physics:targetPosition", "state:linear:physics:position")
-                native = float(value)
-            else:
-                continue
-            for name in names:
-                attr = prim.GetAttribute(name)
-                if not attr:
-                    attr = prim.CreateAttribute(name, Sdf.ValueTypeNames.Float, custom=True)
-                attr.Set(native)
-
-    def _propagate(
-        self, joint_dict: dict[str, float], all_affected: bool
-    ) -> tuple[list[Transform], list[bool]]:
-        tree = self._tree
-        old = [_world_pose(n.prim)[0] for n in tree.nodes]
-        new: list[Transform] = [old[0]]
-        moved = [all_affected]
-        for i, node in enumerate(tree.nodes[1:], start=1):
-            par = node.parent
-            if node.joint_path in joint_dict and node.jtype != NO_MOTION:
-                motion = tree.motion(node, float(joint_dict[node.joint_path]))
-                pose = new[par] @ node.pre @ motion @ node.post
-                new.append(pose)
-                moved.append(True)
-            elif node.fixed and (moved[par] or all_affected):
-                new.append(new[par] @ node.pre @ node.post)
-                moved.append(True)
-            elif moved[par] or all_affected:
-                new.append(new[par] @ (old[par].inv() @ old[i]))
-                moved.append(True)
-            else:
-                new.append(old[i])
-                moved.append(False)
-        return new, moved
-
-    def _write_links(self, poses: list[Transform], which: list[bool]) -> None:
-        items = [(self._tree.nodes[i], poses[i]) for i in range(len(poses)) if which[i]]
-        items.sort(key=lambda item: item[0].prim.GetPath().pathElementCount)
-        for node, pose in items:
-            set_world_pose(node.prim, pose)
+        _joint_state.set_joint_attributes(self._stage, joint_dict)
 
     def teleport(self, joint_dict: dict[str, float]) -> None:
         """Write joint attributes and move links to the FK pose; the root link stays put.
@@ -925,9 +506,9 @@ class KinematicChain:
         if not joint_dict or not self._tree.nodes:
             return
         self.set_joint_attributes(joint_dict)
-        poses, moved = self._propagate(joint_dict, all_affected=False)
+        poses, moved = _joint_state.propagate(self._tree, joint_dict, all_affected=False)
         moved[0] = False
-        self._write_links(poses, moved)
+        _joint_state.write_link_poses(self._tree, poses, moved)
 
     def teleport_anchored(
         self, joint_dict: dict[str, float], *, anchor_prim: Usd.Prim | None = None
@@ -949,133 +530,11 @@ class KinematicChain:
             return
         ai, a_off = resolved
         self.set_joint_attributes(joint_dict)
-        full = self._read_all_joint_states()
+        full = _joint_state.read_joint_states(self._stage, self._tree)
         full.update(joint_dict)
-        anchor_before = _world_pose(self._tree.nodes[ai].prim)[0] @ a_off
-        poses, _ = self._propagate(full, all_affected=True)
+        anchor_before = world_pose(self._tree.nodes[ai].prim)[0] @ a_off
+        poses, _ = _joint_state.propagate(self._tree, full, all_affected=True)
         anchor_after = poses[ai] @ a_off
         correction = anchor_before @ anchor_after.inv()
         poses = [correction @ p for p in poses]
-        self._write_links(poses, [True] * len(poses))
-
-
-def _rotation_z_to(axis: np.ndarray) -> np.ndarray:
-    """A rotation matrix ``A`` with ``A @ [0, 0, 1] == axis`` (unit ``axis``)."""
-    z = np.array([0.0, 0.0, 1.0])
-    a = np.asarray(axis, dtype=np.float64)
-    if np.allclose(a, z):
-        return np.eye(3)
-    if np.allclose(a, -z):
-        return np.diag([1.0, -1.0, -1.0])
-    v = np.cross(z, a)
-    s = float(np.linalg.norm(v))
-    c = float(a[2])
-    k = np.array([[0.0, -v[2], v[1]], [v[2], 0.0, -v[0]], [-v[1], v[0], 0.0]]) / s
-    return np.eye(3) + s * k + (1.0 - c) * (k @ k)
-
-
-def _pack(types, axes, home_t, home_r, tip_t, tip_r) -> tuple[np.ndarray, np.ndarray]:
-    """Packed ``(model (n, 16), tip (12,))`` for the chain kernels (see ``_kernels``)."""
-    n = types.shape[0]
-    model = np.empty((n, 16))
-    model[:, 0] = types
-    model[:, 1:4] = axes
-    model[:, 4:7] = home_t
-    model[:, 7:16] = home_r.reshape(n, 9)
-    tip = np.concatenate([tip_t, tip_r.reshape(9)])
-    return np.ascontiguousarray(model), np.ascontiguousarray(tip)
-
-
-def _canonical_z(types, axes, home_t, home_r, tip_t, tip_r) -> tuple[np.ndarray, ...]:
-    """Rewrite a chain so every joint moves along/about +Z, without changing the end pose.
-
-    With ``A_k @ z = axis_k``: ``home_k' = A_{k-1}^T home_k A_k`` (translation rotated by
-    ``A_{k-1}^T``) and ``tip' = A_last^T tip``, since ``Rot(a, q) A = A Rz(q)``.
-    """
-    n = types.shape[0]
-    new_t = np.empty_like(home_t)
-    new_r = np.empty_like(home_r)
-    prev = np.eye(3)
-    for k in range(n):
-        a_k = _rotation_z_to(axes[k])
-        new_t[k] = prev.T @ home_t[k]
-        new_r[k] = prev.T @ home_r[k] @ a_k
-        prev = a_k
-    z_axes = np.zeros((n, 3))
-    z_axes[:, 2] = 1.0
-    return (
-        types,
-        z_axes,
-        np.ascontiguousarray(new_t),
-        np.ascontiguousarray(new_r),
-        np.ascontiguousarray(prev.T @ tip_t),
-        np.ascontiguousarray(prev.T @ tip_r),
-    )
-
-
-def set_world_pose(prim: Usd.Prim, pose: Transform) -> None:
-    """Place ``prim`` at rigid world ``pose`` keeping its authored scale.
-
-    Authors ``xformOp:translate``, ``xformOp:orient`` and ``xformOp:scale`` (in that order),
-    reusing the precision of existing ops (double otherwise); the scale op keeps its authored
-    value ((1, 1, 1) when there was none).
-    """
-    xf = UsdGeom.Xformable(prim)
-    parent = prim.GetParent()
-    if parent and not parent.IsPseudoRoot():
-        parent_m = _world_matrix(parent)
-    else:
-        parent_m = np.eye(4)
-    local = np.linalg.solve(parent_m, pose.matrix())
-    local_pose, _ = _rigid(local)
-    precision = {}
-    scale_value = None
-    for op in xf.GetOrderedXformOps():
-        precision[op.GetOpType()] = op.GetPrecision()
-        if op.GetOpType() == UsdGeom.XformOp.TypeScale and op.GetOpName() == "xformOp:scale":
-            scale_value = op.Get()
-    xf.ClearXformOpOrder()
-    dbl = UsdGeom.XformOp.PrecisionDouble
-
-    def _op(kind: Any, adder: Any) -> UsdGeom.XformOp:
-        prec = precision.get(kind, dbl)
-        name = {
-            UsdGeom.XformOp.TypeTranslate: "xformOp:translate",
-            UsdGeom.XformOp.TypeOrient: "xformOp:orient",
-            UsdGeom.XformOp.TypeScale: "xformOp:scale",
-        }[kind]
-        attr = prim.GetAttribute(name)
-        if attr and kind not in precision:
-            prim.RemoveProperty(name)
-        try:
-            return adder(prec)
-        except Exception:  # noqa: BLE001 - type clash with a stale attribute
-            prim.RemoveProperty(name)
-            return adder(prec)
-
-    t_op = _op(UsdGeom.XformOp.TypeTranslate, xf.AddTranslateOp)
-    o_op = _op(UsdGeom.XformOp.TypeOrient, xf.AddOrientOp)
-    s_op = _op(UsdGeom.XformOp.TypeScale, xf.AddScaleOp)
-    q = local_pose.q
-    if o_op.GetPrecision() == UsdGeom.XformOp.PrecisionFloat:
-        t_op.Set(
-            Gf.Vec3f(*local_pose.t)
-            if t_op.GetPrecision() == UsdGeom.XformOp.PrecisionFloat
-            else Gf.Vec3d(*local_pose.t)
-        )
-        o_op.Set(Gf.Quatf(float(q[0]), Gf.Vec3f(*q[1:])))
-    else:
-        t_op.Set(
-            Gf.Vec3f(*local_pose.t)
-            if t_op.GetPrecision() == UsdGeom.XformOp.PrecisionFloat
-            else Gf.Vec3d(*local_pose.t)
-        )
-        o_op.Set(Gf.Quatd(float(q[0]), Gf.Vec3d(*q[1:])))
-    if scale_value is None:
-        scale_value = (1.0, 1.0, 1.0)
-    if s_op.GetPrecision() == UsdGeom.XformOp.PrecisionFloat:
-        s_op.Set(Gf.Vec3f(*scale_value))
-    elif s_op.GetPrecision() == UsdGeom.XformOp.PrecisionHalf:
-        s_op.Set(Gf.Vec3h(*scale_value))
-    else:
-        s_op.Set(Gf.Vec3d(*scale_value))
+        _joint_state.write_link_poses(self._tree, poses, [True] * len(poses))

@@ -31,7 +31,9 @@ from typing import Any
 import numpy as np
 from pxr import Tf, Usd
 
-from runtime.kinematics.chain import KinematicChain, _rigid, _world_matrix, joint_kind
+from runtime.kinematics._tree import joint_kind
+from runtime.kinematics._xform import rigid_and_scale, world_matrix
+from runtime.kinematics.chain import KinematicChain
 from runtime.kinematics.ik import (
     IKSolver,
     IKSolverLM,
@@ -272,9 +274,9 @@ class RobotPoser:
         """Current start-prim pose in the robot frame (cached until the stage changes)."""
         assert self._chain is not None
         if self._start_pose_cache is None:
-            robot = _world_matrix(self._robot_prim)
-            start = _world_matrix(self._chain.start_prim)
-            pose = _rigid(np.linalg.solve(robot, start))[0]
+            robot = world_matrix(self._robot_prim)
+            start = world_matrix(self._chain.start_prim)
+            pose = rigid_and_scale(np.linalg.solve(robot, start))[0]
             self._start_pose_cache = (pose, pose.inv())
         return self._start_pose_cache[0]
 
