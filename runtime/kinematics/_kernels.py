@@ -423,57 +423,71 @@ def chain_fk_jacobian_batch_kernel(model, tip, qs, out_pos, out_quat, out_jac):
 
 
 @jit
-def _tree_fk(
+def tree_fk_batch_kernel(
     link_parent,
     link_qindex,
     link_jtype,
     link_axis,
     pre_t,
-    pre_r9,
+    pre_r,
     post_t,
-    post_r9,
+    post_r,
     qs,
-    b,
-    rots,
     out_pos,
     out_quat,
-):  # pragma: no cover
-    """Link poses for configuration ``qs[b]`` into ``out_pos[b]``, ``out_quat[b]``.
+):
+    """Poses of every link of a kinematic tree for N configurations.
 
-    ``pre_r9`` / ``post_r9`` are the (L, 9) row-major views of ``pre_r`` / ``post_r``;
-    ``rots`` (L, 9) receives the link rotations (parents are read back from it).
+    Args:
+        link_parent: int64 (L,), parent index (-1 root); parents precede children.
+        link_qindex: int64 (L,), configuration index of the joint to the parent, or -1.
+        link_jtype: int64 (L,), 0 revolute / 1 prismatic / 2 no motion (then ``post`` must
+            be the identity: the whole offset is in ``pre``).
+        link_axis: float64 (L, 3), unit joint axes in joint frames.
+        pre_t: float64 (L, 3), parent link frame → joint frame translation.
+        pre_r: float64 (L, 3, 3), parent link frame → joint frame rotation.
+        post_t: float64 (L, 3), joint frame → link frame translation.
+        post_r: float64 (L, 3, 3), joint frame → link frame rotation.
+        qs: float64 (N, D), configurations [rad or stage units].
+        out_pos: float64 (N, L, 3), link origins in the robot frame (written).
+        out_quat: float64 (N, L, 4), link orientations wxyz in the robot frame (written).
     """
-    for lk in range(link_parent.shape[0]):
-        par = link_parent[lk]
-        # X_parent · pre · motion
-        if par < 0:
-            p = _vec_at(pre_t, lk, 0)
-            r = _mat_at(pre_r9, lk, 0)
-        else:
-            r = _mat_at(rots, par, 0)
-            p = (out_pos[b, par, 0], out_pos[b, par, 1], out_pos[b, par, 2])
-            p = _add(p, _rot_vec(r, _vec_at(pre_t, lk, 0)))
-            r = _rot_mul(r, _mat_at(pre_r9, lk, 0))
-        qi = link_qindex[lk]
-        if qi >= 0 and link_jtype[lk] == 0:
-            axis = _vec_at(link_axis, lk, 0)
-            c = np.cos(qs[b, qi])
-            s = np.sin(qs[b, qi])
-            r = _rot_z(r, c, s) if _is_z(axis) else _rot_mul(r, _rodrigues(axis, c, s))
-        elif qi >= 0 and link_jtype[lk] == 1:
-            p = _add_scaled(p, _rot_vec(r, _vec_at(link_axis, lk, 0)), qs[b, qi])
-        if link_jtype[lk] != 2:  # no motion: the offset is folded into pre (post = I)
-            p = _add(p, _rot_vec(r, _vec_at(post_t, lk, 0)))
-            r = _rot_mul(r, _mat_at(post_r9, lk, 0))
-        _set_mat(rots, lk, r)
-        out_pos[b, lk, 0] = p[0]
-        out_pos[b, lk, 1] = p[1]
-        out_pos[b, lk, 2] = p[2]
-        w, x, y, z = _quat_of(r)
-        out_quat[b, lk, 0] = w
-        out_quat[b, lk, 1] = x
-        out_quat[b, lk, 2] = y
-        out_quat[b, lk, 3] = z
+    n_links = link_parent.shape[0]
+    pre_r9 = pre_r.reshape((n_links, 9))
+    post_r9 = post_r.reshape((n_links, 9))
+    rots = np.empty((n_links, 9))  # link rotations; parents are read back from it
+    for b in range(qs.shape[0]):
+        for lk in range(n_links):
+            par = link_parent[lk]
+            # X_parent · pre · motion
+            if par < 0:
+                p = _vec_at(pre_t, lk, 0)
+                r = _mat_at(pre_r9, lk, 0)
+            else:
+                r = _mat_at(rots, par, 0)
+                p = (out_pos[b, par, 0], out_pos[b, par, 1], out_pos[b, par, 2])
+                p = _add(p, _rot_vec(r, _vec_at(pre_t, lk, 0)))
+                r = _rot_mul(r, _mat_at(pre_r9, lk, 0))
+            qi = link_qindex[lk]
+            if qi >= 0 and link_jtype[lk] == 0:
+                axis = _vec_at(link_axis, lk, 0)
+                c = np.cos(qs[b, qi])
+                s = np.sin(qs[b, qi])
+                r = _rot_z(r, c, s) if _is_z(axis) else _rot_mul(r, _rodrigues(axis, c, s))
+            elif qi >= 0 and link_jtype[lk] == 1:
+                p = _add_scaled(p, _rot_vec(r, _vec_at(link_axis, lk, 0)), qs[b, qi])
+            if link_jtype[lk] != 2:  # no motion: the offset is folded into pre (post = I)
+                p = _add(p, _rot_vec(r, _vec_at(post_t, lk, 0)))
+                r = _rot_mul(r, _mat_at(post_r9, lk, 0))
+            _set_mat(rots, lk, r)
+            out_pos[b, lk, 0] = p[0]
+            out_pos[b, lk, 1] = p[1]
+            out_pos[b, lk, 2] = p[2]
+            w, x, y, z = _quat_of(r)
+            out_quat[b, lk, 0] = w
+            out_quat[b, lk, 1] = x
+            out_quat[b, lk, 2] = y
+            out_quat[b, lk, 3] = z
 
 
 @jit
@@ -493,54 +507,6 @@ def tree_fk_kernel(
     """Poses of every link of a kinematic tree for one configuration.
 
     Args:
-        link_parent: int64 (L,), parent index (-1 root); parents precede children.
-        link_qindex: int64 (L,), configuration index of the joint to the parent, or -1.
-        link_jtype: int64 (L,), 0 revolute / 1 prismatic / 2 no motion (then ``post`` must
-            be the identity: the whole offset is in ``pre``).
-        link_axis: float64 (L, 3), unit joint axes in joint frames.
-        pre_t: float64 (L, 3), parent link frame → joint frame translation.
-        pre_r: float64 (L, 3, 3), parent link frame → joint frame rotation.
-        post_t: float64 (L, 3), joint frame → link frame translation.
-        post_r: float64 (L, 3, 3), joint frame → link frame rotation.
-        q: float64 (D,), configuration [rad or stage units].
-        out_pos: float64 (L, 3), link origins in the robot frame (written).
-        out_quat: float64 (L, 4), link orientations wxyz in the robot frame (written).
-    """
-    n_links = link_parent.shape[0]
-    _tree_fk(
-        link_parent,
-        link_qindex,
-        link_jtype,
-        link_axis,
-        pre_t,
-        pre_r.reshape((n_links, 9)),
-        post_t,
-        post_r.reshape((n_links, 9)),
-        q.reshape((1, q.shape[0])),
-        0,
-        np.empty((n_links, 9)),
-        out_pos.reshape((1, n_links, 3)),
-        out_quat.reshape((1, n_links, 4)),
-    )
-
-
-@jit
-def tree_fk_batch_kernel(
-    link_parent,
-    link_qindex,
-    link_jtype,
-    link_axis,
-    pre_t,
-    pre_r,
-    post_t,
-    post_r,
-    qs,
-    out_pos,
-    out_quat,
-):
-    """Poses of every link for N configurations.
-
-    Args:
         link_parent: int64 (L,).
         link_qindex: int64 (L,).
         link_jtype: int64 (L,).
@@ -549,30 +515,26 @@ def tree_fk_batch_kernel(
         pre_r: float64 (L, 3, 3).
         post_t: float64 (L, 3).
         post_r: float64 (L, 3, 3).
-        qs: float64 (N, D).
-        out_pos: float64 (N, L, 3), robot frame (written).
-        out_quat: float64 (N, L, 4), wxyz (written).
+        q: float64 (D,), configuration [rad or stage units].
+        out_pos: float64 (L, 3), robot frame (written).
+        out_quat: float64 (L, 4), wxyz (written).
+
+    See :func:`tree_fk_batch_kernel` for the meaning of the tree arrays.
     """
     n_links = link_parent.shape[0]
-    pre_r9 = pre_r.reshape((n_links, 9))
-    post_r9 = post_r.reshape((n_links, 9))
-    rots = np.empty((n_links, 9))
-    for b in range(qs.shape[0]):
-        _tree_fk(
-            link_parent,
-            link_qindex,
-            link_jtype,
-            link_axis,
-            pre_t,
-            pre_r9,
-            post_t,
-            post_r9,
-            qs,
-            b,
-            rots,
-            out_pos,
-            out_quat,
-        )
+    tree_fk_batch_kernel(
+        link_parent,
+        link_qindex,
+        link_jtype,
+        link_axis,
+        pre_t,
+        pre_r,
+        post_t,
+        post_r,
+        q.reshape((1, q.shape[0])),
+        out_pos.reshape((1, n_links, 3)),
+        out_quat.reshape((1, n_links, 4)),
+    )
 
 
 # ----------------------------------------------------------------------------- IK
