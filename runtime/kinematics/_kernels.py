@@ -279,7 +279,8 @@ def _fk_core(model, tip, qs, b, jac, jb, want_jac):  # pragma: no cover
         axis = _vec_at(model, k, 1)
         # joint frame: (r, p) · home
         origin = _add(p, _rot_vec(r, _vec_at(model, k, 4)))
-        t = _rot_mul(r, _mat_at(model, k, 7))
+        # (r is the identity at k == 0: skip that product, a measurable share of batched FK)
+        t = _mat_at(model, k, 7) if k == 0 else _rot_mul(r, _mat_at(model, k, 7))
         w = _rot_vec(t, axis)
         # motion
         qk = qs[b, k]
