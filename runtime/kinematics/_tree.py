@@ -233,7 +233,11 @@ def find_root(stage: Usd.Stage, robot_prim: Usd.Prim, joints: list[Usd.Prim]) ->
 
 
 class LinkTree:
-    """Link tree with zero-configuration poses and flat arrays for the tree FK kernel."""
+    """Link tree of a robot (``nodes`` parents before children, ``index`` by link path).
+
+    Also holds every link's current world pose and scale (``current``, ``scales``) and its
+    zero-configuration world pose (``zero``); all three are absent when no root link exists.
+    """
 
     def __init__(self, stage: Usd.Stage, robot_prim: Usd.Prim) -> None:
         self.nodes: list[LinkNode] = []

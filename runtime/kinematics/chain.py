@@ -193,6 +193,11 @@ class KinematicChain:
         """
         return self._arrays
 
+    @property
+    def kernel_limits(self) -> np.ndarray:
+        """Lower / upper joint limits for the IK kernels, float64 (2, n) (do not modify)."""
+        return self._limits
+
     # ------------------------------------------------------------------ build
     def _arrays_empty(self) -> None:
         self._arrays = (

@@ -146,7 +146,7 @@ def ik_lm_with_error(
     out_err = np.empty(1)
     K.ik_lm_kernel(
         *chain.kernel_arrays,
-        chain._limits,
+        chain.kernel_limits,
         _fixed_mask(joint_fixed, n),
         q0,
         target_arr,
@@ -217,7 +217,7 @@ def ik_lm_batch(
     out_idx = np.empty(count, dtype=np.int64)
     K.ik_lm_batch_kernel(
         *chain.kernel_arrays,
-        chain._limits,
+        chain.kernel_limits,
         _fixed_mask(joint_fixed, n),
         s,
         np.ascontiguousarray(np.hstack((pos, quat))),
