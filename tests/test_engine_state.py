@@ -291,3 +291,85 @@ def test_kernels_one_signature_and_python_parity():
     if not JIT_DISABLED:
         for name in _kernels.__all__:
             assert len(getattr(_kernels, name).signatures) == 1, name
+
+
+def _state_arrays(state):
+    names = [
+        "body_positions", "body_orientations", "body_linear_velocities",
+        "body_angular_velocities", "body_linear_accelerations", "body_angular_accelerations",
+        "contact_body0", "contact_body1", "contact_positions", "contact_normals",
+        "contact_impulses", "joint_positions", "joint_velocities", "joint_efforts", "gravity",
+    ]
+    return {n: (None if getattr(state, n) is None else getattr(state, n).copy()) for n in names}
+
+
+def test_panda_scene_state_against_mujoco_and_reuse():
+    """Real scene (contacts, limits, drives): every field against MuJoCo's own functions;
+    ``state(reuse=True)`` equals the fresh state bit for bit; fresh arrays stay untouched."""
+    import os
+
+    from pxr import Usd
+
+    scene = os.path.join(os.path.dirname(__file__), "..", "scenes", "panda_table.usda")
+    engine = MujocoEngine(Usd.Stage.Open(scene), compute_accelerations=True)
+    m, d = engine.model, engine.data
+    index = {p: i for i, p in enumerate(engine.body_paths)}
+    f6, res = np.zeros(6), np.zeros(6)
+    kept_states = []
+    seen_counts = set()
+    for k in range(240):
+        engine.step()
+        engine.compute_accelerations = k % 3 != 0
+        fresh = engine.state()
+        reused = engine.state(reuse=True)
+        a, b = _state_arrays(fresh), _state_arrays(reused)
+        for name in a:
+            if a[name] is None:
+                assert b[name] is None and not engine.compute_accelerations
+            else:
+                np.testing.assert_array_equal(a[name], b[name], err_msg=name)
+        assert (fresh.time, fresh.step, fresh.dt) == (reused.time, reused.step, reused.dt)
+        fresh.validate()
+        reused.validate()
+        seen_counts.add(fresh.contact_count)
+        if k % 40 == 0:
+            kept_states.append((fresh, a))
+        # oracle: MuJoCo's accessors and mj_objectVelocity / mj_contactForce
+        for r, i in zip(engine._rows, engine._ids, strict=True):
+            np.testing.assert_array_equal(fresh.body_positions[r], d.xpos[i])
+            np.testing.assert_array_equal(fresh.body_orientations[r], d.xquat[i])
+            mujoco.mj_objectVelocity(m, d, mujoco.mjtObj.mjOBJ_BODY, int(i), res, 0)
+            np.testing.assert_allclose(fresh.body_linear_velocities[r], res[3:], atol=1e-12)
+            np.testing.assert_allclose(fresh.body_angular_velocities[r], res[:3], atol=1e-12)
+        records = []
+        for c in range(d.ncon):
+            con = d.contact[c]
+            if con.exclude or con.efc_address < 0:
+                continue
+            g1 = int(engine.built.geom_body_index[con.geom[0]])
+            g2 = int(engine.built.geom_body_index[con.geom[1]])
+            if g1 < 0 and g2 < 0:
+                continue
+            mujoco.mj_contactForce(m, d, c, f6)
+            frame = con.frame.reshape(3, 3)
+            impulse = frame.T @ f6[:3] * m.opt.timestep
+            normal = frame[0].copy()
+            if g2 < 0:
+                g1, g2, impulse, normal = g2, g1, -impulse, -normal
+            records.append((g2, g1, con.pos.copy(), normal, impulse))
+        assert fresh.contact_count == len(records)
+        for c, (b0, b1, pos, normal, impulse) in enumerate(records):
+            assert (fresh.contact_body0[c], fresh.contact_body1[c]) == (b0, b1)
+            np.testing.assert_array_equal(fresh.contact_positions[c], pos)
+            np.testing.assert_array_equal(fresh.contact_normals[c], normal)
+            np.testing.assert_allclose(fresh.contact_impulses[c], impulse, atol=1e-12)
+        for j, dof in enumerate(engine.dofs):
+            if dof.ball_axis < 0:
+                assert fresh.joint_positions[j] == d.qpos[dof.qpos_adr] * dof.sign
+                assert fresh.joint_velocities[j] == d.qvel[dof.dof_adr] * dof.sign
+    assert len(seen_counts) > 1 and max(seen_counts) > 0 and index
+    # fresh states kept across steps are not overwritten
+    for state, arrays in kept_states:
+        for name, value in _state_arrays(state).items():
+            if value is not None:
+                np.testing.assert_array_equal(value, arrays[name], err_msg=name)

@@ -3,6 +3,12 @@
 All inputs are C-contiguous float64 (indices int64) copies or views of ``MjModel`` /
 ``MjData`` arrays; outputs are preallocated and passed last. Kernels trust their inputs
 (validated by :class:`runtime.engine.mujoco_engine.MujocoEngine` at construction).
+
+:func:`state_kernel` is the one entry point the engine calls per :meth:`state` (Numba
+dispatch costs ~0.07 us per array argument, so per-engine constants travel in two packed
+tables and MuJoCo's buffers as raw views); it runs the part kernels on views it carves out
+of those tables. The exceptions to "float64 / int64 only" are MuJoCo's own int32 buffers
+(contact struct fields, ``efc_type`` / ``efc_id``), which it converts before use.
 """
 
 from __future__ import annotations
@@ -13,13 +19,10 @@ import numpy as np
 
 from runtime._jit import jit
 
-__all__ = [
-    "body_acceleration_kernel",
-    "body_state_kernel",
-    "contact_kernel",
-    "joint_constraint_force_kernel",
-    "joint_state_kernel",
-]
+# The engine calls only ``state_kernel`` from Python (one compiled signature). The part
+# kernels below are its building blocks, called from inside it (their types are fixed by
+# ``state_kernel``'s code) and directly by the tests; they are importable but not listed.
+__all__ = ["state_kernel"]
 
 
 @jit
@@ -331,3 +334,252 @@ def joint_constraint_force_kernel(
     for k in range(dof_v_adr.shape[0]):
         if dof_ball_axis[k] < 0:
             out_effort[k] += out_dof_force[dof_v_adr[k]] * dof_sign[k]
+
+
+# ------------------------------------------------------------------ whole-state kernel
+#
+# ``state_kernel`` produces a complete PhysicsState in one compiled call (each extra array
+# argument of a Numba call costs ~0.07 us of dispatch, so the per-engine constants travel
+# packed in two tables). Header slots of ``tab_i`` (int64):
+
+H_NBODY = 0  # MuJoCo nbody
+H_B = 1  # number of reported bodies B (rows of body_paths)
+H_K = 2  # number of dynamic (MuJoCo-simulated) reported bodies K
+H_D = 3  # number of reported DOFs D
+H_NJNT = 4  # MuJoCo njnt
+H_NV = 5  # MuJoCo nv
+H_NQ = 6  # MuJoCo nq
+H_NGEOM = 7  # MuJoCo ngeom
+H_BODY_MAP = 8  # offset of rows[K], ids[K], roots[K]
+H_GEOM_BODY = 9  # offset of geom_body_index[ngeom]
+H_DOF_MAP = 10  # offset of q_adr[D], v_adr[D], ball_axis[D]
+H_JNT_MAP = 11  # offset of jnt_type[njnt], jnt_qposadr[njnt], jnt_dofadr[njnt]
+H_XPOS = 12  # offsets (float64 units) into the MjData buffer view ``mj``
+H_XQUAT = 13
+H_XIPOS = 14
+H_SUBTREE_COM = 15
+H_CVEL = 16
+H_CACC = 17
+H_QPOS = 18
+H_QVEL = 19
+H_QFRC_ACTUATOR = 20
+H_QFRC_PASSIVE = 21
+H_CON_POS = 22  # float64 columns of mjContact fields in ``con_f``
+H_CON_FRAME = 23
+H_CON_FRICTION = 24
+H_CON_GEOM = 25  # int32 columns of mjContact fields in ``con_i``
+H_CON_DIM = 26
+H_CON_EFC_ADDRESS = 27
+H_CON_EXCLUDE = 28
+H_LIMIT_TYPE = 29  # mjCNSTR_LIMIT_JOINT
+H_FRICTION_TYPE = 30  # mjCNSTR_FRICTION_DOF
+H_SLIDE = 31  # mjJNT_SLIDE
+H_HINGE = 32  # mjJNT_HINGE
+H_PYRAMIDAL = 33  # 1 for the pyramidal friction cone
+H_SCALAR_DOFS = 34  # number of hinge / slide DOFs among the reported ones
+H_SIZE = 35
+
+# ``tab_f`` (float64): static_positions[B*3], static_orientations[B*4], gravity[3],
+# dof sign[D], dt -- at offsets 0, 3B, 7B, 7B+3, 7B+3+D.
+
+
+@jit
+def state_kernel(
+    mj: np.ndarray,
+    con_f: np.ndarray,
+    con_i: np.ndarray,
+    efc_force: np.ndarray,
+    efc_type: np.ndarray,
+    efc_id: np.ndarray,
+    jnt_range: np.ndarray,
+    tab_i: np.ndarray,
+    tab_f: np.ndarray,
+    work_i: np.ndarray,
+    work_f: np.ndarray,
+    accelerations: bool,
+    out_vec: np.ndarray,
+    out_quat: np.ndarray,
+    out_joint: np.ndarray,
+    out_ids: np.ndarray,
+) -> None:
+    """Every :class:`PhysicsState` array of one step in one call.
+
+    Unpacks the tables into views and runs :func:`body_state_kernel`,
+    :func:`body_acceleration_kernel`, :func:`contact_kernel` (after gathering the MuJoCo
+    contact structs into contiguous arrays), :func:`joint_state_kernel` and
+    :func:`joint_constraint_force_kernel`.
+
+    Args:
+        mj: float64 view of the ``MjData`` buffer region holding ``xpos`` ... ``qfrc_passive``
+            (offsets in the ``tab_i`` header).
+        con_f: (cap, sizeof(mjContact)/8) float64 view of MuJoCo's contact array; rows
+            ``[0, C)`` are the current contacts, C = ``out_ids.shape[1]``.
+        con_i: (cap, sizeof(mjContact)/4) int32 view of the same memory.
+        efc_force: (nefc,) constraint forces.
+        efc_type: (nefc,) int32 constraint types.
+        efc_id: (nefc,) int32 constraint object ids.
+        jnt_range: (njnt, 2) joint ranges (``MjModel.jnt_range``).
+        tab_i: int64 static table (header ``H_*`` then index tables).
+        tab_f: float64 static table (static poses, gravity, DOF signs, dt).
+        work_i: int64 scratch, at least ``1 + 5 C + 2 nefc`` long; ``work_i[0]`` receives
+            the number of contact records written.
+        work_f: float64 scratch, at least ``nv + 17 C`` long.
+        accelerations: also fill the acceleration rows.
+        out_vec: (R, 3) rows: positions [B], COM linear velocities [B], angular velocities
+            [B], (accelerations: linear [B], angular [B]), contact positions [C], normals [C],
+            impulses [C], gravity [1]; R = 3B (+2B) + 3C + 1. World frame, stage units.
+        out_quat: (B, 4) body orientations, wxyz.
+        out_joint: (3, D) DOF positions, velocities, efforts.
+        out_ids: (2, C) int64 contact body0 / body1 indices.
+    """
+    nbody = tab_i[H_NBODY]
+    b = tab_i[H_B]
+    k = tab_i[H_K]
+    nd = tab_i[H_D]
+    njnt = tab_i[H_NJNT]
+    nv = tab_i[H_NV]
+    nq = tab_i[H_NQ]
+    nc = out_ids.shape[1]
+    o = tab_i[H_BODY_MAP]
+    rows = tab_i[o : o + k]
+    ids = tab_i[o + k : o + 2 * k]
+    roots = tab_i[o + 2 * k : o + 3 * k]
+    static_pos = tab_f[0 : 3 * b].reshape(b, 3)
+    static_quat = tab_f[3 * b : 7 * b].reshape(b, 4)
+    gravity = tab_f[7 * b : 7 * b + 3]
+    sign = tab_f[7 * b + 3 : 7 * b + 3 + nd]
+    dt = tab_f[7 * b + 3 + nd]
+    xpos = mj[tab_i[H_XPOS] : tab_i[H_XPOS] + 3 * nbody].reshape(nbody, 3)
+    xquat = mj[tab_i[H_XQUAT] : tab_i[H_XQUAT] + 4 * nbody].reshape(nbody, 4)
+    xipos = mj[tab_i[H_XIPOS] : tab_i[H_XIPOS] + 3 * nbody].reshape(nbody, 3)
+    subtree_com = mj[tab_i[H_SUBTREE_COM] : tab_i[H_SUBTREE_COM] + 3 * nbody].reshape(nbody, 3)
+    cvel = mj[tab_i[H_CVEL] : tab_i[H_CVEL] + 6 * nbody].reshape(nbody, 6)
+    qpos = mj[tab_i[H_QPOS] : tab_i[H_QPOS] + nq]
+    qvel = mj[tab_i[H_QVEL] : tab_i[H_QVEL] + nv]
+    qfrc_actuator = mj[tab_i[H_QFRC_ACTUATOR] : tab_i[H_QFRC_ACTUATOR] + nv]
+    qfrc_passive = mj[tab_i[H_QFRC_PASSIVE] : tab_i[H_QFRC_PASSIVE] + nv]
+
+    # bodies: static rows keep their authored pose and rest
+    out_pos = out_vec[0:b]
+    out_lin = out_vec[b : 2 * b]
+    out_ang = out_vec[2 * b : 3 * b]
+    for r in range(b):
+        for a in range(3):
+            out_pos[r, a] = static_pos[r, a]
+            out_lin[r, a] = 0.0
+            out_ang[r, a] = 0.0
+        for a in range(4):
+            out_quat[r, a] = static_quat[r, a]
+    body_state_kernel(
+        rows, ids, roots, xpos, xquat, xipos, subtree_com, cvel, out_pos, out_quat, out_lin, out_ang
+    )
+    row = 3 * b
+    if accelerations:
+        cacc = mj[tab_i[H_CACC] : tab_i[H_CACC] + 6 * nbody].reshape(nbody, 6)
+        out_lin_acc = out_vec[row : row + b]
+        out_ang_acc = out_vec[row + b : row + 2 * b]
+        for r in range(b):
+            for a in range(3):
+                out_lin_acc[r, a] = 0.0
+                out_ang_acc[r, a] = 0.0
+        body_acceleration_kernel(
+            rows, ids, roots, xipos, subtree_com, cvel, cacc, gravity, out_lin_acc, out_ang_acc
+        )
+        row += 2 * b
+    for a in range(3):
+        out_vec[out_vec.shape[0] - 1, a] = gravity[a]
+
+    # contacts: gather the mjContact fields into contiguous arrays
+    nefc = efc_force.shape[0]
+    geom = work_i[1 : 1 + 2 * nc].reshape(nc, 2)
+    dim = work_i[1 + 2 * nc : 1 + 3 * nc]
+    efc_address = work_i[1 + 3 * nc : 1 + 4 * nc]
+    exclude = work_i[1 + 4 * nc : 1 + 5 * nc]
+    frame = work_f[nv : nv + 9 * nc].reshape(nc, 9)
+    pos = work_f[nv + 9 * nc : nv + 12 * nc].reshape(nc, 3)
+    friction = work_f[nv + 12 * nc : nv + 17 * nc].reshape(nc, 5)
+    c_pos = tab_i[H_CON_POS]
+    c_frame = tab_i[H_CON_FRAME]
+    c_friction = tab_i[H_CON_FRICTION]
+    c_geom = tab_i[H_CON_GEOM]
+    c_dim = tab_i[H_CON_DIM]
+    c_adr = tab_i[H_CON_EFC_ADDRESS]
+    c_exclude = tab_i[H_CON_EXCLUDE]
+    for c in range(nc):
+        geom[c, 0] = con_i[c, c_geom]
+        geom[c, 1] = con_i[c, c_geom + 1]
+        dim[c] = con_i[c, c_dim]
+        efc_address[c] = con_i[c, c_adr]
+        exclude[c] = con_i[c, c_exclude]
+        for a in range(9):
+            frame[c, a] = con_f[c, c_frame + a]
+        for a in range(3):
+            pos[c, a] = con_f[c, c_pos + a]
+        for a in range(5):
+            friction[c, a] = con_f[c, c_friction + a]
+    og = tab_i[H_GEOM_BODY]
+    geom_body_index = tab_i[og : og + tab_i[H_NGEOM]]
+    contact_kernel(
+        geom,
+        frame,
+        pos,
+        friction,
+        dim,
+        efc_address,
+        exclude,
+        efc_force,
+        tab_i[H_PYRAMIDAL] != 0,
+        geom_body_index,
+        dt,
+        out_ids[0],
+        out_ids[1],
+        out_vec[row : row + nc],
+        out_vec[row + nc : row + 2 * nc],
+        out_vec[row + 2 * nc : row + 3 * nc],
+        work_i[0:1],
+    )
+
+    # joints
+    od = tab_i[H_DOF_MAP]
+    q_adr = tab_i[od : od + nd]
+    v_adr = tab_i[od + nd : od + 2 * nd]
+    ball_axis = tab_i[od + 2 * nd : od + 3 * nd]
+    joint_state_kernel(
+        q_adr,
+        v_adr,
+        sign,
+        ball_axis,
+        qpos,
+        qvel,
+        qfrc_actuator,
+        qfrc_passive,
+        out_joint[0],
+        out_joint[1],
+        out_joint[2],
+    )
+    if nefc > 0 and tab_i[H_SCALAR_DOFS] > 0:
+        types = work_i[1 + 5 * nc : 1 + 5 * nc + nefc]
+        objects = work_i[1 + 5 * nc + nefc : 1 + 5 * nc + 2 * nefc]
+        for r in range(nefc):
+            types[r] = efc_type[r]
+            objects[r] = efc_id[r]
+        oj = tab_i[H_JNT_MAP]
+        joint_constraint_force_kernel(
+            types,
+            objects,
+            efc_force,
+            tab_i[H_LIMIT_TYPE],
+            tab_i[H_FRICTION_TYPE],
+            tab_i[oj : oj + njnt],
+            tab_i[H_SLIDE],
+            tab_i[H_HINGE],
+            jnt_range,
+            tab_i[oj + njnt : oj + 2 * njnt],
+            tab_i[oj + 2 * njnt : oj + 3 * njnt],
+            qpos,
+            v_adr,
+            sign,
+            ball_axis,
+            work_f[0:nv],
+            out_joint[2],
+        )
