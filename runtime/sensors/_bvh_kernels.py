@@ -29,6 +29,9 @@ __all__ = [
     "STACK_SIZE",
     "bvh_build_kernel",
     "bvh_closest_hit_kernel",
+    "gather_rays_kernel",
+    "ray_morton_codes_kernel",
+    "scatter_hits_kernel",
     "scene_cast_kernel",
     "scene_closest_hit_kernel",
     "scene_group_poses_kernel",
@@ -977,3 +980,81 @@ def scene_cast_kernel(
             out_normals[i, 0] = -directions[i, 0]
             out_normals[i, 1] = -directions[i, 1]
             out_normals[i, 2] = -directions[i, 2]
+
+
+@jit
+def ray_morton_codes_kernel(origins, directions, out_codes):
+    """6-D Morton code of each ray (origin in the batch's bounding box, direction in
+    [-1, 1]^3, 10 bits per coordinate), to order large batches for coherent traversal.
+
+    Args:
+        origins: ray origins [stage units], shape (R, 3), float64.
+        directions: unit ray directions, shape (R, 3), float64.
+        out_codes: interleaved code per ray, shape (R,), int64 (written, < 2**60).
+    """
+    ray_count = origins.shape[0]
+    lo0 = np.inf
+    lo1 = np.inf
+    lo2 = np.inf
+    hi0 = -np.inf
+    hi1 = -np.inf
+    hi2 = -np.inf
+    for i in range(ray_count):
+        lo0 = min(lo0, origins[i, 0])
+        lo1 = min(lo1, origins[i, 1])
+        lo2 = min(lo2, origins[i, 2])
+        hi0 = max(hi0, origins[i, 0])
+        hi1 = max(hi1, origins[i, 1])
+        hi2 = max(hi2, origins[i, 2])
+    s0 = 1023.0 / max(hi0 - lo0, 1e-300)
+    s1 = 1023.0 / max(hi1 - lo1, 1e-300)
+    s2 = 1023.0 / max(hi2 - lo2, 1e-300)
+    for i in range(ray_count):
+        code = 0
+        for a in range(6):
+            if a < 3:
+                lo = lo0 if a == 0 else (lo1 if a == 1 else lo2)
+                scale = s0 if a == 0 else (s1 if a == 1 else s2)
+                x = (origins[i, a] - lo) * scale
+            else:
+                x = (directions[i, a - 3] + 1.0) * 511.5
+            q = int(min(max(x, 0.0), 1023.0))
+            # spread the 10 bits of q six apart
+            spread = 0
+            for bit in range(10):
+                spread |= ((q >> bit) & 1) << (6 * bit)
+            code |= spread << (5 - a)
+        out_codes[i] = code
+
+
+@jit
+def gather_rays_kernel(order, origins, directions, max_distances, out_origins,
+                       out_directions, out_max_distances):  # fmt: skip
+    """Rays in the given order: ``out[k] = in[order[k]]`` for the three ray arrays.
+
+    Args:
+        order: ray index per output row, shape (R,), int64.
+        origins: shape (R, 3), float64. directions: shape (R, 3), float64.
+        max_distances: shape (R,), float64.
+        out_origins, out_directions, out_max_distances: same shapes (written).
+    """
+    for k in range(order.shape[0]):
+        i = order[k]
+        for a in range(3):
+            out_origins[k, a] = origins[i, a]
+            out_directions[k, a] = directions[i, a]
+        out_max_distances[k] = max_distances[i]
+
+
+@jit
+def scatter_hits_kernel(order, distances, faces, out_distances, out_faces):
+    """Results back in caller order: ``out[order[k]] = in[k]``.
+
+    Args:
+        order: ray index of each row, shape (R,), int64.
+        distances: shape (R,), float64. faces: shape (R,), int64.
+        out_distances: shape (R,), float64 (written). out_faces: shape (R,), int64 (written).
+    """
+    for k in range(order.shape[0]):
+        out_distances[order[k]] = distances[k]
+        out_faces[order[k]] = faces[k]

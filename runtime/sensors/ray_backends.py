@@ -130,6 +130,8 @@ class NumbaBvhBackend:
     """
 
     name = "numba"
+    coherent_sort_threshold = 4096
+    """Batches of at least this many rays are cast in Morton order (0 disables sorting)."""
 
     def __init__(self, meshes: Sequence[MeshArrays], double_sided: bool = False) -> None:
         from runtime.sensors import _bvh_kernels as kernels
@@ -228,7 +230,39 @@ class NumbaBvhBackend:
             pad = 1e-9 * (1.0 + np.abs(world).max(axis=(1, 2)))
             self._world_boxes[:, :3] = world.min(axis=1) - pad[:, None]
             self._world_boxes[:, 3:] = world.max(axis=1) + pad[:, None]
-        self._kernels.scene_closest_hit_kernel(
+        ray_count = origins.shape[0]
+        threshold = self.coherent_sort_threshold
+        if threshold <= 0 or ray_count < threshold:
+            self._kernels.scene_closest_hit_kernel(
+                self.node_boxes,
+                self.node_refs,
+                self.triangles,
+                self.triangle_ids,
+                self.group_roots,
+                group_positions,
+                group_orientations,
+                self._world_boxes,
+                origins,
+                directions,
+                max_distances,
+                self.double_sided,
+                out_distances,
+                out_faces,
+            )
+            return
+        # large batch: cast in 6-D Morton order of (origin, direction) so that consecutive
+        # rays visit the same nodes while they are cached; results go back in caller order
+        kernels = self._kernels
+        codes = np.empty(ray_count, np.int64)
+        kernels.ray_morton_codes_kernel(origins, directions, codes)
+        order = np.argsort(codes)
+        o = np.empty((ray_count, 3))
+        d = np.empty((ray_count, 3))
+        m = np.empty(ray_count)
+        kernels.gather_rays_kernel(order, origins, directions, max_distances, o, d, m)
+        distances = np.empty(ray_count)
+        faces = np.empty(ray_count, np.int64)
+        kernels.scene_closest_hit_kernel(
             self.node_boxes,
             self.node_refs,
             self.triangles,
@@ -237,13 +271,14 @@ class NumbaBvhBackend:
             group_positions,
             group_orientations,
             self._world_boxes,
-            origins,
-            directions,
-            max_distances,
+            o,
+            d,
+            m,
             self.double_sided,
-            out_distances,
-            out_faces,
+            distances,
+            faces,
         )
+        kernels.scatter_hits_kernel(order, distances, faces, out_distances, out_faces)
 
 
 def _rotation_matrices(quaternions: np.ndarray) -> np.ndarray:
