@@ -385,6 +385,7 @@ _SKIP_FIELDS = {"is_valid", "valid", "ray_count"}
 # raycast fields kept in recordings (ray origins are the sensor position; not recorded)
 _RAYCAST_FIELDS = ("depths", "hit_positions", "hit_normals", "ray_end_points_world")
 _VALID_FIELDS = ("is_valid", "valid")
+_UNSET: Any = object()
 
 
 class _SensorTap:
@@ -473,9 +474,14 @@ class _SensorTap:
         self._plan = [(name, f"{self.path}.{name}", shape) for name, (shape, _) in
                       self.fields.items()]
 
-    def row(self, out: dict[str, Any]) -> None:
-        """Add this sensor's current reading to ``out`` (channel name -> value)."""
-        reading = self.sensor.reading()
+    def read(self) -> Any:
+        """The sensor's current reading (sensor evaluation; readings may be lazy)."""
+        return self.sensor.reading()
+
+    def row(self, out: dict[str, Any], reading: Any = _UNSET) -> None:
+        """Add a reading (default: the sensor's current one) to ``out`` (channel -> value)."""
+        if reading is _UNSET:
+            reading = self.sensor.reading()
         if isinstance(reading, Mapping):
             get = reading.get
         else:
@@ -617,11 +623,13 @@ def format_summary(summary: Mapping[str, Any], timings: Mapping[str, float] | No
         lines.append(f"wall time: {wall:.3f} s   {rate:.0f} steps/s")
         parts = [
             f"{name} {1e6 * timings[name] / max(steps, 1):.1f} us"
-            for name in ("physics", "state", "sensors", "record", "ik")
+            for name in ("physics", "state", "sensors", "readings", "record", "ik")
             if name in timings
         ]
         if parts:
             lines.append("per step: " + ", ".join(parts))
+        if "close" in timings:
+            lines.append(f"final recording write: {1e3 * timings['close']:.1f} ms")
     for full_path, stats in summary.get("sensors", {}).items():
         kind = stats.get("kind", "")
         parts = [p for p in str(full_path).split("/") if p]
@@ -839,8 +847,12 @@ class RunResult:
         out: recording path, or None.
         complete: True when every requested step ran.
         summary: :func:`summarize` of the recording.
-        timings: accumulated wall time per phase [s]: ``physics``, ``state``, ``sensors``,
-            ``record``, ``ik``, ``wall_time``.
+        timings: accumulated wall time per phase [s]: ``physics`` (engine step),
+            ``state`` (engine state extraction), ``sensors`` (``SensorRuntime.step``),
+            ``readings`` (each sensor's ``reading()``: lazily computed fields such as the
+            IMU's gravity term are evaluated here), ``record`` (reading fields to channel
+            rows and the recorder's buffer copy and periodic flushes), ``ik``, ``wall_time``
+            (the stepping loop) and ``close`` (the final recording write, after the loop).
         disabled: sensor path -> reason, for sensors disabled by bad configuration.
     """
 
@@ -1010,7 +1022,8 @@ def run_scene(
     }
     recorder = None
     taps = [_SensorTap(s, stage) for s in sensors.sensors]
-    timings = {"physics": 0.0, "state": 0.0, "sensors": 0.0, "record": 0.0, "ik": 0.0}
+    timings = {"physics": 0.0, "state": 0.0, "sensors": 0.0, "readings": 0.0, "record": 0.0,
+               "ik": 0.0}
     bar = Progress(steps, progress)
     done = 0
     complete = False
@@ -1039,6 +1052,8 @@ def run_scene(
             t3 = perf()
             sensors.step(state)
             t4 = perf()
+            readings = [tap.read() for tap in taps]
+            t5 = perf()
             if recorder is None:
                 recorder = Recorder(out, flush_every=flush_every, meta=meta,
                                     min_flush_interval=min_flush_interval,
@@ -1062,8 +1077,8 @@ def run_scene(
                                                      "", "body", "orientations", "wxyz",
                                                      {"body_paths": list(body_paths)}))
             row: dict[str, Any] = {}
-            for tap in taps:
-                tap.row(row)
+            for tap, reading in zip(taps, readings, strict=True):
+                tap.row(row, reading)
             joint_positions = state.joint_positions
             if dof_count:
                 row[f"{robot_path}.positions"] = state.joint_positions
@@ -1075,12 +1090,13 @@ def run_scene(
                 row["bodies.positions"] = state.body_positions
                 row["bodies.orientations"] = state.body_orientations
             recorder.append(int(getattr(state, "step", k)), float(state.time), row)
-            t5 = perf()
+            t6 = perf()
             timings["ik"] += t1 - t0
             timings["physics"] += t2 - t1
             timings["state"] += t3 - t2
             timings["sensors"] += t4 - t3
-            timings["record"] += t5 - t4
+            timings["readings"] += t5 - t4
+            timings["record"] += t6 - t5
             done = k
             if on_step is not None:
                 on_step(k, engine, sensors, state)
@@ -1091,7 +1107,9 @@ def run_scene(
         if recorder is None and out is not None:  # no step completed: an empty recording
             recorder = Recorder(out, flush_every=flush_every, meta=meta)
         if recorder is not None:
+            closing = _time.perf_counter()
             recorder.close(complete=complete)
+            timings["close"] = _time.perf_counter() - closing
         bar.close(done)
         sensors.close()
     timings["wall_time"] = wall
