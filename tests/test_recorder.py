@@ -129,3 +129,83 @@ def test_round_trip_parquet(tmp_path):
     loaded = load_recording(path)
     assert len(loaded) == 7 and loaded.complete
     np.testing.assert_array_equal(loaded.data["r.pts"][3], np.full((5, 3), 4))
+
+
+def _expected(rows):
+    return {name: np.stack([np.asarray(_row(k)[name]) for k in rows]) for name in _row(1)}
+
+
+def test_multi_chunk_segmented_file_loads_like_numpy_stacking(tmp_path):
+    """Rows across several chunk buffers and several flushed segments load in order."""
+    path = tmp_path / "run.npz"
+    rec = Recorder(path, flush_every=7, meta={"scene": "x.usda"}, chunk_rows=5)
+    for info in _make(None).channels.values():
+        rec.add_channel(info)
+    for k in range(1, 24):  # 23 rows: 5 chunks of 5 rows, flushes after 7, 14 and 21
+        rec.append(k, k * 0.01, _row(k))
+    assert rec.flush_count == 3
+    partial = load_recording(path)
+    assert len(partial) == 21 and not partial.complete
+    np.testing.assert_array_equal(partial.step, np.arange(1, 22))
+    for name, expected in _expected(range(1, 22)).items():
+        np.testing.assert_array_equal(partial.data[name], expected.astype(partial.data[name].dtype))
+    with zipfile.ZipFile(path) as zf:  # three segments, stored uncompressed, meta last
+        names = zf.namelist()
+        assert names[-1] == "__meta__.npy"
+        assert sum(n.endswith("/step.npy") for n in names) == 3
+        assert all(info.compress_type == zipfile.ZIP_STORED for info in zf.infolist())
+    with np.load(path, allow_pickle=False) as npz:  # plain numpy still reads every member
+        assert json.loads(str(npz["__meta__"]))["segments"] == [[0, 7], [7, 14], [14, 21]]
+    rec.close()
+    full = load_recording(path)
+    assert len(full) == 23 and full.complete
+    for name, expected in _expected(range(1, 24)).items():
+        np.testing.assert_array_equal(full.data[name], expected.astype(full.data[name].dtype))
+    with np.load(path, allow_pickle=False) as npz:  # the closed file is consolidated
+        assert "segments" not in json.loads(str(npz["__meta__"]))
+        assert npz["r.pts"].shape == (23, 5, 3)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["run.npz"]
+
+
+def test_flush_reuses_previous_bytes_unchanged(tmp_path):
+    """A periodic flush copies the earlier segments' bytes instead of re-encoding them."""
+    path = tmp_path / "run.npz"
+    rec = _make(path, flush_every=3)
+    for k in range(1, 4):
+        rec.append(k, k * 0.01, _row(k))
+    first = path.read_bytes()
+    with zipfile.ZipFile(path) as zf:
+        meta_offset = zf.getinfo("__meta__.npy").header_offset
+    for k in range(4, 7):
+        rec.append(k, k * 0.01, _row(k))
+    assert path.read_bytes()[:meta_offset] == first[:meta_offset]
+    assert len(load_recording(path)) == 6
+
+
+def test_failed_append_leaves_no_stale_values(tmp_path):
+    rec = _make(tmp_path / "run.npz")
+    with pytest.raises(ValueError, match="r.pts"):
+        rec.append(1, 0.01, {"c.force": 7.0, "r.pts": np.zeros(4)})
+    rec.append(1, 0.01, {"imu.acc": [1, 2, 3]})
+    rec.close()
+    loaded = load_recording(tmp_path / "run.npz")
+    assert len(loaded) == 1 and loaded.data["c.force"][0] == 0.0
+
+
+def test_interrupted_segmented_run_then_close_writes_every_row(tmp_path):
+    """Ctrl-C between flushes: close() (the run loop's finally) still writes every row."""
+    path = tmp_path / "run.npz"
+    rec = Recorder(path, flush_every=4, chunk_rows=3)
+    for info in _make(None).channels.values():
+        rec.add_channel(info)
+    with pytest.raises(KeyboardInterrupt):
+        try:
+            for k in range(1, 100):
+                if k == 11:
+                    raise KeyboardInterrupt
+                rec.append(k, k * 0.01, _row(k))
+        finally:
+            rec.close(complete=False)
+    loaded = load_recording(path)
+    assert len(loaded) == 10 and not loaded.complete
+    np.testing.assert_array_equal(loaded.data["c.force"], 0.5 * np.arange(1, 11, dtype=np.float32))
