@@ -695,3 +695,42 @@ def test_r6_authoring():
     np.testing.assert_allclose(r.depths, [4.9, 7.5], atol=1e-5)
     np.testing.assert_allclose(r.ray_origins_world, [[0, 0, 1.5], [0, 0, 1.6]], atol=1e-6)
     assert r.hit_prim_paths == ("/World/Wall", "")
+
+
+@pytest.mark.parametrize("dt", [1.0 / 60.0, 0.013, 0.002])
+def test_only_window_rays_fire_over_many_steps_with_spec_outputs_for_the_rest(dt):
+    """Long sweep (many wraps): the rays cast each step are exactly the §5.3 window's, cast
+    rays hit the wall at the analytic distance with the wall's path, and every other ray
+    reports maxRange, zero hit position/normal, origin = end = sensor position, path ""."""
+    stage = make_stage()
+    add_box(stage, "/World/Wall", (5, 0, 0), (0.2, 40, 40))
+    n = 36
+    offsets = np.arange(n) / n  # period 35/36 s
+    ys = np.linspace(-1.0, 1.0, n)
+    add_raycast(stage, "/World/R", [(0, y, 0) for y in ys], [(1, 0, 0)] * n, 0.1, 20.0,
+                "WORLD", offsets=offsets, paths=True, translate=(0, 0, 1))  # fmt: skip
+    rt = SensorRuntime(stage, [])
+    sensor = rt.sensor("/World/R")
+    offs32 = offsets.astype(np.float32)
+    seen = np.zeros(n, bool)
+    for c in range(1, int(2.5 / dt)):  # about 2.5 sweeps
+        rt.step(state_for([], step=c, dt=dt))
+        r = sensor.reading()
+        s, e, wrapped = sweep_window(c, dt, offs32.max())
+        want = fired(offs32, s, e, wrapped)
+        seen |= want
+        cast = r.depths < 20.0
+        np.testing.assert_array_equal(cast, want)
+        np.testing.assert_allclose(r.depths[want], 4.9, atol=1e-5)
+        np.testing.assert_allclose(r.ray_origins_world[want, 1], ys[want], atol=1e-6)
+        np.testing.assert_allclose(r.hit_normals[want], np.tile([-1.0, 0.0, 0.0], (want.sum(), 1)))
+        assert [p for p, w in zip(r.hit_prim_paths, want, strict=True) if w] == [
+            "/World/Wall"
+        ] * int(want.sum())
+        rest = ~want
+        assert np.all(r.depths[rest] == np.float32(20.0))
+        assert np.all(r.hit_positions[rest] == 0.0) and np.all(r.hit_normals[rest] == 0.0)
+        np.testing.assert_array_equal(r.ray_origins_world[rest], np.tile([0, 0, 1], (rest.sum(), 1)))
+        np.testing.assert_array_equal(r.ray_end_points_world[rest], np.tile([0, 0, 1], (rest.sum(), 1)))
+        assert all(p == "" for p, w in zip(r.hit_prim_paths, rest, strict=True) if w)
+    assert seen.all()
