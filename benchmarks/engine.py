@@ -1,6 +1,7 @@
 """Per-step wall time of ``MujocoEngine`` vs raw ``mujoco.mj_step`` on the same model.
 
-Run: ``python benchmarks/engine.py [--steps 2000] [--robots ur5e panda solo12]``.
+Run: ``python benchmarks/engine.py [--steps 2000] [--robots ur5e panda solo12]
+[--scene scenes/panda_table.usda]``.
 
 For each converted robot in ``tests/assets/robots`` (plus a scene of a sphere bouncing on a
 ground plane, which exercises contacts) it prints, in the same run:
@@ -13,6 +14,11 @@ ground plane, which exercises contacts) it prints, in the same run:
 
 with the ratios to raw (each the best of 5 interleaved runs of steps/5 steps, since the
 machine may be shared). Build time (USD parse + MjSpec compile) is reported separately.
+
+``--scene`` (default ``scenes/panda_table.usda``; ``--scene none`` skips it) then times
+``MujocoEngine.state()`` *alone* after each step -- fresh arrays and ``state(reuse=True)``,
+without and with accelerations -- against ``mj_step`` on the same model, interleaved, best
+of ``--repeats`` blocks (target: state() <= 0.3 x mj_step).
 """
 
 from __future__ import annotations
@@ -104,11 +110,72 @@ def bench(name: str, stage, steps: int, repeats: int = 5) -> None:
     )
 
 
+def bench_state(path: str, steps: int, repeats: int) -> None:
+    """Time ``state()`` alone (after each step) against ``mj_step`` on one scene."""
+    import mujoco
+    from pxr import Usd
+
+    from runtime.engine import MujocoEngine
+
+    stage = Usd.Stage.Open(path)
+    engine = MujocoEngine(stage)
+    m, d = engine.model, engine.data
+    for _ in range(200):  # settle into contact; JIT compile / cache load
+        engine.step()
+        engine.state()
+    start = mujoco.MjData(m)
+    mujoco.mj_copyData(start, m, d)
+    perf = time.perf_counter
+    try:
+        engine.state(reuse=True)
+        variants = [("fresh", {}), ("reuse", {"reuse": True})]
+    except TypeError:  # an engine without state(reuse=...)
+        variants = [("fresh", {})]
+
+    def run_state(kwargs: dict, acc: bool) -> float:
+        engine.compute_accelerations = acc
+        mujoco.mj_copyData(d, m, start)
+        engine.step()
+        engine.state(**kwargs)  # warm
+        total = 0.0
+        for _ in range(steps):
+            engine.step()
+            a = perf()
+            engine.state(**kwargs)
+            total += perf() - a
+        return total / steps
+
+    def run_raw() -> float:
+        mujoco.mj_copyData(d, m, start)
+        a = perf()
+        for _ in range(steps):
+            mujoco.mj_step(m, d)
+        return (perf() - a) / steps
+
+    best: dict[str, float] = {}
+    for _ in range(repeats):
+        best["mj_step"] = min(best.get("mj_step", 1.0), run_raw())
+        for name, kwargs in variants:
+            for acc in (False, True):
+                key = f"state({name}{', acc' if acc else ''})"
+                best[key] = min(best.get(key, 1.0), run_state(kwargs, acc))
+    raw = best["mj_step"]
+    state = engine.state()
+    print(
+        f"\n{os.path.relpath(path, ROOT)}: bodies={len(engine.body_paths)} "
+        f"dofs={len(engine.dofs)} contacts={state.contact_count} nefc={d.nefc}"
+    )
+    for key, value in best.items():
+        print(f"  {key:22s} {value * 1e6:7.2f} us   x{value / raw:5.3f} mj_step")
+
+
 def main() -> None:
     """Run the benchmark and print one line per model."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=2000)
     parser.add_argument("--robots", nargs="*", default=["ur5e", "panda", "solo12", "balls"])
+    parser.add_argument("--scene", default=os.path.join(ROOT, "scenes", "panda_table.usda"))
+    parser.add_argument("--repeats", type=int, default=7)
     args = parser.parse_args()
     import logging
 
@@ -122,6 +189,8 @@ def main() -> None:
             bench(name, _ball_stage(), args.steps)
         else:
             bench(name, Usd.Stage.Open(os.path.join(ROOT, ROBOTS[name])), args.steps)
+    if args.scene and args.scene != "none":
+        bench_state(args.scene, args.steps, args.repeats)
 
 
 if __name__ == "__main__":

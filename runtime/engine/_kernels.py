@@ -444,8 +444,6 @@ def state_kernel(
     rows = tab_i[o : o + k]
     ids = tab_i[o + k : o + 2 * k]
     roots = tab_i[o + 2 * k : o + 3 * k]
-    static_pos = tab_f[0 : 3 * b].reshape(b, 3)
-    static_quat = tab_f[3 * b : 7 * b].reshape(b, 4)
     gravity = tab_f[7 * b : 7 * b + 3]
     sign = tab_f[7 * b + 3 : 7 * b + 3 + nd]
     dt = tab_f[7 * b + 3 + nd]
@@ -465,11 +463,11 @@ def state_kernel(
     out_ang = out_vec[2 * b : 3 * b]
     for r in range(b):
         for a in range(3):
-            out_pos[r, a] = static_pos[r, a]
+            out_pos[r, a] = tab_f[3 * r + a]
             out_lin[r, a] = 0.0
             out_ang[r, a] = 0.0
         for a in range(4):
-            out_quat[r, a] = static_quat[r, a]
+            out_quat[r, a] = tab_f[3 * b + 4 * r + a]
     body_state_kernel(
         rows, ids, roots, xpos, xquat, xipos, subtree_com, cvel, out_pos, out_quat, out_lin, out_ang
     )

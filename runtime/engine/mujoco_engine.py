@@ -131,8 +131,11 @@ class MujocoEngine:
         self._map_data_buffer()
         self._build_tables()
         self._unmap_contacts()
-        self._work_i = np.zeros(64, dtype=np.int64)
-        self._work_f = np.zeros(self.model.nv + 64)
+        self._work_i = np.zeros(1, dtype=np.int64)
+        self._work_f = np.zeros(self.model.nv)
+        self._work_con = self._work_efc = 0  # contacts / constraint rows the scratch fits
+        self._cap_con = self._cap_efc = 0
+        self._scalar_dofs = bool(len(self._scalar))
         self._no_efc_f = np.zeros(0)
         self._no_efc_i = np.zeros(0, dtype=np.int32)
         self._reuse_buffers: tuple[np.ndarray, ...] | None = None
@@ -267,6 +270,21 @@ class MujocoEngine:
             ):
                 raise SimrtError("contact view does not match MjData.contact")
         self._con_seen = nc
+
+    def _grow(self, nc: int, nefc: int) -> None:
+        """Map more contacts / enlarge the kernel scratch for ``nc`` contacts, ``nefc`` rows.
+
+        Afterwards ``nc <= _cap_con`` and ``nefc <= _cap_efc`` (the per-call fast check).
+        """
+        if nc > self._con_seen:
+            self._map_contacts(nc)
+        if nc > self._work_con or nefc > self._work_efc:
+            self._work_con = max(nc, 2 * self._work_con, 8)
+            self._work_efc = max(nefc, 2 * self._work_efc, 8)
+            self._work_i = np.zeros(1 + 5 * self._work_con + 2 * self._work_efc, dtype=np.int64)
+            self._work_f = np.zeros(self.model.nv + 17 * self._work_con)
+        self._cap_con = min(self._work_con, self._con_seen)
+        self._cap_efc = self._work_efc
 
     def _index_dofs(self) -> None:
         self._q_adr = np.array([b.qpos_adr for b in self.dofs], dtype=np.int64)
@@ -507,16 +525,17 @@ class MujocoEngine:
         if acc:
             mujoco.mj_rnePostConstraint(m, d)
         nc = d.ncon
-        if nc > self._con_seen:
-            self._map_contacts(nc)
         nefc = d.nefc
+        if nc > self._cap_con or nefc > self._cap_efc:
+            self._grow(nc, nefc)
         if nefc:
-            efc_force, efc_type, efc_id = d.efc_force, d.efc_type, d.efc_id
+            efc_force = d.efc_force
+            if self._scalar_dofs:
+                efc_type, efc_id = d.efc_type, d.efc_id
+            else:  # no hinge / slide DOF receives constraint forces
+                efc_type = efc_id = self._no_efc_i
         else:
             efc_force, efc_type, efc_id = self._no_efc_f, self._no_efc_i, self._no_efc_i
-        if 1 + 5 * nc + 2 * nefc > self._work_i.shape[0] or 17 * nc > self._work_f.shape[0] - m.nv:
-            self._work_i = np.zeros(2 * (1 + 5 * nc + 2 * nefc), dtype=np.int64)
-            self._work_f = np.zeros(m.nv + 34 * nc)
         if reuse:
             return self._refill(nc, acc, efc_force, efc_type, efc_id)
         b = self._nb
@@ -585,6 +604,22 @@ class MujocoEngine:
             self.built.meters_per_unit,
         )
 
+    def _reuse_block(self, nc: int, acc: bool) -> tuple[np.ndarray, ...]:
+        """Views of the engine-owned output buffers for ``nc`` contacts (grown as needed)."""
+        b = self._nb
+        buf = self._reuse_buffers
+        if buf is None or nc > self._reuse_cap:
+            self._reuse_cap = max(nc, 2 * self._reuse_cap, 8)
+            buf = self._reuse_buffers = (
+                np.zeros((5 * b + 3 * self._reuse_cap + 1, 3)),
+                np.zeros((b, 4)),
+                np.zeros((3, self._nd)),
+            )
+            self._reuse_views = {}
+            self._reuse_states = {}
+        rows = (5 * b if acc else 3 * b) + 3 * nc + 1
+        return buf[0][:rows], buf[1], buf[2], np.zeros((2, nc), dtype=np.int64)
+
     def _refill(
         self,
         nc: int,
@@ -599,25 +634,10 @@ class MujocoEngine:
         accelerations) a view of it plus a contact-id block, per (contact count, records
         kept, accelerations) one cached PhysicsState of views into those.
         """
-        b = self._nb
-        row = 5 * b if acc else 3 * b
-        rows = row + 3 * nc + 1
-        buf = self._reuse_buffers
-        if buf is None or buf[0].shape[0] < 5 * b + 3 * nc + 1:
-            cap = max(nc, 2 * self._reuse_cap, 8)
-            self._reuse_cap = cap
-            buf = self._reuse_buffers = (
-                np.zeros((5 * b + 3 * cap + 1, 3)),
-                np.zeros((b, 4)),
-                np.zeros((3, self._nd)),
-            )
-            self._reuse_views = {}
-            self._reuse_states = {}
         views = self._reuse_views.get((nc, acc))
         if views is None:
-            views = (buf[0][:rows], np.zeros((2, nc), dtype=np.int64))
-            self._reuse_views[(nc, acc)] = views
-        vec, ids = views
+            views = self._reuse_views[(nc, acc)] = self._reuse_block(nc, acc)
+        vec, quat, joint, ids = views
         work_i = self._work_i
         state_kernel(
             self._mj,
@@ -633,14 +653,14 @@ class MujocoEngine:
             self._work_f,
             acc,
             vec,
-            buf[1],
-            buf[2],
+            quat,
+            joint,
             ids,
         )
         kept = int(work_i[0])
         state = self._reuse_states.get((nc, kept, acc))
         if state is None:
-            state = self._wrap(vec, buf[1], buf[2], ids, nc, kept, acc, 0.0)
+            state = self._wrap(vec, quat, joint, ids, nc, kept, acc, 0.0)
             self._reuse_states[(nc, kept, acc)] = state
         state.time = self.data.time
         state.step = self._step
