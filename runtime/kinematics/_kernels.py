@@ -586,6 +586,67 @@ def _eval(model, tip, qrow, target, weights, fixed, jac, e, ew):  # pragma: no c
 
 
 @jit
+def _normal_equations(jac, weights, ew, blocked, lam, out_a, out_rhs):  # pragma: no cover
+    """Damped normal equations ``A = Jwᵀ Jw + lam I``, ``rhs = Jwᵀ ew`` of an LM step.
+
+    ``Jw`` is ``jac[0]`` (6, n) with rows scaled by ``weights`` (6,); the rows and columns
+    of joints with ``blocked`` (n,) set are zero (their diagonal is ``lam``).
+    """
+    n = out_rhs.shape[0]
+    for a in range(n):
+        g = 0.0
+        if blocked[a] == 0:
+            for i in range(6):
+                g += weights[i] * jac[0, i, a] * ew[i]
+        out_rhs[a] = g
+        for b in range(a, n):
+            s = 0.0
+            if blocked[a] == 0 and blocked[b] == 0:
+                for i in range(6):
+                    wi = weights[i]
+                    s += wi * wi * jac[0, i, a] * jac[0, i, b]
+            out_a[a, b] = s
+            out_a[b, a] = s
+        out_a[a, a] += lam
+
+
+@jit
+def _cholesky(a):  # pragma: no cover
+    """Cholesky factor of the SPD ``a`` (n, n) in place (lower triangle); False if not SPD."""
+    n = a.shape[0]
+    for j in range(n):
+        s = a[j, j]
+        for k in range(j):
+            s -= a[j, k] * a[j, k]
+        if s <= 0.0:
+            return False
+        d = np.sqrt(s)
+        a[j, j] = d
+        for i in range(j + 1, n):
+            s2 = a[i, j]
+            for k in range(j):
+                s2 -= a[i, k] * a[j, k]
+            a[i, j] = s2 / d
+    return True
+
+
+@jit
+def _cholesky_solve(factor, rhs, out_x):  # pragma: no cover
+    """Solve ``L Lᵀ x = rhs`` with the lower-triangular ``factor`` L (n, n) into ``out_x``."""
+    n = rhs.shape[0]
+    for i in range(n):
+        s = rhs[i]
+        for k in range(i):
+            s -= factor[i, k] * out_x[k]
+        out_x[i] = s / factor[i, i]
+    for i in range(n - 1, -1, -1):
+        s = out_x[i]
+        for k in range(i + 1, n):
+            s -= factor[k, i] * out_x[k]
+        out_x[i] = s / factor[i, i]
+
+
+@jit
 def _lm_workspace(n):  # pragma: no cover
     """Scratch arrays of one LM solve for ``n`` joints: (A (n, n), rhs, dq, q_center (n,))."""
     return np.empty((n, n)), np.empty(n), np.empty(n), np.empty(n)
@@ -649,54 +710,14 @@ def _lm_solve(model, tip, limits, fixed, q0, target, params, out_q, ws):  # prag
     for _ in range(iters):
         if cost < tol2:
             break
-        # A = Jw^T Jw + lam I ; rhs = Jw^T ew (+ bias)
-        for a in range(n):
-            g = 0.0
-            if blocked[a] == 0:
-                for i in range(6):
-                    g += weights[i] * jac[0, i, a] * ew[i]
-            ws_rhs[a] = g
-            for b in range(a, n):
-                s = 0.0
-                if blocked[a] == 0 and blocked[b] == 0:
-                    for i in range(6):
-                        wi = weights[i]
-                        s += wi * wi * jac[0, i, a] * jac[0, i, b]
-                ws_a[a, b] = s
-                ws_a[b, a] = s
-            ws_a[a, a] += lam
-        # Cholesky (in place, lower triangle), A is SPD since lam > 0
-        ok = True
-        for j in range(n):
-            s = ws_a[j, j]
-            for k in range(j):
-                s -= ws_a[j, k] * ws_a[j, k]
-            if s <= 0.0:
-                ok = False
-                break
-            d = np.sqrt(s)
-            ws_a[j, j] = d
-            for i in range(j + 1, n):
-                s2 = ws_a[i, j]
-                for k in range(j):
-                    s2 -= ws_a[i, k] * ws_a[j, k]
-                ws_a[i, j] = s2 / d
-        if not ok:
+        _normal_equations(jac, weights, ew, blocked, lam, ws_a, ws_rhs)
+        if not _cholesky(ws_a):  # SPD in exact arithmetic since lam > 0
             lam = min(lam * 2.0, 1e2)
             continue
         if use_bias and cost > bias_cutoff2:
             for a in range(n):
                 ws_rhs[a] += lam * null_space_bias * (ws_qc[a] - qcur[0, a])
-        for i in range(n):
-            s = ws_rhs[i]
-            for k in range(i):
-                s -= ws_a[i, k] * ws_dq[k]
-            ws_dq[i] = s / ws_a[i, i]
-        for i in range(n - 1, -1, -1):
-            s = ws_dq[i]
-            for k in range(i + 1, n):
-                s -= ws_a[k, i] * ws_dq[k]
-            ws_dq[i] = s / ws_a[i, i]
+        _cholesky_solve(ws_a, ws_rhs, ws_dq)
         norm2 = 0.0
         for k in range(n):
             if fixed[k] != 0 or blocked[k] != 0:
