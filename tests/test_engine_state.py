@@ -373,3 +373,21 @@ def test_panda_scene_state_against_mujoco_and_reuse():
         for name, value in _state_arrays(state).items():
             if value is not None:
                 np.testing.assert_array_equal(value, arrays[name], err_msg=name)
+
+
+def test_reuse_state_tracks_growing_contact_counts():
+    """Contacts appear one body at a time (0 -> many): the contact view and the reused
+    buffers grow, and ``state(reuse=True)`` keeps equal to the fresh state."""
+    engine = MujocoEngine(_pile("elliptic"), dt=0.002, compute_accelerations=True)
+    for j in range(engine.model.njnt):
+        engine.data.qvel[engine.model.jnt_dofadr[j]] = 1.0
+    engine.data.qpos[2::7] += np.linspace(0.01, 0.06, engine.model.njnt)  # staggered drops
+    counts = []
+    for _ in range(150):
+        engine.step()
+        fresh = _state_arrays(engine.state())
+        reused = engine.state(reuse=True)
+        counts.append(reused.contact_count)
+        for name, value in _state_arrays(reused).items():
+            np.testing.assert_array_equal(value, fresh[name], err_msg=name)
+    assert counts[0] == 0 and max(counts) > 8
