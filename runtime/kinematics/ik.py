@@ -37,6 +37,13 @@ __all__ = ["IKSolver", "IKSolverLM", "IKSolverRegistry", "ik_lm", "ik_lm_batch"]
 _LM_KWARGS = ("lam", "iters", "tol", "w_rot", "w_pos", "max_step", "null_space_bias", "joint_fixed")
 
 
+def check_lm_kwargs(kwargs: dict[str, Any]) -> None:
+    """Raise ``TypeError`` naming the keywords in ``kwargs`` that the LM solver does not take."""
+    unknown = set(kwargs) - set(_LM_KWARGS)
+    if unknown:
+        raise TypeError(f"unexpected keyword argument(s): {sorted(unknown)}")
+
+
 def _params(
     lam: float,
     iters: int,
@@ -260,9 +267,7 @@ class IKSolverLM(IKSolver):
         Raises:
             TypeError: for an unknown keyword.
         """
-        unknown = set(kwargs) - set(_LM_KWARGS)
-        if unknown:
-            raise TypeError(f"unexpected keyword argument(s): {sorted(unknown)}")
+        check_lm_kwargs(kwargs)
         if q0 is None:
             q0 = np.zeros(len(chain.joints))
         return ik_lm(chain, np.asarray(q0, dtype=np.float64), target, **kwargs)

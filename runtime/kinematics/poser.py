@@ -38,6 +38,7 @@ from runtime.kinematics.ik import (
     IKSolver,
     IKSolverLM,
     IKSolverRegistry,
+    check_lm_kwargs,
     ik_lm_batch,
     ik_lm_with_error,
 )
@@ -314,18 +315,7 @@ class RobotPoser:
         """First converged seed in priority order, else the lowest error (ties → earlier)."""
         assert self._chain is not None
         if type(self._solver) is IKSolverLM:
-            unknown = set(kwargs) - {
-                "lam",
-                "iters",
-                "tol",
-                "w_rot",
-                "w_pos",
-                "max_step",
-                "null_space_bias",
-                "joint_fixed",
-            }
-            if unknown:
-                raise TypeError(f"unexpected keyword argument(s): {sorted(unknown)}")
+            check_lm_kwargs(kwargs)
             if len(seeds) == 1:
                 fixed = kwargs.get("joint_fixed")
                 lm_kwargs = {k: v for k, v in kwargs.items() if k != "joint_fixed"}
