@@ -366,3 +366,24 @@ __all__ += [
     "RigidBodyMaterialBaseCfg",
     "schemas",
 ]
+
+# ---------------------------------------------------------------- sensors (engine/run area)
+# Isaac Sim's sensor Python layer (sensors.md 7): wrappers need the SensorRuntime stepping
+# the sensor: ``IMUSensor(path, runtime=sensor_runtime).get_data()``.
+from runtime.compat.isaac_sensors import (  # noqa: E402
+    ContactSensor,
+    EffortSensor,
+    IMUSensor,
+    ImuSensorReading,
+    JointStateSensor,
+    RaycastSensor,
+)
+
+__all__ += [
+    "ContactSensor",
+    "EffortSensor",
+    "IMUSensor",
+    "ImuSensorReading",
+    "JointStateSensor",
+    "RaycastSensor",
+]
