@@ -268,6 +268,7 @@ def raycast_outputs_kernel(
     ray_poses,
     hit_distances,
     hit_normals,
+    hit_actors,
     sensor_ranges,
     sensor_world_frame,
     out_depths,
@@ -292,6 +293,7 @@ def raycast_outputs_kernel(
         hit_distances: cast hit distance from the start, ``inf`` on a miss, compact rows,
             shape (>= C,), float64 [stage units].
         hit_normals: unit hit normals, compact rows, shape (>= C, 3), float64, world.
+        hit_actors: hit actor index (-1 unknown), compact rows, shape (>= C,), int64.
         sensor_ranges: ``[minRange, maxRange]`` per sensor, shape (S, 2), float64.
         sensor_world_frame: 1 for ``WORLD`` output, 0 for ``SENSOR``, shape (S,), int64.
         out_depths: depth from the ray origin (``maxRange`` on miss / not firing), shape
@@ -304,8 +306,8 @@ def raycast_outputs_kernel(
             float32, world (written).
         out_end_points_world: hit point, ``o + d * maxRange`` on a miss, sensor position when
             not firing, shape (R, 3), float32, world (written).
-        out_hits: ``[ray, compact row]`` of each hit, shape (R, 2), int64 (first
-            ``hit_count`` rows written, in ray order).
+        out_hits: ``[ray, actor]`` of each hit with a known actor, shape (R, 2), int64
+            (first ``hit_count`` rows written, in ray order).
         out_hit_count: shape (1,), int64; receives the number of hits.
     """
     hit_count = 0
@@ -330,9 +332,10 @@ def raycast_outputs_kernel(
                 out_end_points_world[i, a] = origins[j, a] + directions[j, a] * max_range
             continue
         out_depths[i] = h + sensor_ranges[k, 0]
-        out_hits[hit_count, 0] = i
-        out_hits[hit_count, 1] = j
-        hit_count += 1
+        if hit_actors[j] >= 0:
+            out_hits[hit_count, 0] = i
+            out_hits[hit_count, 1] = hit_actors[j]
+            hit_count += 1
         x0 = starts[j, 0] + directions[j, 0] * h
         x1 = starts[j, 1] + directions[j, 1] * h
         x2 = starts[j, 2] + directions[j, 2] * h

@@ -611,8 +611,6 @@ class RaycastBatch:
             lay.count,
         )  # fmt: skip
         n = int(lay.count[0])
-        dist = lay.c_distances[:n]
-        actors = lay.c_actors[:n]
         if n:
             cast = getattr(scene, "cast_trusted", None) or scene.cast
             cast(
@@ -621,8 +619,8 @@ class RaycastBatch:
                 lay.c_max_distances[:n],
                 positions if has_bodies else None,
                 orientations if has_bodies else None,
-                dist,
-                actors,
+                lay.c_distances[:n],
+                lay.c_actors[:n],
                 lay.c_normals[:n],
             )
         r = lay.ray_count
@@ -633,8 +631,8 @@ class RaycastBatch:
         e_w = np.empty((r, 3), np.float32)
         k.raycast_outputs_kernel(
             lay.ray_sensor, lay.slots, lay.sensor_poses, lay.c_origins, lay.c_directions,
-            lay.c_starts, lay.c_poses, lay.c_distances, lay.c_normals, lay.ranges, lay.frames,
-            depths, hit_p, hit_n, o_w, e_w, lay.hits, lay.hit_count,
+            lay.c_starts, lay.c_poses, lay.c_distances, lay.c_normals, lay.c_actors, lay.ranges,
+            lay.frames, depths, hit_p, hit_n, o_w, e_w, lay.hits, lay.hit_count,
         )  # fmt: skip
         time = float(np.float32(state.time))
         step = int(state.step)
@@ -649,7 +647,7 @@ class RaycastBatch:
             a, b = bounds[j], bounds[j + 1]
             paths: tuple[str, ...] = ()
             if sensor.config.report_hit_prim_paths:
-                paths = self._sensor_paths(sensor, a, b, hits, actors)
+                paths = self._sensor_paths(sensor, a, b, hits)
             sensor._reading = make(
                 b - a, depths[a:b], hit_p[a:b], hit_n[a:b], paths, o_w[a:b], e_w[a:b], time,
                 step,
@@ -661,7 +659,6 @@ class RaycastBatch:
         a: int,
         b: int,
         hits: list[list[int]],
-        actors: np.ndarray,
     ) -> tuple[str, ...]:
         """Hit paths of one sensor: "" everywhere except its rays that hit this step."""
         table = self._path_table or ()
@@ -669,12 +666,10 @@ class RaycastBatch:
         for row in sensor._path_rows:
             paths[row] = ""
         rows = []
-        for ray, slot in hits:
+        for ray, actor in hits:
             if a <= ray < b:
-                actor = int(actors[slot])
-                if actor >= 0:
-                    paths[ray - a] = table[actor]
-                    rows.append(ray - a)
+                paths[ray - a] = table[actor]
+                rows.append(ray - a)
         sensor._path_rows = rows
         return tuple(paths)
 
