@@ -295,10 +295,21 @@ def test_kernels_one_signature_and_python_parity():
 
 def _state_arrays(state):
     names = [
-        "body_positions", "body_orientations", "body_linear_velocities",
-        "body_angular_velocities", "body_linear_accelerations", "body_angular_accelerations",
-        "contact_body0", "contact_body1", "contact_positions", "contact_normals",
-        "contact_impulses", "joint_positions", "joint_velocities", "joint_efforts", "gravity",
+        "body_positions",
+        "body_orientations",
+        "body_linear_velocities",
+        "body_angular_velocities",
+        "body_linear_accelerations",
+        "body_angular_accelerations",
+        "contact_body0",
+        "contact_body1",
+        "contact_positions",
+        "contact_normals",
+        "contact_impulses",
+        "joint_positions",
+        "joint_velocities",
+        "joint_efforts",
+        "gravity",
     ]
     return {n: (None if getattr(state, n) is None else getattr(state, n).copy()) for n in names}
 

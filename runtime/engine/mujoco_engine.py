@@ -167,8 +167,10 @@ class MujocoEngine:
         base = min(a.ctypes.data for a in present)
         end = max(a.ctypes.data + a.nbytes for a in present)
         for name, a in zip(_MJ_ARRAYS, arrays, strict=True):
-            if a.dtype != np.float64 or not a.flags.c_contiguous or (
-                a.size and (a.ctypes.data - base) % 8
+            if (
+                a.dtype != np.float64
+                or not a.flags.c_contiguous
+                or (a.size and (a.ctypes.data - base) % 8)
             ):
                 raise SimrtError(f"unexpected MjData.{name} layout (MuJoCo {mujoco.__version__})")
         if end - base > self.data.nbuffer:
