@@ -164,8 +164,8 @@ def main() -> int:
     agree = float(np.mean(np.abs(b_dist[hit] - tfar[hit]) < 1e-5))
     same = bool(np.array_equal(dist, b_dist))
     print(f"embree (direct)          : {embree_rate:6.2f} Mrays/s")
-    print(f"NumbaBvhBackend (sorted) : {sorted_rate:6.2f} Mrays/s  ratio {sorted_rate / embree_rate:.2f}"
-          "  <- headline")  # fmt: skip
+    print(f"NumbaBvhBackend (sorted) : {sorted_rate:6.2f} Mrays/s  ratio "
+          f"{sorted_rate / embree_rate:.2f}  <- headline")  # fmt: skip
     print(f"NumbaBvhBackend (no sort): {unsorted_rate:6.2f} Mrays/s  ratio "
           f"{unsorted_rate / embree_rate:.2f}")  # fmt: skip
     print(f"bvh_closest_hit_kernel   : {numba_rate:6.2f} Mrays/s  ratio "

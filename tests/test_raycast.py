@@ -730,7 +730,8 @@ def test_only_window_rays_fire_over_many_steps_with_spec_outputs_for_the_rest(dt
         rest = ~want
         assert np.all(r.depths[rest] == np.float32(20.0))
         assert np.all(r.hit_positions[rest] == 0.0) and np.all(r.hit_normals[rest] == 0.0)
-        np.testing.assert_array_equal(r.ray_origins_world[rest], np.tile([0, 0, 1], (rest.sum(), 1)))
-        np.testing.assert_array_equal(r.ray_end_points_world[rest], np.tile([0, 0, 1], (rest.sum(), 1)))
+        at_sensor = np.tile([0, 0, 1], (rest.sum(), 1))
+        np.testing.assert_array_equal(r.ray_origins_world[rest], at_sensor)
+        np.testing.assert_array_equal(r.ray_end_points_world[rest], at_sensor)
         assert all(p == "" for p, w in zip(r.hit_prim_paths, rest, strict=True) if w)
     assert seen.all()

@@ -890,19 +890,37 @@ def scene_cast_kernel(
     out_actors,
     out_normals,
 ):
-    """One full ray-scene query in a single call: group poses, closest hit, hit attributes
-    and the "ray starts inside a solid" rule (distance 0, normal ``-direction``).
+    """One full ray-scene query in a single call.
+
+    Group poses, closest hit, hit attributes and the "ray starts inside a solid" rule
+    (distance 0, normal ``-direction``), as :func:`scene_group_poses_kernel`,
+    :func:`scene_closest_hit_kernel`, :func:`scene_hit_attributes_kernel` and
+    :func:`scene_inside_solid_kernel` document their arguments.
 
     Args:
-        node_boxes, node_refs, triangles, triangle_ids, group_roots: the concatenated BVHs
-            (see :func:`scene_closest_hit_kernel`).
-        group_local_boxes, group_body, body_positions, body_orientations: see
-            :func:`scene_group_poses_kernel`.
-        face_groups, face_actors, face_normals: see :func:`scene_hit_attributes_kernel`.
-        solid_groups, solid_kinds, solid_positions, solid_orientations, solid_params,
-            solid_plane_ranges, planes, solid_bounds, group_solid_ranges, group_solid_boxes:
-            see :func:`scene_inside_solid_kernel`.
+        node_boxes: BVH child bounds, shape (N, 12), float64.
+        node_refs: BVH child references, shape (N, 4), int64.
+        triangles: leaf-ordered ``[v0, e1, e2]``, shape (T, 9), float64, group frames.
+        triangle_ids: global face id per leaf-ordered triangle, shape (T,), int64.
+        group_roots: BVH root per group (-1 empty), shape (G,), int64.
+        group_local_boxes: group-frame triangle box ``[lo, hi]``, shape (G, 6), float64.
+        group_body: body row per group (-1 fixed), shape (G,), int64.
+        body_positions: body origins, shape (B, 3), float64, world (B may be 0).
+        body_orientations: body orientations (w, x, y, z), shape (B, 4), float64.
+        face_groups: group per global face, shape (F,), int64.
+        face_actors: actor per global face, shape (F,), int64.
+        face_normals: unit front normal per face, group frame, shape (F, 3), float64.
+        solid_groups: group per solid (non-decreasing), shape (S,), int64.
+        solid_kinds: ``SOLID_*`` code per solid, shape (S,), int64.
+        solid_positions: solid origin in its group frame, shape (S, 3), float64.
+        solid_orientations: solid orientation in its group frame, shape (S, 4), float64.
+        solid_params: half extents or (radius, half height, 0), shape (S, 3), float64.
+        solid_plane_ranges: (first plane, count) per solid, shape (S, 2), int64.
+        planes: convex half-spaces ``[n, d]``, shape (P, 4), float64.
+        solid_bounds: bounding sphere per solid ``[c, r]``, shape (S, 4), float64.
         solid_actors: actor index of each solid, shape (S,), int64.
+        group_solid_ranges: (first solid, count) per group, shape (G, 2), int64.
+        group_solid_boxes: group-frame box around the group's solids, shape (G, 6), float64.
         origins: ray start points [stage units], shape (R, 3), float64, world.
         directions: unit ray directions, shape (R, 3), float64, world.
         max_distances: largest accepted hit distance [stage units], shape (R,), float64.
@@ -984,8 +1002,10 @@ def scene_cast_kernel(
 
 @jit
 def ray_morton_codes_kernel(origins, directions, out_codes):
-    """6-D Morton code of each ray (origin in the batch's bounding box, direction in
-    [-1, 1]^3, 10 bits per coordinate), to order large batches for coherent traversal.
+    """6-D Morton code of each ray, to order large batches for coherent traversal.
+
+    Origins are quantised in the batch's bounding box, directions in [-1, 1]^3, 10 bits per
+    coordinate.
 
     Args:
         origins: ray origins [stage units], shape (R, 3), float64.
@@ -1028,15 +1048,19 @@ def ray_morton_codes_kernel(origins, directions, out_codes):
 
 
 @jit
-def gather_rays_kernel(order, origins, directions, max_distances, out_origins,
-                       out_directions, out_max_distances):  # fmt: skip
+def gather_rays_kernel(
+    order, origins, directions, max_distances, out_origins, out_directions, out_max_distances
+):
     """Rays in the given order: ``out[k] = in[order[k]]`` for the three ray arrays.
 
     Args:
         order: ray index per output row, shape (R,), int64.
-        origins: shape (R, 3), float64. directions: shape (R, 3), float64.
-        max_distances: shape (R,), float64.
-        out_origins, out_directions, out_max_distances: same shapes (written).
+        origins: ray origins, shape (R, 3), float64.
+        directions: ray directions, shape (R, 3), float64.
+        max_distances: largest accepted distances, shape (R,), float64.
+        out_origins: reordered origins, shape (R, 3), float64 (written).
+        out_directions: reordered directions, shape (R, 3), float64 (written).
+        out_max_distances: reordered distances, shape (R,), float64 (written).
     """
     for k in range(order.shape[0]):
         i = order[k]
@@ -1052,8 +1076,10 @@ def scatter_hits_kernel(order, distances, faces, out_distances, out_faces):
 
     Args:
         order: ray index of each row, shape (R,), int64.
-        distances: shape (R,), float64. faces: shape (R,), int64.
-        out_distances: shape (R,), float64 (written). out_faces: shape (R,), int64 (written).
+        distances: hit distance per row, shape (R,), float64.
+        faces: hit face per row, shape (R,), int64.
+        out_distances: hit distance per caller ray, shape (R,), float64 (written).
+        out_faces: hit face per caller ray, shape (R,), int64 (written).
     """
     for k in range(order.shape[0]):
         out_distances[order[k]] = distances[k]
