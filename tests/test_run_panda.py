@@ -398,3 +398,29 @@ def test_raycast_hits_lie_on_scene_surfaces(panda_run):
     assert any(name.startswith("panda_link") for name in hit_names)
     print(f"raycast: {checked} hits, worst distance to mesh {worst_mesh:.2e}, "
           f"to analytic primitive {worst_analytic:.2e}")
+
+
+def test_unreachable_ik_target_runs_the_cold_start_ladder_once(tmp_path):
+    """A target out of reach fails every seeded solve; the expensive cold-start ladder runs
+    on the first failure only, and the hand keeps tracking its last good solution."""
+    from runtime.engine.job import run_scene
+    from runtime.kinematics.poser import RobotPoser
+
+    ladders = []
+    original = RobotPoser.solve_ik
+
+    def counting(self, target, seed=None, **kwargs):
+        if seed is None:
+            ladders.append(target)
+        return original(self, target, seed=seed, **kwargs)
+
+    RobotPoser.solve_ik = counting
+    try:
+        result = run_scene(str(SCENE), steps=60, ik_targets=["panda_hand=3,0,0.5"],
+                           ik_every=10, out=None)
+    finally:
+        RobotPoser.solve_ik = original
+    ik = result.summary["ik"]
+    assert ik["solves"] == 6 and ik["seeded_failures"] == 6
+    assert ik["cold_start_ladders"] == 1 and len(ladders) == 1
+    assert result.complete and ik["disabled"] is None

@@ -662,7 +662,8 @@ def format_summary(summary: Mapping[str, Any], timings: Mapping[str, float] | No
     if ik:
         text = f"ik: {ik.get('solves', 0)} solves"
         if ik.get("seeded_failures"):
-            text += f" ({ik['seeded_failures']} needed the cold-start ladder)"
+            text += (f" ({ik['seeded_failures']} failed from the previous solution; "
+                     f"cold-start ladder run {ik.get('cold_start_ladders', 0)} times)")
         if ik.get("frozen_at") is not None:
             text += f", targets frozen at first contact t = {ik['frozen_at']:.3f} s"
         if ik.get("disabled"):
@@ -756,6 +757,7 @@ class _IkDriver:
         self.frozen_at: float | None = None
         self.disabled_reason: str | None = None
         self.failures = 0
+        self.ladders = 0
         self.solves = 0
         root = _root_link(stage, robot_prim)
         self.items: list[dict[str, Any]] = []
@@ -771,7 +773,8 @@ class _IkDriver:
             self.items.append(
                 {"schedule": schedule, "poser": poser, "chain": chain, "indices": indices,
                  "index_list": [int(i) for i in indices], "start_orientation": None,
-                 "q_from": None, "q_to": None, "end": end, "start_in_robot": start_in_robot}
+                 "q_from": None, "q_to": None, "end": end, "start_in_robot": start_in_robot,
+                 "failing": False}
             )
         self.targets = np.full(len(dof_table.entries), np.nan)
 
@@ -819,14 +822,24 @@ class _IkDriver:
         position, orientation = item["schedule"].target(t_goal, item["start_orientation"])
         target = self._transform(position, orientation)
         seed = item["q_to"] if item["q_to"] is not None else q_now
-        result = item["poser"].solve_ik(target, seed=seed)
+        result = item["poser"].solve_ik(target, seed=seed)  # one LM attempt from the seed
         self.solves += 1
-        if not result.success:
+        if result.success:
+            item["failing"] = False
+        else:
             self.failures += 1
-            result = item["poser"].solve_ik(target)  # cold-start ladder
+            # The cold-start ladder (and the poser's extended ladder: 40 restarts) only runs
+            # on the first failure of a streak: while the target stays out of reach of the
+            # previous solution, re-running it every `every` steps would cost far more than
+            # the step loop and, starting from the same seeds, fail the same way.
+            if not item["failing"] or item["q_to"] is None:
+                item["failing"] = True
+                self.ladders += 1
+                result = item["poser"].solve_ik(target)  # cached solution, then the ladder
             if not result.success and item["q_to"] is not None:
                 item["q_from"] = item["q_to"]
                 return  # keep tracking the last good solution
+            item["failing"] = not result.success
         q = np.array([result.joints[p] for p in item["chain"].joint_paths], np.float64)
         item["q_from"] = item["q_to"] if item["q_to"] is not None else q_now
         item["q_to"] = q
@@ -1121,6 +1134,7 @@ def run_scene(
             disabled[str(getattr(s, "prim_path", ""))] = str(s.disabled_reason)
     if ik is not None:
         summary["ik"] = {"solves": ik.solves, "seeded_failures": ik.failures,
+                         "cold_start_ladders": ik.ladders,
                          "frozen_at": ik.frozen_at, "disabled": ik.disabled_reason}
     return RunResult(
         steps=done,
