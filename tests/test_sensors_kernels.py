@@ -278,3 +278,39 @@ def test_imu_physical_kernel_rolling_averages_and_finite_differences(variant):
                                        rtol=1e-12, atol=1e-12)
             q_mean = np.mean([h[2] for h in padded[:nq]], axis=0)
             np.testing.assert_allclose(quat[s], q_mean / np.linalg.norm(q_mean), atol=1e-12)
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_imu_isaac_width1_shared_bodies_match_reference(variant):
+    # Width-1 isaac sensors take a separate loop that computes one sample per body for
+    # identity-mounted sensors; mix them with rotated mounts, a wider sensor and an
+    # inactive one on the same bodies.
+    rng = np.random.default_rng(21)
+    n, bodies = 12, 3
+    sensors, _ = _imu_sensors(rng, n, bodies)
+    sensors["widths"][:] = 1
+    sensors["widths"][5] = (2, 3, 2)
+    sensors["bodies"][:] = np.arange(n) % bodies
+    sensors["off_q"][: n // 2] = [1.0, 0.0, 0.0, 0.0]
+    sensors["rings"][:] = [max(w[1], w[2], 2 * w[0]) for w in sensors["widths"]]
+    buf = _imu_buffers(n, int(sensors["rings"].max()))
+    refs = [ImuIsaacReference(sensors["widths"][s], sensors["off_q"][s]) for s in range(n)]
+    kernel = _k(_imu_kernels.imu_update_kernel, variant)
+    x = _imu_inputs(rng, bodies)
+    for k in range(1, 9):
+        x["lin"] = x["lin"] + rng.normal(scale=0.1, size=(bodies, 3))
+        x["ang"] = x["ang"] + rng.normal(scale=0.1, size=(bodies, 3))
+        x["quat"] = _random_quats(rng, bodies)
+        t = k / 60 if k != 4 else 3 / 60  # a repeated time: zero finite-difference interval
+        acc, gyro, quat, gs, times = _imu_call(kernel, x, sensors, buf, 0, t, False)
+        for s in range(n):
+            b = sensors["bodies"][s]
+            a, w, q, g = refs[s].step(
+                np.float32(t), x["lin"][b], x["ang"][b], x["quat"][b], np.array([0, 0, 9.80665])
+            )
+            np.testing.assert_allclose(acc[s], a, rtol=2e-6, atol=2e-5)
+            np.testing.assert_allclose(gyro[s], w, rtol=1e-6, atol=1e-6)
+            np.testing.assert_allclose(quat[s], q, rtol=1e-6, atol=1e-6)
+            np.testing.assert_allclose(gs[s], g, rtol=1e-6, atol=1e-6)
+            assert times[s] == np.float32(t)
+            assert buf["status"][s, 0] == 1 and buf["status"][s, 1] == 7

@@ -29,6 +29,10 @@ Packed layouts (to keep the per-call argument count low):
   sample's orientation (``out_readings`` quat when ``Nq == 1`` in isaac mode, else the
   history slot ``out_heads``), see :mod:`runtime.sensors.imu`.
 
+Isaac-mode sensors whose three widths are 1 (the default configuration) are finished in a
+separate tight loop with the same float32 arithmetic; sensors mounted with the identity
+orientation share one sample per body per step (identical formula, identical values).
+
 Kernels trust their inputs (checked by the Python layer).
 """
 
@@ -133,7 +137,12 @@ def imu_update_kernel(
     """
     have_acc = body_linear_accelerations.shape[0] == body_orientations.shape[0]
     time32 = np.float32(time)
-    for k in range(sensor_indices.shape[0]):
+    count = sensor_indices.shape[0]
+    # Isaac mode with all widths 1 (the default configuration) runs in a separate tight
+    # loop (:func:`_isaac_width1`): far fewer live values than this general loop.
+    fast = np.empty(count, np.int64)
+    n_fast = 0
+    for k in range(count):
         s = sensor_indices[k]
         if sensor_ints[s, 6] == 0:
             out_status[s, 0] = 0
@@ -144,6 +153,10 @@ def imu_update_kernel(
         nq = sensor_ints[s, 3]
         size = sensor_ints[s, 4]
         mode = sensor_ints[s, 5]
+        if mode == 0 and nl == 1 and nw == 1 and nq == 1:
+            fast[n_fast] = s
+            n_fast += 1
+            continue
         bw = body_orientations[b, 0]
         bx = body_orientations[b, 1]
         by = body_orientations[b, 2]
@@ -379,5 +392,148 @@ def imu_update_kernel(
                 for i in range(4):
                     out_readings[s, 6 + i] = out_ring[s, head, 7 + i]
             out_readings[s, 10] = time
+        out_status[s, 0] = 1
+        out_status[s, 1] = step
+    if n_fast:
+        _isaac_width1(
+            body_orientations, body_linear_velocities, body_angular_velocities, sensor_ints,
+            sensor_floats, fast[:n_fast], time32, step, out_ring, out_heads, out_readings,
+            out_status,
+        )
+
+
+@jit
+def _isaac_sample(bw, bx, by, bz, vx, vy, vz, wx, wy, wz, ow, ox, oy, oz):
+    """Float32-rounded isaac-mode sample of one sensor (scalars only: no array refcounts).
+
+    Args:
+        bw: body quaternion (body->world) w component; ``bx``, ``by``, ``bz`` likewise.
+        bx: body quaternion x.
+        by: body quaternion y.
+        bz: body quaternion z.
+        vx: COM linear velocity x, world; ``vy``, ``vz`` likewise.
+        vy: COM linear velocity y.
+        vz: COM linear velocity z.
+        wx: angular velocity x, world [rad/s]; ``wy``, ``wz`` likewise.
+        wy: angular velocity y.
+        wz: angular velocity z.
+        ow: sensor orientation in the body frame, w; ``ox``, ``oy``, ``oz`` likewise.
+        ox: sensor orientation x.
+        oy: sensor orientation y.
+        oz: sensor orientation z.
+
+    Returns:
+        10 float32 values as float64: sensor-frame COM velocity (3), sensor-frame angular
+        velocity (3), USD-signed sensor world quaternion (4, wxyz).
+    """
+    sw = bw * ow - bx * ox - by * oy - bz * oz
+    sx = bw * ox + bx * ow + by * oz - bz * oy
+    sy = bw * oy - bx * oz + by * ow + bz * ox
+    sz = bw * oz + bx * oy - by * ox + bz * ow
+    r00 = 1.0 - 2.0 * (sy * sy + sz * sz)
+    r01 = 2.0 * (sx * sy - sw * sz)
+    r02 = 2.0 * (sx * sz + sw * sy)
+    r10 = 2.0 * (sx * sy + sw * sz)
+    r11 = 1.0 - 2.0 * (sx * sx + sz * sz)
+    r12 = 2.0 * (sy * sz - sw * sx)
+    r20 = 2.0 * (sx * sz - sw * sy)
+    r21 = 2.0 * (sy * sz + sw * sx)
+    r22 = 1.0 - 2.0 * (sx * sx + sy * sy)
+    sign = _usd_sign(sw, sx, sy, sz)
+    return (
+        np.float64(np.float32(r00 * vx + r10 * vy + r20 * vz)),
+        np.float64(np.float32(r01 * vx + r11 * vy + r21 * vz)),
+        np.float64(np.float32(r02 * vx + r12 * vy + r22 * vz)),
+        np.float64(np.float32(r00 * wx + r10 * wy + r20 * wz)),
+        np.float64(np.float32(r01 * wx + r11 * wy + r21 * wz)),
+        np.float64(np.float32(r02 * wx + r12 * wy + r22 * wz)),
+        np.float64(np.float32(sign * sw)),
+        np.float64(np.float32(sign * sx)),
+        np.float64(np.float32(sign * sy)),
+        np.float64(np.float32(sign * sz)),
+    )
+
+
+@jit
+def _isaac_width1(
+    body_orientations,
+    body_linear_velocities,
+    body_angular_velocities,
+    sensor_ints,
+    sensor_floats,
+    sensors,
+    time32,
+    step,
+    out_ring,
+    out_heads,
+    out_readings,
+    out_status,
+):
+    """Isaac-mode step of active sensors whose three widths are 1 (same arithmetic).
+
+    Sensors mounted with the identity orientation on the same body share one sample per
+    step (computed once per body with the identical formula, hence identical values).
+
+    Args:
+        body_orientations: body quaternions, shape (B, 4), float64, wxyz.
+        body_linear_velocities: COM linear velocities, shape (B, 3), float64, world.
+        body_angular_velocities: angular velocities, shape (B, 3), float64, world.
+        sensor_ints: packed per-sensor integers, shape (S, 7), int64.
+        sensor_floats: sensor pose in the parent body frame, shape (S, 7), float64.
+        sensors: sensor indices to process, shape (K,), int64.
+        time32: float32 time of the step.
+        step: physics step counter.
+        out_ring: history, shape (S, R, 14), float64 (in/out).
+        out_heads: ring slot of the newest sample, shape (S,), int64 (in/out).
+        out_readings: readings, shape (S, 11), float64.
+        out_status: ``[valid, step]`` per sensor, shape (S, 2), int64.
+    """
+    body_count = body_orientations.shape[0]
+    samples = np.empty((body_count + 1, 10))
+    done = np.zeros(body_count, np.bool_)
+    t_new = np.float64(time32)
+    for k in range(sensors.shape[0]):
+        s = sensors[k]
+        b = sensor_ints[s, 0]
+        ow = sensor_floats[s, 3]
+        ox = sensor_floats[s, 4]
+        oy = sensor_floats[s, 5]
+        oz = sensor_floats[s, 6]
+        row = body_count
+        compute = True
+        if ow == 1.0 and ox == 0.0 and oy == 0.0 and oz == 0.0:
+            row = b
+            compute = not done[b]
+            done[b] = True
+        if compute:
+            values = _isaac_sample(
+                body_orientations[b, 0], body_orientations[b, 1], body_orientations[b, 2],
+                body_orientations[b, 3], body_linear_velocities[b, 0],
+                body_linear_velocities[b, 1], body_linear_velocities[b, 2],
+                body_angular_velocities[b, 0], body_angular_velocities[b, 1],
+                body_angular_velocities[b, 2], ow, ox, oy, oz,
+            )
+            for j in range(10):
+                samples[row, j] = values[j]
+        size = sensor_ints[s, 4]
+        head = out_heads[s] - 1
+        if head < 0:
+            head += size
+        out_heads[s] = head
+        old = head + 1
+        if old >= size:
+            old -= size
+        out_ring[s, head, 0] = t_new
+        d_t = np.float32(t_new - out_ring[s, old, 0])
+        for j in range(3):
+            v = samples[row, j]
+            out_ring[s, head, 1 + j] = v
+            a = np.float32(0.0)
+            if d_t > 1e-10:
+                a = np.float32(a + np.float32(np.float32(v - out_ring[s, old, 1 + j]) / d_t))
+            out_readings[s, j] = a
+        for j in range(3, 10):
+            out_readings[s, j] = samples[row, j]
+        out_readings[s, 10] = t_new
         out_status[s, 0] = 1
         out_status[s, 1] = step
