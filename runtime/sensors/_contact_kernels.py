@@ -95,6 +95,33 @@ def contact_update_kernel(
             fill[b1] += 1
     time32 = float(np.float32(time))
     use_contact_dts = contact_dts.shape[0] == contact_count and contact_count > 0
+    # Unfiltered sensors (radius <= 0) depend on their body only: per-body sums in one pass
+    # over the contacts, in contact order (the order of the per-body lists above, hence
+    # the same sums as the filtered loop below with an infinite radius).
+    body_sums = np.zeros((body_count, 3))
+    body_dts = np.full(body_count, dt)
+    for c in range(contact_count):
+        cx = contact_positions[c, 0]
+        cy = contact_positions[c, 1]
+        cz = contact_positions[c, 2]
+        # Kept unless the squared distance is not finite (NaN or overflow).
+        keep = cx * cx + cy * cy + cz * cz < np.inf
+        weight = 1.0 if keep else 0.0
+        b0 = contact_body0[c]
+        body_sums[b0, 0] += weight * contact_impulses[c, 0]
+        body_sums[b0, 1] += weight * contact_impulses[c, 1]
+        body_sums[b0, 2] += weight * contact_impulses[c, 2]
+        use_dt = use_contact_dts and keep and contact_dts[c] > 0.0
+        if use_dt:
+            body_dts[b0] = contact_dts[c]
+        b1 = contact_body1[c]
+        if b1 >= 0 and b1 != b0:
+            weight = -1.0 if keep else 0.0
+            body_sums[b1, 0] += weight * contact_impulses[c, 0]
+            body_sums[b1, 1] += weight * contact_impulses[c, 1]
+            body_sums[b1, 2] += weight * contact_impulses[c, 2]
+            if use_dt:
+                body_dts[b1] = contact_dts[c]
     for k in range(sensor_indices.shape[0]):
         s = sensor_indices[k]
         if sensor_ints[s, 1] == 0:
@@ -108,36 +135,38 @@ def contact_update_kernel(
         b = sensor_ints[s, 0]
         first = starts[b]
         last = starts[b + 1]
-        out_floats[s, 0] = 0.0
         out_floats[s, 1] = time32
-        out_ints[s, 0] = 0
         out_ints[s, 1] = last - first
         out_ints[s, 2] = 1
         out_ints[s, 3] = step
+        radius = sensor_floats[s, 3]
+        if not radius > 0.0:
+            touching, force = _contact_force(
+                body_sums[b, 0], body_sums[b, 1], body_sums[b, 2], body_dts[b],
+                sensor_floats[s, 4], sensor_floats[s, 5],
+            )
+            out_floats[s, 0] = force
+            out_ints[s, 0] = 1 if touching else 0
+            continue
+        out_floats[s, 0] = 0.0
+        out_ints[s, 0] = 0
         if last == first:
             continue
-        radius = sensor_floats[s, 3]
-        # radius <= 0 disables the filter: an infinite radius keeps every contact.
-        radius2 = np.inf
-        px = 0.0
-        py = 0.0
-        pz = 0.0
-        if radius > 0.0:
-            radius2 = radius * radius
-            # Sensor world position (only needed for the filter): p_b + R(q_b) offset.
-            qw = body_orientations[b, 0]
-            qx = body_orientations[b, 1]
-            qy = body_orientations[b, 2]
-            qz = body_orientations[b, 3]
-            ox = sensor_floats[s, 0]
-            oy = sensor_floats[s, 1]
-            oz = sensor_floats[s, 2]
-            tx = 2.0 * (qy * oz - qz * oy)
-            ty = 2.0 * (qz * ox - qx * oz)
-            tz = 2.0 * (qx * oy - qy * ox)
-            px = body_positions[b, 0] + ox + qw * tx + (qy * tz - qz * ty)
-            py = body_positions[b, 1] + oy + qw * ty + (qz * tx - qx * tz)
-            pz = body_positions[b, 2] + oz + qw * tz + (qx * ty - qy * tx)
+        radius2 = radius * radius
+        # Sensor world position (only needed for the filter): p_b + R(q_b) offset.
+        qw = body_orientations[b, 0]
+        qx = body_orientations[b, 1]
+        qy = body_orientations[b, 2]
+        qz = body_orientations[b, 3]
+        ox = sensor_floats[s, 0]
+        oy = sensor_floats[s, 1]
+        oz = sensor_floats[s, 2]
+        tx = 2.0 * (qy * oz - qz * oy)
+        ty = 2.0 * (qz * ox - qx * oz)
+        tz = 2.0 * (qx * oy - qy * ox)
+        px = body_positions[b, 0] + ox + qw * tx + (qy * tz - qz * ty)
+        py = body_positions[b, 1] + oy + qw * ty + (qz * tx - qx * tz)
+        pz = body_positions[b, 2] + oz + qw * tz + (qx * ty - qy * tx)
         jx = 0.0
         jy = 0.0
         jz = 0.0
@@ -154,15 +183,36 @@ def contact_update_kernel(
             jz += weight * contact_impulses[c, 2]
             if use_contact_dts and keep and contact_dts[c] > 0.0:
                 dtc = contact_dts[c]
-        norm = np.sqrt(jx * jx + jy * jy + jz * jz)
-        if not norm > 0.0:
-            continue
-        if not dtc > 0.0:
-            dtc = 1.0 / 60.0
-        force = float(np.float32(norm / dtc))
-        if force > sensor_floats[s, 5]:
-            force = sensor_floats[s, 5]
-        if force < sensor_floats[s, 4]:
-            continue
-        out_floats[s, 0] = force
-        out_ints[s, 0] = 1
+        touching, force = _contact_force(jx, jy, jz, dtc, sensor_floats[s, 4], sensor_floats[s, 5])
+        if touching:
+            out_floats[s, 0] = force
+            out_ints[s, 0] = 1
+
+
+@jit
+def _contact_force(jx, jy, jz, dtc, fmin, fmax):
+    """Force from the summed impulse with the thresholds (scalars only: no refcounts).
+
+    Args:
+        jx: summed impulse x (on the parent body), world; ``jy``, ``jz`` likewise.
+        jy: summed impulse y.
+        jz: summed impulse z.
+        dtc: report dt [s] (non-positive: 1/60).
+        fmin: minimum threshold (float32 value).
+        fmax: maximum threshold (float32 value).
+
+    Returns:
+        ``(in_contact, force)``: force ``float32(|J| / dtc)`` clamped to ``fmax``;
+        ``in_contact`` False (force ignored) for a zero impulse or below ``fmin``.
+    """
+    norm = np.sqrt(jx * jx + jy * jy + jz * jz)
+    if not norm > 0.0:
+        return False, 0.0
+    if not dtc > 0.0:
+        dtc = 1.0 / 60.0
+    force = float(np.float32(norm / dtc))
+    if force > fmax:
+        force = fmax
+    if force < fmin:
+        return False, 0.0
+    return True, force
