@@ -1029,22 +1029,26 @@ def ray_morton_codes_kernel(origins, directions, out_codes):
     s0 = 1023.0 / max(hi0 - lo0, 1e-300)
     s1 = 1023.0 / max(hi1 - lo1, 1e-300)
     s2 = 1023.0 / max(hi2 - lo2, 1e-300)
+    # the 10 bits of q spread six apart, tabulated
+    spread = np.zeros(1024, np.int64)
+    for q in range(1024):
+        for bit in range(10):
+            spread[q] |= ((q >> bit) & 1) << (6 * bit)
     for i in range(ray_count):
-        code = 0
-        for a in range(6):
-            if a < 3:
-                lo = lo0 if a == 0 else (lo1 if a == 1 else lo2)
-                scale = s0 if a == 0 else (s1 if a == 1 else s2)
-                x = (origins[i, a] - lo) * scale
-            else:
-                x = (directions[i, a - 3] + 1.0) * 511.5
-            q = int(min(max(x, 0.0), 1023.0))
-            # spread the 10 bits of q six apart
-            spread = 0
-            for bit in range(10):
-                spread |= ((q >> bit) & 1) << (6 * bit)
-            code |= spread << (5 - a)
-        out_codes[i] = code
+        q0 = int(min(max((origins[i, 0] - lo0) * s0, 0.0), 1023.0))
+        q1 = int(min(max((origins[i, 1] - lo1) * s1, 0.0), 1023.0))
+        q2 = int(min(max((origins[i, 2] - lo2) * s2, 0.0), 1023.0))
+        q3 = int(min(max((directions[i, 0] + 1.0) * 511.5, 0.0), 1023.0))
+        q4 = int(min(max((directions[i, 1] + 1.0) * 511.5, 0.0), 1023.0))
+        q5 = int(min(max((directions[i, 2] + 1.0) * 511.5, 0.0), 1023.0))
+        out_codes[i] = (
+            (spread[q0] << 5)
+            | (spread[q1] << 4)
+            | (spread[q2] << 3)
+            | (spread[q3] << 2)
+            | (spread[q4] << 1)
+            | spread[q5]
+        )
 
 
 @jit
