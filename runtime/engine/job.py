@@ -386,6 +386,7 @@ _SKIP_FIELDS = {"is_valid", "valid", "ray_count"}
 _RAYCAST_FIELDS = ("depths", "hit_positions", "hit_normals", "ray_end_points_world")
 _VALID_FIELDS = ("is_valid", "valid")
 _UNSET: Any = object()
+_SCALAR_TYPES = (float, int, bool, np.float32, np.float64, np.int64, np.int32, np.bool_)
 
 
 class _SensorTap:
@@ -484,12 +485,15 @@ class _SensorTap:
             reading = self.sensor.reading()
         if isinstance(reading, Mapping):
             get = reading.get
+        elif type(getattr(reading, "__dict__", None)) is dict and "is_valid" in reading.__dict__:
+            get = reading.__dict__.get  # dataclass readings: plain field lookups
         else:
 
             def get(name: str, default: Any = None) -> Any:
                 return getattr(reading, name, default)
 
-        valid = bool(get("is_valid", get("valid", True)))
+        valid = get("is_valid")
+        valid = bool(get("valid", True) if valid is None else valid)
         if valid and getattr(self.sensor, "disabled_reason", None) is not None:
             valid = False
         out[self._valid_key] = valid
@@ -506,6 +510,9 @@ class _SensorTap:
         for name, key, shape in self._plan:
             value = get(name)
             if value is None:
+                continue
+            if not shape and type(value) in _SCALAR_TYPES:
+                out[key] = value  # scalar channel: the recorder converts on copy
                 continue
             if name in self.path_tables:
                 out[key] = self._path_ids(name, value, shape, hits)

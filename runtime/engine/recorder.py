@@ -40,6 +40,7 @@ import json
 import math
 import os
 import tempfile
+import threading
 import time as time_module
 import zipfile
 from collections.abc import Mapping
@@ -326,26 +327,34 @@ class Recorder:
 
     def _rows(self, key: str, start: int, stop: int) -> np.ndarray:
         """Rows ``[start, stop)`` of one array (a view when they lie in one chunk)."""
+        parts = self._parts(key, start, stop)
+        return parts[0] if len(parts) == 1 else np.concatenate(parts)
+
+    def _parts(self, key: str, start: int, stop: int) -> list[np.ndarray]:
+        """Rows ``[start, stop)`` of one array as views into the chunk buffers, in order
+        (one empty array when the range is empty)."""
         parts = []
         for chunk, first in zip(self._chunks, self._chunk_starts, strict=True):
             last = first + chunk[key].shape[0]
             if last <= start or first >= stop:
                 continue
             parts.append(chunk[key][max(start, first) - first : min(stop, last) - first])
-        if len(parts) == 1:
-            return parts[0]
-        if not parts:
-            if key == "step":
-                return np.zeros(0, dtype=np.int64)
-            if key == "time":
-                return np.zeros(0, dtype=np.float64)
-            info = self._channels[key]
-            return np.zeros((0, *info.shape), dtype=info.dtype)
-        return np.concatenate(parts)
+        if parts:
+            return parts
+        if key == "step":
+            return [np.zeros(0, dtype=np.int64)]
+        if key == "time":
+            return [np.zeros(0, dtype=np.float64)]
+        info = self._channels[key]
+        return [np.zeros((0, *info.shape), dtype=info.dtype)]
 
     def _arrays(self, start: int, stop: int) -> dict[str, np.ndarray]:
         keys = ("step", "time", *self._channels)
         return {key: self._rows(key, start, stop) for key in keys}
+
+    def _array_parts(self, start: int, stop: int) -> dict[str, list[np.ndarray]]:
+        keys = ("step", "time", *self._channels)
+        return {key: self._parts(key, start, stop) for key in keys}
 
     # ------------------------------------------------------------------ output
     def _meta_json(self, complete: bool, segments: list[tuple[int, int]] | None = None) -> str:
@@ -380,16 +389,16 @@ class Recorder:
             return
         if self._format == ".npz" and not final:
             self._flush_segment(complete)
+        elif self._format == ".npz":
+            arrays = self._array_parts(0, self._count)
+            _write_npz_atomic(self.path, arrays, self._meta_json(complete), final=True)
+            # the file no longer has segments: a later periodic flush starts over
+            self._flushed_rows, self._segments = 0, []
+            self._members, self._reuse_bytes = [], 0
         else:
             arrays = self._arrays(0, self._count)
             meta_json = self._meta_json(complete)
-            if self._format == ".npz":
-                _write_npz_atomic(self.path, arrays, meta_json, final=True)
-                # the file no longer has segments: a later periodic flush starts over
-                self._flushed_rows, self._segments = 0, []
-                self._members, self._reuse_bytes = [], 0
-            else:
-                _write_parquet_atomic(self.path, arrays, self._channels, meta_json)
+            _write_parquet_atomic(self.path, arrays, self._channels, meta_json)
         self.flush_count += 1
         self._flush_seconds = time_module.monotonic() - started
 
@@ -402,7 +411,8 @@ class Recorder:
             index = len(segments)
             segments.append((start, stop))
             new_arrays = {
-                _segment_key(index, key): array for key, array in self._arrays(start, stop).items()
+                _segment_key(index, key): parts
+                for key, parts in self._array_parts(start, stop).items()
             }
         meta_json = self._meta_json(complete, segments)
         source = self.path if self._reuse_bytes else None
@@ -474,10 +484,43 @@ def temp_path_beside(path: Path, suffix: str) -> Path:
     return Path(name)
 
 
-def _write_member(zf: zipfile.ZipFile, key: str, array: np.ndarray) -> None:
-    """One ``.npy`` member (compression as set on ``zf``)."""
+def _write_member(zf: zipfile.ZipFile, key: str, array: Any) -> None:
+    """One ``.npy`` member (compression as set on ``zf``).
+
+    ``array`` is an array or a list of row blocks (same dtype and row shape, C-contiguous
+    views into the chunk buffers) written one after another as one array, without joining
+    them in memory first.
+    """
     with zf.open(key + ".npy", "w", force_zip64=True) as stream:
-        np.lib.format.write_array(stream, np.asarray(array), allow_pickle=False)
+        if not isinstance(array, list):
+            np.lib.format.write_array(stream, np.asarray(array), allow_pickle=False)
+            return
+        first = array[0]
+        header = {
+            "descr": np.lib.format.dtype_to_descr(first.dtype),
+            "fortran_order": False,
+            "shape": (sum(int(part.shape[0]) for part in array), *first.shape[1:]),
+        }
+        np.lib.format.write_array_header_1_0(stream, header)
+        for part in array:
+            if part.size:
+                stream.write(memoryview(np.ascontiguousarray(part)).cast("B"))
+
+
+def _hold_replaced(path: Path) -> int | None:
+    """Open ``path`` (about to be replaced) so its blocks are not freed by ``os.replace``."""
+    try:
+        return os.open(path, os.O_RDONLY)
+    except OSError:
+        return None
+
+
+def _release_in_background(fd: int | None) -> None:
+    """Close a held, replaced file on a helper thread: the kernel frees a large unlinked
+    file's blocks at its last close, which would otherwise stall the step loop."""
+    if fd is not None:
+        threading.Thread(target=os.close, args=(fd,), name="simrt-recorder-release",
+                         daemon=True).start()
 
 
 def _copy_prefix(source: Path, target: Any, count: int) -> None:
@@ -512,7 +555,7 @@ def _write_npz_appended(
     source: Path | None,
     reuse_bytes: int,
     members: list[zipfile.ZipInfo],
-    arrays: Mapping[str, np.ndarray],
+    arrays: Mapping[str, Any],
     meta_json: str,
 ) -> tuple[list[zipfile.ZipInfo], int]:
     """Write ``source``'s reused members plus ``arrays`` and new metadata to ``path``.
@@ -540,7 +583,11 @@ def _write_npz_appended(
                 _write_member(zf, _META_KEY, np.array(meta_json))
                 meta_info = zf.getinfo(_META_KEY + ".npy")
                 written = [info for info in zf.infolist() if info is not meta_info]
-        os.replace(tmp, path)
+        held = _hold_replaced(path)
+        try:
+            os.replace(tmp, path)
+        finally:
+            _release_in_background(held)
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
@@ -548,7 +595,7 @@ def _write_npz_appended(
 
 
 def _write_npz_atomic(
-    path: Path, arrays: Mapping[str, np.ndarray], meta_json: str, final: bool = True
+    path: Path, arrays: Mapping[str, Any], meta_json: str, final: bool = True
 ) -> None:
     """Write one array member per key plus the metadata (deflated when ``final``)."""
     tmp = temp_path_beside(path, ".tmp.npz")
@@ -564,7 +611,11 @@ def _write_npz_atomic(
             stream.flush()
             if final:  # durability against power loss; atomicity comes from os.replace
                 os.fsync(stream.fileno())
-        os.replace(tmp, path)
+        held = _hold_replaced(path)
+        try:
+            os.replace(tmp, path)
+        finally:
+            _release_in_background(held)
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
