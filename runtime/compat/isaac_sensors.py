@@ -39,8 +39,11 @@ __all__ = [
 
 
 def _path_of(prim_path: Any) -> str:
-    """A sensor path from a string, an ``Sdf.Path``, a ``Usd.Prim`` or an object with
-    ``prim_path`` (an authoring object); a trailing slash is stripped."""
+    """A sensor path from a string, ``Sdf.Path``, ``Usd.Prim`` or authoring object.
+
+    Objects with a ``prim_path`` attribute (authoring objects) give that path; a trailing
+    slash is stripped.
+    """
     if hasattr(prim_path, "prim_path"):
         prim_path = prim_path.prim_path
     elif hasattr(prim_path, "GetPath"):
@@ -118,9 +121,12 @@ class ContactSensor(_Wrapper):
         self._frame: dict[str, Any] = {"time": 0.0, "physics_step": 0.0}
 
     def get_sensor_reading(self) -> Any:
-        """The C++ ``ContactSensorReading``: ``time``, ``value``, ``in_contact``,
-        ``is_valid`` (simrt's :class:`~runtime.sensors.ContactReading`, which also carries
-        ``step`` and ``number_of_contacts``)."""
+        """The C++ ``ContactSensorReading`` (``time``, ``value``, ``in_contact``, ``is_valid``).
+
+        Returns:
+            simrt's :class:`~runtime.sensors.ContactReading`, which also carries ``step``
+            and ``number_of_contacts``.
+        """
         return self._sensor.reading()
 
     def add_raw_contact_data_to_frame(self) -> None:
@@ -274,16 +280,24 @@ class RaycastSensor(_Wrapper):
     kind = "raycast"
 
     def get_sensor_reading(self) -> Any:
-        """The Python reading struct: ``ray_count``, ``depths`` (N,), ``hit_positions``,
-        ``hit_normals``, ``ray_origins_world``, ``ray_end_points_world`` (N, 3) float32,
-        ``hit_prim_paths``, ``time``, ``is_valid`` (simrt's ``RaycastReading``; invalid:
-        arrays of shapes (0,) and (0, 3))."""
+        """The Python reading struct (simrt's ``RaycastReading``).
+
+        Returns:
+            ``ray_count``, ``depths`` (N,), ``hit_positions``, ``hit_normals``,
+            ``ray_origins_world``, ``ray_end_points_world`` (N, 3) float32,
+            ``hit_prim_paths``, ``time``, ``is_valid``; invalid: arrays of shapes (0,) and
+            (0, 3).
+        """
         return self._sensor.reading()
 
     def get_data(self) -> dict[str, Any]:
-        """The Python frame: ``depths``, ``hit_positions``, ``hit_normals``,
-        ``hit_prim_paths`` (list), ``time`` and ``physics_step`` (int); invalid readings
-        give empty arrays, ``[]``, time 0.0 and the current step (not stale)."""
+        """The Python frame (not stale).
+
+        Returns:
+            ``depths``, ``hit_positions``, ``hit_normals``, ``hit_prim_paths`` (list),
+            ``time`` and ``physics_step`` (int); invalid readings give empty arrays, ``[]``,
+            time 0.0 and the current step.
+        """
         return self._sensor.get_data()
 
 
@@ -306,16 +320,22 @@ class JointStateSensor(_Wrapper):
         super().__init__(prim_path, runtime=runtime, enabled=enabled)
 
     def get_sensor_reading(self) -> Any:
-        """simrt's ``JointStateReading`` (``time``, ``is_valid``, ``dof_count``,
-        ``dof_names``, ``positions``, ``velocities``, ``efforts``, ``dof_types``,
-        ``stage_meters_per_unit``)."""
+        """The reading (simrt's ``JointStateReading``).
+
+        Returns:
+            ``time``, ``is_valid``, ``dof_count``, ``dof_names``, ``positions``,
+            ``velocities``, ``efforts``, ``dof_types``, ``stage_meters_per_unit``.
+        """
         return self._sensor.reading()
 
     def get_data(self) -> dict[str, Any]:
-        """The Python frame (not stale): ``dof_names`` (list), ``positions``,
-        ``velocities``, ``efforts`` (float32 (n,)), ``dof_types`` (uint8 (n,)),
-        ``stage_meters_per_unit``, ``is_valid``, ``time`` and ``physics_step`` (int);
-        invalid: empty arrays, time 0, mpu 0."""
+        """The Python frame (not stale).
+
+        Returns:
+            ``dof_names`` (list), ``positions``, ``velocities``, ``efforts`` (float32
+            (n,)), ``dof_types`` (uint8 (n,)), ``stage_meters_per_unit``, ``is_valid``,
+            ``time`` and ``physics_step`` (int); invalid: empty arrays, time 0, mpu 0.
+        """
         r = self._sensor.reading()
         return {
             "dof_names": list(r.dof_names),
@@ -349,8 +369,10 @@ class EffortSensor(_Wrapper):
         super().__init__(prim_path, runtime=runtime, enabled=enabled)
 
     def get_sensor_reading(self) -> Any:
-        """The reading (``value``, ``time``, ``is_valid``); valid ones enter the sensor's
-        ``history`` deque (newest first)."""
+        """The reading (``value``, ``time``, ``is_valid``).
+
+        Valid readings enter the sensor's ``history`` deque (newest first).
+        """
         return self._sensor.reading()
 
     def change_buffer_size(self, new_buffer_size: int) -> None:

@@ -331,8 +331,10 @@ class Recorder:
         return parts[0] if len(parts) == 1 else np.concatenate(parts)
 
     def _parts(self, key: str, start: int, stop: int) -> list[np.ndarray]:
-        """Rows ``[start, stop)`` of one array as views into the chunk buffers, in order
-        (one empty array when the range is empty)."""
+        """Rows ``[start, stop)`` of one array as views into the chunk buffers, in order.
+
+        An empty range gives one empty array.
+        """
         parts = []
         for chunk, first in zip(self._chunks, self._chunk_starts, strict=True):
             last = first + chunk[key].shape[0]
@@ -509,6 +511,8 @@ def _write_member(zf: zipfile.ZipFile, key: str, array: Any) -> None:
 
 def _hold_replaced(path: Path) -> int | None:
     """Open ``path`` (about to be replaced) so its blocks are not freed by ``os.replace``."""
+    if os.name != "posix":  # replacing an open file is a POSIX guarantee
+        return None
     try:
         return os.open(path, os.O_RDONLY)
     except OSError:
@@ -516,8 +520,11 @@ def _hold_replaced(path: Path) -> int | None:
 
 
 def _release_in_background(fd: int | None) -> None:
-    """Close a held, replaced file on a helper thread: the kernel frees a large unlinked
-    file's blocks at its last close, which would otherwise stall the step loop."""
+    """Close a held, replaced file on a helper thread.
+
+    The kernel frees a large unlinked file's blocks at its last close, which would otherwise
+    stall the step loop.
+    """
     if fd is not None:
         threading.Thread(target=os.close, args=(fd,), name="simrt-recorder-release",
                          daemon=True).start()

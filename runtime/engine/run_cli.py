@@ -36,8 +36,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--out", "-o", default=None,
-        help="recording to write: FILE.npz, or FILE.parquet (needs pyarrow); written atomically "
-        "every --flush-every steps and at the end",
+        help="recording to write: FILE.npz, or FILE.parquet (needs pyarrow); replaced "
+        "atomically every --flush-every steps and at the end",
     )
     parser.add_argument(
         "--ik-target", action="append", default=None, metavar="LINK=x,y,z[,qw,qx,qy,qz][@T]",
@@ -58,7 +58,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--robot", default=None, help="robot prim path (default: first robot)")
     parser.add_argument(
-        "--flush-every", type=int, default=250, help="rewrite the recording every N steps"
+        "--flush-every", type=int, default=250,
+        help="append the steps done so far to the recording every N steps (at most about once "
+        "a second; the file stays valid at every moment and is consolidated at the end)",
     )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     parser.add_argument("--json", action="store_true", help="print the summary as JSON")
