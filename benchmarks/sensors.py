@@ -50,6 +50,7 @@ def make_states(paths, steps, contacts_per_step, dt=1 / 240):
     from runtime.sensors import make_physics_state
 
     rng = np.random.default_rng(1)
+    paths = tuple(paths)  # one tuple for every state, like an engine's fixed body order
     b = len(paths)
     q = rng.normal(size=(b, 4))
     states = []

@@ -260,7 +260,10 @@ def make_physics_state(
     Raises:
         SimrtError: on any shape, dtype or range problem, naming the field.
     """
-    paths = tuple(str(p) for p in body_paths)
+    if type(body_paths) is tuple and all(type(p) is str for p in body_paths):
+        paths = body_paths  # the caller's tuple: SensorRuntime.step checks it by identity
+    else:
+        paths = tuple(str(p) for p in body_paths)
     b = len(paths)
     orientations = _f64(body_orientations, (b, 4), "body_orientations")
     norms = np.linalg.norm(orientations, axis=1)
