@@ -201,6 +201,8 @@ class NumbaBvhBackend:
             corners[None, :, :], local[:, None, 3:], local[:, None, :3]
         )  # (G, 8, 3)
         self._world_boxes = np.zeros((self.group_count, 6))
+        # reused buffers of the Morton-ordered path (one cast at a time per backend)
+        self._sort_scratch: tuple[np.ndarray, ...] | None = None
 
     def cast(
         self,
@@ -253,15 +255,21 @@ class NumbaBvhBackend:
         # large batch: cast in 6-D Morton order of (origin, direction) so that consecutive
         # rays visit the same nodes while they are cached; results go back in caller order
         kernels = self._kernels
-        codes = np.empty(ray_count, np.int64)
+        scratch = self._sort_scratch
+        if scratch is None or scratch[0].shape[0] < ray_count:
+            scratch = (
+                np.empty(ray_count, np.int64),
+                np.empty((ray_count, 3)),
+                np.empty((ray_count, 3)),
+                np.empty(ray_count),
+                np.empty(ray_count),
+                np.empty(ray_count, np.int64),
+            )
+            self._sort_scratch = scratch
+        codes, o, d, m, distances, faces = (a[:ray_count] for a in scratch)
         kernels.ray_morton_codes_kernel(origins, directions, codes)
         order = np.argsort(codes)
-        o = np.empty((ray_count, 3))
-        d = np.empty((ray_count, 3))
-        m = np.empty(ray_count)
         kernels.gather_rays_kernel(order, origins, directions, max_distances, o, d, m)
-        distances = np.empty(ray_count)
-        faces = np.empty(ray_count, np.int64)
         kernels.scene_closest_hit_kernel(
             self.node_boxes,
             self.node_refs,
