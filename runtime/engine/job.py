@@ -822,7 +822,9 @@ class _IkDriver:
 
     def _solve(self, item: dict[str, Any], t_goal: float, joint_positions: np.ndarray) -> None:
         q_now = np.asarray(joint_positions, dtype=np.float64)[item["indices"]]
-        if item["start_orientation"] is None:  # robot-base frame orientation at run start
+        if item["start_orientation"] is None and item["schedule"].needs_start_orientation():
+            # robot-base frame orientation at run start (only waypoints without an
+            # orientation use it; skipping it otherwise saves the FK-frames kernel compile)
             local, _ = item["chain"].compute_fk(q_now)  # end pose in the chain's start frame
             start_in_robot = item["start_in_robot"]
             item["start_orientation"] = np.asarray((start_in_robot @ local).q, np.float64)
