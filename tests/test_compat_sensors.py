@@ -226,3 +226,45 @@ def test_joint_state_and_effort_frames(sim):
         joints_off.sensor.enabled = True
     with pytest.raises(ValueError, match="not a effort sensor|effort"):
         EffortSensor(f"{ARM}/joints/elbow", runtime=runtime)
+
+
+def test_contact_frame_force_matches_mujoco_when_pressing_the_table():
+    """Driven to the scene's ``touch_table`` pose, link4 presses on the table: the frame's
+    force equals the net MuJoCo contact force on link4 (``mj_contactForce``)."""
+    stage = Usd.Stage.Open(str(SCENE))
+    robot = stage.GetPrimAtPath(ARM)
+    engine = MujocoEngine(stage, robot_prim=robot)
+    runtime = SensorRuntime(stage, engine.body_paths, build_dof_table(stage, robot),
+                            watch_usd=False)
+    try:
+        contact = ContactSensor(CONTACT, runtime=runtime)
+        contact.add_raw_contact_data_to_frame()
+        names = list(engine.dof_names)
+        engine.set_joint_targets(np.radians([70.7, 49.1]),
+                                 [names.index("shoulder_lift"), names.index("elbow")])
+        m, d = engine.model, engine.data
+        link4 = _body_id(engine, f"{ARM}/link4")
+        frame = contact.get_data()
+        for _ in range(1500):
+            _step(engine, runtime)
+            frame = contact.get_data()
+            if frame.get("in_contact"):
+                break
+        _step(engine, runtime, 30)  # settle onto the table
+        frame = contact.get_data()
+        assert frame["in_contact"] and frame["number_of_contacts"] > 0
+        net = np.zeros(3)
+        count = 0
+        for i, c in enumerate(d.contact[: d.ncon]):
+            bodies = (m.geom_bodyid[c.geom1], m.geom_bodyid[c.geom2])
+            if link4 not in bodies:
+                continue
+            count += 1
+            local = np.zeros(6)
+            mujoco.mj_contactForce(m, d, i, local)
+            world = np.asarray(c.frame).reshape(3, 3).T @ local[:3]
+            net += world if bodies[1] == link4 else -world
+        assert frame["number_of_contacts"] == count == len(frame["contacts"])
+        assert frame["force"] == pytest.approx(np.linalg.norm(net), rel=1e-3)
+    finally:
+        runtime.close()
