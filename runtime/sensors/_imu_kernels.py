@@ -403,58 +403,6 @@ def imu_update_kernel(
 
 
 @jit
-def _isaac_sample(bw, bx, by, bz, vx, vy, vz, wx, wy, wz, ow, ox, oy, oz):
-    """Float32-rounded isaac-mode sample of one sensor (scalars only: no array refcounts).
-
-    Args:
-        bw: body quaternion (body->world) w component; ``bx``, ``by``, ``bz`` likewise.
-        bx: body quaternion x.
-        by: body quaternion y.
-        bz: body quaternion z.
-        vx: COM linear velocity x, world; ``vy``, ``vz`` likewise.
-        vy: COM linear velocity y.
-        vz: COM linear velocity z.
-        wx: angular velocity x, world [rad/s]; ``wy``, ``wz`` likewise.
-        wy: angular velocity y.
-        wz: angular velocity z.
-        ow: sensor orientation in the body frame, w; ``ox``, ``oy``, ``oz`` likewise.
-        ox: sensor orientation x.
-        oy: sensor orientation y.
-        oz: sensor orientation z.
-
-    Returns:
-        10 float32 values as float64: sensor-frame COM velocity (3), sensor-frame angular
-        velocity (3), USD-signed sensor world quaternion (4, wxyz).
-    """
-    sw = bw * ow - bx * ox - by * oy - bz * oz
-    sx = bw * ox + bx * ow + by * oz - bz * oy
-    sy = bw * oy - bx * oz + by * ow + bz * ox
-    sz = bw * oz + bx * oy - by * ox + bz * ow
-    r00 = 1.0 - 2.0 * (sy * sy + sz * sz)
-    r01 = 2.0 * (sx * sy - sw * sz)
-    r02 = 2.0 * (sx * sz + sw * sy)
-    r10 = 2.0 * (sx * sy + sw * sz)
-    r11 = 1.0 - 2.0 * (sx * sx + sz * sz)
-    r12 = 2.0 * (sy * sz - sw * sx)
-    r20 = 2.0 * (sx * sz - sw * sy)
-    r21 = 2.0 * (sy * sz + sw * sx)
-    r22 = 1.0 - 2.0 * (sx * sx + sy * sy)
-    sign = _usd_sign(sw, sx, sy, sz)
-    return (
-        np.float64(np.float32(r00 * vx + r10 * vy + r20 * vz)),
-        np.float64(np.float32(r01 * vx + r11 * vy + r21 * vz)),
-        np.float64(np.float32(r02 * vx + r12 * vy + r22 * vz)),
-        np.float64(np.float32(r00 * wx + r10 * wy + r20 * wz)),
-        np.float64(np.float32(r01 * wx + r11 * wy + r21 * wz)),
-        np.float64(np.float32(r02 * wx + r12 * wy + r22 * wz)),
-        np.float64(np.float32(sign * sw)),
-        np.float64(np.float32(sign * sx)),
-        np.float64(np.float32(sign * sy)),
-        np.float64(np.float32(sign * sz)),
-    )
-
-
-@jit
 def _isaac_width1(
     body_orientations,
     body_linear_velocities,
@@ -506,15 +454,41 @@ def _isaac_width1(
             compute = not done[b]
             done[b] = True
         if compute:
-            values = _isaac_sample(
-                body_orientations[b, 0], body_orientations[b, 1], body_orientations[b, 2],
-                body_orientations[b, 3], body_linear_velocities[b, 0],
-                body_linear_velocities[b, 1], body_linear_velocities[b, 2],
-                body_angular_velocities[b, 0], body_angular_velocities[b, 1],
-                body_angular_velocities[b, 2], ow, ox, oy, oz,
-            )
-            for j in range(10):
-                samples[row, j] = values[j]
+            bw = body_orientations[b, 0]
+            bx = body_orientations[b, 1]
+            by = body_orientations[b, 2]
+            bz = body_orientations[b, 3]
+            vx = body_linear_velocities[b, 0]
+            vy = body_linear_velocities[b, 1]
+            vz = body_linear_velocities[b, 2]
+            wx = body_angular_velocities[b, 0]
+            wy = body_angular_velocities[b, 1]
+            wz = body_angular_velocities[b, 2]
+            # Same formulas as the general loop (float32 samples stored as float64).
+            sw = bw * ow - bx * ox - by * oy - bz * oz
+            sx = bw * ox + bx * ow + by * oz - bz * oy
+            sy = bw * oy - bx * oz + by * ow + bz * ox
+            sz = bw * oz + bx * oy - by * ox + bz * ow
+            r00 = 1.0 - 2.0 * (sy * sy + sz * sz)
+            r01 = 2.0 * (sx * sy - sw * sz)
+            r02 = 2.0 * (sx * sz + sw * sy)
+            r10 = 2.0 * (sx * sy + sw * sz)
+            r11 = 1.0 - 2.0 * (sx * sx + sz * sz)
+            r12 = 2.0 * (sy * sz - sw * sx)
+            r20 = 2.0 * (sx * sz - sw * sy)
+            r21 = 2.0 * (sy * sz + sw * sx)
+            r22 = 1.0 - 2.0 * (sx * sx + sy * sy)
+            sign = _usd_sign(sw, sx, sy, sz)
+            samples[row, 0] = np.float32(r00 * vx + r10 * vy + r20 * vz)
+            samples[row, 1] = np.float32(r01 * vx + r11 * vy + r21 * vz)
+            samples[row, 2] = np.float32(r02 * vx + r12 * vy + r22 * vz)
+            samples[row, 3] = np.float32(r00 * wx + r10 * wy + r20 * wz)
+            samples[row, 4] = np.float32(r01 * wx + r11 * wy + r21 * wz)
+            samples[row, 5] = np.float32(r02 * wx + r12 * wy + r22 * wz)
+            samples[row, 6] = np.float32(sign * sw)
+            samples[row, 7] = np.float32(sign * sx)
+            samples[row, 8] = np.float32(sign * sy)
+            samples[row, 9] = np.float32(sign * sz)
         size = sensor_ints[s, 4]
         head = out_heads[s] - 1
         if head < 0:
