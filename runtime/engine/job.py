@@ -560,6 +560,12 @@ def _unit(kind: str, name: str) -> str:
 
 # ---------------------------------------------------------------------------- summary
 
+# what summarize() reads (run_scene snapshots only these channels for its summary)
+_SUMMARY_KINDS = frozenset({"contact", "imu", "raycast"})
+_SUMMARY_FIELDS = frozenset(
+    {"valid", "value", "force", "in_contact", "linear_acceleration", "angular_velocity", "hit"}
+)
+
 
 def summarize(recording: Any) -> dict[str, Any]:
     """Per-sensor statistics of a recording.
@@ -1137,7 +1143,10 @@ def run_scene(
     timings["wall_time"] = wall
     summary: dict[str, Any] = {"steps": done, "sim_time": 0.0, "sensors": {}}
     if recorder is not None:
-        summary = summarize(recorder.snapshot(complete=complete))
+        summary = summarize(recorder.snapshot(
+            complete=complete,
+            channels=[name for name, info in recorder.channels.items()
+                      if info.kind in _SUMMARY_KINDS and info.field in _SUMMARY_FIELDS]))
     for s in sensors.sensors:
         if getattr(s, "disabled_reason", None):
             disabled[str(getattr(s, "prim_path", ""))] = str(s.disabled_reason)

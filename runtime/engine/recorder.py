@@ -43,7 +43,7 @@ import tempfile
 import threading
 import time as time_module
 import zipfile
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -425,14 +425,29 @@ class Recorder:
         self._segments = segments
         self._flushed_rows = stop
 
-    def snapshot(self, *, complete: bool = False) -> Recording:
-        """The rows recorded so far as a :class:`Recording` (copies; no file I/O)."""
-        arrays = self._arrays(0, self._count)
+    def snapshot(
+        self, *, complete: bool = False, channels: Iterable[str] | None = None
+    ) -> Recording:
+        """The rows recorded so far as a :class:`Recording` (copies; no file I/O).
+
+        Args:
+            complete: value of the recording's ``complete`` flag.
+            channels: only these channels (default: all), e.g. what a summary reads.
+
+        Returns:
+            The recording.
+        """
+        names = list(self._channels) if channels is None else list(channels)
+
+        def copy(key: str) -> np.ndarray:
+            parts = self._parts(key, 0, self._count)
+            return parts[0].copy() if len(parts) == 1 else np.concatenate(parts)
+
         return Recording(
-            step=np.array(arrays.pop("step")),
-            time=np.array(arrays.pop("time")),
-            data={name: np.array(array) for name, array in arrays.items()},
-            channels=dict(self._channels),
+            step=copy("step"),
+            time=copy("time"),
+            data={name: copy(name) for name in names},
+            channels={name: self._channels[name] for name in names},
             complete=complete,
             run=json.loads(json.dumps(self.meta, default=_json_default)),
         )
