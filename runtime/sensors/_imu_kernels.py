@@ -29,9 +29,9 @@ Packed layouts (to keep the per-call argument count low):
   sample's orientation (``out_readings`` quat when ``Nq == 1`` in isaac mode, else the
   history slot ``out_heads``), see :mod:`runtime.sensors.imu`.
 
-Isaac-mode sensors whose three widths are 1 (the default configuration) are finished in a
-separate tight loop with the same float32 arithmetic; sensors mounted with the identity
-orientation share one sample per body per step (identical formula, identical values).
+Isaac-mode sensors whose three widths are 1 (the default configuration) take a compact
+branch with the same float32 arithmetic; sensors mounted with the identity orientation share
+one sample per body per step (identical formula, identical values).
 
 Kernels trust their inputs (checked by the Python layer).
 """
@@ -138,10 +138,12 @@ def imu_update_kernel(
     have_acc = body_linear_accelerations.shape[0] == body_orientations.shape[0]
     time32 = np.float32(time)
     count = sensor_indices.shape[0]
-    # Isaac mode with all widths 1 (the default configuration) runs in a separate tight
-    # loop (:func:`_isaac_width1`): far fewer live values than this general loop.
-    fast = np.empty(count, np.int64)
-    n_fast = 0
+    # Isaac mode with all widths 1 (the default configuration) takes a compact branch at
+    # the top of the loop; sensors mounted with the identity orientation share one sample
+    # per body (``samples`` row, computed by the first of them with the same formula).
+    samples = np.empty((body_orientations.shape[0], 10))
+    done = np.zeros(body_orientations.shape[0], np.bool_)
+    t_new = np.float64(time32)
     for k in range(count):
         s = sensor_indices[k]
         if sensor_ints[s, 6] == 0:
@@ -154,8 +156,102 @@ def imu_update_kernel(
         size = sensor_ints[s, 4]
         mode = sensor_ints[s, 5]
         if mode == 0 and nl == 1 and nw == 1 and nq == 1:
-            fast[n_fast] = s
-            n_fast += 1
+            ow = sensor_floats[s, 3]
+            ox = sensor_floats[s, 4]
+            oy = sensor_floats[s, 5]
+            oz = sensor_floats[s, 6]
+            shared = ow == 1.0 and ox == 0.0 and oy == 0.0 and oz == 0.0
+            if shared and done[b]:
+                v0 = samples[b, 0]
+                v1 = samples[b, 1]
+                v2 = samples[b, 2]
+                g0 = samples[b, 3]
+                g1 = samples[b, 4]
+                g2 = samples[b, 5]
+                q0 = samples[b, 6]
+                q1 = samples[b, 7]
+                q2 = samples[b, 8]
+                q3 = samples[b, 9]
+            else:
+                bw = body_orientations[b, 0]
+                bx = body_orientations[b, 1]
+                by = body_orientations[b, 2]
+                bz = body_orientations[b, 3]
+                vx = body_linear_velocities[b, 0]
+                vy = body_linear_velocities[b, 1]
+                vz = body_linear_velocities[b, 2]
+                wx = body_angular_velocities[b, 0]
+                wy = body_angular_velocities[b, 1]
+                wz = body_angular_velocities[b, 2]
+                # Same formulas as the general loop (float32 samples kept as float64).
+                sw = bw * ow - bx * ox - by * oy - bz * oz
+                sx = bw * ox + bx * ow + by * oz - bz * oy
+                sy = bw * oy - bx * oz + by * ow + bz * ox
+                sz = bw * oz + bx * oy - by * ox + bz * ow
+                r00 = 1.0 - 2.0 * (sy * sy + sz * sz)
+                r01 = 2.0 * (sx * sy - sw * sz)
+                r02 = 2.0 * (sx * sz + sw * sy)
+                r10 = 2.0 * (sx * sy + sw * sz)
+                r11 = 1.0 - 2.0 * (sx * sx + sz * sz)
+                r12 = 2.0 * (sy * sz - sw * sx)
+                r20 = 2.0 * (sx * sz - sw * sy)
+                r21 = 2.0 * (sy * sz + sw * sx)
+                r22 = 1.0 - 2.0 * (sx * sx + sy * sy)
+                sign = _usd_sign(sw, sx, sy, sz)
+                v0 = np.float64(np.float32(r00 * vx + r10 * vy + r20 * vz))
+                v1 = np.float64(np.float32(r01 * vx + r11 * vy + r21 * vz))
+                v2 = np.float64(np.float32(r02 * vx + r12 * vy + r22 * vz))
+                g0 = np.float64(np.float32(r00 * wx + r10 * wy + r20 * wz))
+                g1 = np.float64(np.float32(r01 * wx + r11 * wy + r21 * wz))
+                g2 = np.float64(np.float32(r02 * wx + r12 * wy + r22 * wz))
+                q0 = np.float64(np.float32(sign * sw))
+                q1 = np.float64(np.float32(sign * sx))
+                q2 = np.float64(np.float32(sign * sy))
+                q3 = np.float64(np.float32(sign * sz))
+                if shared:
+                    done[b] = True
+                    samples[b, 0] = v0
+                    samples[b, 1] = v1
+                    samples[b, 2] = v2
+                    samples[b, 3] = g0
+                    samples[b, 4] = g1
+                    samples[b, 5] = g2
+                    samples[b, 6] = q0
+                    samples[b, 7] = q1
+                    samples[b, 8] = q2
+                    samples[b, 9] = q3
+            head = out_heads[s] - 1
+            if head < 0:
+                head += size
+            out_heads[s] = head
+            old = head + 1
+            if old >= size:
+                old -= size
+            d_t = np.float32(t_new - out_ring[s, old, 0])
+            a0 = np.float32(0.0)
+            a1 = np.float32(0.0)
+            a2 = np.float32(0.0)
+            if d_t > 1e-10:
+                a0 = np.float32(a0 + np.float32(np.float32(v0 - out_ring[s, old, 1]) / d_t))
+                a1 = np.float32(a1 + np.float32(np.float32(v1 - out_ring[s, old, 2]) / d_t))
+                a2 = np.float32(a2 + np.float32(np.float32(v2 - out_ring[s, old, 3]) / d_t))
+            out_ring[s, head, 0] = t_new
+            out_ring[s, head, 1] = v0
+            out_ring[s, head, 2] = v1
+            out_ring[s, head, 3] = v2
+            out_readings[s, 0] = a0
+            out_readings[s, 1] = a1
+            out_readings[s, 2] = a2
+            out_readings[s, 3] = g0
+            out_readings[s, 4] = g1
+            out_readings[s, 5] = g2
+            out_readings[s, 6] = q0
+            out_readings[s, 7] = q1
+            out_readings[s, 8] = q2
+            out_readings[s, 9] = q3
+            out_readings[s, 10] = t_new
+            out_status[s, 0] = 1
+            out_status[s, 1] = step
             continue
         bw = body_orientations[b, 0]
         bx = body_orientations[b, 1]
@@ -392,122 +488,5 @@ def imu_update_kernel(
                 for i in range(4):
                     out_readings[s, 6 + i] = out_ring[s, head, 7 + i]
             out_readings[s, 10] = time
-        out_status[s, 0] = 1
-        out_status[s, 1] = step
-    if n_fast:
-        _isaac_width1(
-            body_orientations, body_linear_velocities, body_angular_velocities, sensor_ints,
-            sensor_floats, fast[:n_fast], time32, step, out_ring, out_heads, out_readings,
-            out_status,
-        )
-
-
-@jit
-def _isaac_width1(
-    body_orientations,
-    body_linear_velocities,
-    body_angular_velocities,
-    sensor_ints,
-    sensor_floats,
-    sensors,
-    time32,
-    step,
-    out_ring,
-    out_heads,
-    out_readings,
-    out_status,
-):
-    """Isaac-mode step of active sensors whose three widths are 1 (same arithmetic).
-
-    Sensors mounted with the identity orientation on the same body share one sample per
-    step (computed once per body with the identical formula, hence identical values).
-
-    Args:
-        body_orientations: body quaternions, shape (B, 4), float64, wxyz.
-        body_linear_velocities: COM linear velocities, shape (B, 3), float64, world.
-        body_angular_velocities: angular velocities, shape (B, 3), float64, world.
-        sensor_ints: packed per-sensor integers, shape (S, 7), int64.
-        sensor_floats: sensor pose in the parent body frame, shape (S, 7), float64.
-        sensors: sensor indices to process, shape (K,), int64.
-        time32: float32 time of the step.
-        step: physics step counter.
-        out_ring: history, shape (S, R, 14), float64 (in/out).
-        out_heads: ring slot of the newest sample, shape (S,), int64 (in/out).
-        out_readings: readings, shape (S, 11), float64.
-        out_status: ``[valid, step]`` per sensor, shape (S, 2), int64.
-    """
-    body_count = body_orientations.shape[0]
-    samples = np.empty((body_count + 1, 10))
-    done = np.zeros(body_count, np.bool_)
-    t_new = np.float64(time32)
-    for k in range(sensors.shape[0]):
-        s = sensors[k]
-        b = sensor_ints[s, 0]
-        ow = sensor_floats[s, 3]
-        ox = sensor_floats[s, 4]
-        oy = sensor_floats[s, 5]
-        oz = sensor_floats[s, 6]
-        row = body_count
-        compute = True
-        if ow == 1.0 and ox == 0.0 and oy == 0.0 and oz == 0.0:
-            row = b
-            compute = not done[b]
-            done[b] = True
-        if compute:
-            bw = body_orientations[b, 0]
-            bx = body_orientations[b, 1]
-            by = body_orientations[b, 2]
-            bz = body_orientations[b, 3]
-            vx = body_linear_velocities[b, 0]
-            vy = body_linear_velocities[b, 1]
-            vz = body_linear_velocities[b, 2]
-            wx = body_angular_velocities[b, 0]
-            wy = body_angular_velocities[b, 1]
-            wz = body_angular_velocities[b, 2]
-            # Same formulas as the general loop (float32 samples stored as float64).
-            sw = bw * ow - bx * ox - by * oy - bz * oz
-            sx = bw * ox + bx * ow + by * oz - bz * oy
-            sy = bw * oy - bx * oz + by * ow + bz * ox
-            sz = bw * oz + bx * oy - by * ox + bz * ow
-            r00 = 1.0 - 2.0 * (sy * sy + sz * sz)
-            r01 = 2.0 * (sx * sy - sw * sz)
-            r02 = 2.0 * (sx * sz + sw * sy)
-            r10 = 2.0 * (sx * sy + sw * sz)
-            r11 = 1.0 - 2.0 * (sx * sx + sz * sz)
-            r12 = 2.0 * (sy * sz - sw * sx)
-            r20 = 2.0 * (sx * sz - sw * sy)
-            r21 = 2.0 * (sy * sz + sw * sx)
-            r22 = 1.0 - 2.0 * (sx * sx + sy * sy)
-            sign = _usd_sign(sw, sx, sy, sz)
-            samples[row, 0] = np.float32(r00 * vx + r10 * vy + r20 * vz)
-            samples[row, 1] = np.float32(r01 * vx + r11 * vy + r21 * vz)
-            samples[row, 2] = np.float32(r02 * vx + r12 * vy + r22 * vz)
-            samples[row, 3] = np.float32(r00 * wx + r10 * wy + r20 * wz)
-            samples[row, 4] = np.float32(r01 * wx + r11 * wy + r21 * wz)
-            samples[row, 5] = np.float32(r02 * wx + r12 * wy + r22 * wz)
-            samples[row, 6] = np.float32(sign * sw)
-            samples[row, 7] = np.float32(sign * sx)
-            samples[row, 8] = np.float32(sign * sy)
-            samples[row, 9] = np.float32(sign * sz)
-        size = sensor_ints[s, 4]
-        head = out_heads[s] - 1
-        if head < 0:
-            head += size
-        out_heads[s] = head
-        old = head + 1
-        if old >= size:
-            old -= size
-        out_ring[s, head, 0] = t_new
-        d_t = np.float32(t_new - out_ring[s, old, 0])
-        for j in range(3):
-            v = samples[row, j]
-            out_ring[s, head, 1 + j] = v
-            a = np.float32(0.0)
-            if d_t > 1e-10:
-                a = np.float32(a + np.float32(np.float32(v - out_ring[s, old, 1 + j]) / d_t))
-            out_readings[s, j] = a
-        for j in range(3, 10):
-            out_readings[s, j] = samples[row, j]
-        out_readings[s, 10] = t_new
         out_status[s, 0] = 1
         out_status[s, 1] = step
