@@ -1002,6 +1002,9 @@ def run_scene(
     )
     robot_prim = _find_robot(stage, robot or settings.get("robot"))
 
+    # The built-in engine can refill its own state buffers each step (no per-step allocation).
+    # Only safe when no user callback may keep a state object across steps.
+    reuse_state = engine_factory is None and on_step is None
     if engine_factory is None:
         from runtime.engine.mujoco_engine import MujocoEngine
 
@@ -1076,7 +1079,7 @@ def run_scene(
             t1 = perf()
             engine.step()
             t2 = perf()
-            state = engine.state()
+            state = engine.state(reuse=True) if reuse_state else engine.state()
             t3 = perf()
             sensors.step(state)
             t4 = perf()
@@ -1107,7 +1110,7 @@ def run_scene(
             row: dict[str, Any] = {}
             for tap, reading in zip(taps, readings, strict=True):
                 tap.row(row, reading)
-            joint_positions = state.joint_positions
+            joint_positions = state.joint_positions.copy()
             if dof_count:
                 row[f"{robot_path}.positions"] = state.joint_positions
                 row[f"{robot_path}.velocities"] = state.joint_velocities
