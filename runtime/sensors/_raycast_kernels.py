@@ -15,8 +15,12 @@ import math
 import numpy as np
 
 from runtime._jit import jit
+from runtime.sensors._bvh_kernels import scene_cast_kernel
 
-__all__ = ["raycast_prepare_kernel", "raycast_outputs_kernel"]
+__all__ = ["raycast_step_kernel"]
+# raycast_prepare_kernel and raycast_outputs_kernel are the step kernel's building blocks;
+# the batch calls them directly only around a non-Numba scene (e.g. Embree). A cached step
+# kernel embeds them, so their own dispatchers may hold no compiled signature.
 
 
 @jit
@@ -367,3 +371,230 @@ def raycast_outputs_kernel(
         out_hit_normals[i, 1] = n1
         out_hit_normals[i, 2] = n2
     out_hit_count[0] = hit_count
+
+
+@jit
+def raycast_step_kernel(
+    sensor_counters,
+    sensor_periods,
+    dt32,
+    sensor_bodies,
+    sensor_local_poses,
+    sensor_extrapolate,
+    sensor_ranges,
+    sensor_world_frame,
+    body_positions,
+    body_orientations,
+    body_linear_velocities,
+    body_angular_velocities,
+    ray_sensor,
+    ray_origins_local,
+    ray_directions_local,
+    ray_offsets,
+    node_boxes,
+    node_refs,
+    triangles,
+    triangle_ids,
+    group_roots,
+    group_local_boxes,
+    group_body,
+    scene_body_positions,
+    scene_body_orientations,
+    face_groups,
+    face_actors,
+    face_normals,
+    solid_groups,
+    solid_kinds,
+    solid_positions,
+    solid_orientations,
+    solid_params,
+    solid_plane_ranges,
+    planes,
+    solid_bounds,
+    solid_actors,
+    group_solid_ranges,
+    group_solid_boxes,
+    double_sided,
+    io_group_positions,
+    io_group_orientations,
+    scratch_world_boxes,
+    scratch_faces,
+    scratch_inside,
+    io_sensor_poses,
+    io_slots,
+    io_fired,
+    io_origins,
+    io_starts,
+    io_directions,
+    io_max_distances,
+    io_ray_poses,
+    io_distances,
+    io_actors,
+    io_normals,
+    io_count,
+    out_depths,
+    out_hit_positions,
+    out_hit_normals,
+    out_origins_world,
+    out_end_points_world,
+    out_hits,
+    out_hit_count,
+):
+    """One raycast step in one call (prepare, scene query of the firing rays, outputs).
+
+    Runs :func:`raycast_prepare_kernel`, the Numba scene query
+    :func:`runtime.sensors._bvh_kernels.scene_cast_kernel` on the firing rays only, and
+    :func:`raycast_outputs_kernel`; the arguments are theirs, in that order.
+
+    Args:
+        sensor_counters: see :func:`raycast_prepare_kernel`.
+        sensor_periods: see :func:`raycast_prepare_kernel`.
+        dt32: see :func:`raycast_prepare_kernel`.
+        sensor_bodies: see :func:`raycast_prepare_kernel`.
+        sensor_local_poses: see :func:`raycast_prepare_kernel`.
+        sensor_extrapolate: see :func:`raycast_prepare_kernel`.
+        sensor_ranges: see :func:`raycast_prepare_kernel`.
+        sensor_world_frame: see :func:`raycast_outputs_kernel`.
+        body_positions: see :func:`raycast_prepare_kernel`.
+        body_orientations: see :func:`raycast_prepare_kernel`.
+        body_linear_velocities: see :func:`raycast_prepare_kernel`.
+        body_angular_velocities: see :func:`raycast_prepare_kernel`.
+        ray_sensor: see :func:`raycast_prepare_kernel`.
+        ray_origins_local: see :func:`raycast_prepare_kernel`.
+        ray_directions_local: see :func:`raycast_prepare_kernel`.
+        ray_offsets: see :func:`raycast_prepare_kernel`.
+        node_boxes: scene array, see ``scene_cast_kernel``.
+        node_refs: scene array, see ``scene_cast_kernel``.
+        triangles: scene array, see ``scene_cast_kernel``.
+        triangle_ids: scene array, see ``scene_cast_kernel``.
+        group_roots: scene array, see ``scene_cast_kernel``.
+        group_local_boxes: scene array, see ``scene_cast_kernel``.
+        group_body: scene array, see ``scene_cast_kernel``.
+        scene_body_positions: body origins for the scene, (0, 3) when it has no bodies.
+        scene_body_orientations: body orientations for the scene, (0, 4) when none.
+        face_groups: scene array, see ``scene_cast_kernel``.
+        face_actors: scene array, see ``scene_cast_kernel``.
+        face_normals: scene array, see ``scene_cast_kernel``.
+        solid_groups: scene array, see ``scene_cast_kernel``.
+        solid_kinds: scene array, see ``scene_cast_kernel``.
+        solid_positions: scene array, see ``scene_cast_kernel``.
+        solid_orientations: scene array, see ``scene_cast_kernel``.
+        solid_params: scene array, see ``scene_cast_kernel``.
+        solid_plane_ranges: scene array, see ``scene_cast_kernel``.
+        planes: scene array, see ``scene_cast_kernel``.
+        solid_bounds: scene array, see ``scene_cast_kernel``.
+        solid_actors: scene array, see ``scene_cast_kernel``.
+        group_solid_ranges: scene array, see ``scene_cast_kernel``.
+        group_solid_boxes: scene array, see ``scene_cast_kernel``.
+        double_sided: see ``scene_cast_kernel``.
+        io_group_positions: group origins (moving rows written), see ``scene_cast_kernel``.
+        io_group_orientations: group orientations (moving rows written).
+        scratch_world_boxes: scratch, shape (G, 6), float64.
+        scratch_faces: scratch, shape (>= R,), int64.
+        scratch_inside: scratch, shape (>= R,), int64.
+        io_sensor_poses: ``out_sensor_poses`` of :func:`raycast_prepare_kernel`.
+        io_slots: ``out_slots`` of :func:`raycast_prepare_kernel`.
+        io_fired: ``out_fired`` of :func:`raycast_prepare_kernel`.
+        io_origins: ``out_origins`` of :func:`raycast_prepare_kernel`.
+        io_starts: ``out_starts`` of :func:`raycast_prepare_kernel`.
+        io_directions: ``out_directions`` of :func:`raycast_prepare_kernel`.
+        io_max_distances: ``out_max_distances`` of :func:`raycast_prepare_kernel`.
+        io_ray_poses: ``out_ray_poses`` of :func:`raycast_prepare_kernel`.
+        io_distances: compact hit distances, shape (R,), float64 (written).
+        io_actors: compact hit actors, shape (R,), int64 (written).
+        io_normals: compact world hit normals, shape (R, 3), float64 (written).
+        io_count: ``out_count`` of :func:`raycast_prepare_kernel`.
+        out_depths: see :func:`raycast_outputs_kernel`.
+        out_hit_positions: see :func:`raycast_outputs_kernel`.
+        out_hit_normals: see :func:`raycast_outputs_kernel`.
+        out_origins_world: see :func:`raycast_outputs_kernel`.
+        out_end_points_world: see :func:`raycast_outputs_kernel`.
+        out_hits: see :func:`raycast_outputs_kernel`.
+        out_hit_count: see :func:`raycast_outputs_kernel`.
+    """
+    raycast_prepare_kernel(
+        sensor_counters,
+        sensor_periods,
+        dt32,
+        sensor_bodies,
+        sensor_local_poses,
+        sensor_extrapolate,
+        sensor_ranges,
+        body_positions,
+        body_orientations,
+        body_linear_velocities,
+        body_angular_velocities,
+        ray_sensor,
+        ray_origins_local,
+        ray_directions_local,
+        ray_offsets,
+        io_sensor_poses,
+        io_slots,
+        io_fired,
+        io_origins,
+        io_starts,
+        io_directions,
+        io_max_distances,
+        io_ray_poses,
+        io_count,
+    )
+    n = io_count[0]
+    if n > 0:
+        scene_cast_kernel(
+            node_boxes,
+            node_refs,
+            triangles,
+            triangle_ids,
+            group_roots,
+            group_local_boxes,
+            group_body,
+            scene_body_positions,
+            scene_body_orientations,
+            face_groups,
+            face_actors,
+            face_normals,
+            solid_groups,
+            solid_kinds,
+            solid_positions,
+            solid_orientations,
+            solid_params,
+            solid_plane_ranges,
+            planes,
+            solid_bounds,
+            solid_actors,
+            group_solid_ranges,
+            group_solid_boxes,
+            io_starts[:n],
+            io_directions[:n],
+            io_max_distances[:n],
+            double_sided,
+            io_group_positions,
+            io_group_orientations,
+            scratch_world_boxes,
+            scratch_faces[:n],
+            scratch_inside[:n],
+            io_distances[:n],
+            io_actors[:n],
+            io_normals[:n],
+        )
+    raycast_outputs_kernel(
+        ray_sensor,
+        io_slots,
+        io_sensor_poses,
+        io_origins,
+        io_directions,
+        io_starts,
+        io_ray_poses,
+        io_distances,
+        io_normals,
+        io_actors,
+        sensor_ranges,
+        sensor_world_frame,
+        out_depths,
+        out_hit_positions,
+        out_hit_normals,
+        out_origins_world,
+        out_end_points_world,
+        out_hits,
+        out_hit_count,
+    )

@@ -693,6 +693,59 @@ class RayScene:
                 out_actors[rows] = self._solid_actors[inside[rows]]
                 out_normals[rows] = -directions[rows]
 
+    def fused_arguments(self, ray_count: int) -> tuple | None:
+        """Scene arrays of the one-call Numba query, for kernels that embed it.
+
+        Args:
+            ray_count: largest number of rays per query (sizes the scratch buffers).
+
+        Returns:
+            ``(node_boxes, node_refs, triangles, triangle_ids, group_roots,
+            group_local_boxes, group_body)``, ``(face_groups, ..., double_sided,
+            group_positions, group_orientations, world_boxes, scratch_faces,
+            scratch_inside)`` in :func:`~runtime.sensors._bvh_kernels.scene_cast_kernel`
+            order around the body poses, or None when the backend is not the Numba BVH.
+        """
+        if not self._fused:
+            return None
+        if ray_count > self._scratch_size:
+            self._scratch_size = max(ray_count, 2 * self._scratch_size, 16)
+            self._scratch_faces = np.empty(self._scratch_size, np.int64)
+            self._scratch_inside = np.empty(self._scratch_size, np.int64)
+        b = self.backend
+        head = (
+            b.node_boxes,  # type: ignore[attr-defined]
+            b.node_refs,  # type: ignore[attr-defined]
+            b.triangles,  # type: ignore[attr-defined]
+            b.triangle_ids,  # type: ignore[attr-defined]
+            b.group_roots,  # type: ignore[attr-defined]
+            b.local_boxes,  # type: ignore[attr-defined]
+            self._group_body_rows,
+        )
+        tail = (
+            self._face_groups,
+            self._face_actors,
+            self._face_normals,
+            self._solid_groups,
+            self._solid_kinds,
+            self._solid_positions,
+            self._solid_orientations,
+            self._solid_params,
+            self._solid_plane_ranges,
+            self._planes,
+            self._solid_bounds,
+            self._solid_actors,
+            self._group_solid_ranges,
+            self._group_solid_boxes,
+            self.double_sided,
+            self._group_positions,
+            self._group_orientations,
+            self._world_boxes,
+            self._scratch_faces,
+            self._scratch_inside,
+        )
+        return head, tail
+
     def cast_trusted(
         self,
         origins: np.ndarray,

@@ -603,8 +603,57 @@ class RaycastBatch:
         else:
             lin, ang = self._no_bodies[0], self._no_bodies[0]
         k = self._kernels
+        dt32 = np.float32(state.dt)
+        r = lay.ray_count
+        depths = np.empty(r, np.float32)
+        hit_p = np.empty((r, 3), np.float32)
+        hit_n = np.empty((r, 3), np.float32)
+        o_w = np.empty((r, 3), np.float32)
+        e_w = np.empty((r, 3), np.float32)
+        if lay.scene is not scene:
+            lay.bind_scene(scene)
+        fused = lay.fused
+        if fused is not None and (not has_bodies or positions.shape[0] == lay.scene_bodies):
+            # Numba scene: prepare, cast of the firing rays and outputs in one call
+            head, tail = fused
+            scene_poses = (positions, orientations) if has_bodies else self._no_bodies
+            k.raycast_step_kernel(
+                counters, lay.periods, dt32, lay.bodies, lay.local_poses, lay.extrapolate,
+                lay.ranges, lay.frames, positions, orientations, lin, ang, lay.ray_sensor,
+                lay.origins, lay.directions, lay.offsets, *head, *scene_poses, *tail,
+                lay.sensor_poses, lay.slots, lay.fired, lay.c_origins, lay.c_starts,
+                lay.c_directions, lay.c_max_distances, lay.c_poses, lay.c_distances,
+                lay.c_actors, lay.c_normals, lay.count, depths, hit_p, hit_n, o_w, e_w,
+                lay.hits, lay.hit_count,
+            )  # fmt: skip
+        else:
+            self._step_unfused(
+                lay, scene, counters, dt32, positions, orientations, lin, ang, has_bodies,
+                depths, hit_p, hit_n, o_w, e_w,
+            )  # fmt: skip
+        self._publish(lay, scene, state, depths, hit_p, hit_n, o_w, e_w)
+
+    def _step_unfused(
+        self,
+        lay: _Layout,
+        scene: Any,
+        counters: np.ndarray,
+        dt32: np.float32,
+        positions: np.ndarray,
+        orientations: np.ndarray,
+        lin: np.ndarray,
+        ang: np.ndarray,
+        has_bodies: bool,
+        depths: np.ndarray,
+        hit_p: np.ndarray,
+        hit_n: np.ndarray,
+        o_w: np.ndarray,
+        e_w: np.ndarray,
+    ) -> None:
+        """Prepare kernel, the scene's own ``cast`` on the firing rays, output kernel."""
+        k = self._kernels
         k.raycast_prepare_kernel(
-            counters, lay.periods, np.float32(state.dt), lay.bodies, lay.local_poses,
+            counters, lay.periods, dt32, lay.bodies, lay.local_poses,
             lay.extrapolate, lay.ranges, positions, orientations, lin, ang, lay.ray_sensor,
             lay.origins, lay.directions, lay.offsets, lay.sensor_poses, lay.slots, lay.fired,
             lay.c_origins, lay.c_starts, lay.c_directions, lay.c_max_distances, lay.c_poses,
@@ -623,17 +672,25 @@ class RaycastBatch:
                 lay.c_actors[:n],
                 lay.c_normals[:n],
             )
-        r = lay.ray_count
-        depths = np.empty(r, np.float32)
-        hit_p = np.empty((r, 3), np.float32)
-        hit_n = np.empty((r, 3), np.float32)
-        o_w = np.empty((r, 3), np.float32)
-        e_w = np.empty((r, 3), np.float32)
         k.raycast_outputs_kernel(
             lay.ray_sensor, lay.slots, lay.sensor_poses, lay.c_origins, lay.c_directions,
             lay.c_starts, lay.c_poses, lay.c_distances, lay.c_normals, lay.c_actors, lay.ranges,
             lay.frames, depths, hit_p, hit_n, o_w, e_w, lay.hits, lay.hit_count,
         )  # fmt: skip
+
+    def _publish(
+        self,
+        lay: _Layout,
+        scene: Any,
+        state: PhysicsState,
+        depths: np.ndarray,
+        hit_p: np.ndarray,
+        hit_n: np.ndarray,
+        o_w: np.ndarray,
+        e_w: np.ndarray,
+    ) -> None:
+        """Readings (and hit paths of the rays that hit) of every evaluated sensor."""
+        sensors = lay.sensors
         time = float(np.float32(state.time))
         step = int(state.step)
         hits: list[list[int]] = []
@@ -713,6 +770,16 @@ class _Layout:
         self.count = np.zeros(1, np.int64)
         self.hits = np.empty((r, 2), np.int64)
         self.hit_count = np.zeros(1, np.int64)
+        self.scene: Any = None
+        self.fused: tuple | None = None
+        self.scene_bodies = 0
+
+    def bind_scene(self, scene: Any) -> None:
+        """Cache the scene's arrays for the one-call step (Numba scenes only)."""
+        self.scene = scene
+        arguments = getattr(scene, "fused_arguments", None)
+        self.fused = arguments(self.ray_count) if arguments is not None else None
+        self.scene_bodies = len(getattr(scene, "body_paths", ()))
 
 
 RaycastSensor.batch_type = RaycastBatch  # type: ignore[attr-defined]
