@@ -16,11 +16,20 @@ from collections.abc import Sequence
 __all__ = ["COMMANDS", "main"]
 
 COMMANDS: dict[str, tuple[str, str]] = {
-    "inspect": ("runtime.schema.inspect_cli", "show robots, links, joints/DOFs and sensors of a USD scene"),
+    "inspect": (
+        "runtime.schema.inspect_cli",
+        "show robots, links, joints/DOFs and sensors of a USD scene",
+    ),
     "schema": ("runtime.schema.schema_cli", "apply or validate the Isaac robot schema on an asset"),
     "run": ("runtime.engine.run_cli", "step a scene headless in MuJoCo and record sensor readings"),
-    "plot": ("runtime.engine.plot_cli", "render a recording's IMU, contact and raycast data to PNG"),
-    "physics": ("runtime.physics.cli", "author physics property cfgs onto an asset in a separate layer"),
+    "plot": (
+        "runtime.engine.plot_cli",
+        "render a recording's IMU, contact and raycast data to PNG",
+    ),
+    "physics": (
+        "runtime.physics.cli",
+        "author physics property cfgs onto an asset in a separate layer",
+    ),
 }
 
 
