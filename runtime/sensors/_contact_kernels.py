@@ -148,10 +148,6 @@ def contact_update_kernel(
             out_floats[s, 0] = force
             out_ints[s, 0] = 1 if touching else 0
             continue
-        out_floats[s, 0] = 0.0
-        out_ints[s, 0] = 0
-        if last == first:
-            continue
         radius2 = radius * radius
         # Sensor world position (only needed for the filter): p_b + R(q_b) offset.
         qw = body_orientations[b, 0]
@@ -184,14 +180,16 @@ def contact_update_kernel(
             if use_contact_dts and keep and contact_dts[c] > 0.0:
                 dtc = contact_dts[c]
         touching, force = _contact_force(jx, jy, jz, dtc, sensor_floats[s, 4], sensor_floats[s, 5])
-        if touching:
-            out_floats[s, 0] = force
-            out_ints[s, 0] = 1
+        out_floats[s, 0] = force
+        out_ints[s, 0] = 1 if touching else 0
 
 
 @jit
 def _contact_force(jx, jy, jz, dtc, fmin, fmax):
     """Force from the summed impulse with the thresholds (scalars only: no refcounts).
+
+    Written with selects rather than early returns: whether a sensor is touching is
+    data-dependent, and mispredicted branches dominated the per-sensor cost.
 
     Args:
         jx: summed impulse x (on the parent body), world; ``jy``, ``jz`` likewise.
@@ -203,16 +201,11 @@ def _contact_force(jx, jy, jz, dtc, fmin, fmax):
 
     Returns:
         ``(in_contact, force)``: force ``float32(|J| / dtc)`` clamped to ``fmax``;
-        ``in_contact`` False (force ignored) for a zero impulse or below ``fmin``.
+        ``in_contact`` False (force 0) for a zero impulse or below ``fmin``.
     """
     norm = np.sqrt(jx * jx + jy * jy + jz * jz)
-    if not norm > 0.0:
-        return False, 0.0
-    if not dtc > 0.0:
-        dtc = 1.0 / 60.0
+    dtc = dtc if dtc > 0.0 else 1.0 / 60.0
     force = float(np.float32(norm / dtc))
-    if force > fmax:
-        force = fmax
-    if force < fmin:
-        return False, 0.0
-    return True, force
+    force = fmax if force > fmax else force
+    touching = norm > 0.0 and not force < fmin
+    return touching, force if touching else 0.0
