@@ -373,228 +373,207 @@ def raycast_outputs_kernel(
     out_hit_count[0] = hit_count
 
 
+# Rows of the packed layout table of :func:`raycast_step_kernel` (static float64 block,
+# static int64 block, float64 scratch block, int64 scratch block). Each row of the table is
+# ``[offset, rows, cols]`` of one C-contiguous array inside its block.
+PACKED_STATIC_F = (
+    "node_boxes", "triangles", "group_local_boxes", "face_normals", "solid_positions",
+    "solid_orientations", "solid_params", "planes", "solid_bounds", "group_solid_boxes",
+    "local_poses", "ranges", "origins", "directions", "offsets",
+)  # fmt: skip
+PACKED_STATIC_I = (
+    "node_refs", "triangle_ids", "group_roots", "group_body", "face_groups", "face_actors",
+    "solid_groups", "solid_kinds", "solid_plane_ranges", "solid_actors",
+    "group_solid_ranges", "bodies", "extrapolate", "frames", "ray_sensor",
+)  # fmt: skip
+PACKED_IO_F = (
+    "sensor_poses", "c_origins", "c_starts", "c_directions", "c_max_distances", "c_poses",
+    "c_distances", "c_normals", "group_positions", "group_orientations", "world_boxes",
+)  # fmt: skip
+PACKED_IO_I = (
+    "slots", "fired", "c_actors", "hits", "scratch_faces", "scratch_inside", "count",
+    "hit_count",
+)  # fmt: skip
+PACKED_NAMES = PACKED_STATIC_F + PACKED_STATIC_I + PACKED_IO_F + PACKED_IO_I
+_F0 = len(PACKED_STATIC_F)
+_I0 = _F0 + len(PACKED_STATIC_I)
+_G0 = _I0 + len(PACKED_IO_F)
+
+
+@jit
+def _packed_1d_kernel(block, layout, k):
+    """View of table row ``k`` of ``layout`` in ``block`` as shape (rows * cols,)."""
+    o = layout[k, 0]
+    return block[o : o + layout[k, 1] * layout[k, 2]]
+
+
+@jit
+def _packed_2d_kernel(block, layout, k):
+    """View of table row ``k`` of ``layout`` in ``block`` as shape (rows, cols)."""
+    o = layout[k, 0]
+    rows = layout[k, 1]
+    cols = layout[k, 2]
+    return block[o : o + rows * cols].reshape((rows, cols))
+
+
 @jit
 def raycast_step_kernel(
     sensor_counters,
     sensor_periods,
     dt32,
-    sensor_bodies,
-    sensor_local_poses,
-    sensor_extrapolate,
-    sensor_ranges,
-    sensor_world_frame,
+    layout,
+    static_f,
+    static_i,
+    double_sided,
     body_positions,
     body_orientations,
     body_linear_velocities,
     body_angular_velocities,
-    ray_sensor,
-    ray_origins_local,
-    ray_directions_local,
-    ray_offsets,
-    node_boxes,
-    node_refs,
-    triangles,
-    triangle_ids,
-    group_roots,
-    group_local_boxes,
-    group_body,
-    scene_body_positions,
-    scene_body_orientations,
-    face_groups,
-    face_actors,
-    face_normals,
-    solid_groups,
-    solid_kinds,
-    solid_positions,
-    solid_orientations,
-    solid_params,
-    solid_plane_ranges,
-    planes,
-    solid_bounds,
-    solid_actors,
-    group_solid_ranges,
-    group_solid_boxes,
-    double_sided,
-    io_group_positions,
-    io_group_orientations,
-    scratch_world_boxes,
-    scratch_faces,
-    scratch_inside,
-    io_sensor_poses,
-    io_slots,
-    io_fired,
-    io_origins,
-    io_starts,
-    io_directions,
-    io_max_distances,
-    io_ray_poses,
-    io_distances,
-    io_actors,
-    io_normals,
-    io_count,
-    out_depths,
-    out_hit_positions,
-    out_hit_normals,
-    out_origins_world,
-    out_end_points_world,
-    out_hits,
-    out_hit_count,
+    scene_has_bodies,
+    io_f,
+    io_i,
+    out_rays,
 ):
     """One raycast step in one call (prepare, scene query of the firing rays, outputs).
 
     Runs :func:`raycast_prepare_kernel`, the Numba scene query
     :func:`runtime.sensors._bvh_kernels.scene_cast_kernel` on the firing rays only, and
-    :func:`raycast_outputs_kernel`; the arguments are theirs, in that order.
+    :func:`raycast_outputs_kernel`. Their static and scratch arrays are packed into four
+    blocks (few arguments: the call's dispatch cost grows with their number); ``layout``
+    locates each array, row ``k`` for the ``k``-th name of ``PACKED_NAMES``.
 
     Args:
-        sensor_counters: see :func:`raycast_prepare_kernel`.
-        sensor_periods: see :func:`raycast_prepare_kernel`.
-        dt32: see :func:`raycast_prepare_kernel`.
-        sensor_bodies: see :func:`raycast_prepare_kernel`.
-        sensor_local_poses: see :func:`raycast_prepare_kernel`.
-        sensor_extrapolate: see :func:`raycast_prepare_kernel`.
-        sensor_ranges: see :func:`raycast_prepare_kernel`.
-        sensor_world_frame: see :func:`raycast_outputs_kernel`.
-        body_positions: see :func:`raycast_prepare_kernel`.
-        body_orientations: see :func:`raycast_prepare_kernel`.
-        body_linear_velocities: see :func:`raycast_prepare_kernel`.
-        body_angular_velocities: see :func:`raycast_prepare_kernel`.
-        ray_sensor: see :func:`raycast_prepare_kernel`.
-        ray_origins_local: see :func:`raycast_prepare_kernel`.
-        ray_directions_local: see :func:`raycast_prepare_kernel`.
-        ray_offsets: see :func:`raycast_prepare_kernel`.
-        node_boxes: scene array, see ``scene_cast_kernel``.
-        node_refs: scene array, see ``scene_cast_kernel``.
-        triangles: scene array, see ``scene_cast_kernel``.
-        triangle_ids: scene array, see ``scene_cast_kernel``.
-        group_roots: scene array, see ``scene_cast_kernel``.
-        group_local_boxes: scene array, see ``scene_cast_kernel``.
-        group_body: scene array, see ``scene_cast_kernel``.
-        scene_body_positions: body origins for the scene, (0, 3) when it has no bodies.
-        scene_body_orientations: body orientations for the scene, (0, 4) when none.
-        face_groups: scene array, see ``scene_cast_kernel``.
-        face_actors: scene array, see ``scene_cast_kernel``.
-        face_normals: scene array, see ``scene_cast_kernel``.
-        solid_groups: scene array, see ``scene_cast_kernel``.
-        solid_kinds: scene array, see ``scene_cast_kernel``.
-        solid_positions: scene array, see ``scene_cast_kernel``.
-        solid_orientations: scene array, see ``scene_cast_kernel``.
-        solid_params: scene array, see ``scene_cast_kernel``.
-        solid_plane_ranges: scene array, see ``scene_cast_kernel``.
-        planes: scene array, see ``scene_cast_kernel``.
-        solid_bounds: scene array, see ``scene_cast_kernel``.
-        solid_actors: scene array, see ``scene_cast_kernel``.
-        group_solid_ranges: scene array, see ``scene_cast_kernel``.
-        group_solid_boxes: scene array, see ``scene_cast_kernel``.
+        sensor_counters: see :func:`raycast_prepare_kernel`, shape (S,), int64.
+        sensor_periods: see :func:`raycast_prepare_kernel`, shape (S,), float32.
+        dt32: step size [s] as float32.
+        layout: ``[offset, rows, cols]`` of each packed array, shape (K, 3), int64.
+        static_f: the ``PACKED_STATIC_F`` arrays (scene arrays of ``scene_cast_kernel``,
+            then the sensor arrays of :func:`raycast_prepare_kernel`), float64.
+        static_i: the ``PACKED_STATIC_I`` arrays, int64.
         double_sided: see ``scene_cast_kernel``.
-        io_group_positions: group origins (moving rows written), see ``scene_cast_kernel``.
-        io_group_orientations: group orientations (moving rows written).
-        scratch_world_boxes: scratch, shape (G, 6), float64.
-        scratch_faces: scratch, shape (>= R,), int64.
-        scratch_inside: scratch, shape (>= R,), int64.
-        io_sensor_poses: ``out_sensor_poses`` of :func:`raycast_prepare_kernel`.
-        io_slots: ``out_slots`` of :func:`raycast_prepare_kernel`.
-        io_fired: ``out_fired`` of :func:`raycast_prepare_kernel`.
-        io_origins: ``out_origins`` of :func:`raycast_prepare_kernel`.
-        io_starts: ``out_starts`` of :func:`raycast_prepare_kernel`.
-        io_directions: ``out_directions`` of :func:`raycast_prepare_kernel`.
-        io_max_distances: ``out_max_distances`` of :func:`raycast_prepare_kernel`.
-        io_ray_poses: ``out_ray_poses`` of :func:`raycast_prepare_kernel`.
-        io_distances: compact hit distances, shape (R,), float64 (written).
-        io_actors: compact hit actors, shape (R,), int64 (written).
-        io_normals: compact world hit normals, shape (R, 3), float64 (written).
-        io_count: ``out_count`` of :func:`raycast_prepare_kernel`.
-        out_depths: see :func:`raycast_outputs_kernel`.
-        out_hit_positions: see :func:`raycast_outputs_kernel`.
-        out_hit_normals: see :func:`raycast_outputs_kernel`.
-        out_origins_world: see :func:`raycast_outputs_kernel`.
-        out_end_points_world: see :func:`raycast_outputs_kernel`.
-        out_hits: see :func:`raycast_outputs_kernel`.
-        out_hit_count: see :func:`raycast_outputs_kernel`.
+        body_positions: body origins, shape (B, 3), float64, world.
+        body_orientations: body orientations (w, x, y, z), shape (B, 4), float64.
+        body_linear_velocities: see :func:`raycast_prepare_kernel`, shape (B or 0, 3).
+        body_angular_velocities: see :func:`raycast_prepare_kernel`, shape (B or 0, 3).
+        scene_has_bodies: 1 when the scene's groups follow the bodies (cast with
+            ``body_positions`` / ``body_orientations``), 0 for a static scene.
+        io_f: the ``PACKED_IO_F`` arrays (compact rays, sensor poses, group poses whose
+            static rows are pre-filled, scratch), float64 (written).
+        io_i: the ``PACKED_IO_I`` arrays (slots, compact actors, hits ``[ray, actor]``,
+            scratch, ``count`` and ``hit_count`` of shape (1,)), int64 (written).
+        out_rays: per-ray outputs of :func:`raycast_outputs_kernel`, concatenated: depths
+            (R,), hit positions (R, 3), hit normals (R, 3), origins world (R, 3), end
+            points world (R, 3); shape (13 R,), float32 (written).
     """
+    sf = static_f
+    si = static_i
+    lay = layout
+    f0 = _F0
+    i0 = _I0
+    g0 = _G0
+    ray_sensor = _packed_1d_kernel(si, lay, f0 + 14)
+    sensor_ranges = _packed_2d_kernel(sf, lay, 11)
+    sensor_poses = _packed_2d_kernel(io_f, lay, i0 + 0)
+    slots = _packed_1d_kernel(io_i, lay, g0 + 0)
+    c_origins = _packed_2d_kernel(io_f, lay, i0 + 1)
+    c_starts = _packed_2d_kernel(io_f, lay, i0 + 2)
+    c_directions = _packed_2d_kernel(io_f, lay, i0 + 3)
+    c_max_distances = _packed_1d_kernel(io_f, lay, i0 + 4)
+    c_poses = _packed_2d_kernel(io_f, lay, i0 + 5)
+    c_distances = _packed_1d_kernel(io_f, lay, i0 + 6)
+    c_normals = _packed_2d_kernel(io_f, lay, i0 + 7)
+    c_actors = _packed_1d_kernel(io_i, lay, g0 + 2)
+    count = _packed_1d_kernel(io_i, lay, g0 + 6)
     raycast_prepare_kernel(
         sensor_counters,
         sensor_periods,
         dt32,
-        sensor_bodies,
-        sensor_local_poses,
-        sensor_extrapolate,
+        _packed_1d_kernel(si, lay, f0 + 11),
+        _packed_2d_kernel(sf, lay, 10),
+        _packed_1d_kernel(si, lay, f0 + 12),
         sensor_ranges,
         body_positions,
         body_orientations,
         body_linear_velocities,
         body_angular_velocities,
         ray_sensor,
-        ray_origins_local,
-        ray_directions_local,
-        ray_offsets,
-        io_sensor_poses,
-        io_slots,
-        io_fired,
-        io_origins,
-        io_starts,
-        io_directions,
-        io_max_distances,
-        io_ray_poses,
-        io_count,
+        _packed_2d_kernel(sf, lay, 12),
+        _packed_2d_kernel(sf, lay, 13),
+        _packed_1d_kernel(sf, lay, 14),
+        sensor_poses,
+        slots,
+        _packed_1d_kernel(io_i, lay, g0 + 1),
+        c_origins,
+        c_starts,
+        c_directions,
+        c_max_distances,
+        c_poses,
+        count,
     )
-    n = io_count[0]
+    n = count[0]
     if n > 0:
+        if scene_has_bodies:
+            scene_positions = body_positions
+            scene_orientations = body_orientations
+        else:
+            scene_positions = body_positions[:0]
+            scene_orientations = body_orientations[:0]
         scene_cast_kernel(
-            node_boxes,
-            node_refs,
-            triangles,
-            triangle_ids,
-            group_roots,
-            group_local_boxes,
-            group_body,
-            scene_body_positions,
-            scene_body_orientations,
-            face_groups,
-            face_actors,
-            face_normals,
-            solid_groups,
-            solid_kinds,
-            solid_positions,
-            solid_orientations,
-            solid_params,
-            solid_plane_ranges,
-            planes,
-            solid_bounds,
-            solid_actors,
-            group_solid_ranges,
-            group_solid_boxes,
-            io_starts[:n],
-            io_directions[:n],
-            io_max_distances[:n],
+            _packed_2d_kernel(sf, lay, 0),
+            _packed_2d_kernel(si, lay, f0 + 0),
+            _packed_2d_kernel(sf, lay, 1),
+            _packed_1d_kernel(si, lay, f0 + 1),
+            _packed_1d_kernel(si, lay, f0 + 2),
+            _packed_2d_kernel(sf, lay, 2),
+            _packed_1d_kernel(si, lay, f0 + 3),
+            scene_positions,
+            scene_orientations,
+            _packed_1d_kernel(si, lay, f0 + 4),
+            _packed_1d_kernel(si, lay, f0 + 5),
+            _packed_2d_kernel(sf, lay, 3),
+            _packed_1d_kernel(si, lay, f0 + 6),
+            _packed_1d_kernel(si, lay, f0 + 7),
+            _packed_2d_kernel(sf, lay, 4),
+            _packed_2d_kernel(sf, lay, 5),
+            _packed_2d_kernel(sf, lay, 6),
+            _packed_2d_kernel(si, lay, f0 + 8),
+            _packed_2d_kernel(sf, lay, 7),
+            _packed_2d_kernel(sf, lay, 8),
+            _packed_1d_kernel(si, lay, f0 + 9),
+            _packed_2d_kernel(si, lay, f0 + 10),
+            _packed_2d_kernel(sf, lay, 9),
+            c_starts[:n],
+            c_directions[:n],
+            c_max_distances[:n],
             double_sided,
-            io_group_positions,
-            io_group_orientations,
-            scratch_world_boxes,
-            scratch_faces[:n],
-            scratch_inside[:n],
-            io_distances[:n],
-            io_actors[:n],
-            io_normals[:n],
+            _packed_2d_kernel(io_f, lay, i0 + 8),
+            _packed_2d_kernel(io_f, lay, i0 + 9),
+            _packed_2d_kernel(io_f, lay, i0 + 10),
+            _packed_1d_kernel(io_i, lay, g0 + 4)[:n],
+            _packed_1d_kernel(io_i, lay, g0 + 5)[:n],
+            c_distances[:n],
+            c_actors[:n],
+            c_normals[:n],
         )
+    r = ray_sensor.shape[0]
     raycast_outputs_kernel(
         ray_sensor,
-        io_slots,
-        io_sensor_poses,
-        io_origins,
-        io_directions,
-        io_starts,
-        io_ray_poses,
-        io_distances,
-        io_normals,
-        io_actors,
+        slots,
+        sensor_poses,
+        c_origins,
+        c_directions,
+        c_starts,
+        c_poses,
+        c_distances,
+        c_normals,
+        c_actors,
         sensor_ranges,
-        sensor_world_frame,
-        out_depths,
-        out_hit_positions,
-        out_hit_normals,
-        out_origins_world,
-        out_end_points_world,
-        out_hits,
-        out_hit_count,
+        _packed_1d_kernel(si, lay, f0 + 13),
+        out_rays[:r],
+        out_rays[r : 4 * r].reshape((r, 3)),
+        out_rays[4 * r : 7 * r].reshape((r, 3)),
+        out_rays[7 * r : 10 * r].reshape((r, 3)),
+        out_rays[10 * r : 13 * r].reshape((r, 3)),
+        _packed_2d_kernel(io_i, lay, g0 + 3),
+        _packed_1d_kernel(io_i, lay, g0 + 7),
     )

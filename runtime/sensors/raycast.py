@@ -602,29 +602,22 @@ class RaycastBatch:
             ang = np.ascontiguousarray(state.body_angular_velocities, np.float64)
         else:
             lin, ang = self._no_bodies[0], self._no_bodies[0]
-        k = self._kernels
         dt32 = np.float32(state.dt)
         r = lay.ray_count
-        depths = np.empty(r, np.float32)
-        hit_p = np.empty((r, 3), np.float32)
-        hit_n = np.empty((r, 3), np.float32)
-        o_w = np.empty((r, 3), np.float32)
-        e_w = np.empty((r, 3), np.float32)
         if lay.scene is not scene:
             lay.bind_scene(scene)
-        fused = lay.fused
-        if fused is not None and (not has_bodies or positions.shape[0] == lay.scene_bodies):
+        out = np.empty(13 * r, np.float32)  # one fresh block per step: readings are snapshots
+        depths = out[:r]
+        hit_p = out[r : 4 * r].reshape(r, 3)
+        hit_n = out[4 * r : 7 * r].reshape(r, 3)
+        o_w = out[7 * r : 10 * r].reshape(r, 3)
+        e_w = out[10 * r :].reshape(r, 3)
+        if lay.fused and (not has_bodies or positions.shape[0] == lay.scene_bodies):
             # Numba scene: prepare, cast of the firing rays and outputs in one call
-            head, tail = fused
-            scene_poses = (positions, orientations) if has_bodies else self._no_bodies
-            k.raycast_step_kernel(
-                counters, lay.periods, dt32, lay.bodies, lay.local_poses, lay.extrapolate,
-                lay.ranges, lay.frames, positions, orientations, lin, ang, lay.ray_sensor,
-                lay.origins, lay.directions, lay.offsets, *head, *scene_poses, *tail,
-                lay.sensor_poses, lay.slots, lay.fired, lay.c_origins, lay.c_starts,
-                lay.c_directions, lay.c_max_distances, lay.c_poses, lay.c_distances,
-                lay.c_actors, lay.c_normals, lay.count, depths, hit_p, hit_n, o_w, e_w,
-                lay.hits, lay.hit_count,
+            self._kernels.raycast_step_kernel(
+                counters, lay.periods, dt32, lay.layout, lay.static_f, lay.static_i,
+                lay.double_sided, positions, orientations, lin, ang, 1 if has_bodies else 0,
+                lay.io_f, lay.io_i, out,
             )  # fmt: skip
         else:
             self._step_unfused(
@@ -731,8 +724,34 @@ class RaycastBatch:
         return tuple(paths)
 
 
+def _pack(arrays: list[np.ndarray], dtype: type) -> tuple[np.ndarray, list[list[int]]]:
+    """Copy arrays into one contiguous block; ``[offset, rows, cols]`` of each in it."""
+    rows: list[list[int]] = []
+    offset = 0
+    for array in arrays:
+        n = int(array.shape[0]) if array.ndim else 1
+        cols = int(np.prod(array.shape[1:])) if array.ndim > 1 else 1
+        rows.append([offset, n, cols])
+        offset += n * cols
+    block = np.empty(max(offset, 1), dtype)
+    for array, (o, n, c) in zip(arrays, rows):
+        block[o : o + n * c] = np.asarray(array, dtype).reshape(-1)
+    return block, rows
+
+
+def _views(block: np.ndarray, rows: list[list[int]], shapes: list[tuple[int, ...]]) -> list:
+    """Views of the packed arrays in ``block`` with their original shapes."""
+    return [block[o : o + n * c].reshape(shape) for (o, n, c), shape in zip(rows, shapes)]
+
+
 class _Layout:
-    """Concatenated static arrays and per-step buffers of one set of evaluated sensors."""
+    """Concatenated static arrays and per-step buffers of one set of evaluated sensors.
+
+    The static arrays (sensor and, for a Numba scene, scene arrays) and the per-step scratch
+    arrays are packed into four contiguous blocks located by ``layout`` (the argument order
+    of :func:`~runtime.sensors._raycast_kernels.raycast_step_kernel`); the named
+    attributes are views into them.
+    """
 
     def __init__(self, sensors: list[RaycastSensor]) -> None:
         self.sensors = sensors
@@ -756,30 +775,82 @@ class _Layout:
         self.uses_bodies = bool(np.any(self.bodies >= 0))
         self.uses_velocities = bool(np.any(self.extrapolate))
         self.any_paths = any(s.config.report_hit_prim_paths for s in sensors)
-        self.sensor_poses = np.zeros((len(sensors), 7))
-        self.slots = np.empty(r, np.int64)
-        self.fired = np.empty(r, np.int64)
-        self.c_origins = np.empty((r, 3))
-        self.c_starts = np.empty((r, 3))
-        self.c_directions = np.empty((r, 3))
-        self.c_max_distances = np.empty(r)
-        self.c_poses = np.empty((r, 7))
-        self.c_distances = np.empty(r)
-        self.c_actors = np.empty(r, np.int64)
-        self.c_normals = np.empty((r, 3))
-        self.count = np.zeros(1, np.int64)
-        self.hits = np.empty((r, 2), np.int64)
-        self.hit_count = np.zeros(1, np.int64)
+        self.path_sensors = [
+            (j, s) for j, s in enumerate(sensors) if s.config.report_hit_prim_paths
+        ]
         self.scene: Any = None
-        self.fused: tuple | None = None
+        self.fused = False
         self.scene_bodies = 0
+        self.double_sided = False
+        self._pack_io(None)
+
+    def _pack_io(self, scene_io: dict[str, np.ndarray] | None) -> None:
+        """Per-step scratch blocks (float64 and int64) and their named views."""
+        r, s = self.ray_count, len(self.sensors)
+        scene_io = scene_io or {}
+        empty = (np.zeros((0, 3)), np.zeros((0, 4)), np.zeros((0, 6)))
+        io_f = [
+            np.zeros((s, 7)), np.zeros((r, 3)), np.zeros((r, 3)), np.zeros((r, 3)),
+            np.zeros(r), np.zeros((r, 7)), np.zeros(r), np.zeros((r, 3)),
+            scene_io.get("group_positions", empty[0]),
+            scene_io.get("group_orientations", empty[1]),
+            scene_io.get("world_boxes", empty[2]),
+        ]  # fmt: skip
+        io_i = [
+            np.zeros(r, np.int64), np.zeros(r, np.int64), np.zeros(r, np.int64),
+            np.zeros((r, 2), np.int64), np.zeros(r, np.int64), np.zeros(r, np.int64),
+            np.zeros(1, np.int64), np.zeros(1, np.int64),
+        ]  # fmt: skip
+        self.io_f, rows_f = _pack(io_f, np.float64)
+        self.io_i, rows_i = _pack(io_i, np.int64)
+        self._io_rows = rows_f + rows_i
+        (
+            self.sensor_poses, self.c_origins, self.c_starts, self.c_directions,
+            self.c_max_distances, self.c_poses, self.c_distances, self.c_normals, _, _, _,
+        ) = _views(self.io_f, rows_f, [a.shape for a in io_f])  # fmt: skip
+        (
+            self.slots, self.fired, self.c_actors, self.hits, _, _, self.count,
+            self.hit_count,
+        ) = _views(self.io_i, rows_i, [a.shape for a in io_i])  # fmt: skip
 
     def bind_scene(self, scene: Any) -> None:
-        """Cache the scene's arrays for the one-call step (Numba scenes only)."""
+        """Pack the scene's arrays with the sensors' for the one-call step (Numba scenes)."""
         self.scene = scene
-        arguments = getattr(scene, "fused_arguments", None)
-        self.fused = arguments(self.ray_count) if arguments is not None else None
         self.scene_bodies = len(getattr(scene, "body_paths", ()))
+        arguments = getattr(scene, "fused_arguments", None)
+        fused = arguments(self.ray_count) if arguments is not None else None
+        self.fused = fused is not None
+        if fused is None:
+            self._pack_io(None)
+            return
+        head, tail = fused
+        (node_boxes, node_refs, triangles, triangle_ids, group_roots, group_local_boxes,
+         group_body) = head  # fmt: skip
+        (face_groups, face_actors, face_normals, solid_groups, solid_kinds, solid_positions,
+         solid_orientations, solid_params, solid_plane_ranges, planes, solid_bounds,
+         solid_actors, group_solid_ranges, group_solid_boxes, double_sided, group_positions,
+         group_orientations, world_boxes, _, _) = tail  # fmt: skip
+        self.double_sided = bool(double_sided)
+        static_f = [
+            node_boxes, triangles, group_local_boxes, face_normals, solid_positions,
+            solid_orientations, solid_params, planes, solid_bounds, group_solid_boxes,
+            self.local_poses, self.ranges, self.origins, self.directions, self.offsets,
+        ]  # fmt: skip
+        static_i = [
+            node_refs, triangle_ids, group_roots, group_body, face_groups, face_actors,
+            solid_groups, solid_kinds, solid_plane_ranges, solid_actors, group_solid_ranges,
+            self.bodies, self.extrapolate, self.frames, self.ray_sensor,
+        ]  # fmt: skip
+        self.static_f, rows_f = _pack(static_f, np.float64)
+        self.static_i, rows_i = _pack(static_i, np.int64)
+        self._pack_io(
+            {
+                "group_positions": group_positions,
+                "group_orientations": group_orientations,
+                "world_boxes": world_boxes,
+            }
+        )
+        self.layout = np.ascontiguousarray(np.array(rows_f + rows_i + self._io_rows, np.int64))
 
 
 RaycastSensor.batch_type = RaycastBatch  # type: ignore[attr-defined]
