@@ -735,3 +735,37 @@ def test_only_window_rays_fire_over_many_steps_with_spec_outputs_for_the_rest(dt
         np.testing.assert_array_equal(r.ray_end_points_world[rest], at_sensor)
         assert all(p == "" for p, w in zip(r.hit_prim_paths, rest, strict=True) if w)
     assert seen.all()
+
+
+def test_hit_paths_follow_each_step_and_old_readings_stay_snapshots():
+    """Two sensors in one batch; a rigid box moves in and out of their rays. Each step's
+    hit paths (and depths) name the actor actually hit (oracle: the box/wall geometry),
+    repeated hit patterns give equal paths, and readings kept from earlier steps keep
+    their own step's values."""
+    stage = make_stage()
+    add_box(stage, "/World/Wall", (5, 0, 0), (0.2, 40, 40))
+    add_box(stage, "/World/Mover", (3, 0, 1), (1, 1, 1), rigid=True)
+    add_raycast(stage, "/World/A", [(0, 0, 0)], [(1, 0, 0)], 0.1, 20.0, "WORLD", paths=True,
+                translate=(0, 0, 1))  # fmt: skip
+    add_raycast(stage, "/World/B", [(0, 0, 0), (0, 3, 0)], [(1, 0, 0)] * 2, 0.1, 20.0,
+                "WORLD", paths=True, translate=(0, 0, 1))  # fmt: skip
+    bodies = ["/World/Mover"]
+    rt = SensorRuntime(stage, bodies)
+    a, b = rt.sensor("/World/A"), rt.sensor("/World/B")
+    kept = []
+    for step in range(1, 9):
+        blocked = step % 3 != 0
+        y = 0.0 if blocked else 10.0
+        rt.step(state_for(bodies, positions=[(3, y, 1)], step=step))
+        want_a = ("/World/Mover",) if blocked else ("/World/Wall",)
+        want_b = (want_a[0], "/World/Wall")
+        depth = 2.5 if blocked else 4.9
+        ra, rb = a.reading(), b.reading()
+        assert ra.hit_prim_paths == want_a and rb.hit_prim_paths == want_b
+        np.testing.assert_allclose(ra.depths, [depth], atol=1e-5)
+        np.testing.assert_allclose(rb.depths, [depth, 4.9], atol=1e-5)
+        kept.append((ra, rb, want_a, want_b, depth))
+    for ra, rb, want_a, want_b, depth in kept:
+        assert ra.hit_prim_paths == want_a and rb.hit_prim_paths == want_b
+        np.testing.assert_allclose(ra.depths, [depth], atol=1e-5)
+        np.testing.assert_allclose(rb.depths, [depth, 4.9], atol=1e-5)

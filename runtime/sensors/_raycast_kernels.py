@@ -134,38 +134,46 @@ def raycast_prepare_kernel(
         else:
             for a in range(7):
                 out_sensor_poses[k, a] = sensor_local_poses[k, a]
+    ray_count = ray_sensor.shape[0]
+    # firing windows, one sensor's run of rays at a time (branch-free compaction)
     count = 0
-    last = -1
-    s = np.float32(0.0)
-    e = np.float32(0.0)
-    wrapped = False
-    windowed = False
-    for i in range(ray_sensor.shape[0]):
-        k = ray_sensor[i]
-        if k != last:
-            last = k
-            p32 = sensor_periods[k]
-            windowed = p32 > np.float32(0.0)
-            if windowed:
-                # sensors.md §5.3 step 3 in float32 (fmod is exact, so float64 fmod of the
-                # float32 operands rounds back to the float32 result)
-                e = np.float32(np.float32(sensor_counters[k]) * dt32)
-                e = np.float32(np.fmod(np.float64(e), np.float64(p32)))
-                s = np.float32(e - dt32)
-                wrapped = s < np.float32(0.0)
-                if wrapped:
-                    s = np.float32(s + p32)
-        if windowed:
-            tau32 = np.float32(ray_offsets[i])
+    first = 0
+    while first < ray_count:
+        k = ray_sensor[first]
+        end = first + 1
+        while end < ray_count and ray_sensor[end] == k:
+            end += 1
+        p32 = sensor_periods[k]
+        if p32 > np.float32(0.0):
+            # sensors.md §5.3 step 3 in float32 (fmod is exact, so float64 fmod of the
+            # float32 operands rounds back to the float32 result)
+            e = np.float32(np.float32(sensor_counters[k]) * dt32)
+            e = np.float32(np.fmod(np.float64(e), np.float64(p32)))
+            s = np.float32(e - dt32)
+            wrapped = s < np.float32(0.0)
             if wrapped:
-                fire = tau32 >= s or tau32 < e
-            else:
-                fire = tau32 >= s and tau32 < e
-            if not fire:
-                out_slots[i] = -1
-                continue
-        out_slots[i] = count
-        out_fired[count] = i
+                s = np.float32(s + p32)
+            # offsets hold float32 values: float64 comparisons equal the float32 ones
+            s64 = np.float64(s)
+            e64 = np.float64(e)
+            for i in range(first, end):
+                tau = ray_offsets[i]
+                if wrapped:
+                    fire = (tau >= s64) | (tau < e64)
+                else:
+                    fire = (tau >= s64) & (tau < e64)
+                out_slots[i] = count if fire else -1
+                out_fired[count] = i
+                count += 1 if fire else 0
+        else:
+            for i in range(first, end):
+                out_slots[i] = count
+                out_fired[count] = i
+                count += 1
+        first = end
+    for c in range(count):
+        i = out_fired[c]
+        k = ray_sensor[i]
         px = out_sensor_poses[k, 0]
         py = out_sensor_poses[k, 1]
         pz = out_sensor_poses[k, 2]
@@ -239,32 +247,32 @@ def raycast_prepare_kernel(
             dy /= d_norm
             dz /= d_norm
         min_range = sensor_ranges[k, 0]
-        out_origins[count, 0] = ox
-        out_origins[count, 1] = oy
-        out_origins[count, 2] = oz
+        out_origins[c, 0] = ox
+        out_origins[c, 1] = oy
+        out_origins[c, 2] = oz
         # the reference passes origin and direction to the scene query as float32
-        out_starts[count, 0] = np.float64(np.float32(ox + dx * min_range))
-        out_starts[count, 1] = np.float64(np.float32(oy + dy * min_range))
-        out_starts[count, 2] = np.float64(np.float32(oz + dz * min_range))
-        out_directions[count, 0] = np.float64(np.float32(dx))
-        out_directions[count, 1] = np.float64(np.float32(dy))
-        out_directions[count, 2] = np.float64(np.float32(dz))
-        out_max_distances[count] = sensor_ranges[k, 1] - min_range
-        out_ray_poses[count, 0] = px
-        out_ray_poses[count, 1] = py
-        out_ray_poses[count, 2] = pz
-        out_ray_poses[count, 3] = qw
-        out_ray_poses[count, 4] = qx
-        out_ray_poses[count, 5] = qy
-        out_ray_poses[count, 6] = qz
-        count += 1
+        out_starts[c, 0] = np.float64(np.float32(ox + dx * min_range))
+        out_starts[c, 1] = np.float64(np.float32(oy + dy * min_range))
+        out_starts[c, 2] = np.float64(np.float32(oz + dz * min_range))
+        out_directions[c, 0] = np.float64(np.float32(dx))
+        out_directions[c, 1] = np.float64(np.float32(dy))
+        out_directions[c, 2] = np.float64(np.float32(dz))
+        out_max_distances[c] = sensor_ranges[k, 1] - min_range
+        out_ray_poses[c, 0] = px
+        out_ray_poses[c, 1] = py
+        out_ray_poses[c, 2] = pz
+        out_ray_poses[c, 3] = qw
+        out_ray_poses[c, 4] = qx
+        out_ray_poses[c, 5] = qy
+        out_ray_poses[c, 6] = qz
     out_count[0] = count
 
 
 @jit
 def raycast_outputs_kernel(
     ray_sensor,
-    slots,
+    fired,
+    fired_count,
     sensor_poses,
     origins,
     directions,
@@ -287,7 +295,8 @@ def raycast_outputs_kernel(
 
     Args:
         ray_sensor: sensor index of each ray, shape (R,), int64.
-        slots: compact row of each firing ray, -1 when it did not fire, shape (R,), int64.
+        fired: ray index of each compact row, in ray order, shape (>= C,), int64.
+        fired_count: ``[C]``, the number of firing rays, shape (1,), int64.
         sensor_poses: sensor world pose ``[p(3), q(4)]``, shape (S, 7), float64.
         origins: ray origins o [stage units], compact rows, shape (>= C, 3), float64, world.
         directions: unit directions d as cast, compact rows, shape (>= C, 3), float64.
@@ -314,20 +323,22 @@ def raycast_outputs_kernel(
             (first ``hit_count`` rows written, in ray order).
         out_hit_count: shape (1,), int64; receives the number of hits.
     """
-    hit_count = 0
-    for i in range(ray_sensor.shape[0]):
+    ray_count = ray_sensor.shape[0]
+    # every ray: the not-firing values (sensor position, maxRange, zeros)
+    for i in range(ray_count):
         k = ray_sensor[i]
-        max_range = sensor_ranges[k, 1]
-        out_depths[i] = max_range
+        out_depths[i] = sensor_ranges[k, 1]
         for a in range(3):
             out_hit_positions[i, a] = 0.0
             out_hit_normals[i, a] = 0.0
-        j = slots[i]
-        if j < 0:
-            for a in range(3):
-                out_origins_world[i, a] = sensor_poses[k, a]
-                out_end_points_world[i, a] = sensor_poses[k, a]
-            continue
+            out_origins_world[i, a] = sensor_poses[k, a]
+            out_end_points_world[i, a] = sensor_poses[k, a]
+    # the firing rays (compact rows, in ray order) overwrite theirs
+    hit_count = 0
+    for j in range(fired_count[0]):
+        i = fired[j]
+        k = ray_sensor[i]
+        max_range = sensor_ranges[k, 1]
         for a in range(3):
             out_origins_world[i, a] = origins[j, a]
         h = hit_distances[j]
@@ -558,7 +569,8 @@ def raycast_step_kernel(
     r = ray_sensor.shape[0]
     raycast_outputs_kernel(
         ray_sensor,
-        slots,
+        _packed_1d_kernel(io_i, lay, g0 + 1),
+        count,
         sensor_poses,
         c_origins,
         c_directions,

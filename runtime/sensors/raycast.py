@@ -242,9 +242,7 @@ class RaycastSensor(SensorBase):
         self._has_offsets = offsets.size > 0
         self._period = np.float32(offsets.max()) if offsets.size else np.float32(0.0)
         self._offsets = np.ascontiguousarray(
-            offsets.astype(np.float32).astype(np.float64)
-            if offsets.size
-            else np.zeros(c.num_rays)
+            offsets.astype(np.float32).astype(np.float64) if offsets.size else np.zeros(c.num_rays)
         )
         self._ranges = np.array([c.min_range, c.max_range], np.float64)
         self._world_frame = 1 if c.output_frame_of_reference == "WORLD" else 0
@@ -253,8 +251,6 @@ class RaycastSensor(SensorBase):
         else:
             local = (self._static_position, self._static_orientation)
         self._local_pose = np.concatenate([np.asarray(v, np.float64).reshape(-1) for v in local])
-        self._path_list = [""] * len(self._origins)
-        self._path_rows: list[int] = []
         if self._batch is not None:
             self._batch._layouts = {}
 
@@ -346,9 +342,7 @@ class RaycastSensor(SensorBase):
         return True
 
 
-def sweep_window(
-    counter: int, dt: float, period: float
-) -> tuple[np.float32, np.float32, bool]:
+def sweep_window(counter: int, dt: float, period: float) -> tuple[np.float32, np.float32, bool]:
     """Sweep window of sensors.md §5.3 step 3, in float32 arithmetic like the reference.
 
     Args:
@@ -457,9 +451,7 @@ def create_raycast_sensor(
     xformable = UsdGeom.Xformable(prim)
     if position is not None:
         parent = UsdGeom.Xformable(prim.GetParent())
-        parent_world = (
-            parent.ComputeLocalToWorldTransform(0.0) if parent else Gf.Matrix4d(1.0)
-        )
+        parent_world = parent.ComputeLocalToWorldTransform(0.0) if parent else Gf.Matrix4d(1.0)
         translation = parent_world.GetInverse().Transform(Gf.Vec3d(*map(float, position)))
     if translation is not None:
         xformable.AddTranslateOp().Set(Gf.Vec3d(*map(float, translation)))
@@ -666,9 +658,10 @@ class RaycastBatch:
                 lay.c_normals[:n],
             )
         k.raycast_outputs_kernel(
-            lay.ray_sensor, lay.slots, lay.sensor_poses, lay.c_origins, lay.c_directions,
-            lay.c_starts, lay.c_poses, lay.c_distances, lay.c_normals, lay.c_actors, lay.ranges,
-            lay.frames, depths, hit_p, hit_n, o_w, e_w, lay.hits, lay.hit_count,
+            lay.ray_sensor, lay.fired, lay.count, lay.sensor_poses, lay.c_origins,
+            lay.c_directions, lay.c_starts, lay.c_poses, lay.c_distances, lay.c_normals,
+            lay.c_actors, lay.ranges, lay.frames, depths, hit_p, hit_n, o_w, e_w, lay.hits,
+            lay.hit_count,
         )  # fmt: skip
 
     def _publish(
@@ -686,18 +679,29 @@ class RaycastBatch:
         sensors = lay.sensors
         time = float(np.float32(state.time))
         step = int(state.step)
-        hits: list[list[int]] = []
+        hits = lay.hits[:0]
+        key = b""
         if lay.any_paths:
-            hits = lay.hits[: int(lay.hit_count[0])].tolist()
-            if self._path_table is None or len(self._path_table) != len(scene.actor_paths):
+            hits = lay.hits[: int(lay.hit_count[0])]
+            key = hits.tobytes()
+            table = self._path_table
+            if table is None or len(table) != len(scene.actor_paths):
                 self._path_table = tuple(scene.actor_paths)
-        bounds = lay.bounds
+                lay.path_cache.clear()
         make = RaycastReading._make_valid
-        for j, sensor in enumerate(sensors):
-            a, b = bounds[j], bounds[j + 1]
+        if len(sensors) == 1:  # one sensor: its rows are the whole block (no slicing)
+            sensor = sensors[0]
             paths: tuple[str, ...] = ()
             if sensor.config.report_hit_prim_paths:
-                paths = self._sensor_paths(sensor, a, b, hits)
+                paths = self._sensor_paths(lay, 0, 0, lay.ray_count, hits, key)
+            sensor._reading = make(lay.ray_count, depths, hit_p, hit_n, paths, o_w, e_w, time, step)
+            return
+        bounds = lay.bounds
+        for j, sensor in enumerate(sensors):
+            a, b = bounds[j], bounds[j + 1]
+            paths = ()
+            if sensor.config.report_hit_prim_paths:
+                paths = self._sensor_paths(lay, j, a, b, hits, key)
             sensor._reading = make(
                 b - a, depths[a:b], hit_p[a:b], hit_n[a:b], paths, o_w[a:b], e_w[a:b], time,
                 step,
@@ -705,23 +709,34 @@ class RaycastBatch:
 
     def _sensor_paths(
         self,
-        sensor: RaycastSensor,
+        lay: _Layout,
+        j: int,
         a: int,
         b: int,
-        hits: list[list[int]],
+        hits: np.ndarray,
+        key: bytes,
     ) -> tuple[str, ...]:
-        """Hit paths of one sensor: "" everywhere except its rays that hit this step."""
-        table = self._path_table or ()
-        paths = sensor._path_list
-        for row in sensor._path_rows:
-            paths[row] = ""
-        rows = []
-        for ray, actor in hits:
-            if a <= ray < b:
-                paths[ray - a] = table[actor]
-                rows.append(ray - a)
-        sensor._path_rows = rows
-        return tuple(paths)
+        """Hit paths of sensor ``j`` (rays ``a:b``): "" except its rays that hit this step.
+
+        Tuples are immutable, so a step whose hits (``[ray, actor]`` rows, ``key`` their
+        bytes) equal an earlier step's shares that step's tuple: sweeping sensors repeat
+        their hit patterns, and building a tuple of N paths costs N reference increments.
+        """
+        cache = lay.path_cache
+        paths = cache.get((j, key))
+        if paths is None:
+            table = self._path_table or ()
+            rows = [""] * (b - a)
+            flat = hits.ravel().tolist()
+            for k in range(0, len(flat), 2):
+                ray = flat[k]
+                if a <= ray < b:
+                    rows[ray - a] = table[flat[k + 1]]
+            paths = tuple(rows)
+            if len(cache) >= lay.path_cache_size:
+                cache.clear()
+            cache[(j, key)] = paths
+        return paths
 
 
 def _pack(arrays: list[np.ndarray], dtype: type) -> tuple[np.ndarray, list[list[int]]]:
@@ -734,14 +749,15 @@ def _pack(arrays: list[np.ndarray], dtype: type) -> tuple[np.ndarray, list[list[
         rows.append([offset, n, cols])
         offset += n * cols
     block = np.empty(max(offset, 1), dtype)
-    for array, (o, n, c) in zip(arrays, rows):
+    for array, (o, n, c) in zip(arrays, rows, strict=True):
         block[o : o + n * c] = np.asarray(array, dtype).reshape(-1)
     return block, rows
 
 
 def _views(block: np.ndarray, rows: list[list[int]], shapes: list[tuple[int, ...]]) -> list:
     """Views of the packed arrays in ``block`` with their original shapes."""
-    return [block[o : o + n * c].reshape(shape) for (o, n, c), shape in zip(rows, shapes)]
+    pairs = zip(rows, shapes, strict=True)
+    return [block[o : o + n * c].reshape(shape) for (o, n, c), shape in pairs]
 
 
 class _Layout:
@@ -775,6 +791,9 @@ class _Layout:
         self.uses_bodies = bool(np.any(self.bodies >= 0))
         self.uses_velocities = bool(np.any(self.extrapolate))
         self.any_paths = any(s.config.report_hit_prim_paths for s in sensors)
+        # hit-path tuples by (sensor, hit rows), bounded to about 2**20 stored paths
+        self.path_cache: dict[tuple[int, bytes], tuple[str, ...]] = {}
+        self.path_cache_size = max(16, 2**20 // max(r, 1))
         self.path_sensors = [
             (j, s) for j, s in enumerate(sensors) if s.config.report_hit_prim_paths
         ]
