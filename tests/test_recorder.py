@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import sys
 import zipfile
 
 import numpy as np
@@ -113,8 +114,8 @@ def test_bad_suffix_and_not_a_recording(tmp_path):
     assert not zipfile.is_zipfile(broken)
 
 
-@pytest.mark.skipif(importlib.util.find_spec("pyarrow") is not None, reason="pyarrow present")
-def test_parquet_without_pyarrow_is_a_clear_error(tmp_path):
+def test_parquet_without_pyarrow_is_a_clear_error(tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "pyarrow", None)  # import pyarrow -> ImportError
     with pytest.raises(SimrtError, match="pyarrow"):
         Recorder(tmp_path / "run.parquet")
 
