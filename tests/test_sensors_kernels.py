@@ -281,12 +281,13 @@ def test_imu_physical_kernel_rolling_averages_and_finite_differences(variant):
 
 
 @pytest.mark.parametrize("variant", VARIANTS)
-def test_imu_isaac_width1_shared_bodies_match_reference(variant):
-    # Width-1 isaac sensors take a separate loop that computes one sample per body for
-    # identity-mounted sensors; mix them with rotated mounts, a wider sensor and an
-    # inactive one on the same bodies.
+@pytest.mark.parametrize("bodies", [3, 16])
+def test_imu_isaac_width1_shared_bodies_match_reference(variant, bodies):
+    # Width-1 isaac sensors take a compact branch; with more sensors than bodies the
+    # identity-mounted ones share one sample per body. Mix them with rotated mounts and a
+    # wider sensor on the same bodies.
     rng = np.random.default_rng(21)
-    n, bodies = 12, 3
+    n = 12
     sensors, _ = _imu_sensors(rng, n, bodies)
     sensors["widths"][:] = 1
     sensors["widths"][5] = (2, 3, 2)

@@ -139,10 +139,12 @@ def imu_update_kernel(
     time32 = np.float32(time)
     count = sensor_indices.shape[0]
     # Isaac mode with all widths 1 (the default configuration) takes a compact branch at
-    # the top of the loop; sensors mounted with the identity orientation share one sample
-    # per body (``samples`` row, computed by the first of them with the same formula).
-    samples = np.empty((body_orientations.shape[0], 10))
-    done = np.zeros(body_orientations.shape[0], np.bool_)
+    # the top of the loop. When there are more sensors than bodies, those mounted with the
+    # identity orientation are finished by _isaac_width1_shared (one sample per body);
+    # otherwise sharing is rare and its bookkeeping would cost more than it saves.
+    share = count > body_orientations.shape[0]
+    shared = np.empty(count, np.int64)
+    n_shared = 0
     t_new = np.float64(time32)
     for k in range(count):
         s = sensor_indices[k]
@@ -160,66 +162,45 @@ def imu_update_kernel(
             ox = sensor_floats[s, 4]
             oy = sensor_floats[s, 5]
             oz = sensor_floats[s, 6]
-            shared = ow == 1.0 and ox == 0.0 and oy == 0.0 and oz == 0.0
-            if shared and done[b]:
-                v0 = samples[b, 0]
-                v1 = samples[b, 1]
-                v2 = samples[b, 2]
-                g0 = samples[b, 3]
-                g1 = samples[b, 4]
-                g2 = samples[b, 5]
-                q0 = samples[b, 6]
-                q1 = samples[b, 7]
-                q2 = samples[b, 8]
-                q3 = samples[b, 9]
-            else:
-                bw = body_orientations[b, 0]
-                bx = body_orientations[b, 1]
-                by = body_orientations[b, 2]
-                bz = body_orientations[b, 3]
-                vx = body_linear_velocities[b, 0]
-                vy = body_linear_velocities[b, 1]
-                vz = body_linear_velocities[b, 2]
-                wx = body_angular_velocities[b, 0]
-                wy = body_angular_velocities[b, 1]
-                wz = body_angular_velocities[b, 2]
-                # Same formulas as the general loop (float32 samples kept as float64).
-                sw = bw * ow - bx * ox - by * oy - bz * oz
-                sx = bw * ox + bx * ow + by * oz - bz * oy
-                sy = bw * oy - bx * oz + by * ow + bz * ox
-                sz = bw * oz + bx * oy - by * ox + bz * ow
-                r00 = 1.0 - 2.0 * (sy * sy + sz * sz)
-                r01 = 2.0 * (sx * sy - sw * sz)
-                r02 = 2.0 * (sx * sz + sw * sy)
-                r10 = 2.0 * (sx * sy + sw * sz)
-                r11 = 1.0 - 2.0 * (sx * sx + sz * sz)
-                r12 = 2.0 * (sy * sz - sw * sx)
-                r20 = 2.0 * (sx * sz - sw * sy)
-                r21 = 2.0 * (sy * sz + sw * sx)
-                r22 = 1.0 - 2.0 * (sx * sx + sy * sy)
-                sign = _usd_sign(sw, sx, sy, sz)
-                v0 = np.float64(np.float32(r00 * vx + r10 * vy + r20 * vz))
-                v1 = np.float64(np.float32(r01 * vx + r11 * vy + r21 * vz))
-                v2 = np.float64(np.float32(r02 * vx + r12 * vy + r22 * vz))
-                g0 = np.float64(np.float32(r00 * wx + r10 * wy + r20 * wz))
-                g1 = np.float64(np.float32(r01 * wx + r11 * wy + r21 * wz))
-                g2 = np.float64(np.float32(r02 * wx + r12 * wy + r22 * wz))
-                q0 = np.float64(np.float32(sign * sw))
-                q1 = np.float64(np.float32(sign * sx))
-                q2 = np.float64(np.float32(sign * sy))
-                q3 = np.float64(np.float32(sign * sz))
-                if shared:
-                    done[b] = True
-                    samples[b, 0] = v0
-                    samples[b, 1] = v1
-                    samples[b, 2] = v2
-                    samples[b, 3] = g0
-                    samples[b, 4] = g1
-                    samples[b, 5] = g2
-                    samples[b, 6] = q0
-                    samples[b, 7] = q1
-                    samples[b, 8] = q2
-                    samples[b, 9] = q3
+            if share and ow == 1.0 and ox == 0.0 and oy == 0.0 and oz == 0.0:
+                shared[n_shared] = s
+                n_shared += 1
+                continue
+            bw = body_orientations[b, 0]
+            bx = body_orientations[b, 1]
+            by = body_orientations[b, 2]
+            bz = body_orientations[b, 3]
+            vx = body_linear_velocities[b, 0]
+            vy = body_linear_velocities[b, 1]
+            vz = body_linear_velocities[b, 2]
+            wx = body_angular_velocities[b, 0]
+            wy = body_angular_velocities[b, 1]
+            wz = body_angular_velocities[b, 2]
+            # Same formulas as the general loop (float32 samples kept as float64).
+            sw = bw * ow - bx * ox - by * oy - bz * oz
+            sx = bw * ox + bx * ow + by * oz - bz * oy
+            sy = bw * oy - bx * oz + by * ow + bz * ox
+            sz = bw * oz + bx * oy - by * ox + bz * ow
+            r00 = 1.0 - 2.0 * (sy * sy + sz * sz)
+            r01 = 2.0 * (sx * sy - sw * sz)
+            r02 = 2.0 * (sx * sz + sw * sy)
+            r10 = 2.0 * (sx * sy + sw * sz)
+            r11 = 1.0 - 2.0 * (sx * sx + sz * sz)
+            r12 = 2.0 * (sy * sz - sw * sx)
+            r20 = 2.0 * (sx * sz - sw * sy)
+            r21 = 2.0 * (sy * sz + sw * sx)
+            r22 = 1.0 - 2.0 * (sx * sx + sy * sy)
+            sign = _usd_sign(sw, sx, sy, sz)
+            v0 = np.float64(np.float32(r00 * vx + r10 * vy + r20 * vz))
+            v1 = np.float64(np.float32(r01 * vx + r11 * vy + r21 * vz))
+            v2 = np.float64(np.float32(r02 * vx + r12 * vy + r22 * vz))
+            g0 = np.float64(np.float32(r00 * wx + r10 * wy + r20 * wz))
+            g1 = np.float64(np.float32(r01 * wx + r11 * wy + r21 * wz))
+            g2 = np.float64(np.float32(r02 * wx + r12 * wy + r22 * wz))
+            q0 = np.float64(np.float32(sign * sw))
+            q1 = np.float64(np.float32(sign * sx))
+            q2 = np.float64(np.float32(sign * sy))
+            q3 = np.float64(np.float32(sign * sz))
             head = out_heads[s] - 1
             if head < 0:
                 head += size
@@ -488,5 +469,110 @@ def imu_update_kernel(
                 for i in range(4):
                     out_readings[s, 6 + i] = out_ring[s, head, 7 + i]
             out_readings[s, 10] = time
+        out_status[s, 0] = 1
+        out_status[s, 1] = step
+    if n_shared:
+        _isaac_width1_shared(
+            body_orientations, body_linear_velocities, body_angular_velocities, sensor_ints,
+            shared[:n_shared], t_new, step, out_ring, out_heads, out_readings, out_status,
+        )
+
+
+@jit
+def _isaac_width1_shared(
+    body_orientations,
+    body_linear_velocities,
+    body_angular_velocities,
+    sensor_ints,
+    sensors,
+    t_new,
+    step,
+    out_ring,
+    out_heads,
+    out_readings,
+    out_status,
+):
+    """Isaac-mode, width-1, identity-mounted sensors: one sample per body, same arithmetic.
+
+    The sample of a body (its sensor-frame velocities and USD-signed orientation, float32
+    values) is computed by the body's first sensor with the general formula and the
+    identity offset, so every sensor gets the values it would compute itself.
+
+    Args:
+        body_orientations: body quaternions, shape (B, 4), float64, wxyz, body->world.
+        body_linear_velocities: COM linear velocities, shape (B, 3), float64, world.
+        body_angular_velocities: angular velocities, shape (B, 3), float64, rad/s, world.
+        sensor_ints: packed per-sensor integers, shape (S, 7), int64.
+        sensors: sensor rows to process, shape (K,), int64.
+        t_new: float32 time of the step (as float64).
+        step: physics step counter.
+        out_ring: history, shape (S, R, 14), float64 (in/out).
+        out_heads: ring slot of the newest sample, shape (S,), int64 (in/out).
+        out_readings: readings, shape (S, 11), float64.
+        out_status: ``[valid, step]`` per sensor, shape (S, 2), int64.
+    """
+    body_count = body_orientations.shape[0]
+    samples = np.empty((body_count, 10))
+    done = np.zeros(body_count, np.bool_)
+    for k in range(sensors.shape[0]):
+        s = sensors[k]
+        b = sensor_ints[s, 0]
+        if not done[b]:
+            done[b] = True
+            bw = body_orientations[b, 0]
+            bx = body_orientations[b, 1]
+            by = body_orientations[b, 2]
+            bz = body_orientations[b, 3]
+            vx = body_linear_velocities[b, 0]
+            vy = body_linear_velocities[b, 1]
+            vz = body_linear_velocities[b, 2]
+            wx = body_angular_velocities[b, 0]
+            wy = body_angular_velocities[b, 1]
+            wz = body_angular_velocities[b, 2]
+            # q_S = q_b (x) (1, 0, 0, 0), written out as in the general loop.
+            sw = bw * 1.0 - bx * 0.0 - by * 0.0 - bz * 0.0
+            sx = bw * 0.0 + bx * 1.0 + by * 0.0 - bz * 0.0
+            sy = bw * 0.0 - bx * 0.0 + by * 1.0 + bz * 0.0
+            sz = bw * 0.0 + bx * 0.0 - by * 0.0 + bz * 1.0
+            r00 = 1.0 - 2.0 * (sy * sy + sz * sz)
+            r01 = 2.0 * (sx * sy - sw * sz)
+            r02 = 2.0 * (sx * sz + sw * sy)
+            r10 = 2.0 * (sx * sy + sw * sz)
+            r11 = 1.0 - 2.0 * (sx * sx + sz * sz)
+            r12 = 2.0 * (sy * sz - sw * sx)
+            r20 = 2.0 * (sx * sz - sw * sy)
+            r21 = 2.0 * (sy * sz + sw * sx)
+            r22 = 1.0 - 2.0 * (sx * sx + sy * sy)
+            sign = _usd_sign(sw, sx, sy, sz)
+            samples[b, 0] = np.float32(r00 * vx + r10 * vy + r20 * vz)
+            samples[b, 1] = np.float32(r01 * vx + r11 * vy + r21 * vz)
+            samples[b, 2] = np.float32(r02 * vx + r12 * vy + r22 * vz)
+            samples[b, 3] = np.float32(r00 * wx + r10 * wy + r20 * wz)
+            samples[b, 4] = np.float32(r01 * wx + r11 * wy + r21 * wz)
+            samples[b, 5] = np.float32(r02 * wx + r12 * wy + r22 * wz)
+            samples[b, 6] = np.float32(sign * sw)
+            samples[b, 7] = np.float32(sign * sx)
+            samples[b, 8] = np.float32(sign * sy)
+            samples[b, 9] = np.float32(sign * sz)
+        size = sensor_ints[s, 4]
+        head = out_heads[s] - 1
+        if head < 0:
+            head += size
+        out_heads[s] = head
+        old = head + 1
+        if old >= size:
+            old -= size
+        d_t = np.float32(t_new - out_ring[s, old, 0])
+        out_ring[s, head, 0] = t_new
+        for j in range(3):
+            v = samples[b, j]
+            a = np.float32(0.0)
+            if d_t > 1e-10:
+                a = np.float32(a + np.float32(np.float32(v - out_ring[s, old, 1 + j]) / d_t))
+            out_ring[s, head, 1 + j] = v
+            out_readings[s, j] = a
+        for j in range(3, 10):
+            out_readings[s, j] = samples[b, j]
+        out_readings[s, 10] = t_new
         out_status[s, 0] = 1
         out_status[s, 1] = step
