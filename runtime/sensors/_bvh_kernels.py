@@ -664,12 +664,46 @@ def scene_inside_solid_kernel(
         points: query points [stage units], shape (R, 3), float64, world.
         out_solids: containing solid index or -1, shape (R,), int64 (written).
     """
+    # world bounding sphere of each group's solid box (a cheap reject before the rotation)
+    group_count = group_solid_ranges.shape[0]
+    spheres = np.empty((group_count, 4))
+    for g in range(group_count):
+        cx = 0.5 * (group_solid_boxes[g, 0] + group_solid_boxes[g, 3])
+        cy = 0.5 * (group_solid_boxes[g, 1] + group_solid_boxes[g, 4])
+        cz = 0.5 * (group_solid_boxes[g, 2] + group_solid_boxes[g, 5])
+        hx = 0.5 * (group_solid_boxes[g, 3] - group_solid_boxes[g, 0])
+        hy = 0.5 * (group_solid_boxes[g, 4] - group_solid_boxes[g, 1])
+        hz = 0.5 * (group_solid_boxes[g, 5] - group_solid_boxes[g, 2])
+        wx, wy, wz = _rotate_inverse_kernel(  # the inverse of q^-1: rotation by q
+            group_orientations[g, 0],
+            -group_orientations[g, 1],
+            -group_orientations[g, 2],
+            -group_orientations[g, 3],
+            cx,
+            cy,
+            cz,
+        )
+        wx += group_positions[g, 0]
+        wy += group_positions[g, 1]
+        wz += group_positions[g, 2]
+        radius = np.sqrt(hx * hx + hy * hy + hz * hz)
+        # padded for rounding: only points far outside the box are rejected here
+        radius += 1e-9 * (1.0 + radius + abs(wx) + abs(wy) + abs(wz))
+        spheres[g, 0] = wx
+        spheres[g, 1] = wy
+        spheres[g, 2] = wz
+        spheres[g, 3] = radius * radius
     for i in range(points.shape[0]):
         out_solids[i] = -1
-        for g in range(group_solid_ranges.shape[0]):
+        for g in range(group_count):
             first = group_solid_ranges[g, 0]
             count = group_solid_ranges[g, 1]
             if count == 0:
+                continue
+            ex = points[i, 0] - spheres[g, 0]
+            ey = points[i, 1] - spheres[g, 1]
+            ez = points[i, 2] - spheres[g, 2]
+            if ex * ex + ey * ey + ez * ez > spheres[g, 3]:
                 continue
             gx, gy, gz = _rotate_inverse_kernel(
                 group_orientations[g, 0],

@@ -54,7 +54,6 @@ def raycast_prepare_kernel(
     ray_directions_local,
     ray_offsets,
     out_sensor_poses,
-    out_slots,
     out_fired,
     out_origins,
     out_starts,
@@ -82,13 +81,12 @@ def raycast_prepare_kernel(
         body_orientations: body orientations (w, x, y, z), shape (B, 4), float64, world.
         body_linear_velocities: COM velocities [stage units/s], shape (B, 3), float64.
         body_angular_velocities: angular velocities [rad/s], shape (B, 3), float64, world.
-        ray_sensor: sensor index of each ray, shape (R,), int64.
+        ray_sensor: sensor index of each ray, ascending (each sensor's rays contiguous),
+            shape (R,), int64.
         ray_origins_local: ``rayOrigins`` [stage units], shape (R, 3), float64, sensor frame.
         ray_directions_local: unit ray directions, shape (R, 3), float64, sensor frame.
         ray_offsets: time offsets [s] (float32 values), shape (R,), float64.
         out_sensor_poses: sensor world pose ``[p(3), q(4)]``, shape (S, 7), float64
-            (written).
-        out_slots: compact row of each ray, -1 when it does not fire, shape (R,), int64
             (written).
         out_fired: ray index of each compact row, shape (R,), int64 (first ``count`` rows
             written).
@@ -140,9 +138,7 @@ def raycast_prepare_kernel(
     first = 0
     while first < ray_count:
         k = ray_sensor[first]
-        end = first + 1
-        while end < ray_count and ray_sensor[end] == k:
-            end += 1
+        end = np.searchsorted(ray_sensor, k, side="right")
         p32 = sensor_periods[k]
         if p32 > np.float32(0.0):
             # sensors.md §5.3 step 3 in float32 (fmod is exact, so float64 fmod of the
@@ -162,12 +158,10 @@ def raycast_prepare_kernel(
                     fire = (tau >= s64) | (tau < e64)
                 else:
                     fire = (tau >= s64) & (tau < e64)
-                out_slots[i] = count if fire else -1
                 out_fired[count] = i
                 count += 1 if fire else 0
         else:
             for i in range(first, end):
-                out_slots[i] = count
                 out_fired[count] = i
                 count += 1
         first = end
@@ -294,7 +288,7 @@ def raycast_outputs_kernel(
     """Per-ray outputs of sensors.md §5.3 step 4 and §5.5 for every ray.
 
     Args:
-        ray_sensor: sensor index of each ray, shape (R,), int64.
+        ray_sensor: sensor index of each ray, ascending, shape (R,), int64.
         fired: ray index of each compact row, in ray order, shape (>= C,), int64.
         fired_count: ``[C]``, the number of firing rays, shape (1,), int64.
         sensor_poses: sensor world pose ``[p(3), q(4)]``, shape (S, 7), float64.
@@ -324,15 +318,25 @@ def raycast_outputs_kernel(
         out_hit_count: shape (1,), int64; receives the number of hits.
     """
     ray_count = ray_sensor.shape[0]
-    # every ray: the not-firing values (sensor position, maxRange, zeros)
-    for i in range(ray_count):
-        k = ray_sensor[i]
-        out_depths[i] = sensor_ranges[k, 1]
-        for a in range(3):
-            out_hit_positions[i, a] = 0.0
-            out_hit_normals[i, a] = 0.0
-            out_origins_world[i, a] = sensor_poses[k, a]
-            out_end_points_world[i, a] = sensor_poses[k, a]
+    # every ray: the not-firing values (sensor position, maxRange, zeros), one sensor's run
+    # of rays at a time
+    out_hit_positions[:, :] = 0.0
+    out_hit_normals[:, :] = 0.0
+    first = 0
+    while first < ray_count:
+        k = ray_sensor[first]
+        end = np.searchsorted(ray_sensor, k, side="right")
+        depth = np.float32(sensor_ranges[k, 1])
+        px = np.float32(sensor_poses[k, 0])
+        py = np.float32(sensor_poses[k, 1])
+        pz = np.float32(sensor_poses[k, 2])
+        out_depths[first:end] = depth
+        for i in range(first, end):
+            out_origins_world[i, 0] = px
+            out_origins_world[i, 1] = py
+            out_origins_world[i, 2] = pz
+        out_end_points_world[first:end, :] = out_origins_world[first:end, :]
+        first = end
     # the firing rays (compact rows, in ray order) overwrite theirs
     hit_count = 0
     for j in range(fired_count[0]):
@@ -402,7 +406,7 @@ PACKED_IO_F = (
     "c_distances", "c_normals", "group_positions", "group_orientations", "world_boxes",
 )  # fmt: skip
 PACKED_IO_I = (
-    "slots", "fired", "c_actors", "hits", "scratch_faces", "scratch_inside", "count",
+    "fired", "c_actors", "hits", "scratch_faces", "scratch_inside", "count",
     "hit_count",
 )  # fmt: skip
 PACKED_NAMES = PACKED_STATIC_F + PACKED_STATIC_I + PACKED_IO_F + PACKED_IO_I
@@ -470,7 +474,7 @@ def raycast_step_kernel(
             ``body_positions`` / ``body_orientations``), 0 for a static scene.
         io_f: the ``PACKED_IO_F`` arrays (compact rays, sensor poses, group poses whose
             static rows are pre-filled, scratch), float64 (written).
-        io_i: the ``PACKED_IO_I`` arrays (slots, compact actors, hits ``[ray, actor]``,
+        io_i: the ``PACKED_IO_I`` arrays (fired rays, compact actors, hits ``[ray, actor]``,
             scratch, ``count`` and ``hit_count`` of shape (1,)), int64 (written).
         out_rays: per-ray outputs of :func:`raycast_outputs_kernel`, concatenated: depths
             (R,), hit positions (R, 3), hit normals (R, 3), origins world (R, 3), end
@@ -485,7 +489,7 @@ def raycast_step_kernel(
     ray_sensor = _packed_1d_kernel(si, lay, f0 + 14)
     sensor_ranges = _packed_2d_kernel(sf, lay, 11)
     sensor_poses = _packed_2d_kernel(io_f, lay, i0 + 0)
-    slots = _packed_1d_kernel(io_i, lay, g0 + 0)
+    fired = _packed_1d_kernel(io_i, lay, g0 + 0)
     c_origins = _packed_2d_kernel(io_f, lay, i0 + 1)
     c_starts = _packed_2d_kernel(io_f, lay, i0 + 2)
     c_directions = _packed_2d_kernel(io_f, lay, i0 + 3)
@@ -493,8 +497,8 @@ def raycast_step_kernel(
     c_poses = _packed_2d_kernel(io_f, lay, i0 + 5)
     c_distances = _packed_1d_kernel(io_f, lay, i0 + 6)
     c_normals = _packed_2d_kernel(io_f, lay, i0 + 7)
-    c_actors = _packed_1d_kernel(io_i, lay, g0 + 2)
-    count = _packed_1d_kernel(io_i, lay, g0 + 6)
+    c_actors = _packed_1d_kernel(io_i, lay, g0 + 1)
+    count = _packed_1d_kernel(io_i, lay, g0 + 5)
     raycast_prepare_kernel(
         sensor_counters,
         sensor_periods,
@@ -512,8 +516,7 @@ def raycast_step_kernel(
         _packed_2d_kernel(sf, lay, 13),
         _packed_1d_kernel(sf, lay, 14),
         sensor_poses,
-        slots,
-        _packed_1d_kernel(io_i, lay, g0 + 1),
+        fired,
         c_origins,
         c_starts,
         c_directions,
@@ -560,8 +563,8 @@ def raycast_step_kernel(
             _packed_2d_kernel(io_f, lay, i0 + 8),
             _packed_2d_kernel(io_f, lay, i0 + 9),
             _packed_2d_kernel(io_f, lay, i0 + 10),
+            _packed_1d_kernel(io_i, lay, g0 + 3)[:n],
             _packed_1d_kernel(io_i, lay, g0 + 4)[:n],
-            _packed_1d_kernel(io_i, lay, g0 + 5)[:n],
             c_distances[:n],
             c_actors[:n],
             c_normals[:n],
@@ -569,7 +572,7 @@ def raycast_step_kernel(
     r = ray_sensor.shape[0]
     raycast_outputs_kernel(
         ray_sensor,
-        _packed_1d_kernel(io_i, lay, g0 + 1),
+        fired,
         count,
         sensor_poses,
         c_origins,
@@ -586,6 +589,6 @@ def raycast_step_kernel(
         out_rays[4 * r : 7 * r].reshape((r, 3)),
         out_rays[7 * r : 10 * r].reshape((r, 3)),
         out_rays[10 * r : 13 * r].reshape((r, 3)),
-        _packed_2d_kernel(io_i, lay, g0 + 3),
-        _packed_1d_kernel(io_i, lay, g0 + 7),
+        _packed_2d_kernel(io_i, lay, g0 + 2),
+        _packed_1d_kernel(io_i, lay, g0 + 6),
     )

@@ -640,7 +640,7 @@ class RaycastBatch:
         k.raycast_prepare_kernel(
             counters, lay.periods, dt32, lay.bodies, lay.local_poses,
             lay.extrapolate, lay.ranges, positions, orientations, lin, ang, lay.ray_sensor,
-            lay.origins, lay.directions, lay.offsets, lay.sensor_poses, lay.slots, lay.fired,
+            lay.origins, lay.directions, lay.offsets, lay.sensor_poses, lay.fired,
             lay.c_origins, lay.c_starts, lay.c_directions, lay.c_max_distances, lay.c_poses,
             lay.count,
         )  # fmt: skip
@@ -816,7 +816,7 @@ class _Layout:
             scene_io.get("world_boxes", empty[2]),
         ]  # fmt: skip
         io_i = [
-            np.zeros(r, np.int64), np.zeros(r, np.int64), np.zeros(r, np.int64),
+            np.zeros(r, np.int64), np.zeros(r, np.int64),
             np.zeros((r, 2), np.int64), np.zeros(r, np.int64), np.zeros(r, np.int64),
             np.zeros(1, np.int64), np.zeros(1, np.int64),
         ]  # fmt: skip
@@ -828,7 +828,7 @@ class _Layout:
             self.c_max_distances, self.c_poses, self.c_distances, self.c_normals, _, _, _,
         ) = _views(self.io_f, rows_f, [a.shape for a in io_f])  # fmt: skip
         (
-            self.slots, self.fired, self.c_actors, self.hits, _, _, self.count,
+            self.fired, self.c_actors, self.hits, _, _, self.count,
             self.hit_count,
         ) = _views(self.io_i, rows_i, [a.shape for a in io_i])  # fmt: skip
 
