@@ -769,3 +769,37 @@ def test_hit_paths_follow_each_step_and_old_readings_stay_snapshots():
         assert ra.hit_prim_paths == want_a and rb.hit_prim_paths == want_b
         np.testing.assert_allclose(ra.depths, [depth], atol=1e-5)
         np.testing.assert_allclose(rb.depths, [depth, 4.9], atol=1e-5)
+
+
+def test_not_firing_rays_follow_a_moving_sensor_and_pause_with_it():
+    """A windowed sensor on a rigid body that moves, stops, then moves again: every ray that
+    does not fire reports origin = end point = the sensor's current position (the body's
+    position plus the sensor offset) each step, earlier readings keep theirs, and a second
+    static sensor in the same batch keeps its own position throughout."""
+    stage = make_stage()
+    add_box(stage, "/World/Ground", (0, 0, -0.5), (40, 40, 1))
+    add_box(stage, "/World/Cart", (0, 0, 1), (0.2, 0.2, 0.2), rigid=True, collider=False)
+    n = 8
+    add_raycast(stage, "/World/Cart/Ray", [(0, 0, 0)] * n, [(0, 0, -1)] * n, 0.1, 20.0,
+                "WORLD", offsets=np.arange(n) / n, translate=(0.5, 0, 0))  # fmt: skip
+    add_raycast(stage, "/World/Fixed", [(0, 0, 0)] * n, [(0, 0, -1)] * n, 0.1, 20.0,
+                "WORLD", offsets=np.arange(n) / n, translate=(-3, 1, 2))  # fmt: skip
+    bodies = ["/World/Cart"]
+    rt = SensorRuntime(stage, bodies)
+    cart, fixed = rt.sensor("/World/Cart/Ray"), rt.sensor("/World/Fixed")
+    xs = [0.0, 0.3, 0.3, 0.3, -0.0, 0.0, 1.25, 2.0, 2.0, 3.5]
+    kept = []
+    for step, x in enumerate(xs, start=1):
+        rt.step(state_for(bodies, [[x, 0.0, 1.0]], step=step))
+        for sensor, where in ((cart, [x + 0.5, 0.0, 1.0]), (fixed, [-3.0, 1.0, 2.0])):
+            r = sensor.reading()
+            rest = r.depths == np.float32(20.0)
+            assert rest.sum() >= n - 2  # a window of a few rays fires each step
+            want = np.tile(np.float32(where), (int(rest.sum()), 1))
+            np.testing.assert_array_equal(r.ray_origins_world[rest], want)
+            np.testing.assert_array_equal(r.ray_end_points_world[rest], want)
+            assert np.all(r.hit_positions[rest] == 0.0) and np.all(r.hit_normals[rest] == 0.0)
+            kept.append((r, rest, want))
+    for r, rest, want in kept:
+        np.testing.assert_array_equal(r.ray_origins_world[rest], want)
+        np.testing.assert_array_equal(r.ray_end_points_world[rest], want)

@@ -37,6 +37,12 @@ def _rotate_kernel(qw, qx, qy, qz, vx, vy, vz):
 
 
 @jit
+def _same_float_kernel(a, b):
+    """Whether two floats are the same value, sign of zero included (NaN never is)."""
+    return a == b and np.signbit(a) == np.signbit(b)
+
+
+@jit
 def raycast_prepare_kernel(
     sensor_counters,
     sensor_periods,
@@ -277,6 +283,8 @@ def raycast_outputs_kernel(
     hit_actors,
     sensor_ranges,
     sensor_world_frame,
+    io_template_origins,
+    io_template_end_points,
     out_depths,
     out_hit_positions,
     out_hit_normals,
@@ -303,6 +311,12 @@ def raycast_outputs_kernel(
         hit_actors: hit actor index (-1 unknown), compact rows, shape (>= C,), int64.
         sensor_ranges: ``[minRange, maxRange]`` per sensor, shape (S, 2), float64.
         sensor_world_frame: 1 for ``WORLD`` output, 0 for ``SENSOR``, shape (S,), int64.
+        io_template_origins: shape (0, 3) to write every ray's not-firing values; or
+            shape (R, 3), float32, world: the sensor positions already copied into
+            ``out_origins_world`` / ``out_end_points_world`` (with maxRange depths and zero
+            hits in the other outputs) from a template whose origin / end-point rows these
+            two arrays are; a sensor whose position changed has its rows rewritten in both.
+        io_template_end_points: shape (0, 3), or (R, 3), float32, world (see above).
         out_depths: depth from the ray origin (``maxRange`` on miss / not firing), shape
             (R,), float32 [stage units] (written).
         out_hit_positions: hit point in the output frame, zeros on miss, shape (R, 3),
@@ -320,17 +334,32 @@ def raycast_outputs_kernel(
     ray_count = ray_sensor.shape[0]
     # every ray: the not-firing values (sensor position, maxRange, zeros), one sensor's run
     # of rays at a time
-    out_hit_positions[:, :] = 0.0
-    out_hit_normals[:, :] = 0.0
+    prefilled = io_template_origins.shape[0] == ray_count and ray_count > 0
+    if not prefilled:
+        out_hit_positions[:, :] = 0.0
+        out_hit_normals[:, :] = 0.0
     first = 0
     while first < ray_count:
         k = ray_sensor[first]
         end = np.searchsorted(ray_sensor, k, side="right")
-        depth = np.float32(sensor_ranges[k, 1])
         px = np.float32(sensor_poses[k, 0])
         py = np.float32(sensor_poses[k, 1])
         pz = np.float32(sensor_poses[k, 2])
-        out_depths[first:end] = depth
+        if prefilled:
+            if (
+                _same_float_kernel(io_template_origins[first, 0], px)
+                and _same_float_kernel(io_template_origins[first, 1], py)
+                and _same_float_kernel(io_template_origins[first, 2], pz)
+            ):
+                first = end
+                continue
+            for i in range(first, end):
+                io_template_origins[i, 0] = px
+                io_template_origins[i, 1] = py
+                io_template_origins[i, 2] = pz
+            io_template_end_points[first:end, :] = io_template_origins[first:end, :]
+        else:
+            out_depths[first:end] = np.float32(sensor_ranges[k, 1])
         for i in range(first, end):
             out_origins_world[i, 0] = px
             out_origins_world[i, 1] = py
@@ -447,6 +476,7 @@ def raycast_step_kernel(
     scene_has_bodies,
     io_f,
     io_i,
+    io_template,
     out_rays,
 ):
     """One raycast step in one call (prepare, scene query of the firing rays, outputs).
@@ -476,6 +506,10 @@ def raycast_step_kernel(
             static rows are pre-filled, scratch), float64 (written).
         io_i: the ``PACKED_IO_I`` arrays (fired rays, compact actors, hits ``[ray, actor]``,
             scratch, ``count`` and ``hit_count`` of shape (1,)), int64 (written).
+        io_template: the not-firing outputs, laid out as ``out_rays`` (maxRange depths,
+            zero hits, origins = end points = the sensor positions last written), shape
+            (13 R,), float32; ``out_rays`` arrives as its copy, and the rows of a sensor that
+            moved are rewritten in both.
         out_rays: per-ray outputs of :func:`raycast_outputs_kernel`, concatenated: depths
             (R,), hit positions (R, 3), hit normals (R, 3), origins world (R, 3), end
             points world (R, 3); shape (13 R,), float32 (written).
@@ -584,6 +618,8 @@ def raycast_step_kernel(
         c_actors,
         sensor_ranges,
         _packed_1d_kernel(si, lay, f0 + 13),
+        io_template[7 * r : 10 * r].reshape((r, 3)),
+        io_template[10 * r : 13 * r].reshape((r, 3)),
         out_rays[:r],
         out_rays[r : 4 * r].reshape((r, 3)),
         out_rays[4 * r : 7 * r].reshape((r, 3)),

@@ -598,7 +598,9 @@ class RaycastBatch:
         r = lay.ray_count
         if lay.scene is not scene:
             lay.bind_scene(scene)
-        out = np.empty(13 * r, np.float32)  # one fresh block per step: readings are snapshots
+        # one fresh block per step (readings are snapshots), copied from the not-firing
+        # values; the kernel rewrites the rows of moved sensors and of the fired rays
+        out = lay.template.copy()
         depths = out[:r]
         hit_p = out[r : 4 * r].reshape(r, 3)
         hit_n = out[4 * r : 7 * r].reshape(r, 3)
@@ -609,7 +611,7 @@ class RaycastBatch:
             self._kernels.raycast_step_kernel(
                 counters, lay.periods, dt32, lay.layout, lay.static_f, lay.static_i,
                 lay.double_sided, positions, orientations, lin, ang, 1 if has_bodies else 0,
-                lay.io_f, lay.io_i, out,
+                lay.io_f, lay.io_i, lay.template, out,
             )  # fmt: skip
         else:
             self._step_unfused(
@@ -660,8 +662,8 @@ class RaycastBatch:
         k.raycast_outputs_kernel(
             lay.ray_sensor, lay.fired, lay.count, lay.sensor_poses, lay.c_origins,
             lay.c_directions, lay.c_starts, lay.c_poses, lay.c_distances, lay.c_normals,
-            lay.c_actors, lay.ranges, lay.frames, depths, hit_p, hit_n, o_w, e_w, lay.hits,
-            lay.hit_count,
+            lay.c_actors, lay.ranges, lay.frames, lay.template_rows[7], lay.template_rows[10],
+            depths, hit_p, hit_n, o_w, e_w, lay.hits, lay.hit_count,
         )  # fmt: skip
 
     def _publish(
@@ -797,6 +799,14 @@ class _Layout:
         self.path_sensors = [
             (j, s) for j, s in enumerate(sensors) if s.config.report_hit_prim_paths
         ]
+        # not-firing outputs (maxRange, zero hits, sensor positions: NaN until written)
+        self.template = np.zeros(13 * r, np.float32)
+        self.template[:r] = np.repeat(self.ranges[:, 1], counts).astype(np.float32)
+        self.template[7 * r :] = np.nan
+        self.template_rows = {
+            7: self.template[7 * r : 10 * r].reshape(r, 3),
+            10: self.template[10 * r :].reshape(r, 3),
+        }
         self.scene: Any = None
         self.fused = False
         self.scene_bodies = 0
