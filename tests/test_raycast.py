@@ -803,3 +803,32 @@ def test_not_firing_rays_follow_a_moving_sensor_and_pause_with_it():
     for r, rest, want in kept:
         np.testing.assert_array_equal(r.ray_origins_world[rest], want)
         np.testing.assert_array_equal(r.ray_end_points_world[rest], want)
+
+
+@pytest.mark.parametrize(
+    "offsets, dt",
+    [
+        ([0.3, 0.0, 0.9, 0.1, 0.9, 0.5, 0.0, 0.7, 0.2, 0.6], 0.25),  # unsorted, repeated
+        ([0.004, 0.0, 0.001, 0.003, 0.002], 1.0 / 60.0),  # period shorter than a step
+        ([0.0, 0.0, 0.0, 0.05], 0.013),
+    ],
+)
+def test_firing_rays_match_the_window_formula_for_unsorted_and_short_periods(offsets, dt):
+    """Rays whose offsets are unsorted or repeated, and periods shorter than a step: the
+    rays that fire are exactly those of the §5.3 window formula (oracle: ``fired``), in
+    ray order, and two sensors in one batch do not disturb each other."""
+    stage = make_stage()
+    n = len(offsets)
+    for name, y in (("/World/R", 0.0), ("/World/Q", 5.0)):
+        add_raycast(stage, name, [(0, y, 0)] * n, [(1, 0, 0)] * n, 0.1, 50.0,
+                    offsets=offsets)  # fmt: skip
+    rt = SensorRuntime(stage, [])
+    offs32 = np.asarray(offsets, np.float32)
+    for c in range(1, 40):
+        rt.step(state_for([], step=c, dt=dt))
+        s, e, wrapped = sweep_window(c, dt, offs32.max())
+        want = np.nonzero(fired(offs32, s, e, wrapped))[0].tolist()
+        for name in ("/World/R", "/World/Q"):
+            r = rt.sensor(name).reading()
+            firing = np.nonzero(np.abs(r.ray_end_points_world[:, 0] - 50.0) < 1e-4)[0]
+            assert firing.tolist() == want, (name, c)

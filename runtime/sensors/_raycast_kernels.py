@@ -59,6 +59,8 @@ def raycast_prepare_kernel(
     ray_origins_local,
     ray_directions_local,
     ray_offsets,
+    ray_offset_order,
+    ray_sorted_offsets,
     out_sensor_poses,
     out_fired,
     out_origins,
@@ -92,6 +94,9 @@ def raycast_prepare_kernel(
         ray_origins_local: ``rayOrigins`` [stage units], shape (R, 3), float64, sensor frame.
         ray_directions_local: unit ray directions, shape (R, 3), float64, sensor frame.
         ray_offsets: time offsets [s] (float32 values), shape (R,), float64.
+        ray_offset_order: each sensor's ray indices (batch rows) sorted by offset (stable),
+            in the sensor's own rows, shape (R,), int64.
+        ray_sorted_offsets: ``ray_offsets[ray_offset_order]``, shape (R,), float64.
         out_sensor_poses: sensor world pose ``[p(3), q(4)]``, shape (S, 7), float64
             (written).
         out_fired: ray index of each compact row, shape (R,), int64 (first ``count`` rows
@@ -155,17 +160,36 @@ def raycast_prepare_kernel(
             wrapped = s < np.float32(0.0)
             if wrapped:
                 s = np.float32(s + p32)
-            # offsets hold float32 values: float64 comparisons equal the float32 ones
-            s64 = np.float64(s)
-            e64 = np.float64(e)
-            for i in range(first, end):
-                tau = ray_offsets[i]
-                if wrapped:
-                    fire = (tau >= s64) | (tau < e64)
-                else:
-                    fire = (tau >= s64) & (tau < e64)
-                out_fired[count] = i
-                count += 1 if fire else 0
+            # offsets hold float32 values: float64 comparisons equal the float32 ones. The
+            # rays with s <= tau < e (wrapped: tau >= s or tau < e) are found by bisection
+            # in the sensor's offsets sorted ascending, then put back in ray order.
+            sorted_run = ray_sorted_offsets[first:end]
+            lo = first + np.searchsorted(sorted_run, np.float64(s), side="left")
+            hi = first + np.searchsorted(sorted_run, np.float64(e), side="left")
+            start = count
+            if wrapped and lo < hi:
+                # s < e (period shorter than a step): every offset is >= s or < e
+                for m in range(first, end):
+                    out_fired[count] = ray_offset_order[m]
+                    count += 1
+            elif wrapped:
+                for m in range(first, hi):
+                    out_fired[count] = ray_offset_order[m]
+                    count += 1
+                for m in range(lo, end):
+                    out_fired[count] = ray_offset_order[m]
+                    count += 1
+            else:
+                for m in range(lo, hi):
+                    out_fired[count] = ray_offset_order[m]
+                    count += 1
+            ordered = True
+            for m in range(start + 1, count):
+                if out_fired[m] < out_fired[m - 1]:
+                    ordered = False
+                    break
+            if not ordered:
+                out_fired[start:count] = np.sort(out_fired[start:count])
         else:
             for i in range(first, end):
                 out_fired[count] = i
@@ -423,12 +447,12 @@ def raycast_outputs_kernel(
 PACKED_STATIC_F = (
     "node_boxes", "triangles", "group_local_boxes", "face_normals", "solid_positions",
     "solid_orientations", "solid_params", "planes", "solid_bounds", "group_solid_boxes",
-    "local_poses", "ranges", "origins", "directions", "offsets",
+    "local_poses", "ranges", "origins", "directions", "offsets", "sorted_offsets",
 )  # fmt: skip
 PACKED_STATIC_I = (
     "node_refs", "triangle_ids", "group_roots", "group_body", "face_groups", "face_actors",
     "solid_groups", "solid_kinds", "solid_plane_ranges", "solid_actors",
-    "group_solid_ranges", "bodies", "extrapolate", "frames", "ray_sensor",
+    "group_solid_ranges", "bodies", "extrapolate", "frames", "ray_sensor", "offset_order",
 )  # fmt: skip
 PACKED_IO_F = (
     "sensor_poses", "c_origins", "c_starts", "c_directions", "c_max_distances", "c_poses",
@@ -549,6 +573,8 @@ def raycast_step_kernel(
         _packed_2d_kernel(sf, lay, 12),
         _packed_2d_kernel(sf, lay, 13),
         _packed_1d_kernel(sf, lay, 14),
+        _packed_1d_kernel(si, lay, f0 + 15),
+        _packed_1d_kernel(sf, lay, 15),
         sensor_poses,
         fired,
         c_origins,

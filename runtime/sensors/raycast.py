@@ -642,7 +642,8 @@ class RaycastBatch:
         k.raycast_prepare_kernel(
             counters, lay.periods, dt32, lay.bodies, lay.local_poses,
             lay.extrapolate, lay.ranges, positions, orientations, lin, ang, lay.ray_sensor,
-            lay.origins, lay.directions, lay.offsets, lay.sensor_poses, lay.fired,
+            lay.origins, lay.directions, lay.offsets, lay.offset_order, lay.sorted_offsets,
+            lay.sensor_poses, lay.fired,
             lay.c_origins, lay.c_starts, lay.c_directions, lay.c_max_distances, lay.c_poses,
             lay.count,
         )  # fmt: skip
@@ -781,6 +782,16 @@ class _Layout:
         self.directions = np.ascontiguousarray(np.concatenate([s._directions for s in sensors]))
         self.offsets = np.ascontiguousarray(np.concatenate([s._offsets for s in sensors]))
         self.bounds = [0, *np.cumsum(counts).tolist()]
+        # per sensor: its rays sorted by offset (the firing window is found by bisection)
+        order = np.concatenate(
+            [
+                a + np.argsort(self.offsets[a:b], kind="stable")
+                for a, b in zip(self.bounds[:-1], self.bounds[1:], strict=True)
+            ]
+            or [np.zeros(0, np.int64)]
+        )
+        self.offset_order = np.ascontiguousarray(order, np.int64)
+        self.sorted_offsets = np.ascontiguousarray(self.offsets[self.offset_order])
         self.counters = np.zeros(len(sensors), np.int64)
         self.periods = np.array([s._period for s in sensors], np.float32)
         self.bodies = np.array([s._body for s in sensors], np.int64)
@@ -864,11 +875,12 @@ class _Layout:
             node_boxes, triangles, group_local_boxes, face_normals, solid_positions,
             solid_orientations, solid_params, planes, solid_bounds, group_solid_boxes,
             self.local_poses, self.ranges, self.origins, self.directions, self.offsets,
+            self.sorted_offsets,
         ]  # fmt: skip
         static_i = [
             node_refs, triangle_ids, group_roots, group_body, face_groups, face_actors,
             solid_groups, solid_kinds, solid_plane_ranges, solid_actors, group_solid_ranges,
-            self.bodies, self.extrapolate, self.frames, self.ray_sensor,
+            self.bodies, self.extrapolate, self.frames, self.ray_sensor, self.offset_order,
         ]  # fmt: skip
         self.static_f, rows_f = _pack(static_f, np.float64)
         self.static_i, rows_i = _pack(static_i, np.int64)
