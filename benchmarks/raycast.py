@@ -133,8 +133,9 @@ def main() -> int:
     pose = (np.zeros((1, 3)), np.array([[1.0, 0.0, 0.0, 0.0]]))
     b_dist = np.empty(count)
     b_face = np.empty(count, np.int64)
-    backend.cast(origins[:8192], directions[:8192], max_d[:8192], *pose, b_dist[:8192],
-                 b_face[:8192])  # fmt: skip  (compile the sorting path)
+    backend.cast(
+        origins[:8192], directions[:8192], max_d[:8192], *pose, b_dist[:8192], b_face[:8192]
+    )  # fmt: skip  (compile the sorting path)
     print(f"NumbaBvhBackend build {backend_build * 1e3:.0f} ms")
 
     # interleave everything so that load from other processes hits all alike

@@ -63,8 +63,10 @@ def main() -> int:
         sensors.step(state)
         readings = [tap.read() for tap in taps]
         extra = {
-            "q": np.array(state.joint_positions), "qd": np.array(state.joint_velocities),
-            "tau": np.array(state.joint_efforts), "bp": np.array(state.body_positions),
+            "q": np.array(state.joint_positions),
+            "qd": np.array(state.joint_velocities),
+            "tau": np.array(state.joint_efforts),
+            "bp": np.array(state.body_positions),
             "bq": np.array(state.body_orientations),
         }
         rows.append((int(state.step), float(state.time), readings, extra))
@@ -85,16 +87,22 @@ def main() -> int:
             rec.append(step, t, row)
             if rewrite_dir is not None and k % args.flush_every == 0:
                 snap = rec.snapshot()
-                np.savez(rewrite_dir / "legacy.npz", step=snap.step, time=snap.time,
-                         **{f"c{i}": a for i, a in enumerate(snap.data.values())})
+                np.savez(
+                    rewrite_dir / "legacy.npz",
+                    step=snap.step,
+                    time=snap.time,
+                    **{f"c{i}": a for i, a in enumerate(snap.data.values())},
+                )
         return rec
 
     probe = fill(make(None)).snapshot()
     buffers = [np.zeros_like(a) for a in probe.data.values()]
     per_row = [[a[k] for a in probe.data.values()] for k in range(n)]
     row_bytes = sum(a[0].nbytes for a in probe.data.values())
-    print(f"scene {args.scene}: {len(probe.data)} channels, {row_bytes / 1024:.1f} KiB per step, "
-          f"{n} steps, flush every {args.flush_every}")
+    print(
+        f"scene {args.scene}: {len(probe.data)} channels, {row_bytes / 1024:.1f} KiB per step, "
+        f"{n} steps, flush every {args.flush_every}"
+    )
 
     results: dict[str, list[float]] = {}
     perf = time.perf_counter

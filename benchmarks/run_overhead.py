@@ -53,17 +53,29 @@ def main() -> int:
     sensors = SensorRuntime(stage, body_paths, table, imu_mode=args.imu_mode, watch_usd=False)
     kinds = sorted({s.kind for s in sensors.sensors})
     per_kind = {
-        kind: SensorRuntime(stage, body_paths, table, imu_mode=args.imu_mode, watch_usd=False,
-                            sensors=[type(s)(s.prim_path) if kind != "imu" else
-                                     type(s)(s.prim_path, mode=args.imu_mode)
-                                     for s in sensors.sensors if s.kind == kind])
+        kind: SensorRuntime(
+            stage,
+            body_paths,
+            table,
+            imu_mode=args.imu_mode,
+            watch_usd=False,
+            sensors=[
+                type(s)(s.prim_path) if kind != "imu" else type(s)(s.prim_path, mode=args.imu_mode)
+                for s in sensors.sensors
+                if s.kind == kind
+            ],
+        )
         for kind in kinds
     }
     disabled = {s.prim_path: s.disabled_reason for s in sensors.sensors if s.disabled_reason}
     m, d = engine.model, engine.data
     print(f"scene {args.scene}: {m.nbody} bodies, {m.ngeom} geoms, nv {m.nv}, dt {m.opt.timestep}")
-    print("sensors:", ", ".join(f"{k} x{sum(s.kind == k for s in sensors.sensors)}"
-                                for k in kinds), "| disabled:", disabled or "none")
+    print(
+        "sensors:",
+        ", ".join(f"{k} x{sum(s.kind == k for s in sensors.sensors)}" for k in kinds),
+        "| disabled:",
+        disabled or "none",
+    )
 
     start = mujoco.MjData(m)
     mujoco.mj_copyData(start, m, d)
@@ -134,8 +146,10 @@ def main() -> int:
         print(f"{name:32s} {1e6 * best:10.1f} {best / base:10.2f}")
     overhead = min(results["sensors.step() [all]"]) / base
     verdict = "PASS" if overhead <= 0.5 else "FAIL"
-    print(f"\nsensor evaluation adds {100 * overhead:.0f} % to mj_step "
-          f"(acceptance <= 50 %): {verdict}")
+    print(
+        f"\nsensor evaluation adds {100 * overhead:.0f} % to mj_step "
+        f"(acceptance <= 50 %): {verdict}"
+    )
     with_state = (min(results["sensors.step() [all]"]) + min(results["engine.state()"])) / base
     print(f"state extraction + sensors add {100 * with_state:.0f} % to mj_step")
     return 0

@@ -58,12 +58,18 @@ def make_states(paths, steps, contacts_per_step, dt=1 / 240):
         c0 = rng.integers(0, b, contacts_per_step)
         states.append(
             make_physics_state(
-                paths, rng.normal(size=(b, 3)), q, rng.normal(size=(b, 3)),
-                rng.normal(size=(b, 3)), contact_body0=c0,
+                paths,
+                rng.normal(size=(b, 3)),
+                q,
+                rng.normal(size=(b, 3)),
+                rng.normal(size=(b, 3)),
+                contact_body0=c0,
                 contact_body1=rng.integers(-1, b, contacts_per_step),
                 contact_positions=rng.normal(size=(contacts_per_step, 3)),
                 contact_impulses=rng.normal(size=(contacts_per_step, 3)),
-                dt=dt, time=k * dt, step=k,
+                dt=dt,
+                time=k * dt,
+                step=k,
             )
         )
     return states
@@ -74,16 +80,30 @@ def numpy_peer(state, g_up, imu_body, imu_q_off, c_body, c_off, c_radius, prev_v
     q = state.body_orientations[imu_body]
     w, x, y, z = q.T
     ow, ox, oy, oz = imu_q_off.T
-    qs = np.stack([
-        w * ow - x * ox - y * oy - z * oz, w * ox + x * ow + y * oz - z * oy,
-        w * oy - x * oz + y * ow + z * ox, w * oz + x * oy - y * ox + z * ow,
-    ], axis=1)
+    qs = np.stack(
+        [
+            w * ow - x * ox - y * oy - z * oz,
+            w * ox + x * ow + y * oz - z * oy,
+            w * oy - x * oz + y * ow + z * ox,
+            w * oz + x * oy - y * ox + z * ow,
+        ],
+        axis=1,
+    )
     w, x, y, z = qs.T
-    r = np.stack([
-        1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y),
-        2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x),
-        2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y),
-    ], axis=1).reshape(-1, 3, 3)
+    r = np.stack(
+        [
+            1 - 2 * (y * y + z * z),
+            2 * (x * y - w * z),
+            2 * (x * z + w * y),
+            2 * (x * y + w * z),
+            1 - 2 * (x * x + z * z),
+            2 * (y * z - w * x),
+            2 * (x * z - w * y),
+            2 * (y * z + w * x),
+            1 - 2 * (x * x + y * y),
+        ],
+        axis=1,
+    ).reshape(-1, 3, 3)
     v = np.einsum("nji,nj->ni", r, state.body_linear_velocities[imu_body])
     gyro = np.einsum("nji,nj->ni", r, state.body_angular_velocities[imu_body])
     acc = (v - prev_v) / (state.time - prev_t) + np.einsum("nji,j->ni", r, g_up)
@@ -109,7 +129,9 @@ def main() -> int:
     parser.add_argument("--contact-points", type=int, default=100)
     parser.add_argument("--steps", type=int, default=2000)
     parser.add_argument(
-        "--distinct-states", type=int, default=200,
+        "--distinct-states",
+        type=int,
+        default=200,
         help="pre-generated states cycled through (200: inputs mostly cold in cache, "
         "pessimistic; an engine that just wrote its state leaves it hot, like --distinct-states 2)",
     )
@@ -122,8 +144,10 @@ def main() -> int:
     t0 = time.perf_counter()
     rt.step(states[0])
     t_first = time.perf_counter() - t0
-    print(f"bind {args.imus} IMU + {args.contacts} contact sensors: {t_build * 1e3:.0f} ms; "
-          f"first step (compile/cache load): {t_first * 1e3:.0f} ms")
+    print(
+        f"bind {args.imus} IMU + {args.contacts} contact sensors: {t_build * 1e3:.0f} ms; "
+        f"first step (compile/cache load): {t_first * 1e3:.0f} ms"
+    )
 
     def per_step(fn):
         # Thread CPU time (not wall time) of blocks of 50 steps: preemption by other
@@ -147,18 +171,32 @@ def main() -> int:
     contact_us, contact_best = per_step(contact_batch.update)
     n_imu = imu_batch.bodies.shape[0]
     prev_v = np.zeros((n_imu, 3))
-    peer_args = (rt.gravity_up, imu_batch.bodies, imu_batch.offset_orientations,
-                 contact_batch.bodies, contact_batch.offsets, contact_batch.radius, prev_v, 0.0)
+    peer_args = (
+        rt.gravity_up,
+        imu_batch.bodies,
+        imu_batch.offset_orientations,
+        contact_batch.bodies,
+        contact_batch.offsets,
+        contact_batch.radius,
+        prev_v,
+        0.0,
+    )
     peer_us, _ = per_step(lambda s: numpy_peer(s, *peer_args))
-    print(f"SensorRuntime.step ({args.imus} IMU + {args.contacts} contact, "
-          f"{args.contact_points} contact points, {args.distinct_states} distinct states): "
-          f"median {loop_us:.1f} us/step, best block {loop_best:.1f} us/step "
-          f"(target <= 50 us: median {'PASS' if loop_us <= 50 else 'FAIL'}, "
-          f"best {'PASS' if loop_best <= 50 else 'FAIL'})")
-    print(f"  IMU kernel call: median {imu_us:.1f} us (best {imu_best:.1f}); "
-          f"contact kernel call: median {contact_us:.1f} us (best {contact_best:.1f})")
-    print(f"  NumPy vectorised peer (simplified math): {peer_us:.1f} us/step; "
-          f"ratio peer / simrt = {peer_us / loop_us:.1f}x")
+    print(
+        f"SensorRuntime.step ({args.imus} IMU + {args.contacts} contact, "
+        f"{args.contact_points} contact points, {args.distinct_states} distinct states): "
+        f"median {loop_us:.1f} us/step, best block {loop_best:.1f} us/step "
+        f"(target <= 50 us: median {'PASS' if loop_us <= 50 else 'FAIL'}, "
+        f"best {'PASS' if loop_best <= 50 else 'FAIL'})"
+    )
+    print(
+        f"  IMU kernel call: median {imu_us:.1f} us (best {imu_best:.1f}); "
+        f"contact kernel call: median {contact_us:.1f} us (best {contact_best:.1f})"
+    )
+    print(
+        f"  NumPy vectorised peer (simplified math): {peer_us:.1f} us/step; "
+        f"ratio peer / simrt = {peer_us / loop_us:.1f}x"
+    )
     # ------------------------------------------------------------------------------------
     # RAYCAST SECTION (owned by the raycast engineer): add ray throughput here, or in
     # benchmarks/raycast.py.

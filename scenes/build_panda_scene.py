@@ -275,12 +275,12 @@ def _author_scene(stage: Usd.Stage, layer: Sdf.Layer) -> None:
     scene = UsdPhysics.Scene.Define(stage, "/World/PhysicsScene")
     scene.CreateGravityDirectionAttr(Gf.Vec3f(0.0, 0.0, -1.0))
     scene.CreateGravityMagnitudeAttr(9.81)
-    scene.GetPrim().CreateAttribute(
-        "physxScene:timeStepsPerSecond", Sdf.ValueTypeNames.UInt
-    ).Set(500)
-    scene.GetPrim().CreateAttribute(
-        "mjc:option:integrator", Sdf.ValueTypeNames.Token
-    ).Set("implicitfast")
+    scene.GetPrim().CreateAttribute("physxScene:timeStepsPerSecond", Sdf.ValueTypeNames.UInt).Set(
+        500
+    )
+    scene.GetPrim().CreateAttribute("mjc:option:integrator", Sdf.ValueTypeNames.Token).Set(
+        "implicitfast"
+    )
     scene.GetPrim().SetCustomDataByKey(
         "simrt",
         {
@@ -295,16 +295,34 @@ def _author_scene(stage: Usd.Stage, layer: Sdf.Layer) -> None:
     _box(stage, "/World/Ground", (0.0, 0.0, -0.01), (3.0, 3.0, 0.02), (0.5, 0.5, 0.5))
     table = "/World/Table"
     UsdGeom.Xform.Define(stage, table)
-    _box(stage, table + "/top", (0.55, 0.0, TABLE_TOP_Z - 0.02), (0.5, 0.8, 0.04),
-         (0.6, 0.45, 0.3))
+    _box(stage, table + "/top", (0.55, 0.0, TABLE_TOP_Z - 0.02), (0.5, 0.8, 0.04), (0.6, 0.45, 0.3))
     for i, (x, y) in enumerate([(0.33, -0.37), (0.33, 0.37), (0.77, -0.37), (0.77, 0.37)]):
-        _box(stage, f"{table}/leg{i}", (x, y, (TABLE_TOP_Z - 0.04) / 2),
-             (0.04, 0.04, TABLE_TOP_Z - 0.04), (0.5, 0.35, 0.2))
+        _box(
+            stage,
+            f"{table}/leg{i}",
+            (x, y, (TABLE_TOP_Z - 0.04) / 2),
+            (0.04, 0.04, TABLE_TOP_Z - 0.04),
+            (0.5, 0.35, 0.2),
+        )
     _dynamic_shape(stage, "/World/RedBox", "box", BOX_CENTER, (BOX_SIZE,), (0.85, 0.1, 0.1), 0.3)
-    _dynamic_shape(stage, "/World/BlueCylinder", "cylinder", (0.6, 0.22, TABLE_TOP_Z + 0.05),
-                   (0.03, 0.1), (0.1, 0.2, 0.85), 0.25)
-    _dynamic_shape(stage, "/World/GreenBall", "sphere", (0.45, -0.22, TABLE_TOP_Z + 0.035),
-                   (0.035,), (0.1, 0.7, 0.2), 0.1)
+    _dynamic_shape(
+        stage,
+        "/World/BlueCylinder",
+        "cylinder",
+        (0.6, 0.22, TABLE_TOP_Z + 0.05),
+        (0.03, 0.1),
+        (0.1, 0.2, 0.85),
+        0.25,
+    )
+    _dynamic_shape(
+        stage,
+        "/World/GreenBall",
+        "sphere",
+        (0.45, -0.22, TABLE_TOP_Z + 0.035),
+        (0.035,),
+        (0.1, 0.7, 0.2),
+        0.1,
+    )
 
     robot = stage.DefinePrim(ROBOT, "Xform")
     rel_robot = os.path.relpath(ROBOT_LAYER, SCENES)
@@ -332,14 +350,16 @@ def _author_scene(stage: Usd.Stage, layer: Sdf.Layer) -> None:
     UsdGeom.Xformable(imu).AddTranslateOp().Set(Gf.Vec3d(0.03, 0.02, 0.06))
     UsdGeom.Xformable(imu).AddOrientOp().Set(Gf.Quatf(0.9238795, 0.0, 0.3826834, 0.0))
     imu.CreateAttribute("enabled", Sdf.ValueTypeNames.Bool).Set(True)
-    for name in ("linearAccelerationFilterWidth", "angularVelocityFilterWidth",
-                 "orientationFilterWidth"):
+    for name in (
+        "linearAccelerationFilterWidth",
+        "angularVelocityFilterWidth",
+        "orientationFilterWidth",
+    ):
         imu.CreateAttribute(name, Sdf.ValueTypeNames.Int).Set(1)
 
     mount = _xform(stage, "/World/LidarMount", translate=(0.55, -0.75, 0.95))
     mount.GetPrim().SetCustomDataByKey("comment", "static mount: no rigid body")
     _raycast(stage, "/World/LidarMount/Lidar")
-
 
 
 def main() -> int:

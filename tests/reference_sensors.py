@@ -47,25 +47,49 @@ def gf_round_trip(q):
     r = quat_to_matrix(q)
     # USD matrices are row-vector: M = R^T.
     m = Gf.Matrix4d(
-        r[0, 0], r[1, 0], r[2, 0], 0.0,
-        r[0, 1], r[1, 1], r[2, 1], 0.0,
-        r[0, 2], r[1, 2], r[2, 2], 0.0,
-        0.0, 0.0, 0.0, 1.0,
+        r[0, 0],
+        r[1, 0],
+        r[2, 0],
+        0.0,
+        r[0, 1],
+        r[1, 1],
+        r[2, 1],
+        0.0,
+        r[0, 2],
+        r[1, 2],
+        r[2, 2],
+        0.0,
+        0.0,
+        0.0,
+        0.0,
+        1.0,
     )
     quat = m.ExtractRotationQuat()
     return np.array([quat.GetReal(), *quat.GetImaginary()])
 
 
 def contact_reference(
-    body_positions, body_orientations, sensor_body, sensor_offset, radius, fmin, fmax,
-    contact_body0, contact_body1, contact_positions, contact_impulses, contact_dts, dt,
+    body_positions,
+    body_orientations,
+    sensor_body,
+    sensor_offset,
+    radius,
+    fmin,
+    fmax,
+    contact_body0,
+    contact_body1,
+    contact_positions,
+    contact_impulses,
+    contact_dts,
+    dt,
 ):
     """Spec 3.3 for one sensor; returns (value, in_contact, number_of_contacts)."""
     p_s = body_positions[sensor_body] + quat_to_matrix(body_orientations[sensor_body]) @ (
         sensor_offset
     )
     mine = [
-        c for c in range(len(contact_body0))
+        c
+        for c in range(len(contact_body0))
         if contact_body0[c] == sensor_body or contact_body1[c] == sensor_body
     ]
     if not mine:
@@ -156,8 +180,10 @@ class MujocoHarness:
         self.model = model
         self.data = data
         self.paths = tuple(bodies.values())
-        self.ids = [0 if n == "world" else mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_BODY, n)
-                    for n in bodies]
+        self.ids = [
+            0 if n == "world" else mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_BODY, n)
+            for n in bodies
+        ]
         self.index_of_body = {b: i for i, b in enumerate(self.ids)}
         self.dof_adr = []
         self.qpos_adr = []
@@ -226,7 +252,11 @@ class MujocoHarness:
                 dof = m.jnt_dofadr[d.efc_id[row]]
                 effort[dof] += d.efc_J.reshape(d.nefc, m.nv)[row, dof] * d.efc_force[row]
         return make_physics_state(
-            self.paths, pos, quat, lin, ang,
+            self.paths,
+            pos,
+            quat,
+            lin,
+            ang,
             body_com_local=com,
             body_linear_accelerations=lacc if self.with_accelerations else None,
             body_angular_accelerations=aacc if self.with_accelerations else None,

@@ -49,8 +49,13 @@ def sim():
     engine = MujocoEngine(stage, robot_prim=robot)
     table = build_dof_table(stage, robot)
     extra = [SimrtJointStateSensor(f"{ARM}/base"), SimrtEffortSensor(JOINT)]
-    runtime = SensorRuntime(stage, engine.body_paths, table,
-                            sensors=SensorRuntime.discover(stage) + extra, watch_usd=False)
+    runtime = SensorRuntime(
+        stage,
+        engine.body_paths,
+        table,
+        sensors=SensorRuntime.discover(stage) + extra,
+        watch_usd=False,
+    )
     yield stage, engine, runtime
     runtime.close()
 
@@ -67,8 +72,14 @@ def _body_id(engine, path):
 
 
 def test_names_reexported_from_isaac_module():
-    for name in ("ContactSensor", "IMUSensor", "RaycastSensor", "JointStateSensor",
-                 "EffortSensor", "ImuSensorReading"):
+    for name in (
+        "ContactSensor",
+        "IMUSensor",
+        "RaycastSensor",
+        "JointStateSensor",
+        "EffortSensor",
+        "ImuSensorReading",
+    ):
         assert getattr(isaac, name) is globals()[name]
         assert name in isaac.__all__
 
@@ -97,8 +108,9 @@ def test_imu_matches_mujoco_body_motion(sim):
     stage, engine, runtime = sim
     imu = IMUSensor(IMU, runtime=runtime)
     names = list(engine.dof_names)
-    engine.set_joint_targets(np.array([0.8, 0.5]),
-                             [names.index("shoulder_pan"), names.index("shoulder_lift")])
+    engine.set_joint_targets(
+        np.array([0.8, 0.5]), [names.index("shoulder_pan"), names.index("shoulder_lift")]
+    )
     _step(engine, runtime, 15)  # the drives swing the arm towards the new targets
     frame = imu.get_data()
     reading = imu.get_sensor_reading()
@@ -116,10 +128,19 @@ def test_imu_matches_mujoco_body_motion(sim):
     assert reading.is_valid and reading.time == pytest.approx(frame["time"])
     np.testing.assert_allclose(
         [reading.angular_velocity_x, reading.angular_velocity_y, reading.angular_velocity_z],
-        frame["angular_velocity"], rtol=1e-6)
+        frame["angular_velocity"],
+        rtol=1e-6,
+    )
     np.testing.assert_allclose(
-        [reading.orientation_w, reading.orientation_x, reading.orientation_y,
-         reading.orientation_z], frame["orientation"], rtol=1e-6)
+        [
+            reading.orientation_w,
+            reading.orientation_x,
+            reading.orientation_y,
+            reading.orientation_z,
+        ],
+        frame["orientation"],
+        rtol=1e-6,
+    )
     no_gravity = imu.get_data(read_gravity=False)["linear_acceleration"]
     g = np.linalg.norm(frame["linear_acceleration"] - no_gravity)
     assert g == pytest.approx(np.linalg.norm(m.opt.gravity), rel=1e-4)
@@ -184,7 +205,8 @@ def test_contact_frame_counts_mujoco_contacts(sim):
         _step(engine, runtime)
         frame = contact.get_data()
         expected = sum(
-            1 for c in d.contact[: d.ncon]
+            1
+            for c in d.contact[: d.ncon]
             if link4 in (m.geom_bodyid[c.geom1], m.geom_bodyid[c.geom2])
         )
         reading = contact.get_sensor_reading()
@@ -212,7 +234,8 @@ def test_joint_state_and_effort_frames(sim):
     index = list(engine.dof_names).index("shoulder_lift")
     data = effort.get_data()
     assert data["is_valid"] and data["value"] == pytest.approx(
-        float(np.float32(state.joint_efforts[index])))
+        float(np.float32(state.joint_efforts[index]))
+    )
     effort.change_buffer_size(3)
     assert len(effort.sensor.history) == 3
     effort.get_sensor_reading()
@@ -234,14 +257,16 @@ def test_contact_frame_force_matches_mujoco_when_pressing_the_table():
     stage = Usd.Stage.Open(str(SCENE))
     robot = stage.GetPrimAtPath(ARM)
     engine = MujocoEngine(stage, robot_prim=robot)
-    runtime = SensorRuntime(stage, engine.body_paths, build_dof_table(stage, robot),
-                            watch_usd=False)
+    runtime = SensorRuntime(
+        stage, engine.body_paths, build_dof_table(stage, robot), watch_usd=False
+    )
     try:
         contact = ContactSensor(CONTACT, runtime=runtime)
         contact.add_raw_contact_data_to_frame()
         names = list(engine.dof_names)
-        engine.set_joint_targets(np.radians([70.7, 49.1]),
-                                 [names.index("shoulder_lift"), names.index("elbow")])
+        engine.set_joint_targets(
+            np.radians([70.7, 49.1]), [names.index("shoulder_lift"), names.index("elbow")]
+        )
         m, d = engine.model, engine.data
         link4 = _body_id(engine, f"{ARM}/link4")
         frame = contact.get_data()

@@ -13,29 +13,45 @@ from runtime.errors import SimrtError
 
 def _recording(path, steps=200):
     rec = Recorder(path, flush_every=50, meta={"scene": "synthetic.usda"})
-    rec.add_channel(ChannelInfo("/W/imu.linear_acceleration", (3,), "float64", "/W/imu", "imu",
-                                "linear_acceleration"))
-    rec.add_channel(ChannelInfo("/W/imu.angular_velocity", (3,), "float64", "/W/imu", "imu",
-                                "angular_velocity"))
+    rec.add_channel(
+        ChannelInfo(
+            "/W/imu.linear_acceleration", (3,), "float64", "/W/imu", "imu", "linear_acceleration"
+        )
+    )
+    rec.add_channel(
+        ChannelInfo("/W/imu.angular_velocity", (3,), "float64", "/W/imu", "imu", "angular_velocity")
+    )
     rec.add_channel(ChannelInfo("/W/c.value", (), "float64", "/W/c", "contact", "value"))
     rec.add_channel(ChannelInfo("/W/c.in_contact", (), "bool", "/W/c", "contact", "in_contact"))
-    rec.add_channel(ChannelInfo("/W/r.ray_end_points_world", (8, 3), "float32", "/W/r",
-                                "raycast", "ray_end_points_world"))
+    rec.add_channel(
+        ChannelInfo(
+            "/W/r.ray_end_points_world",
+            (8, 3),
+            "float32",
+            "/W/r",
+            "raycast",
+            "ray_end_points_world",
+        )
+    )
     rec.add_channel(ChannelInfo("/W/r.hit", (8,), "bool", "/W/r", "raycast", "hit"))
     rec.add_channel(ChannelInfo("/W/r.valid", (), "bool", "/W/r", "raycast", "valid"))
     angles = np.linspace(0, 2 * np.pi, 8, endpoint=False)
     for k in range(1, steps + 1):
         t = 0.01 * k
         ends = np.stack([np.cos(angles + t), np.sin(angles + t), np.full(8, 0.1 * t)], axis=1)
-        rec.append(k, t, {
-            "/W/imu.linear_acceleration": [np.sin(t), np.cos(t), 9.81],
-            "/W/imu.angular_velocity": [0.1, -0.2, t],
-            "/W/c.value": max(0.0, t - 1.0),
-            "/W/c.in_contact": t > 1.0,
-            "/W/r.ray_end_points_world": ends,
-            "/W/r.hit": angles < np.pi,  # half the rays hit
-            "/W/r.valid": k % 2 == 1,
-        })
+        rec.append(
+            k,
+            t,
+            {
+                "/W/imu.linear_acceleration": [np.sin(t), np.cos(t), 9.81],
+                "/W/imu.angular_velocity": [0.1, -0.2, t],
+                "/W/c.value": max(0.0, t - 1.0),
+                "/W/c.in_contact": t > 1.0,
+                "/W/r.ray_end_points_world": ends,
+                "/W/r.hit": angles < np.pi,  # half the rays hit
+                "/W/r.valid": k % 2 == 1,
+            },
+        )
     rec.close()
     return load_recording(path)
 
@@ -52,8 +68,12 @@ def test_plot_writes_png_with_all_panels(tmp_path):
     recording = _recording(tmp_path / "r.npz")
     out = tmp_path / "plots" / "r.png"
     panels = plot_recording(recording, out)
-    assert panels == ["IMU linear acceleration", "IMU angular velocity", "contact force",
-                      "raycast hits"]
+    assert panels == [
+        "IMU linear acceleration",
+        "IMU angular velocity",
+        "contact force",
+        "raycast hits",
+    ]
     data = out.read_bytes()
     assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 20_000
     assert sorted(p.name for p in out.parent.iterdir()) == ["r.png"]  # no temp file left

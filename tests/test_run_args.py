@@ -17,25 +17,29 @@ def test_parse_ik_target_forms():
     assert w.orientation == (0.0, 1.0, 0.0, 0.0)  # normalised
 
 
-@pytest.mark.parametrize("text, match", [
-    ("hand", "missing '='"),
-    ("=1,2,3", "empty link"),
-    ("hand=1,2", "2 numbers"),
-    ("hand=1,2,3,4", "4 numbers"),
-    ("hand=1,a,3", "non-numeric"),
-    ("hand=1,2,nan", "NaN"),
-    ("hand=1,2,3,0,0,0,0", "zero quaternion"),
-    ("hand=1,2,3@x", "not a number"),
-    ("hand=1,2,3@-1", ">= 0"),
-])
+@pytest.mark.parametrize(
+    "text, match",
+    [
+        ("hand", "missing '='"),
+        ("=1,2,3", "empty link"),
+        ("hand=1,2", "2 numbers"),
+        ("hand=1,2,3,4", "4 numbers"),
+        ("hand=1,a,3", "non-numeric"),
+        ("hand=1,2,nan", "NaN"),
+        ("hand=1,2,3,0,0,0,0", "zero quaternion"),
+        ("hand=1,2,3@x", "not a number"),
+        ("hand=1,2,3@-1", ">= 0"),
+    ],
+)
 def test_parse_ik_target_errors(text, match):
     with pytest.raises(ValueError, match=match):
         parse_ik_target(text)
 
 
 def test_schedule_interpolates_and_holds():
-    s = IkSchedule("h", [parse_ik_target("h=0,0,1,1,0,0,0@2"),
-                         parse_ik_target("h=0,0,0,1,0,0,0@1")])
+    s = IkSchedule(
+        "h", [parse_ik_target("h=0,0,1,1,0,0,0@2"), parse_ik_target("h=0,0,0,1,0,0,0@1")]
+    )
     p, q = s.target(0.0)
     np.testing.assert_allclose(p, [0, 0, 0])
     p, _ = s.target(1.5)
@@ -43,8 +47,13 @@ def test_schedule_interpolates_and_holds():
     p, _ = s.target(5.0)
     np.testing.assert_allclose(p, [0, 0, 1])
     # orientation: slerp 0 -> 90 deg about z, halfway = 45 deg
-    s = IkSchedule("h", [parse_ik_target("h=0,0,0,1,0,0,0@0"),
-                         parse_ik_target(f"h=0,0,0,{np.cos(np.pi / 4)},0,0,{np.sin(np.pi / 4)}@1")])
+    s = IkSchedule(
+        "h",
+        [
+            parse_ik_target("h=0,0,0,1,0,0,0@0"),
+            parse_ik_target(f"h=0,0,0,{np.cos(np.pi / 4)},0,0,{np.sin(np.pi / 4)}@1"),
+        ],
+    )
     _, q = s.target(0.5)
     np.testing.assert_allclose(q, [np.cos(np.pi / 8), 0, 0, np.sin(np.pi / 8)], atol=1e-12)
     # missing orientation -> start orientation
@@ -63,21 +72,32 @@ def _stage_with(custom):
 
 
 def test_scene_settings_read():
-    stage = _stage_with({"steps": 12, "dt": 0.004, "ikTargets": ["h=0,0,1@1"], "ikEvery": 3,
-                         "ikUntilContact": True, "imuMode": "physical"})
+    stage = _stage_with(
+        {
+            "steps": 12,
+            "dt": 0.004,
+            "ikTargets": ["h=0,0,1@1"],
+            "ikEvery": 3,
+            "ikUntilContact": True,
+            "imuMode": "physical",
+        }
+    )
     s = read_scene_settings(stage)
     assert s["steps"] == 12 and s["dt"] == 0.004 and s["ik_every"] == 3
     assert s["ik_until_contact"] is True and s["imu_mode"] == "physical"
     assert s["ik_targets"][0].time == 1.0
 
 
-@pytest.mark.parametrize("custom, key", [
-    ({"steps": -1}, "steps"),
-    ({"dt": 0.0}, "dt"),
-    ({"ikTargets": ["nonsense"]}, "ikTargets"),
-    ({"imuMode": "fancy"}, "imuMode"),
-    ({"ikEvery": 0}, "ikEvery"),
-])
+@pytest.mark.parametrize(
+    "custom, key",
+    [
+        ({"steps": -1}, "steps"),
+        ({"dt": 0.0}, "dt"),
+        ({"ikTargets": ["nonsense"]}, "ikTargets"),
+        ({"imuMode": "fancy"}, "imuMode"),
+        ({"ikEvery": 0}, "ikEvery"),
+    ],
+)
 def test_scene_settings_errors_name_prim_and_key(custom, key):
     with pytest.raises(SchemaError, match=f"/World/PhysicsScene.customData:simrt:{key}"):
         read_scene_settings(_stage_with(custom))

@@ -20,9 +20,26 @@ SCENE = str(REPO / "scenes" / "panda_table.usda")
 
 def test_cli_run_json_summary_and_overrides(tmp_path, capsys):
     out = tmp_path / "r.npz"
-    code = main(["run", SCENE, "--steps", "60", "--dt", "0.004", "--out", str(out), "--json",
-                 "--imu-mode", "isaac", "--ik-target", "panda_hand=0.5,0,0.7,0,1,0,0@0.1",
-                 "--ik-every", "5", "--no-progress"])
+    code = main(
+        [
+            "run",
+            SCENE,
+            "--steps",
+            "60",
+            "--dt",
+            "0.004",
+            "--out",
+            str(out),
+            "--json",
+            "--imu-mode",
+            "isaac",
+            "--ik-target",
+            "panda_hand=0.5,0,0.7,0,1,0,0@0.1",
+            "--ik-every",
+            "5",
+            "--no-progress",
+        ]
+    )
     captured = capsys.readouterr()
     assert code == 0, captured.err
     payload = json.loads(captured.out)
@@ -41,8 +58,9 @@ def test_cli_run_json_summary_and_overrides(tmp_path, capsys):
 
 
 def test_cli_run_bad_ik_link_is_one_line_error(tmp_path, capsys):
-    code = main(["run", SCENE, "--steps", "5", "--ik-target", "no_such_link=0.5,0,0.7",
-                 "--no-progress"])
+    code = main(
+        ["run", SCENE, "--steps", "5", "--ik-target", "no_such_link=0.5,0,0.7", "--no-progress"]
+    )
     err = capsys.readouterr().err
     assert code == 1
     assert "no_such_link" in err and "/World/Panda" in err and "Traceback" not in err
@@ -100,8 +118,9 @@ def test_run_scene_without_robot_box_comes_to_rest(tmp_path):
     np.testing.assert_allclose(value[-50:], 2.0 * 9.81, rtol=1e-3)
     acc = rec.field("/Box/imu", "linear_acceleration")
     np.testing.assert_allclose(acc[-50:], np.tile([0, 0, 9.81], (50, 1)), atol=1e-2)
-    z = rec.data["bodies.positions"][:, rec.channels["bodies.positions"].attrs["body_paths"]
-                                      .index("/Box"), 2]
+    z = rec.data["bodies.positions"][
+        :, rec.channels["bodies.positions"].attrs["body_paths"].index("/Box"), 2
+    ]
     np.testing.assert_allclose(z[-1], 0.05, atol=2e-3)  # resting on the ground
 
 
@@ -109,8 +128,13 @@ def test_ik_target_without_orientation_keeps_the_start_orientation(tmp_path):
     from runtime.engine.job import run_scene
 
     out = tmp_path / "r.npz"
-    run_scene(SCENE, steps=400, out=out, ik_targets=["panda_hand=0.45,0.1,0.68@0.4"],
-              ik_until_contact=False)
+    run_scene(
+        SCENE,
+        steps=400,
+        out=out,
+        ik_targets=["panda_hand=0.45,0.1,0.68@0.4"],
+        ik_until_contact=False,
+    )
     rec = load_recording(out)
     paths = rec.channels["bodies.positions"].attrs["body_paths"]
     hand = next(i for i, p in enumerate(paths) if p.endswith("/panda_hand"))

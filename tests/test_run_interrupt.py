@@ -36,8 +36,9 @@ def test_exception_mid_run_keeps_every_completed_step(tmp_path):
             raise Boom("stop here")
 
     with pytest.raises(Boom):
-        run_scene(str(SCENE), steps=1000, out=out, flush_every=50, min_flush_interval=0.0,
-                  on_step=on_step)
+        run_scene(
+            str(SCENE), steps=1000, out=out, flush_every=50, min_flush_interval=0.0, on_step=on_step
+        )
     rec = load_recording(out)
     assert not rec.complete
     # the step that raised was recorded before the callback ran: 137 rows
@@ -50,11 +51,24 @@ def test_exception_mid_run_keeps_every_completed_step(tmp_path):
 
 def test_sigint_to_cli_leaves_valid_partial_file(tmp_path):
     out = tmp_path / "run.npz"
-    cmd = [sys.executable, "-m", "runtime.cli", "run", str(SCENE), "--steps", "1000000",
-           "--out", str(out), "--flush-every", "100", "--no-progress"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "runtime.cli",
+        "run",
+        str(SCENE),
+        "--steps",
+        "1000000",
+        "--out",
+        str(out),
+        "--flush-every",
+        "100",
+        "--no-progress",
+    ]
     env = dict(os.environ)
-    proc = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, env=env)
+    proc = subprocess.Popen(
+        cmd, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
+    )
     try:
         deadline = time.monotonic() + 120
         while not out.exists():  # first periodic flush = the loop is running

@@ -46,12 +46,14 @@ FINGERS = {
 def _quat_mul(a, b):
     w1, x1, y1, z1 = a
     w2, x2, y2, z2 = b
-    return np.array([
-        w1 * w2 - x1 * x2 - y1 * y2 - z1 * z2,
-        w1 * x2 + x1 * w2 + y1 * z2 - z1 * y2,
-        w1 * y2 - x1 * z2 + y1 * w2 + z1 * x2,
-        w1 * z2 + x1 * y2 - y1 * x2 + z1 * w2,
-    ])
+    return np.array(
+        [
+            w1 * w2 - x1 * x2 - y1 * y2 - z1 * z2,
+            w1 * x2 + x1 * w2 + y1 * z2 - z1 * y2,
+            w1 * y2 - x1 * z2 + y1 * w2 + z1 * x2,
+            w1 * z2 + x1 * y2 - y1 * x2 + z1 * w2,
+        ]
+    )
 
 
 class Oracle:
@@ -86,10 +88,18 @@ class Oracle:
         hand_body = spec.body(HAND)
         site = hand_body.add_site(name="oracle_imu", pos=pos, quat=wxyz)
         del site
-        spec.add_sensor(name="oracle_acc", type=mujoco.mjtSensor.mjSENS_ACCELEROMETER,
-                        objtype=mujoco.mjtObj.mjOBJ_SITE, objname="oracle_imu")
-        spec.add_sensor(name="oracle_gyro", type=mujoco.mjtSensor.mjSENS_GYRO,
-                        objtype=mujoco.mjtObj.mjOBJ_SITE, objname="oracle_imu")
+        spec.add_sensor(
+            name="oracle_acc",
+            type=mujoco.mjtSensor.mjSENS_ACCELEROMETER,
+            objtype=mujoco.mjtObj.mjOBJ_SITE,
+            objname="oracle_imu",
+        )
+        spec.add_sensor(
+            name="oracle_gyro",
+            type=mujoco.mjtSensor.mjSENS_GYRO,
+            objtype=mujoco.mjtObj.mjOBJ_SITE,
+            objname="oracle_imu",
+        )
         self.m2 = spec.compile()
         assert self.m2.nv == engine.model.nv and self.m2.nu == engine.model.nu
         self.m2.opt.timestep = engine.model.opt.timestep
@@ -155,8 +165,14 @@ class Oracle:
         # state the engine reported (post-step q, v; the step's qacc)
         acc_mj, gyro_mj = self._mujoco_imu(d)
         reading = sensors.sensor(IMU).reading()
-        self.imu_pairs.append((np.array(reading.linear_acceleration), acc_mj,
-                               np.array(reading.angular_velocity), gyro_mj))
+        self.imu_pairs.append(
+            (
+                np.array(reading.linear_acceleration),
+                acc_mj,
+                np.array(reading.angular_velocity),
+                gyro_mj,
+            )
+        )
         if k == RETHRESHOLD_STEP:  # after this step's oracle; effective next step
             # live threshold edits (contact re-reads its config every step, sensors.md 2.4):
             # left finger clamps at fmax, right finger stays below fmin
@@ -165,7 +181,8 @@ class Oracle:
             left, right = FINGERS
             engine.stage.GetPrimAtPath(left).GetAttribute("threshold").Set(Gf.Vec2f(1.0, 3.0))
             engine.stage.GetPrimAtPath(right).GetAttribute("threshold").Set(
-                Gf.Vec2f(1000.0, 2000.0))
+                Gf.Vec2f(1000.0, 2000.0)
+            )
 
 
 @pytest.fixture(scope="module")
@@ -176,8 +193,14 @@ def panda_run(tmp_path_factory):
         pytest.fail(f"{SCENE} missing: run scenes/build_panda_scene.py")
     out = tmp_path_factory.mktemp("panda") / "panda.npz"
     oracle = Oracle()
-    result = run_scene(str(SCENE), steps=STEPS, out=out, imu_mode="physical",
-                       engine_factory=oracle.factory, on_step=oracle.on_step)
+    result = run_scene(
+        str(SCENE),
+        steps=STEPS,
+        out=out,
+        imu_mode="physical",
+        engine_factory=oracle.factory,
+        on_step=oracle.on_step,
+    )
     return result, load_recording(out), oracle
 
 
@@ -193,8 +216,9 @@ def test_run_completes_and_records_everything(panda_run):
     for sensor in (IMU, *FINGERS, LIDAR):
         assert rec.field(sensor, "valid").all()
         np.testing.assert_array_equal(rec.field(sensor, "step"), rec.step)
-        np.testing.assert_allclose(rec.field(sensor, "time"), rec.time.astype(np.float32),
-                                   rtol=1e-7)
+        np.testing.assert_allclose(
+            rec.field(sensor, "time"), rec.time.astype(np.float32), rtol=1e-7
+        )
 
 
 def test_fingers_touch_the_red_box(panda_run):
@@ -242,8 +266,9 @@ def test_imu_physical_equals_mujoco_accelerometer_and_gyro(panda_run):
     gyro_mj = np.array([p[3] for p in pairs])
     scale = np.maximum(np.linalg.norm(acc_mj, axis=1), 1.0)
     rel = np.linalg.norm(acc - acc_mj, axis=1) / scale
-    assert rel.max() <= 1e-6, f"worst step {rel.argmax() + 1}: {acc[rel.argmax()]} vs " \
-        f"{acc_mj[rel.argmax()]}"
+    assert rel.max() <= 1e-6, (
+        f"worst step {rel.argmax() + 1}: {acc[rel.argmax()]} vs {acc_mj[rel.argmax()]}"
+    )
     gscale = np.maximum(np.linalg.norm(gyro_mj, axis=1), 1e-3)
     grel = np.linalg.norm(gyro - gyro_mj, axis=1) / gscale
     assert grel.max() <= 1e-6
@@ -271,8 +296,9 @@ def _collision_meshes(stage, owner_path, body_paths):
     owner = stage.GetPrimAtPath(owner_path)
     if owner_path in body_paths:  # body (or listed static collider): its rigid frame
         world = Gf.Transform(cache.GetLocalToWorldTransform(owner))
-        rigid = Gf.Matrix4d(1.0).SetRotate(world.GetRotation()).SetTranslateOnly(
-            world.GetTranslation())
+        rigid = (
+            Gf.Matrix4d(1.0).SetRotate(world.GetRotation()).SetTranslateOnly(world.GetTranslation())
+        )
         owner_inv = rigid.GetInverse()
     else:  # static collider not listed: hit points are world coordinates
         owner_inv = Gf.Matrix4d(1.0)
@@ -296,12 +322,19 @@ def _collision_meshes(stage, owner_path, body_paths):
             points = points @ matrix[:3, :3].T + matrix[:3, 3]
             meshes.append(trimesh.Trimesh(vertices=points).convex_hull)
         elif prim.IsA(UsdGeom.Sphere):
-            analytic.append(("sphere", matrix, float(UsdGeom.Sphere(prim).GetRadiusAttr().Get()),
-                             0.0))
+            analytic.append(
+                ("sphere", matrix, float(UsdGeom.Sphere(prim).GetRadiusAttr().Get()), 0.0)
+            )
         elif prim.IsA(UsdGeom.Cylinder):
             cyl = UsdGeom.Cylinder(prim)
-            analytic.append(("cylinder", matrix, float(cyl.GetRadiusAttr().Get()),
-                             float(cyl.GetHeightAttr().Get())))
+            analytic.append(
+                (
+                    "cylinder",
+                    matrix,
+                    float(cyl.GetRadiusAttr().Get()),
+                    float(cyl.GetHeightAttr().Get()),
+                )
+            )
         else:
             raise AssertionError(f"unexpected collider type {prim.GetTypeName()} at {path}")
     return meshes, analytic
@@ -314,12 +347,12 @@ def _mesh_distance(mesh, points):
     best = np.full(len(points), np.inf)
     triangles = mesh.triangles
     for start in range(0, len(points), 256):
-        chunk = points[start:start + 256]
+        chunk = points[start : start + 256]
         tri = np.repeat(triangles[None], len(chunk), axis=0).reshape(-1, 3, 3)
         pts = np.repeat(chunk, len(triangles), axis=0)
         closest = trimesh.triangles.closest_point(tri, pts)
         dist = np.linalg.norm(closest - pts, axis=1).reshape(len(chunk), len(triangles))
-        best[start:start + 256] = dist.min(axis=1)
+        best[start : start + 256] = dist.min(axis=1)
     return best
 
 
@@ -337,11 +370,13 @@ def _analytic_distance(kind, matrix, radius, height, points):
 
 def _quat_rotate_inv(q, v):
     w, x, y, z = q
-    r = np.array([
-        [1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
-        [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
-        [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)],
-    ])
+    r = np.array(
+        [
+            [1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
+            [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
+            [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)],
+        ]
+    )
     return v @ r  # R^T v for row vectors
 
 
@@ -374,8 +409,9 @@ def test_raycast_hits_lie_on_scene_surfaces(panda_run):
         if path in body_paths:  # moving (or fixed) rigid body: into its frame at that step
             b = body_paths.index(path)
             rel = points - positions[rows, b]
-            points = np.stack([_quat_rotate_inv(orientations[r, b], p) for r, p in
-                               zip(rows, rel, strict=True)])
+            points = np.stack(
+                [_quat_rotate_inv(orientations[r, b], p) for r, p in zip(rows, rel, strict=True)]
+            )
         meshes, analytic = _collision_meshes(stage, path, body_paths)
         dist = np.full(len(points), np.inf)
         for mesh in meshes:
@@ -396,8 +432,10 @@ def test_raycast_hits_lie_on_scene_surfaces(panda_run):
     # the sweep sees the floor, the table, objects and the robot
     assert {"Ground", "top"} <= hit_names
     assert any(name.startswith("panda_link") for name in hit_names)
-    print(f"raycast: {checked} hits, worst distance to mesh {worst_mesh:.2e}, "
-          f"to analytic primitive {worst_analytic:.2e}")
+    print(
+        f"raycast: {checked} hits, worst distance to mesh {worst_mesh:.2e}, "
+        f"to analytic primitive {worst_analytic:.2e}"
+    )
 
 
 def test_unreachable_ik_target_runs_the_cold_start_ladder_once(tmp_path):
@@ -416,8 +454,9 @@ def test_unreachable_ik_target_runs_the_cold_start_ladder_once(tmp_path):
 
     RobotPoser.solve_ik = counting
     try:
-        result = run_scene(str(SCENE), steps=60, ik_targets=["panda_hand=3,0,0.5"],
-                           ik_every=10, out=None)
+        result = run_scene(
+            str(SCENE), steps=60, ik_targets=["panda_hand=3,0,0.5"], ik_every=10, out=None
+        )
     finally:
         RobotPoser.solve_ik = original
     ik = result.summary["ik"]

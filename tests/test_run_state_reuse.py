@@ -28,7 +28,9 @@ def test_reused_state_buffers_record_the_same_as_fresh_states(tmp_path):
     a, b = load_recording(reused), load_recording(fresh)
     assert a.data.keys() == b.data.keys()
     np.testing.assert_array_equal(a.step, b.step)
-    changed = [name for name in a.data if not np.array_equal(a.data[name], b.data[name], equal_nan=True)]
+    changed = [
+        name for name in a.data if not np.array_equal(a.data[name], b.data[name], equal_nan=True)
+    ]
     assert not changed, changed
     contact = [n for n in a.data if n.endswith(".force") or "inContact" in n or "in_contact" in n]
     assert contact, sorted(a.data)[:20]

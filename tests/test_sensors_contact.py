@@ -54,8 +54,10 @@ CUBE_XML = """<mujoco><option timestep="{dt}" gravity="0 0 -{g}"/><worldbody>
 
 
 def _cube(name, half, z, mass=1.0):
-    return (f'<body name="{name}" pos="0 0 {z}"><freejoint/>'
-            f'<geom type="box" size="{half} {half} {half}" mass="{mass}"/></body>')
+    return (
+        f'<body name="{name}" pos="0 0 {z}"><freejoint/>'
+        f'<geom type="box" size="{half} {half} {half}" mass="{mass}"/></body>'
+    )
 
 
 def test_c1_cube_on_ground():
@@ -222,7 +224,8 @@ def test_c14_dropped_block_reports_contact():
     _body(stage, "/World/Upper", (0, 0, 10))
     _contact(stage, "/World/Upper/Contact")
     xml = CUBE_XML.format(
-        dt=DT, g=9.81,
+        dt=DT,
+        g=9.81,
         bodies='<body name="lower" pos="0 0 5"><geom type="box" size="0.5 0.5 0.5"/></body>'
         + _cube("upper", 0.5, 10.0),
     )
@@ -250,7 +253,8 @@ def test_c15_authoring_errors_disable_sensors_with_reasons(caplog):
         read_contact_sensor(under_collider)
     with caplog.at_level(logging.ERROR, logger="runtime.sensors"):
         rt = SensorRuntime(
-            stage, ["/World/Body"],
+            stage,
+            ["/World/Body"],
             sensors=[
                 ContactSensor("/World/Collider/Contact"),
                 ContactSensor("/RootContact"),
@@ -263,21 +267,32 @@ def test_c15_authoring_errors_disable_sensors_with_reasons(caplog):
         assert reason is not None and sensor.prim_path in reason
     assert "IsaacContactSensor" in reasons[2]
     assert len(caplog.records) == 4
-    rt.step(make_physics_state(["/World/Body"], [[0, 0, 0]], [[1, 0, 0, 0]], dt=DT, time=DT,
-                               step=1))
+    rt.step(
+        make_physics_state(["/World/Body"], [[0, 0, 0]], [[1, 0, 0, 0]], dt=DT, time=DT, step=1)
+    )
     for sensor in rt.sensors:
         reading = sensor.reading()
         assert (reading.time, reading.value, reading.in_contact, reading.is_valid) == (
-            0.0, 0.0, False, False)
+            0.0,
+            0.0,
+            False,
+            False,
+        )
     assert isinstance(SchemaError("/a", "b", "c"), ValueError)
 
 
 def _synthetic(stage_paths, impulses, body0, body1, positions, step):
     return make_physics_state(
-        stage_paths, np.zeros((len(stage_paths), 3)),
+        stage_paths,
+        np.zeros((len(stage_paths), 3)),
         np.tile([1.0, 0, 0, 0], (len(stage_paths), 1)),
-        contact_body0=body0, contact_body1=body1, contact_positions=positions,
-        contact_impulses=impulses, dt=DT, time=step * DT, step=step,
+        contact_body0=body0,
+        contact_body1=body1,
+        contact_positions=positions,
+        contact_impulses=impulses,
+        dt=DT,
+        time=step * DT,
+        step=step,
     )
 
 
@@ -327,8 +342,12 @@ def test_c17_opposing_contacts_cancel():
     a = 0.5
     # (0,0,+a) on A as body0, and (0,0,+a) on B as body0 with A as body1 (-> -a on A).
     state = _synthetic(
-        ["/World/A", "/World/B"], [[0, 0, a], [0, 0, a]], [0, 1], [-1, 0],
-        [[0, 0, 0], [0, 0, 0]], 1,
+        ["/World/A", "/World/B"],
+        [[0, 0, a], [0, 0, a]],
+        [0, 1],
+        [-1, 0],
+        [[0, 0, 0], [0, 0, 0]],
+        1,
     )
     rt.step(state)
     reading = rt.sensor("/World/A/Contact").reading()
@@ -344,10 +363,13 @@ def test_contact_bookkeeping_keeps_only_the_last_event_per_body_pair():
     up = [0.0, 0.0, DT]  # 1 N for one step
     # Compound A on the ground with two shapes (events 0 and 1), and B resting on A (event 2).
     kwargs = dict(
-        contact_body0=[0, 0, 0, 1], contact_body1=[-1, -1, -1, 0],
+        contact_body0=[0, 0, 0, 1],
+        contact_body1=[-1, -1, -1, 0],
         contact_positions=np.zeros((4, 3)),
         contact_impulses=[up, up, [0.0, 0.0, 3 * DT], [0.0, 0.0, -0.5 * DT]],
-        dt=DT, time=DT, step=1,
+        dt=DT,
+        time=DT,
+        step=1,
     )
     paths = ["/World/A", "/World/B"]
     pose = (np.zeros((2, 3)), np.tile([1.0, 0, 0, 0], (2, 1)))

@@ -40,8 +40,13 @@ def _imu(stage, path, widths=None, translate=None):
         UsdGeom.Xformable(prim).AddTranslateOp().Set(Gf.Vec3d(*translate))
     if widths is not None:
         for name, width in zip(
-            ("linearAccelerationFilterWidth", "angularVelocityFilterWidth",
-             "orientationFilterWidth"), widths, strict=True,
+            (
+                "linearAccelerationFilterWidth",
+                "angularVelocityFilterWidth",
+                "orientationFilterWidth",
+            ),
+            widths,
+            strict=True,
         ):
             prim.CreateAttribute(name, Sdf.ValueTypeNames.Int).Set(width)
     return prim
@@ -49,8 +54,11 @@ def _imu(stage, path, widths=None, translate=None):
 
 def _is_default(r):
     return (
-        not r.is_valid and r.time == 0.0 and r.step == 0
-        and np.all(r.linear_acceleration == 0) and np.all(r.angular_velocity == 0)
+        not r.is_valid
+        and r.time == 0.0
+        and r.step == 0
+        and np.all(r.linear_acceleration == 0)
+        and np.all(r.angular_velocity == 0)
         and np.all(r.orientation == [1, 0, 0, 0])
     )
 
@@ -63,9 +71,11 @@ def _sim(xml, bodies):
 
 def _drop_xml(g=9.81, radius=0.25, z=1.0, dt=DT, ground=True):
     floor = '<geom type="plane" size="50 50 0.1"/>' if ground else ""
-    return (f'<mujoco><option timestep="{dt}" gravity="0 0 -{g}"/><worldbody>{floor}'
-            f'<body name="ball" pos="0 0 {z}"><freejoint/>'
-            f'<geom type="sphere" size="{radius}" mass="1"/></body></worldbody></mujoco>')
+    return (
+        f'<mujoco><option timestep="{dt}" gravity="0 0 -{g}"/><worldbody>{floor}'
+        f'<body name="ball" pos="0 0 {z}"><freejoint/>'
+        f'<geom type="sphere" size="{radius}" mass="1"/></body></worldbody></mujoco>'
+    )
 
 
 def test_i1_i16_free_fall():
@@ -90,8 +100,12 @@ def test_i1_i16_free_fall():
 
 @pytest.mark.parametrize(
     ("mpu", "gravity", "scene", "expected"),
-    [(1.0, 9.81, True, 9.81), (1.0, 1.62, True, 1.62), (0.01, 9.81, True, 981.0),
-     (1.0, 9.81, False, 9.80665)],
+    [
+        (1.0, 9.81, True, 9.81),
+        (1.0, 1.62, True, 1.62),
+        (0.01, 9.81, True, 981.0),
+        (1.0, 9.81, False, 9.80665),
+    ],
     ids=["I2", "I3-moon", "I4-centimetres", "I5-no-scene"],
 )
 def test_i2_to_i5_falling_then_resting(mpu, gravity, scene, expected):
@@ -171,8 +185,10 @@ def test_i9_wider_filter_reduces_spread_at_rest():
             for sensor, out in (("Narrow", narrow), ("Wide", wide)):
                 r = rt.sensor(f"/World/Ball/{sensor}").reading()
                 out.append(np.concatenate([r.linear_acceleration, r.angular_velocity]))
-    spread = [np.percentile(np.array(v), 99, axis=0) - np.percentile(np.array(v), 1, axis=0)
-              for v in (narrow, wide)]
+    spread = [
+        np.percentile(np.array(v), 99, axis=0) - np.percentile(np.array(v), 1, axis=0)
+        for v in (narrow, wide)
+    ]
     assert np.all(spread[1] <= spread[0] + 1e-6)
 
 
@@ -185,9 +201,11 @@ def test_i10_imu_under_xform_on_resting_cube(rotated):
     UsdGeom.Xform.Define(stage, "/World/Cube/Mount").AddTranslateOp().Set(Gf.Vec3d(0.1, 0, 0))
     _imu(stage, "/World/Cube/Mount/Imu")
     quat = "0.70710678 0 -0.70710678 0" if rotated else "1 0 0 0"
-    xml = (f'<mujoco><option timestep="{DT}"/><worldbody><geom type="plane" size="5 5 .1"/>'
-           f'<body name="cube" pos="0 0 0.5" quat="{quat}"><freejoint/>'
-           '<geom type="box" size=".5 .5 .5" mass="1"/></body></worldbody></mujoco>')
+    xml = (
+        f'<mujoco><option timestep="{DT}"/><worldbody><geom type="plane" size="5 5 .1"/>'
+        f'<body name="cube" pos="0 0 0.5" quat="{quat}"><freejoint/>'
+        '<geom type="box" size=".5 .5 .5" mass="1"/></body></worldbody></mujoco>'
+    )
     _, _, harness = _sim(xml, {"cube": "/World/Cube"})
     rt = SensorRuntime(stage, harness.paths)
     for _ in range(60):
@@ -236,11 +254,13 @@ def test_i12_imu_without_body_or_wrong_type_is_invalid_without_raising():
     _imu(stage, "/World/Loose")
     stage.DefinePrim("/World/Body/Other", "IsaacContactSensor")
     rt = SensorRuntime(
-        stage, ["/World/Body"],
+        stage,
+        ["/World/Body"],
         sensors=[ImuSensor("/World/Loose"), ImuSensor("/World/Body/Other")],
     )
-    rt.step(make_physics_state(["/World/Body"], [[0, 0, 0]], [[1, 0, 0, 0]], dt=DT, time=DT,
-                               step=1))
+    rt.step(
+        make_physics_state(["/World/Body"], [[0, 0, 0]], [[1, 0, 0, 0]], dt=DT, time=DT, step=1)
+    )
     for sensor in rt.sensors:
         assert sensor.disabled_reason and sensor.prim_path in sensor.disabled_reason
         assert _is_default(sensor.reading())
@@ -251,9 +271,11 @@ def test_i13_vehicle_at_rest(read_gravity):
     stage = _stage()
     _body(stage, "/World/Carter", (0, 0, 0.2))
     _imu(stage, "/World/Carter/Imu", translate=(0.2, 0.0, 0.1))
-    xml = (f'<mujoco><option timestep="{DT}"/><worldbody><geom type="plane" size="5 5 .1"/>'
-           '<body name="carter" pos="0 0 0.2"><freejoint/>'
-           '<geom type="box" size=".4 .3 .2" mass="30"/></body></worldbody></mujoco>')
+    xml = (
+        f'<mujoco><option timestep="{DT}"/><worldbody><geom type="plane" size="5 5 .1"/>'
+        '<body name="carter" pos="0 0 0.2"><freejoint/>'
+        '<geom type="box" size=".4 .3 .2" mass="30"/></body></worldbody></mujoco>'
+    )
     _, _, harness = _sim(xml, {"carter": "/World/Carter"})
     rt = SensorRuntime(stage, harness.paths)
     for _ in range(60):
@@ -261,8 +283,14 @@ def test_i13_vehicle_at_rest(read_gravity):
     r = rt.sensor("/World/Carter/Imu").reading(read_gravity=read_gravity)
     assert r.linear_acceleration[2] == pytest.approx(9.81 if read_gravity else 0.0, abs=0.1)
     assert np.linalg.norm(r.orientation) == pytest.approx(1.0, abs=1e-4)
-    assert {"time", "step", "linear_acceleration", "angular_velocity", "orientation",
-            "is_valid"} <= set(r.__dataclass_fields__)
+    assert {
+        "time",
+        "step",
+        "linear_acceleration",
+        "angular_velocity",
+        "orientation",
+        "is_valid",
+    } <= set(r.__dataclass_fields__)
 
 
 def _synthetic_runtime(widths=None, mode="isaac"):
@@ -274,8 +302,9 @@ def _synthetic_runtime(widths=None, mode="isaac"):
 
 
 def _state(k, v=(0, 0, 0), w=(0, 0, 0), p=(0, 0, 0), q=(1, 0, 0, 0), dt=DT):
-    return make_physics_state(["/World/Body"], [p], [q], [v], [w], dt=dt, time=k * dt, step=k,
-                              gravity=(0, 0, -9.81))
+    return make_physics_state(
+        ["/World/Body"], [p], [q], [v], [w], dt=dt, time=k * dt, step=k, gravity=(0, 0, -9.81)
+    )
 
 
 def test_i15_unit_facts():
@@ -335,8 +364,9 @@ def test_i8_slider_reads_at_least_the_arm_acceleration_under_growing_effort():
     _body(stage, "/World/Arm/Slider", (1, 0, 0.1))
     _imu(stage, "/World/Arm/Imu", widths=(10, 10, 10), translate=(1, 0, 0))
     _imu(stage, "/World/Arm/Slider/Imu", widths=(10, 10, 10))
-    model, data, harness = _sim(SLIDER_ARM_XML.format(dt=DT),
-                                {"arm": "/World/Arm", "slider": "/World/Arm/Slider"})
+    model, data, harness = _sim(
+        SLIDER_ARM_XML.format(dt=DT), {"arm": "/World/Arm", "slider": "/World/Arm/Slider"}
+    )
     rt = SensorRuntime(stage, harness.paths)
     for frame in range(1, 120):
         data.ctrl[0] = 0.05 * frame  # joint effort grows every frame

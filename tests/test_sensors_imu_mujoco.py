@@ -47,22 +47,20 @@ def _stage():
         UsdPhysics.RigidBodyAPI.Apply(prim)
         imu = UsdGeom.Xform(stage.DefinePrim(f"/World/{body}/Imu", "IsaacImuSensor"))
         imu.AddTranslateOp().Set(Gf.Vec3d(*SITE_POS))
-        imu.AddOrientOp(UsdGeom.XformOp.PrecisionDouble).Set(
-            Gf.Quatd(SITE_QUAT[0], *SITE_QUAT[1:])
-        )
+        imu.AddOrientOp(UsdGeom.XformOp.PrecisionDouble).Set(Gf.Quatd(SITE_QUAT[0], *SITE_QUAT[1:]))
     return stage
 
 
 def _run(dt, steps, with_accelerations):
-    xml = MJCF.format(
-        dt=dt, sp=" ".join(map(str, SITE_POS)), sq=" ".join(map(str, SITE_QUAT))
-    )
+    xml = MJCF.format(dt=dt, sp=" ".join(map(str, SITE_POS)), sq=" ".join(map(str, SITE_QUAT)))
     model = mujoco.MjModel.from_xml_string(xml)
     data = mujoco.MjData(model)
     data.qvel[0] = 0.0
     # The free body starts at rest; a world-frame torque and force make it tumble.
     harness = MujocoHarness(
-        model, data, {"pend": "/World/pend", "spin": "/World/spin"},
+        model,
+        data,
+        {"pend": "/World/pend", "spin": "/World/spin"},
         with_accelerations=with_accelerations,
     )
     spin = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_BODY, "spin")
@@ -72,7 +70,12 @@ def _run(dt, steps, with_accelerations):
     errors_acc, errors_gyro, scale = [], [], []
     for k in range(steps):
         data.xfrc_applied[spin] = [
-            2.0 * np.cos(0.05 * k), 1.0, 0.5, 0.02, -0.01 + 0.00005 * k, 0.015
+            2.0 * np.cos(0.05 * k),
+            1.0,
+            0.5,
+            0.02,
+            -0.01 + 0.00005 * k,
+            0.015,
         ]
         state = harness.step()
         rt.step(state)

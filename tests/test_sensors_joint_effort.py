@@ -37,8 +37,10 @@ XML = """<mujoco><option timestep="{dt}" gravity="0 0 -9.81" integrator="implici
   <velocity name="v_rev" joint="RevoluteJoint" kv="0"/>
   <velocity name="v_pri" joint="PrismaticJoint" kv="0"/>
 </actuator></mujoco>"""
-CUBE = ('<body name="cube" pos="1.5 0 2.15"><freejoint/>'
-        '<geom type="box" size="0.1 0.1 0.1" mass="1"/></body>')
+CUBE = (
+    '<body name="cube" pos="1.5 0 2.15"><freejoint/>'
+    '<geom type="box" size="0.1 0.1 0.1" mass="1"/></body>'
+)
 
 
 def _stage():
@@ -77,12 +79,16 @@ def _scene(cube=False):
     model = mujoco.MjModel.from_xml_string(XML.format(dt=DT, cube=CUBE if cube else ""))
     data = mujoco.MjData(model)
     harness = MujocoHarness(
-        model, data, {"arm": f"{ROOT}/Arm", "slider": f"{ROOT}/Slider"},
+        model,
+        data,
+        {"arm": f"{ROOT}/Arm", "slider": f"{ROOT}/Slider"},
         dofs=("RevoluteJoint", "PrismaticJoint"),
     )
     dofs = _dofs(stage)
     rt = SensorRuntime(
-        stage, harness.paths, dof_names=dofs,
+        stage,
+        harness.paths,
+        dof_names=dofs,
         dof_types=None if hasattr(dofs, "entries") else [0, 1],
         sensors=[JointStateSensor(ROOT), EffortSensor(f"{ROOT}/RevoluteJoint")],
     )
@@ -109,8 +115,14 @@ def test_j1_j2_j3_reading_structure_and_stamps():
         rt.step(harness.step())
     r = js.reading()
     assert r.is_valid and all(isinstance(n, str) and n for n in r.dof_names)
-    assert len(r.dof_names) == len(r.dof_types) == len(r.positions) == len(r.velocities) == len(
-        r.efforts) == 2
+    assert (
+        len(r.dof_names)
+        == len(r.dof_types)
+        == len(r.positions)
+        == len(r.velocities)
+        == len(r.efforts)
+        == 2
+    )
     assert set(r.dof_types.tolist()) <= {0, 1} and r.dof_types.tolist() == [0, 1]
     assert r.stage_meters_per_unit == 1.0
     _run(rt, harness, 1.0)

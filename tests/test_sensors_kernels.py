@@ -60,8 +60,21 @@ def test_contact_kernel_matches_reference(variant, seed):
     out_ints = np.zeros((n, 4), np.int64)
     for contact_dts in (dts, np.zeros(0)):
         _k(_contact_kernels.contact_update_kernel, variant)(
-            pos, quat, floats, ints, np.arange(n, dtype=np.int64),
-            c0, c1, cp, ci, contact_dts, 1 / 60, 0.25, 15, out_floats, out_ints,
+            pos,
+            quat,
+            floats,
+            ints,
+            np.arange(n, dtype=np.int64),
+            c0,
+            c1,
+            cp,
+            ci,
+            contact_dts,
+            1 / 60,
+            0.25,
+            15,
+            out_floats,
+            out_ints,
         )
         values, times = out_floats[:, 0], out_floats[:, 1]
         in_contact, counts, valid = out_ints[:, 0], out_ints[:, 1], out_ints[:, 2]
@@ -70,8 +83,19 @@ def test_contact_kernel_matches_reference(variant, seed):
                 assert valid[s] == 0 and values[s] == 0 and times[s] == 0
                 continue
             ref = contact_reference(
-                pos, quat, sb[s], off[s], radius[s], fmin[s], fmax[s], c0, c1, cp, ci,
-                contact_dts if contact_dts.shape[0] else None, 1 / 60,
+                pos,
+                quat,
+                sb[s],
+                off[s],
+                radius[s],
+                fmin[s],
+                fmax[s],
+                c0,
+                c1,
+                cp,
+                ci,
+                contact_dts if contact_dts.shape[0] else None,
+                1 / 60,
             )
             assert values[s] == pytest.approx(ref[0], rel=1e-6)
             assert bool(in_contact[s]) == ref[1]
@@ -96,8 +120,11 @@ def _imu_buffers(n, ring):
     ring_buffer = np.zeros((n, ring, 14))
     ring_buffer[:, :, 7] = 1.0
     return dict(
-        ring=ring_buffer, heads=np.zeros(n, np.int64), prev=np.zeros((n, 7)),
-        readings=np.zeros((n, 11)), status=np.zeros((n, 2), np.int64),
+        ring=ring_buffer,
+        heads=np.zeros(n, np.int64),
+        prev=np.zeros((n, 7)),
+        readings=np.zeros((n, 11)),
+        status=np.zeros((n, 2), np.int64),
     )
 
 
@@ -111,11 +138,22 @@ def _imu_call(kernel, x, sensors, buf, mode, time, use_acc):
     ints[:, 6] = 1
     floats = np.ascontiguousarray(np.hstack([sensors["off_p"], sensors["off_q"]]))
     kernel(
-        x["quat"], x["com"], x["lin"], x["ang"],
+        x["quat"],
+        x["com"],
+        x["lin"],
+        x["ang"],
         x["lacc"] if use_acc else np.zeros((0, 3)),
         x["aacc"] if use_acc else np.zeros((0, 3)),
-        ints, floats, np.arange(n, dtype=np.int64),
-        time, 7, buf["ring"], buf["heads"], buf["prev"], buf["readings"], buf["status"],
+        ints,
+        floats,
+        np.arange(n, dtype=np.int64),
+        time,
+        7,
+        buf["ring"],
+        buf["heads"],
+        buf["prev"],
+        buf["readings"],
+        buf["status"],
     )
     r = buf["readings"]
     # Gravity reaction from the newest sample's orientation (read-time rule of the kernel
@@ -164,7 +202,10 @@ def test_imu_isaac_kernel_matches_reference(variant):
         for s in range(n):
             b = sensors["bodies"][s]
             a, w, q, g = refs[s].step(
-                np.float32(k / 60), x["lin"][b], x["ang"][b], x["quat"][b],
+                np.float32(k / 60),
+                x["lin"][b],
+                x["ang"][b],
+                x["quat"][b],
                 np.array([0, 0, 9.80665]),
             )
             np.testing.assert_allclose(acc[s], a, rtol=2e-6, atol=2e-5)
@@ -188,8 +229,14 @@ def test_imu_physical_kernel_matches_reference(variant):
     for s in range(n):
         b = sensors["bodies"][s]
         a, w = imu_physical_reference(
-            x["quat"][b], x["com"][b], sensors["off_p"][s], sensors["off_q"][s], x["lacc"][b],
-            x["aacc"][b], x["ang"][b], np.array([0.0, 0.0, -9.81]),
+            x["quat"][b],
+            x["com"][b],
+            sensors["off_p"][s],
+            sensors["off_q"][s],
+            x["lacc"][b],
+            x["aacc"][b],
+            x["ang"][b],
+            np.array([0.0, 0.0, -9.81]),
         )
         np.testing.assert_allclose(acc[s] + gs[s], a, rtol=1e-12, atol=1e-12)
         np.testing.assert_allclose(gyro[s], w, rtol=1e-12, atol=1e-12)
@@ -223,11 +270,21 @@ def test_each_kernel_has_one_compiled_signature():
     stage.DefinePrim("/B/P", "IsaacImuSensor")
     rt = SensorRuntime(stage, ["/B"])
     for k, acc in ((1, None), (2, np.zeros((1, 3)))):
-        rt.step(make_physics_state(
-            ["/B"], [[0, 0, 0]], [[1, 0, 0, 0]], body_linear_accelerations=acc,
-            body_angular_accelerations=acc, contact_body0=[0], contact_impulses=[[0, 0, 1]],
-            contact_dts=[0.01] if k == 1 else None, dt=0.01, time=0.01 * k, step=k,
-        ))
+        rt.step(
+            make_physics_state(
+                ["/B"],
+                [[0, 0, 0]],
+                [[1, 0, 0, 0]],
+                body_linear_accelerations=acc,
+                body_angular_accelerations=acc,
+                contact_body0=[0],
+                contact_impulses=[[0, 0, 1]],
+                contact_dts=[0.01] if k == 1 else None,
+                dt=0.01,
+                time=0.01 * k,
+                step=k,
+            )
+        )
     _imu_kernels.quat_matrix_round_trip_kernel(np.array([[1.0, 0, 0, 0]]), np.zeros((1, 4)))
     kernels = [
         _contact_kernels.contact_update_kernel,
@@ -264,18 +321,26 @@ def test_imu_physical_kernel_rolling_averages_and_finite_differences(variant):
         for s in range(n):
             b = sensors["bodies"][s]
             a, w = imu_physical_reference(
-                x["quat"][b], x["com"][b], sensors["off_p"][s], sensors["off_q"][s], lacc[b],
-                aacc[b], x["ang"][b], np.zeros(3),
+                x["quat"][b],
+                x["com"][b],
+                sensors["off_p"][s],
+                sensors["off_q"][s],
+                lacc[b],
+                aacc[b],
+                x["ang"][b],
+                np.zeros(3),
             )
             q = gf_round_trip(quat_mul(x["quat"][b], sensors["off_q"][s]))
             history[s].insert(0, (a, w, q))
             nl, nw, nq = sensors["widths"][s]
             fill = (np.zeros(3), np.zeros(3), np.array([1.0, 0, 0, 0]))
             padded = history[s] + [fill] * 10
-            np.testing.assert_allclose(acc[s], np.mean([h[0] for h in padded[:nl]], axis=0),
-                                       rtol=1e-9, atol=1e-9)
-            np.testing.assert_allclose(gyro[s], np.mean([h[1] for h in padded[:nw]], axis=0),
-                                       rtol=1e-12, atol=1e-12)
+            np.testing.assert_allclose(
+                acc[s], np.mean([h[0] for h in padded[:nl]], axis=0), rtol=1e-9, atol=1e-9
+            )
+            np.testing.assert_allclose(
+                gyro[s], np.mean([h[1] for h in padded[:nw]], axis=0), rtol=1e-12, atol=1e-12
+            )
             q_mean = np.mean([h[2] for h in padded[:nq]], axis=0)
             np.testing.assert_allclose(quat[s], q_mean / np.linalg.norm(q_mean), atol=1e-12)
 

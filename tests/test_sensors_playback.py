@@ -65,11 +65,18 @@ def _sensors(paths):
 
 def _readings(rt):
     arm, slider, js = (s.reading() for s in rt.sensors)
-    return np.concatenate([
-        arm.linear_acceleration, arm.angular_velocity, arm.orientation,
-        slider.linear_acceleration, slider.angular_velocity, slider.orientation,
-        js.positions, js.velocities,
-    ])
+    return np.concatenate(
+        [
+            arm.linear_acceleration,
+            arm.angular_velocity,
+            arm.orientation,
+            slider.linear_acceleration,
+            slider.angular_velocity,
+            slider.orientation,
+            js.positions,
+            js.velocities,
+        ]
+    )
 
 
 def test_playback_reproduces_engine_driven_readings():
@@ -78,8 +85,13 @@ def test_playback_reproduces_engine_driven_readings():
     bodies = {"world": f"{ROOT}/Base", "arm": f"{ROOT}/Arm", "slider": f"{ROOT}/Slider"}
     harness = MujocoHarness(model, data, bodies, dofs=("RevoluteJoint", "PrismaticJoint"))
     stage = _stage()
-    live = SensorRuntime(stage, harness.paths, dof_names=["RevoluteJoint", "PrismaticJoint"],
-                         dof_types=[0, 1], sensors=_sensors(harness.paths))
+    live = SensorRuntime(
+        stage,
+        harness.paths,
+        dof_names=["RevoluteJoint", "PrismaticJoint"],
+        dof_types=[0, 1],
+        sensors=_sensors(harness.paths),
+    )
     times, log, live_readings = [], [], []
     for k in range(240):
         data.ctrl[:] = (8.0 * np.sin(3.0 * k * DT), 2.0 * np.cos(5.0 * k * DT))
@@ -91,8 +103,13 @@ def test_playback_reproduces_engine_driven_readings():
     playback = KinematicPlayback(stage, ROOT, times, np.array(log))
     assert playback.joint_names == ["RevoluteJoint", "PrismaticJoint"]
     assert set(playback.body_paths) == set(bodies.values())
-    replay = SensorRuntime(stage, playback.body_paths, dof_names=playback.joint_names,
-                           dof_types=[0, 1], sensors=_sensors(playback.body_paths))
+    replay = SensorRuntime(
+        stage,
+        playback.body_paths,
+        dof_names=playback.joint_names,
+        dof_types=[0, 1],
+        sensors=_sensors(playback.body_paths),
+    )
     replay_readings = []
     for state in playback.states():
         replay.step(state)

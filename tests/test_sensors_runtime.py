@@ -33,10 +33,16 @@ def _stage():
 def _state(k, paths=("/World/A", "/World/B"), v=0.0):
     n = len(paths)
     return make_physics_state(
-        paths, np.zeros((n, 3)), np.tile([1.0, 0, 0, 0], (n, 1)),
-        np.tile([v * k, 0.0, 0.0], (n, 1)), np.zeros((n, 3)),
-        contact_body0=[0], contact_impulses=[[0.0, 0.0, 3.0 * DT]],
-        dt=DT, time=k * DT, step=k,
+        paths,
+        np.zeros((n, 3)),
+        np.tile([1.0, 0, 0, 0], (n, 1)),
+        np.tile([v * k, 0.0, 0.0], (n, 1)),
+        np.zeros((n, 3)),
+        contact_body0=[0],
+        contact_impulses=[[0.0, 0.0, 3.0 * DT]],
+        dt=DT,
+        time=k * DT,
+        step=k,
     )
 
 
@@ -92,8 +98,14 @@ def test_bad_configuration_never_stops_the_loop(caplog):
         for k in range(1, 11):
             rt.step(_state(k))
     by_path = {s.prim_path: s for s in rt.sensors}
-    bad = ["/World/NoBody", "/World/A/BadThreshold", "/World/B/NanImu", "/World/Untracked/Imu",
-           "/World/A/BadPlugin", "/World/A/Crashing"]
+    bad = [
+        "/World/NoBody",
+        "/World/A/BadThreshold",
+        "/World/B/NanImu",
+        "/World/Untracked/Imu",
+        "/World/A/BadPlugin",
+        "/World/A/Crashing",
+    ]
     for path in bad:
         reason = by_path[path].disabled_reason
         assert reason and path in reason, (path, reason)
@@ -145,9 +157,16 @@ def test_imu_configuration_is_frozen_after_the_first_processed_step():
     w = np.array([[0.0, 0.0, 2.0], [0.0, 0.0, 0.0]])
 
     def state(k):
-        return make_physics_state(["/World/A", "/World/B"], np.zeros((2, 3)),
-                                  np.tile([1.0, 0, 0, 0], (2, 1)), np.zeros((2, 3)), w,
-                                  dt=DT, time=k * DT, step=k)
+        return make_physics_state(
+            ["/World/A", "/World/B"],
+            np.zeros((2, 3)),
+            np.tile([1.0, 0, 0, 0], (2, 1)),
+            np.zeros((2, 3)),
+            w,
+            dt=DT,
+            time=k * DT,
+            step=k,
+        )
 
     rt.step(state(1))  # the edit before the first step is picked up (width 4: w / 4)
     assert rt.sensor("/World/A/Early").reading().angular_velocity[2] == pytest.approx(0.5)
@@ -170,9 +189,19 @@ def test_imu_user_reenable_resets_the_history():
     rt = SensorRuntime(stage, ["/World/A", "/World/B"])
     imu = rt.sensor("/World/A/Imu")
     w = np.array([[0.0, 0.0, 2.0], [0.0, 0.0, 0.0]])
-    states = [make_physics_state(["/World/A", "/World/B"], np.zeros((2, 3)),
-                                 np.tile([1.0, 0, 0, 0], (2, 1)), np.zeros((2, 3)), w,
-                                 dt=DT, time=k * DT, step=k) for k in range(1, 6)]
+    states = [
+        make_physics_state(
+            ["/World/A", "/World/B"],
+            np.zeros((2, 3)),
+            np.tile([1.0, 0, 0, 0], (2, 1)),
+            np.zeros((2, 3)),
+            w,
+            dt=DT,
+            time=k * DT,
+            step=k,
+        )
+        for k in range(1, 6)
+    ]
     rt.step(states[0])
     rt.step(states[1])
     assert imu.reading().angular_velocity[2] == pytest.approx(2.0)
@@ -214,10 +243,11 @@ def test_contact_sensor_on_an_untracked_body_is_disabled():
 
 
 def test_importing_sensors_loads_neither_pxr_nor_numba():
-    code = ("import sys, runtime.sensors; "
-            "print([m for m in ('pxr', 'numba', 'trimesh') if m in sys.modules])")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True)
+    code = (
+        "import sys, runtime.sensors; "
+        "print([m for m in ('pxr', 'numba', 'trimesh') if m in sys.modules])"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
 
 

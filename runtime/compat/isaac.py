@@ -152,24 +152,44 @@ def GetNamedPoseValid(named_pose_prim):  # noqa: N802
 
 
 def PopulateRobotSchemaFromArticulation(  # noqa: N802
-    stage, robot_prim, articulation_prim=None, *, detect_sites=False, sites_last=False,
+    stage,
+    robot_prim,
+    articulation_prim=None,
+    *,
+    detect_sites=False,
+    sites_last=False,
     traversal="dfs",
 ):
     """Populate links/joints from the articulation; returns (root_link, root_joint)."""
     return _pop.populate_robot_schema_from_articulation(
-        stage, robot_prim, articulation_prim, detect_sites=detect_sites,
-        sites_last=sites_last, traversal=traversal,
+        stage,
+        robot_prim,
+        articulation_prim,
+        detect_sites=detect_sites,
+        sites_last=sites_last,
+        traversal=traversal,
     )
 
 
 def RecalculateRobotSchema(  # noqa: N802
-    stage, robot_prim, articulation_prim=None, *, detect_sites=False, sites_last=False,
-    force_update=False, traversal="dfs",
+    stage,
+    robot_prim,
+    articulation_prim=None,
+    *,
+    detect_sites=False,
+    sites_last=False,
+    force_update=False,
+    traversal="dfs",
 ):
     """Update links/joints keeping the user's order; returns (root_link, root_joint)."""
     return _pop.recalculate_robot_schema(
-        stage, robot_prim, articulation_prim, detect_sites=detect_sites,
-        sites_last=sites_last, force_update=force_update, traversal=traversal,
+        stage,
+        robot_prim,
+        articulation_prim,
+        detect_sites=detect_sites,
+        sites_last=sites_last,
+        force_update=force_update,
+        traversal=traversal,
     )
 
 
@@ -267,7 +287,7 @@ __all__ = [
 ]
 # ------------------------------- other areas append below (extend with `__all__ += [...]`)
 
-# ---------------------------------------------------------------- kinematics / poser (kinematics area)
+# ---------------------------------------------------- kinematics / poser (kinematics area)
 from runtime.kinematics.chain import Joint, KinematicChain  # noqa: E402
 from runtime.kinematics.ik import (  # noqa: E402
     IKSolver,

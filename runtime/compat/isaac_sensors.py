@@ -238,8 +238,18 @@ class IMUSensor(_Wrapper):
             return ImuSensorReading()
         a, w, q = r.linear_acceleration, r.angular_velocity, r.orientation
         return ImuSensorReading(
-            _f32(a[0]), _f32(a[1]), _f32(a[2]), _f32(w[0]), _f32(w[1]), _f32(w[2]),
-            _f32(q[0]), _f32(q[1]), _f32(q[2]), _f32(q[3]), _f32(r.time), True,
+            _f32(a[0]),
+            _f32(a[1]),
+            _f32(a[2]),
+            _f32(w[0]),
+            _f32(w[1]),
+            _f32(w[2]),
+            _f32(q[0]),
+            _f32(q[1]),
+            _f32(q[2]),
+            _f32(q[3]),
+            _f32(r.time),
+            True,
         )
 
     def get_data(self, read_gravity: bool = True) -> dict[str, Any]:

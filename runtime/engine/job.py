@@ -438,9 +438,15 @@ class _SensorTap:
             if array.dtype.kind not in "biuf":
                 continue
             shape = tuple(array.shape)
-            if self.kind == "raycast" and self.ray_count is not None and shape and shape[0] in (
-                0,
-                self.ray_count,
+            if (
+                self.kind == "raycast"
+                and self.ray_count is not None
+                and shape
+                and shape[0]
+                in (
+                    0,
+                    self.ray_count,
+                )
             ):
                 shape = (self.ray_count, *shape[1:])
                 if len(shape) == 1 and name != "depths" and array.ndim == 2:
@@ -463,17 +469,37 @@ class _SensorTap:
             if name in self.path_tables:
                 attrs["path_table"] = self.path_tables[name]
             recorder.add_channel(
-                ChannelInfo(f"{self.path}.{name}", shape, dtype, self.path, self.kind, name,
-                            _unit(self.kind, name), attrs)
+                ChannelInfo(
+                    f"{self.path}.{name}",
+                    shape,
+                    dtype,
+                    self.path,
+                    self.kind,
+                    name,
+                    _unit(self.kind, name),
+                    attrs,
+                )
             )
         if self.kind == "raycast" and self.ray_count is not None:
             attrs = {"max_range": self.max_range}
-            recorder.add_channel(ChannelInfo(f"{self.path}.hit", (self.ray_count,), "bool",
-                                             self.path, self.kind, "hit", "", attrs))
-        recorder.add_channel(ChannelInfo(f"{self.path}.valid", (), "bool", self.path,
-                                         self.kind, "valid", ""))
-        self._plan = [(name, f"{self.path}.{name}", shape) for name, (shape, _) in
-                      self.fields.items()]
+            recorder.add_channel(
+                ChannelInfo(
+                    f"{self.path}.hit",
+                    (self.ray_count,),
+                    "bool",
+                    self.path,
+                    self.kind,
+                    "hit",
+                    "",
+                    attrs,
+                )
+            )
+        recorder.add_channel(
+            ChannelInfo(f"{self.path}.valid", (), "bool", self.path, self.kind, "valid", "")
+        )
+        self._plan = [
+            (name, f"{self.path}.{name}", shape) for name, (shape, _) in self.fields.items()
+        ]
 
     def read(self) -> Any:
         """The sensor's current reading (sensor evaluation; readings may be lazy)."""
@@ -675,8 +701,10 @@ def format_summary(summary: Mapping[str, Any], timings: Mapping[str, float] | No
     if ik:
         text = f"ik: {ik.get('solves', 0)} solves"
         if ik.get("seeded_failures"):
-            text += (f" ({ik['seeded_failures']} failed from the previous solution; "
-                     f"cold-start ladder run {ik.get('cold_start_ladders', 0)} times)")
+            text += (
+                f" ({ik['seeded_failures']} failed from the previous solution; "
+                f"cold-start ladder run {ik.get('cold_start_ladders', 0)} times)"
+            )
         if ik.get("frozen_at") is not None:
             text += f", targets frozen at first contact t = {ik['frozen_at']:.3f} s"
         if ik.get("disabled"):
@@ -705,7 +733,9 @@ def _resolve_link(stage: Any, robot_prim: Any, link: str) -> str:
     ]
     if not matches:
         raise SchemaError(
-            str(robot_prim.GetPath()), "", f"IK target link {link!r} not found under the robot",
+            str(robot_prim.GetPath()),
+            "",
+            f"IK target link {link!r} not found under the robot",
             "a link prim name or full path",
         )
     return matches[0]
@@ -776,18 +806,28 @@ class _IkDriver:
         self.items: list[dict[str, Any]] = []
         for schedule in schedules:
             end = _resolve_link(stage, robot_prim, schedule.link)
-            poser = RobotPoser(stage, robot_prim, stage.GetPrimAtPath(root),
-                               stage.GetPrimAtPath(end))
+            poser = RobotPoser(
+                stage, robot_prim, stage.GetPrimAtPath(root), stage.GetPrimAtPath(end)
+            )
             chain = poser.chain
             if chain is None or not chain.joint_paths:
                 raise SimrtError(f"{end}: no movable joints between {root} and the IK link")
             indices = np.array([dof_table.index_of(p) for p in chain.joint_paths], np.int64)
             start_in_robot = _pose_in(stage, robot_prim, stage.GetPrimAtPath(root), Transform)
             self.items.append(
-                {"schedule": schedule, "poser": poser, "chain": chain, "indices": indices,
-                 "index_list": [int(i) for i in indices], "start_orientation": None,
-                 "q_from": None, "q_to": None, "end": end, "start_in_robot": start_in_robot,
-                 "failing": False}
+                {
+                    "schedule": schedule,
+                    "poser": poser,
+                    "chain": chain,
+                    "indices": indices,
+                    "index_list": [int(i) for i in indices],
+                    "start_orientation": None,
+                    "q_from": None,
+                    "q_to": None,
+                    "end": end,
+                    "start_in_robot": start_in_robot,
+                    "failing": False,
+                }
             )
         self.targets = np.full(len(dof_table.entries), np.nan)
 
@@ -997,7 +1037,8 @@ def run_scene(
         waypoints.append(item if isinstance(item, IkWaypoint) else parse_ik_target(str(item)))
     ik_every = int(ik_every if ik_every is not None else settings.get("ik_every", 10))
     until_contact = bool(
-        ik_until_contact if ik_until_contact is not None
+        ik_until_contact
+        if ik_until_contact is not None
         else settings.get("ik_until_contact", False)
     )
     robot_prim = _find_robot(stage, robot or settings.get("robot"))
@@ -1023,7 +1064,8 @@ def run_scene(
     robot_path = str(robot_prim.GetPath()) if robot_prim is not None else "/"
     robot_bodies = {i for i, p in enumerate(body_paths) if p.startswith(robot_path + "/")}
     robot_contacts = [
-        s for s in sensors.of_kind("contact")
+        s
+        for s in sensors.of_kind("contact")
         if getattr(s, "prim_path", "").startswith(robot_path + "/")
     ]
     del robot_bodies
@@ -1032,8 +1074,15 @@ def run_scene(
     if waypoints:
         if robot_prim is None or dof_table is None:
             raise SimrtError("IK targets given but the scene has no robot (IsaacRobotAPI)")
-        ik = _IkDriver(stage, robot_prim, dof_table, build_schedules(waypoints), engine,
-                       ik_every, until_contact)
+        ik = _IkDriver(
+            stage,
+            robot_prim,
+            dof_table,
+            build_schedules(waypoints),
+            engine,
+            ik_every,
+            until_contact,
+        )
 
     disabled = {
         str(getattr(s, "prim_path", "")): str(s.disabled_reason)
@@ -1053,8 +1102,14 @@ def run_scene(
     }
     recorder = None
     taps = [_SensorTap(s, stage) for s in sensors.sensors]
-    timings = {"physics": 0.0, "state": 0.0, "sensors": 0.0, "readings": 0.0, "record": 0.0,
-               "ik": 0.0}
+    timings = {
+        "physics": 0.0,
+        "state": 0.0,
+        "sensors": 0.0,
+        "readings": 0.0,
+        "record": 0.0,
+        "ik": 0.0,
+    }
     bar = Progress(steps, progress)
     done = 0
     complete = False
@@ -1071,8 +1126,9 @@ def run_scene(
                     bool(getattr(s.reading(), "in_contact", False)) for s in robot_contacts
                 )
                 try:
-                    ik.update(k, float(getattr(state, "time", 0.0)), step_dt, joint_positions,
-                              in_contact)
+                    ik.update(
+                        k, float(getattr(state, "time", 0.0)), step_dt, joint_positions, in_contact
+                    )
                 except Exception as error:  # noqa: BLE001 - a failing IK must not stop the run
                     ik.disabled_reason = f"IK disabled at step {k}: {error!r}"
                     LOGGER.error("%s; the joint targets keep their last values", ik.disabled_reason)
@@ -1086,27 +1142,67 @@ def run_scene(
             readings = [tap.read() for tap in taps]
             t5 = perf()
             if recorder is None:
-                recorder = Recorder(out, flush_every=flush_every, meta=meta,
-                                    min_flush_interval=min_flush_interval,
-                                    expected_rows=min(steps, 1_000_000))
+                recorder = Recorder(
+                    out,
+                    flush_every=flush_every,
+                    meta=meta,
+                    min_flush_interval=min_flush_interval,
+                    expected_rows=min(steps, 1_000_000),
+                )
                 for tap in taps:
                     tap.define(recorder)
                 if dof_count:
                     for name in ("positions", "velocities", "efforts"):
-                        recorder.add_channel(ChannelInfo(
-                            f"{robot_path}.{name}", (dof_count,), "float64", robot_path,
-                            "joint_state", name, "", {"dof_names": meta["dof_names"]}))
-                    recorder.add_channel(ChannelInfo(
-                        f"{robot_path}.targets", (dof_count,), "float64", robot_path, "command",
-                        "targets", "", {"dof_names": meta["dof_names"]}))
+                        recorder.add_channel(
+                            ChannelInfo(
+                                f"{robot_path}.{name}",
+                                (dof_count,),
+                                "float64",
+                                robot_path,
+                                "joint_state",
+                                name,
+                                "",
+                                {"dof_names": meta["dof_names"]},
+                            )
+                        )
+                    recorder.add_channel(
+                        ChannelInfo(
+                            f"{robot_path}.targets",
+                            (dof_count,),
+                            "float64",
+                            robot_path,
+                            "command",
+                            "targets",
+                            "",
+                            {"dof_names": meta["dof_names"]},
+                        )
+                    )
                 if record_bodies:
                     nb = len(body_paths)
-                    recorder.add_channel(ChannelInfo("bodies.positions", (nb, 3), "float64", "",
-                                                     "body", "positions", "stage_units",
-                                                     {"body_paths": list(body_paths)}))
-                    recorder.add_channel(ChannelInfo("bodies.orientations", (nb, 4), "float64",
-                                                     "", "body", "orientations", "wxyz",
-                                                     {"body_paths": list(body_paths)}))
+                    recorder.add_channel(
+                        ChannelInfo(
+                            "bodies.positions",
+                            (nb, 3),
+                            "float64",
+                            "",
+                            "body",
+                            "positions",
+                            "stage_units",
+                            {"body_paths": list(body_paths)},
+                        )
+                    )
+                    recorder.add_channel(
+                        ChannelInfo(
+                            "bodies.orientations",
+                            (nb, 4),
+                            "float64",
+                            "",
+                            "body",
+                            "orientations",
+                            "wxyz",
+                            {"body_paths": list(body_paths)},
+                        )
+                    )
             row: dict[str, Any] = {}
             for tap, reading in zip(taps, readings, strict=True):
                 tap.row(row, reading)
@@ -1146,17 +1242,27 @@ def run_scene(
     timings["wall_time"] = wall
     summary: dict[str, Any] = {"steps": done, "sim_time": 0.0, "sensors": {}}
     if recorder is not None:
-        summary = summarize(recorder.snapshot(
-            complete=complete,
-            channels=[name for name, info in recorder.channels.items()
-                      if info.kind in _SUMMARY_KINDS and info.field in _SUMMARY_FIELDS]))
+        summary = summarize(
+            recorder.snapshot(
+                complete=complete,
+                channels=[
+                    name
+                    for name, info in recorder.channels.items()
+                    if info.kind in _SUMMARY_KINDS and info.field in _SUMMARY_FIELDS
+                ],
+            )
+        )
     for s in sensors.sensors:
         if getattr(s, "disabled_reason", None):
             disabled[str(getattr(s, "prim_path", ""))] = str(s.disabled_reason)
     if ik is not None:
-        summary["ik"] = {"solves": ik.solves, "seeded_failures": ik.failures,
-                         "cold_start_ladders": ik.ladders,
-                         "frozen_at": ik.frozen_at, "disabled": ik.disabled_reason}
+        summary["ik"] = {
+            "solves": ik.solves,
+            "seeded_failures": ik.failures,
+            "cold_start_ladders": ik.ladders,
+            "frozen_at": ik.frozen_at,
+            "disabled": ik.disabled_reason,
+        }
     return RunResult(
         steps=done,
         requested_steps=steps,
@@ -1168,4 +1274,3 @@ def run_scene(
         timings=timings,
         disabled=disabled,
     )
-

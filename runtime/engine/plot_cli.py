@@ -170,8 +170,13 @@ def plot_recording(
             if in_contact is not None and in_contact.any():
                 top = float(np.max(force)) if force.size else 1.0
                 ax_c.fill_between(
-                    t, 0, top or 1.0, where=in_contact.astype(bool), color=line.get_color(),
-                    alpha=0.12, step="mid",
+                    t,
+                    0,
+                    top or 1.0,
+                    where=in_contact.astype(bool),
+                    color=line.get_color(),
+                    alpha=0.12,
+                    step="mid",
                 )
         ax_c.legend(fontsize=7, loc="upper left")
     if joints:
@@ -192,7 +197,12 @@ def plot_recording(
     if has_cloud:
         ax3 = fig.add_subplot(grid[row : row + 3, 0], projection="3d")
         scatter = ax3.scatter(
-            points[:, 0], points[:, 1], points[:, 2], c=points[:, 2], s=2.0, cmap="viridis",
+            points[:, 0],
+            points[:, 1],
+            points[:, 2],
+            c=points[:, 2],
+            s=2.0,
+            cmap="viridis",
             depthshade=False,
         )
         ax3.set_title(
@@ -239,4 +249,3 @@ def run(args: argparse.Namespace) -> int:
     panels = plot_recording(recording, out, max_points=args.max_points, dpi=args.dpi)
     print(f"wrote {out} ({', '.join(panels)})")  # noqa: T201
     return 0
-

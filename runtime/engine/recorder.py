@@ -541,8 +541,9 @@ def _release_in_background(fd: int | None) -> None:
     stall the step loop.
     """
     if fd is not None:
-        threading.Thread(target=os.close, args=(fd,), name="simrt-recorder-release",
-                         daemon=True).start()
+        threading.Thread(
+            target=os.close, args=(fd,), name="simrt-recorder-release", daemon=True
+        ).start()
 
 
 def _copy_prefix(source: Path, target: Any, count: int) -> None:
@@ -625,8 +626,9 @@ def _write_npz_atomic(
     level = FINAL_COMPRESS_LEVEL if final else None
     try:
         with open(tmp, "r+b") as stream:
-            with zipfile.ZipFile(stream, "w", compression, allowZip64=True,
-                                 compresslevel=level) as zf:
+            with zipfile.ZipFile(
+                stream, "w", compression, allowZip64=True, compresslevel=level
+            ) as zf:
                 for key, array in arrays.items():
                     _write_member(zf, key, array)
                 _write_member(zf, _META_KEY, np.array(meta_json))
@@ -790,9 +792,7 @@ def load_recording(path: str | os.PathLike[str]) -> Recording:
                     arrays[name] = values.reshape((len(table), *shape))
                     continue
             arrays[name] = column.to_numpy(zero_copy_only=False)
-    channels = {
-        name: ChannelInfo.from_json(name, info) for name, info in meta["channels"].items()
-    }
+    channels = {name: ChannelInfo.from_json(name, info) for name, info in meta["channels"].items()}
     missing = [name for name in ("step", "time", *channels) if name not in arrays]
     if missing:
         raise SimrtError(f"{path}: recording lacks arrays {missing}")

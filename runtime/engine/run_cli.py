@@ -25,22 +25,29 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Register the ``simrt run`` arguments."""
     parser.add_argument("scene", help="USD scene (.usd/.usda/.usdc)")
     parser.add_argument(
-        "--steps", type=int, default=None,
-        help="physics steps to run (default: the PhysicsScene's customData simrt.steps, "
-        "else 1000)",
+        "--steps",
+        type=int,
+        default=None,
+        help="physics steps to run (default: the PhysicsScene's customData simrt.steps, else 1000)",
     )
     parser.add_argument(
-        "--dt", type=float, default=None,
-        help="step size in seconds (default: the scene's rate, e.g. "
-        "physxScene:timeStepsPerSecond)",
+        "--dt",
+        type=float,
+        default=None,
+        help="step size in seconds (default: the scene's rate, e.g. physxScene:timeStepsPerSecond)",
     )
     parser.add_argument(
-        "--out", "-o", default=None,
+        "--out",
+        "-o",
+        default=None,
         help="recording to write: FILE.npz, or FILE.parquet (needs pyarrow); replaced "
         "atomically every --flush-every steps and at the end",
     )
     parser.add_argument(
-        "--ik-target", action="append", default=None, metavar="LINK=x,y,z[,qw,qx,qy,qz][@T]",
+        "--ik-target",
+        action="append",
+        default=None,
+        metavar="LINK=x,y,z[,qw,qx,qy,qz][@T]",
         help="IK waypoint for LINK in the robot-base frame, reached at time T (repeatable; "
         "replaces the scene's ikTargets). Joint targets are sent to the engine's drives.",
     )
@@ -48,17 +55,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--ik-every", type=int, default=None, help="re-solve IK every N steps (default 10)"
     )
     parser.add_argument(
-        "--ik-until-contact", action=argparse.BooleanOptionalAction, default=None,
+        "--ik-until-contact",
+        action=argparse.BooleanOptionalAction,
+        default=None,
         help="freeze the IK targets once a robot contact sensor reports contact",
     )
     parser.add_argument(
-        "--imu-mode", choices=("isaac", "physical"), default=None,
+        "--imu-mode",
+        choices=("isaac", "physical"),
+        default=None,
         help="IMU model: Isaac parity or physical (lever arm, rotating frame); default: the "
         "scene's simrt.imuMode, else isaac",
     )
     parser.add_argument("--robot", default=None, help="robot prim path (default: first robot)")
     parser.add_argument(
-        "--flush-every", type=int, default=250,
+        "--flush-every",
+        type=int,
+        default=250,
         help="append the steps done so far to the recording every N steps (at most about once "
         "a second; the file stays valid at every moment and is consolidated at the end)",
     )

@@ -142,8 +142,12 @@ def contact_update_kernel(
         radius = sensor_floats[s, 3]
         if not radius > 0.0:
             touching, force = _contact_force(
-                body_sums[b, 0], body_sums[b, 1], body_sums[b, 2], body_dts[b],
-                sensor_floats[s, 4], sensor_floats[s, 5],
+                body_sums[b, 0],
+                body_sums[b, 1],
+                body_sums[b, 2],
+                body_dts[b],
+                sensor_floats[s, 4],
+                sensor_floats[s, 5],
             )
             out_floats[s, 0] = force
             out_ints[s, 0] = 1 if touching else 0

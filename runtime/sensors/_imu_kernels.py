@@ -473,8 +473,17 @@ def imu_update_kernel(
         out_status[s, 1] = step
     if n_shared:
         _isaac_width1_shared(
-            body_orientations, body_linear_velocities, body_angular_velocities, sensor_ints,
-            shared[:n_shared], t_new, step, out_ring, out_heads, out_readings, out_status,
+            body_orientations,
+            body_linear_velocities,
+            body_angular_velocities,
+            sensor_ints,
+            shared[:n_shared],
+            t_new,
+            step,
+            out_ring,
+            out_heads,
+            out_readings,
+            out_status,
         )
 
 

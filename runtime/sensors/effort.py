@@ -86,7 +86,8 @@ class EffortSensor(SensorBase):
                     break
         if index < 0:
             raise SchemaError(
-                self.prim_path, "",
+                self.prim_path,
+                "",
                 f"EffortSensor: could not resolve DOF index for joint '{self.prim_path}'",
             )
         self.dof_index = index

@@ -281,9 +281,9 @@ class ImuBatch:
         acc = self.readings[:, 0:3].copy()
         if read_gravity:
             grav = self.gravity_in_sensor_frames()
-            acc[isaac] = (
-                acc[isaac].astype(np.float32) + grav[isaac].astype(np.float32)
-            ).astype(np.float64)
+            acc[isaac] = (acc[isaac].astype(np.float32) + grav[isaac].astype(np.float32)).astype(
+                np.float64
+            )
             acc[~isaac] = acc[~isaac] + grav[~isaac]
         gyro = self.readings[:, 3:6].copy()
         acc[~np.isfinite(acc)] = 0.0

@@ -79,7 +79,8 @@ class JointStateSensor(SensorBase):
             raise SchemaError(self.prim_path, "", "articulation root prim does not exist")
         if len(runtime.dof_names) == 0:
             raise SchemaError(
-                self.prim_path, "",
+                self.prim_path,
+                "",
                 f"JointStateSensor: no DOFs found under articulation root '{self.prim_path}'",
             )
         self.dof_names = tuple(runtime.dof_names)

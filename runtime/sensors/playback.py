@@ -179,7 +179,8 @@ class KinematicPlayback:
         if n > 1:
             self.body_linear_velocities[1:] = np.diff(com_world, axis=0) / dt[:, None, None]
             self.body_angular_velocities[1:] = _angular_velocity(
-                self.body_orientations[:-1], self.body_orientations[1:],
+                self.body_orientations[:-1],
+                self.body_orientations[1:],
                 np.broadcast_to(dt[:, None], (n - 1, len(self.body_paths))),
             )
             self.joint_velocities[1:] = np.diff(self.joint_positions, axis=0) / dt[:, None]

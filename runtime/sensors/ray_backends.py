@@ -226,9 +226,12 @@ class NumbaBvhBackend:
             self.group_count,
         )
         if self.group_count:
-            world = np.einsum(
-                "gij,gkj->gki", _rotation_matrices(group_orientations), self._local_corners
-            ) + group_positions[:, None, :]
+            world = (
+                np.einsum(
+                    "gij,gkj->gki", _rotation_matrices(group_orientations), self._local_corners
+                )
+                + group_positions[:, None, :]
+            )
             pad = 1e-9 * (1.0 + np.abs(world).max(axis=(1, 2)))
             self._world_boxes[:, :3] = world.min(axis=1) - pad[:, None]
             self._world_boxes[:, 3:] = world.max(axis=1) + pad[:, None]

@@ -299,9 +299,9 @@ class RayScene:
         self.group_count = len(groups)
         self._group_body = np.array([g.body_index for g in groups], np.int64)
         self.group_paths = tuple(g.path for g in groups)
-        self._fixed_positions = np.array(
-            [g.fixed_position for g in groups], np.float64
-        ).reshape(-1, 3)
+        self._fixed_positions = np.array([g.fixed_position for g in groups], np.float64).reshape(
+            -1, 3
+        )
         self._fixed_orientations = np.array(
             [g.fixed_orientation for g in groups], np.float64
         ).reshape(-1, 4)
@@ -324,9 +324,7 @@ class RayScene:
         self._solid_orientations = self._solid_orientations.reshape(-1, 4)
         self._solid_params = np.array([s.params for s, _, _ in solids], np.float64).reshape(-1, 3)
         self._solid_plane_ranges = np.array(plane_ranges, np.int64).reshape(-1, 2)
-        self._planes = np.ascontiguousarray(
-            np.concatenate(planes) if planes else np.zeros((0, 4))
-        )
+        self._planes = np.ascontiguousarray(np.concatenate(planes) if planes else np.zeros((0, 4)))
         self._solid_bounds = np.array(
             [_bounding_sphere(s) for s, _, _ in solids], np.float64
         ).reshape(-1, 4)

@@ -278,7 +278,9 @@ class SensorRuntime:
         index = self._body_index.get(str(body_path))
         if index is None:
             raise SchemaError(
-                str(body_path), "", "rigid body is not in the physics state's body_paths",
+                str(body_path),
+                "",
+                "rigid body is not in the physics state's body_paths",
                 "one of the engine's bodies",
             )
         return index
@@ -337,9 +339,7 @@ class SensorRuntime:
 
         index = getattr(self, "_path_index", None)
         if index is None or len(index[0]) != len(self.sensors):
-            pairs = sorted(
-                (getattr(s, "prim_path", ""), i) for i, s in enumerate(self.sensors)
-            )
+            pairs = sorted((getattr(s, "prim_path", ""), i) for i, s in enumerate(self.sensors))
             index = ([p for p, _ in pairs], [i for _, i in pairs])
             self._path_index = index
         keys, order = index
