@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 
+from runtime._quat import rotate_by_parts
 from runtime.errors import SchemaError
 
 DEG = math.pi / 180.0
@@ -31,9 +32,7 @@ def qconj(q: np.ndarray) -> np.ndarray:
 
 def qrot(q: np.ndarray, v: np.ndarray) -> np.ndarray:
     w, x, y, z = q
-    u = np.array([x, y, z])
-    t = 2.0 * np.cross(u, v)
-    return v + w * t + np.cross(u, t)
+    return rotate_by_parts(w, np.array([x, y, z]), v)
 
 
 def qnormalize(q: np.ndarray) -> np.ndarray:

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from runtime._quat import rotate_by_parts
 from runtime.sensors.runtime import SensorBase
 from runtime.sensors.state import PhysicsState
 
@@ -334,10 +335,8 @@ class ContactSensor(SensorBase):
         if state is None or self.config is None:
             return np.zeros(3)
         q = state.body_orientations[self._body]
-        u = q[1:]
         v = np.asarray(self.config.translation_in_body, dtype=np.float64)
-        t = 2.0 * np.cross(u, v)
-        return state.body_positions[self._body] + v + q[0] * t + np.cross(u, t)
+        return state.body_positions[self._body] + rotate_by_parts(q[0], q[1:], v)
 
     def raw_contacts(self) -> list[RawContact]:
         """The current step's raw contact points of the parent body (sensors.md 3.4).

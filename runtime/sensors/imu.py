@@ -30,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from runtime._quat import rotate_by_parts
 from runtime.sensors.runtime import IMU_MODES, SensorBase
 from runtime.sensors.state import PhysicsState
 
@@ -46,26 +47,6 @@ def imu_ring_size(widths: tuple[int, int, int]) -> int:
         The history ring size.
     """
     return max(2 * max(widths), 20)
-
-
-def _cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Cross product over the last axis, same arithmetic as ``np.cross`` without its overhead.
-
-    ``np.cross`` costs tens of microseconds per call in axis bookkeeping, which dominated
-    reading one IMU per step.
-
-    Args:
-        a: (..., 3) float64.
-        b: (..., 3) float64, broadcastable against ``a``.
-
-    Returns:
-        (..., 3) float64, ``a x b``.
-    """
-    out = np.empty(np.broadcast_shapes(a.shape, b.shape))
-    out[..., 0] = a[..., 1] * b[..., 2] - a[..., 2] * b[..., 1]
-    out[..., 1] = a[..., 2] * b[..., 0] - a[..., 0] * b[..., 2]
-    out[..., 2] = a[..., 0] * b[..., 1] - a[..., 1] * b[..., 0]
-    return out
 
 
 def _identity() -> np.ndarray:
@@ -281,8 +262,7 @@ class ImuBatch:
         g = np.where(physical, -self.physical_gravity, self.runtime.gravity_up)
         w = q[..., :1]
         u = -q[..., 1:]  # R^T v = rotation by the conjugate quaternion
-        t = 2.0 * _cross(u, g)
-        out = g + w * t + _cross(u, t)
+        out = rotate_by_parts(w, u, g)
         return np.where(physical, out, out.astype(np.float32).astype(np.float64))
 
     def arrays(self, read_gravity: bool = True) -> dict[str, np.ndarray]:

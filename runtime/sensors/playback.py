@@ -30,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from runtime._quat import rotate_vectors
 from runtime.errors import SimrtError
 from runtime.sensors.state import PhysicsState
 
@@ -49,14 +50,6 @@ def _quat_mul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
         ],
         axis=-1,
     )
-
-
-def _quat_rotate(q: np.ndarray, v: np.ndarray) -> np.ndarray:
-    """Rotate vectors v (..., 3) by unit quaternions q (..., 4)."""
-    w = q[..., :1]
-    u = q[..., 1:]
-    t = 2.0 * np.cross(u, v)
-    return v + w * t + np.cross(u, t)
 
 
 def _angular_velocity(q_prev: np.ndarray, q_next: np.ndarray, dt: np.ndarray) -> np.ndarray:
@@ -167,9 +160,9 @@ class KinematicPlayback:
         bp = np.asarray(base_positions, dtype=np.float64).reshape(n, 1, 3)
         bq = np.asarray(base_orientations, dtype=np.float64).reshape(n, 1, 4)
         bq = bq / np.linalg.norm(bq, axis=-1, keepdims=True)
-        self.body_positions = bp + _quat_rotate(np.broadcast_to(bq, quat.shape), pos)
+        self.body_positions = bp + rotate_vectors(np.broadcast_to(bq, quat.shape), pos)
         self.body_orientations = _quat_mul(np.broadcast_to(bq, quat.shape), quat)
-        com_world = self.body_positions + _quat_rotate(
+        com_world = self.body_positions + rotate_vectors(
             self.body_orientations, np.broadcast_to(self.body_com_local, pos.shape)
         )
         dt = np.diff(self.times)
