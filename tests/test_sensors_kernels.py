@@ -51,30 +51,17 @@ def test_contact_kernel_matches_reference(variant, seed):
     rng = np.random.default_rng(seed)
     pos, quat, sb, off, radius, fmin, fmax, c0, c1, cp, ci, dts = _contact_case(rng)
     n = sb.shape[0]
-    ints = np.zeros((n, 2), np.int64)
-    ints[:, 0] = sb
-    ints[:, 1] = 1
-    ints[5, 1] = 0
-    floats = np.ascontiguousarray(np.column_stack([off, radius, fmin, fmax]))
-    out_floats = np.zeros((n, 2))
-    out_ints = np.zeros((n, 4), np.int64)
+    block_i = np.zeros((n, 6), np.int64)
+    block_i[:, 0] = sb
+    block_i[:, 1] = 1
+    block_i[5, 1] = 0
+    block_f = np.zeros((n, 8))
+    block_f[:, 0:6] = np.column_stack([off, radius, fmin, fmax])
+    out_floats = block_f[:, 6:8]
+    out_ints = block_i[:, 2:6]
     for contact_dts in (dts, np.zeros(0)):
         _k(_contact_kernels.contact_update_kernel, variant)(
-            pos,
-            quat,
-            floats,
-            ints,
-            np.arange(n, dtype=np.int64),
-            c0,
-            c1,
-            cp,
-            ci,
-            contact_dts,
-            1 / 60,
-            0.25,
-            15,
-            out_floats,
-            out_ints,
+            pos, quat, c0, c1, cp, ci, contact_dts, 1 / 60, 0.25, 15, -1, block_f, block_i
         )
         values, times = out_floats[:, 0], out_floats[:, 1]
         in_contact, counts, valid = out_ints[:, 0], out_ints[:, 1], out_ints[:, 2]
@@ -102,6 +89,41 @@ def test_contact_kernel_matches_reference(variant, seed):
             assert counts[s] == ref[2]
             assert valid[s] == 1 and times[s] == np.float32(0.25) and out_ints[s, 3] == 15
     assert np.any(in_contact == 1) and np.any((in_contact == 0) & (counts > 0))
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.parametrize("seed", [3, 4])
+def test_contact_kernel_scan_and_sorted_paths_are_bit_identical(variant, seed):
+    # 25 sensors x 40 contacts take the sorted path; one sensor at a time (``only``) scans
+    # the 40 contacts itself. Both must give the very same numbers, for NaN/inf positions,
+    # self contacts (body0 == body1), per-contact dts and integer / NumPy scalars too.
+    rng = np.random.default_rng(seed)
+    pos, quat, sb, off, radius, fmin, fmax, c0, c1, cp, ci, dts = _contact_case(rng)
+    c1[:4] = c0[:4]
+    cp[4] = np.nan
+    cp[5] = [np.inf, 0.0, 0.0]
+    cp[6] = [1e200, 1e200, 0.0]
+    n = sb.shape[0]
+    assert n * c0.shape[0] > _contact_kernels.DIRECT_PAIRS_MAX >= c0.shape[0]
+    kernel = _k(_contact_kernels.contact_update_kernel, variant)
+    for contact_dts, dt, t, k in ((dts, 1 / 60, 0.25, 15), (np.zeros(0), 0.0, np.float64(1.5), 7)):
+        blocks = []
+        for sensors in ([-1], range(n)):
+            block_i = np.zeros((n, 6), np.int64)
+            block_i[:, 0] = sb
+            block_i[:, 1] = 1
+            block_i[7, 1] = 0
+            block_f = np.zeros((n, 8))
+            block_f[:, 0:6] = np.column_stack([off, radius, fmin, fmax])
+            with np.errstate(over="ignore", invalid="ignore"):  # plain-Python variant
+                for only in sensors:
+                    kernel(pos, quat, c0, c1, cp, ci, contact_dts, dt, t, k, only, block_f, block_i)
+            blocks.append((block_f, block_i))
+        (f_sorted, i_sorted), (f_scan, i_scan) = blocks
+        np.testing.assert_array_equal(f_scan, f_sorted)
+        np.testing.assert_array_equal(i_scan, i_sorted)
+        assert np.any(i_sorted[:, 2] == 1) and i_sorted[7, 4] == 0
+        assert np.all(f_sorted[:, 7][i_sorted[:, 1] == 1] == np.float32(t))
 
 
 def _imu_inputs(rng, bodies):

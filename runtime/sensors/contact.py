@@ -29,6 +29,8 @@ __all__ = [
     "last_event_contacts",
 ]
 
+_ALL = (-1,)  # ``only`` argument of the contact kernel: every sensor
+
 
 def last_event_contacts(
     contact_body0: np.ndarray, contact_body1: np.ndarray, contact_events: np.ndarray
@@ -115,13 +117,15 @@ class ContactBatch:
         self.runtime = runtime
         self.sensors = sensors
         n = len(sensors)
-        # Packed layouts: see runtime.sensors._contact_kernels.
-        self.floats = np.zeros((n, 6))
+        # Packed layouts (one block per dtype, configuration columns then readings): see
+        # runtime.sensors._contact_kernels. The attributes below are views of the blocks.
+        self._float_block = np.zeros((n, 8))
+        self._int_block = np.zeros((n, 6), np.int64)
+        self.floats = self._float_block[:, 0:6]
         self.floats[:, 3] = -1.0
-        self.ints = np.zeros((n, 2), np.int64)
-        self.out_floats = np.zeros((n, 2))
-        self.out_ints = np.zeros((n, 4), np.int64)
-        self.all_indices = np.arange(n, dtype=np.int64)
+        self.ints = self._int_block[:, 0:2]
+        self.out_floats = self._float_block[:, 6:8]
+        self.out_ints = self._int_block[:, 2:6]
         self.last_state: PhysicsState | None = None
         self.kept_contacts: np.ndarray | None = None
         self._no_dts = np.zeros(0)
@@ -153,39 +157,43 @@ class ContactBatch:
 
         Args:
             state: the physics state after the step.
-            indices: sensor indices to evaluate, (K,), int64; None = all.
+            indices: sensor indices to evaluate (K ints); None = all.
         """
-        dts = state.contact_dts
         body0 = state.contact_body0
-        body1 = state.contact_body1
-        positions = state.contact_positions
-        impulses = state.contact_impulses
-        self.kept_contacts = None
-        if state.contact_events is not None and body0.shape[0]:
-            kept = last_event_contacts(body0, body1, state.contact_events)
+        dts = state.contact_dts
+        if dts is None:
+            dts = self._no_dts
+        if state.contact_events is None or not body0.shape[0]:
+            self.kept_contacts = None
+            body1 = state.contact_body1
+            positions = state.contact_positions
+            impulses = state.contact_impulses
+        else:
+            kept = last_event_contacts(body0, state.contact_body1, state.contact_events)
             self.kept_contacts = kept
+            body1 = np.ascontiguousarray(state.contact_body1[kept])
+            positions = np.ascontiguousarray(state.contact_positions[kept])
+            impulses = np.ascontiguousarray(state.contact_impulses[kept])
+            if dts.shape[0]:
+                dts = np.ascontiguousarray(dts[kept])
             body0 = np.ascontiguousarray(body0[kept])
-            body1 = np.ascontiguousarray(body1[kept])
-            positions = np.ascontiguousarray(positions[kept])
-            impulses = np.ascontiguousarray(impulses[kept])
-            dts = None if dts is None else np.ascontiguousarray(dts[kept])
-        self._kernel(
-            state.body_positions,
-            state.body_orientations,
-            self.floats,
-            self.ints,
-            self.all_indices if indices is None else indices,
-            body0,
-            body1,
-            positions,
-            impulses,
-            self._no_dts if dts is None else dts,
-            float(state.dt),
-            float(state.time),
-            int(state.step),
-            self.out_floats,
-            self.out_ints,
-        )
+        # dt / time / step go through as they are (the kernel casts them); -1 = all sensors.
+        for only in _ALL if indices is None else [int(i) for i in indices]:
+            self._kernel(
+                state.body_positions,
+                state.body_orientations,
+                body0,
+                body1,
+                positions,
+                impulses,
+                dts,
+                state.dt,
+                state.time,
+                state.step,
+                only,
+                self._float_block,
+                self._int_block,
+            )
         self.last_state = state
 
     def arrays(self) -> dict[str, np.ndarray]:
@@ -303,7 +311,7 @@ class ContactSensor(SensorBase):
             state: the physics state after the step.
         """
         if self._batch is not None:
-            self._batch.update(state, np.array([self._index], np.int64))
+            self._batch.update(state, [self._index])
 
     def reading(self) -> ContactReading:
         """The latest reading (invalid before the first step, while disabled or deleted).
