@@ -139,26 +139,36 @@ def _imu_inputs(rng, bodies):
 
 
 def _imu_buffers(n, ring):
-    ring_buffer = np.zeros((n, ring, 14))
-    ring_buffer[:, :, 7] = 1.0
+    # The kernel's packed blocks (layout: runtime.sensors._imu_kernels docstring) and
+    # named views of their parts.
+    ints = np.zeros((n, 10), np.int64)
+    floats = np.zeros((n, 2 + ring, 14))
+    floats[:, 2:, 7] = 1.0
+    floats[:, 1, 6] = 1.0  # identity reading quaternion before the first step
     return dict(
-        ring=ring_buffer,
-        heads=np.zeros(n, np.int64),
-        prev=np.zeros((n, 7)),
-        readings=np.zeros((n, 11)),
-        status=np.zeros((n, 2), np.int64),
+        ints=ints,
+        floats=floats,
+        ring=floats[:, 2:, :],
+        heads=ints[:, 7],
+        prev=floats[:, 0, 7:14],
+        readings=floats[:, 1, 0:11],
+        status=ints[:, 8:10],
     )
 
 
-def _imu_call(kernel, x, sensors, buf, mode, time, use_acc):
-    n = sensors["bodies"].shape[0]
-    ints = np.zeros((n, 7), np.int64)
+def _imu_config(buf, sensors, mode):
+    ints = buf["ints"]
     ints[:, 0] = sensors["bodies"]
     ints[:, 1:4] = sensors["widths"]
     ints[:, 4] = sensors["rings"]
     ints[:, 5] = mode
     ints[:, 6] = 1
-    floats = np.ascontiguousarray(np.hstack([sensors["off_p"], sensors["off_q"]]))
+    buf["floats"][:, 0, 0:7] = np.hstack([sensors["off_p"], sensors["off_q"]])
+
+
+def _imu_call(kernel, x, sensors, buf, mode, time, use_acc, only=-1, step=7):
+    n = sensors["bodies"].shape[0]
+    _imu_config(buf, sensors, mode)
     kernel(
         x["quat"],
         x["com"],
@@ -166,16 +176,11 @@ def _imu_call(kernel, x, sensors, buf, mode, time, use_acc):
         x["ang"],
         x["lacc"] if use_acc else np.zeros((0, 3)),
         x["aacc"] if use_acc else np.zeros((0, 3)),
-        ints,
-        floats,
-        np.arange(n, dtype=np.int64),
         time,
-        7,
-        buf["ring"],
-        buf["heads"],
-        buf["prev"],
-        buf["readings"],
-        buf["status"],
+        step,
+        only,
+        buf["ints"],
+        buf["floats"],
     )
     r = buf["readings"]
     # Gravity reaction from the newest sample's orientation (read-time rule of the kernel
@@ -402,3 +407,34 @@ def test_imu_isaac_width1_shared_bodies_match_reference(variant, bodies):
             np.testing.assert_allclose(gs[s], g, rtol=1e-6, atol=1e-6)
             assert times[s] == np.float32(t)
             assert buf["status"][s, 0] == 1 and buf["status"][s, 1] == 7
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.parametrize("mode", [0, 1])
+def test_imu_kernel_one_sensor_at_a_time_is_bit_identical(variant, mode):
+    # ``only`` = s evaluates sensor s alone (no per-body sharing: one sensor is never more
+    # than the bodies); -1 evaluates all twelve on three bodies (sharing on in isaac mode).
+    rng = np.random.default_rng(33)
+    n, bodies = 12, 3
+    sensors, _ = _imu_sensors(rng, n, bodies)
+    sensors["widths"][:] = 1
+    sensors["widths"][5] = (2, 3, 2)
+    sensors["off_q"][: n // 2] = [1.0, 0.0, 0.0, 0.0]
+    sensors["rings"][:] = [max(w[1], w[2], 2 * w[0]) for w in sensors["widths"]]
+    ring = int(sensors["rings"].max())
+    kernel = _k(_imu_kernels.imu_update_kernel, variant)
+    bufs = [_imu_buffers(n, ring), _imu_buffers(n, ring)]
+    x = _imu_inputs(rng, bodies)
+    for k in range(1, 7):
+        x["lin"] = x["lin"] + rng.normal(scale=0.1, size=(bodies, 3))
+        x["ang"] = x["ang"] + rng.normal(scale=0.1, size=(bodies, 3))
+        x["quat"] = _random_quats(rng, bodies)
+        use_acc = k % 2 == 0
+        _imu_call(kernel, x, sensors, bufs[0], mode, k / 60, use_acc)
+        for s in range(n):  # NumPy scalars for time and step: same numbers
+            _imu_call(
+                kernel, x, sensors, bufs[1], mode, np.float64(k / 60), use_acc, s, np.int64(7)
+            )
+        np.testing.assert_array_equal(bufs[1]["floats"], bufs[0]["floats"])
+        np.testing.assert_array_equal(bufs[1]["ints"], bufs[0]["ints"])
+    assert np.all(bufs[0]["status"] == [1, 7])

@@ -10,24 +10,29 @@ Two modes share one kernel (per-sensor mode flag):
   with ``a_com`` / ``alpha`` from the engine when supplied, else backward differences of the
   world-frame COM and angular velocities. Float64 throughout.
 
-Packed layouts (to keep the per-call argument count low):
+Packed per-sensor blocks (to keep the per-call argument count low: every array argument
+costs Numba's dispatcher about 0.07 us per call):
 
-* ``sensor_ints`` (S, 7) int64: ``[body, Nl, Nw, Nq, span, mode, active]`` where ``span =
-  max(Nw, Nq, 2 Nl)`` is the number of history slots read (the reference ring of size
-  ``max(2 max(N), 20)`` never reads further back, so only ``span`` slots are stored).
-* ``sensor_floats`` (S, 7) float64: sensor pose in the parent body frame
-  ``[px, py, pz, qw, qx, qy, qz]`` (stage units, wxyz).
-* ``out_ring`` (S, R, 14) float64, per slot ``[t, v(3), w(3), q(4), a(3)]``: time [s],
-  sensor-frame COM velocity (isaac mode), sensor-frame angular velocity, world orientation
-  after the USD matrix round trip (wxyz), sensor-frame kinematic acceleration (physical).
-* ``out_prev`` (S, 7) float64: previous world COM velocity, angular velocity and time
-  (physical mode finite differences).
-* ``out_readings`` (S, 11) float64: ``[acc(3), gyro(3), quat(4), time]`` -- filtered
-  acceleration without gravity (sensor frame), filtered angular velocity (sensor frame,
-  rad/s), filtered world orientation (wxyz), reading time. Isaac-mode values are float32
-  values stored in float64. The gravity reaction is added at read time from the newest
-  sample's orientation (``out_readings`` quat when ``Nq == 1`` in isaac mode, else the
-  history slot ``out_heads``), see :mod:`runtime.sensors.imu`.
+* ``out_sensor_ints`` (S, 10) int64: ``[body, Nl, Nw, Nq, span, mode, active | head, valid,
+  step]`` -- configuration (read), where ``span = max(Nw, Nq, 2 Nl)`` is the number of
+  history slots read (the reference ring of size ``max(2 max(N), 20)`` never reads further
+  back, so only ``span`` slots are stored); then (in/out) the ring slot of the newest
+  sample, the validity flag and the step counter of the reading.
+* ``out_sensor_floats`` (S, 2 + R, 14) float64, per sensor:
+
+  * row 0: ``[px, py, pz, qw, qx, qy, qz | v(3), w(3), t]`` -- sensor pose in the parent
+    body frame (stage units, wxyz; read), then the previous world COM velocity, angular
+    velocity and time (physical mode finite differences; in/out).
+  * row 1: ``[acc(3), gyro(3), quat(4), time, -, -, -]`` -- the reading: filtered
+    acceleration without gravity (sensor frame), filtered angular velocity (sensor frame,
+    rad/s), filtered world orientation (wxyz), reading time. Isaac-mode values are float32
+    values stored in float64. The gravity reaction is added at read time from the newest
+    sample's orientation (the reading's quat when ``Nq == 1`` in isaac mode, else the
+    history slot ``head``), see :mod:`runtime.sensors.imu`.
+  * rows ``2 + slot`` (``slot < R``): the history ring, per slot ``[t, v(3), w(3), q(4),
+    a(3)]``: time [s], sensor-frame COM velocity (isaac mode), sensor-frame angular
+    velocity, world orientation after the USD matrix round trip (wxyz), sensor-frame
+    kinematic acceleration (physical).
 
 Isaac-mode sensors whose three widths are 1 (the default configuration) take a compact
 branch with the same float32 arithmetic; sensors mounted with the identity orientation share
@@ -43,6 +48,8 @@ import numpy as np
 from runtime._jit import jit
 
 __all__ = ["imu_update_kernel", "quat_matrix_round_trip_kernel"]
+
+_RING = 2  # row of history slot 0 in ``out_sensor_floats``
 
 
 @jit
@@ -100,18 +107,13 @@ def imu_update_kernel(
     body_angular_velocities,
     body_linear_accelerations,
     body_angular_accelerations,
-    sensor_ints,
-    sensor_floats,
-    sensor_indices,
     time,
     step,
-    out_ring,
-    out_heads,
-    out_prev,
-    out_readings,
-    out_status,
+    only,
+    out_sensor_ints,
+    out_sensor_floats,
 ):
-    """Process one physics step for the IMUs listed in ``sensor_indices``.
+    """Process one physics step for the IMUs (all, or sensor ``only``).
 
     Inactive sensors push nothing and get ``valid = 0`` (history kept).
 
@@ -124,47 +126,47 @@ def imu_update_kernel(
             world, or shape (0, 3) when the engine supplies none (finite differences).
         body_angular_accelerations: angular accelerations, shape (B, 3) or (0, 3), float64,
             rad/s^2, world.
-        sensor_ints: packed per-sensor integers, shape (S, 7), int64 (module docstring).
-        sensor_floats: sensor pose in the parent body frame, shape (S, 7), float64.
-        sensor_indices: sensors to evaluate this call, shape (K,), int64.
-        time: simulation time t_k, seconds.
-        step: physics step counter k, int.
-        out_ring: history, shape (S, R, 14), float64 (in/out).
-        out_heads: ring slot of the newest sample, shape (S,), int64 (in/out).
-        out_prev: previous velocities and time, shape (S, 7), float64 (in/out).
-        out_readings: readings, shape (S, 11), float64 (module docstring).
-        out_status: ``[valid, step]`` per sensor, shape (S, 2), int64.
+        time: simulation time t_k, seconds (any real scalar; used as float64).
+        step: physics step counter k (any integer scalar).
+        only: sensor row to evaluate, or -1 for every sensor.
+        out_sensor_ints: packed configuration and state, shape (S, 10), int64 (module
+            docstring; columns 7-9 written).
+        out_sensor_floats: packed pose, state, reading and history, shape (S, 2 + R, 14),
+            float64 (module docstring; row 0 columns 7-13 and rows 1.. written).
     """
     have_acc = body_linear_accelerations.shape[0] == body_orientations.shape[0]
-    time32 = np.float32(time)
-    count = sensor_indices.shape[0]
+    t64 = np.float64(time)
+    step64 = np.int64(step)
+    time32 = np.float32(t64)
+    first = 0
+    end = out_sensor_ints.shape[0]
+    if only >= 0:
+        first = only
+        end = only + 1
     # Isaac mode with all widths 1 (the default configuration) takes a compact branch at
     # the top of the loop. When there are more sensors than bodies, those mounted with the
     # identity orientation are finished by _isaac_width1_shared (one sample per body);
     # otherwise sharing is rare and its bookkeeping would cost more than it saves.
-    share = count > body_orientations.shape[0]
-    shared = np.empty(count, np.int64)
+    share = end - first > body_orientations.shape[0]
     n_shared = 0
     t_new = np.float64(time32)
-    for k in range(count):
-        s = sensor_indices[k]
-        if sensor_ints[s, 6] == 0:
-            out_status[s, 0] = 0
+    for s in range(first, end):
+        if out_sensor_ints[s, 6] == 0:
+            out_sensor_ints[s, 8] = 0
             continue
-        b = sensor_ints[s, 0]
-        nl = sensor_ints[s, 1]
-        nw = sensor_ints[s, 2]
-        nq = sensor_ints[s, 3]
-        size = sensor_ints[s, 4]
-        mode = sensor_ints[s, 5]
+        b = out_sensor_ints[s, 0]
+        nl = out_sensor_ints[s, 1]
+        nw = out_sensor_ints[s, 2]
+        nq = out_sensor_ints[s, 3]
+        size = out_sensor_ints[s, 4]
+        mode = out_sensor_ints[s, 5]
         if mode == 0 and nl == 1 and nw == 1 and nq == 1:
-            ow = sensor_floats[s, 3]
-            ox = sensor_floats[s, 4]
-            oy = sensor_floats[s, 5]
-            oz = sensor_floats[s, 6]
+            ow = out_sensor_floats[s, 0, 3]
+            ox = out_sensor_floats[s, 0, 4]
+            oy = out_sensor_floats[s, 0, 5]
+            oz = out_sensor_floats[s, 0, 6]
             if share and ow == 1.0 and ox == 0.0 and oy == 0.0 and oz == 0.0:
-                shared[n_shared] = s
-                n_shared += 1
+                n_shared += 1  # done by _isaac_width1_shared below
                 continue
             bw = body_orientations[b, 0]
             bx = body_orientations[b, 1]
@@ -201,47 +203,53 @@ def imu_update_kernel(
             q1 = np.float64(np.float32(sign * sx))
             q2 = np.float64(np.float32(sign * sy))
             q3 = np.float64(np.float32(sign * sz))
-            head = out_heads[s] - 1
+            head = out_sensor_ints[s, 7] - 1
             if head < 0:
                 head += size
-            out_heads[s] = head
+            out_sensor_ints[s, 7] = head
             old = head + 1
             if old >= size:
                 old -= size
-            d_t = np.float32(t_new - out_ring[s, old, 0])
+            d_t = np.float32(t_new - out_sensor_floats[s, _RING + old, 0])
             a0 = np.float32(0.0)
             a1 = np.float32(0.0)
             a2 = np.float32(0.0)
             if d_t > 1e-10:
-                a0 = np.float32(a0 + np.float32(np.float32(v0 - out_ring[s, old, 1]) / d_t))
-                a1 = np.float32(a1 + np.float32(np.float32(v1 - out_ring[s, old, 2]) / d_t))
-                a2 = np.float32(a2 + np.float32(np.float32(v2 - out_ring[s, old, 3]) / d_t))
-            out_ring[s, head, 0] = t_new
-            out_ring[s, head, 1] = v0
-            out_ring[s, head, 2] = v1
-            out_ring[s, head, 3] = v2
-            out_readings[s, 0] = a0
-            out_readings[s, 1] = a1
-            out_readings[s, 2] = a2
-            out_readings[s, 3] = g0
-            out_readings[s, 4] = g1
-            out_readings[s, 5] = g2
-            out_readings[s, 6] = q0
-            out_readings[s, 7] = q1
-            out_readings[s, 8] = q2
-            out_readings[s, 9] = q3
-            out_readings[s, 10] = t_new
-            out_status[s, 0] = 1
-            out_status[s, 1] = step
+                a0 = np.float32(
+                    a0 + np.float32(np.float32(v0 - out_sensor_floats[s, _RING + old, 1]) / d_t)
+                )
+                a1 = np.float32(
+                    a1 + np.float32(np.float32(v1 - out_sensor_floats[s, _RING + old, 2]) / d_t)
+                )
+                a2 = np.float32(
+                    a2 + np.float32(np.float32(v2 - out_sensor_floats[s, _RING + old, 3]) / d_t)
+                )
+            out_sensor_floats[s, _RING + head, 0] = t_new
+            out_sensor_floats[s, _RING + head, 1] = v0
+            out_sensor_floats[s, _RING + head, 2] = v1
+            out_sensor_floats[s, _RING + head, 3] = v2
+            out_sensor_floats[s, 1, 0] = a0
+            out_sensor_floats[s, 1, 1] = a1
+            out_sensor_floats[s, 1, 2] = a2
+            out_sensor_floats[s, 1, 3] = g0
+            out_sensor_floats[s, 1, 4] = g1
+            out_sensor_floats[s, 1, 5] = g2
+            out_sensor_floats[s, 1, 6] = q0
+            out_sensor_floats[s, 1, 7] = q1
+            out_sensor_floats[s, 1, 8] = q2
+            out_sensor_floats[s, 1, 9] = q3
+            out_sensor_floats[s, 1, 10] = t_new
+            out_sensor_ints[s, 8] = 1
+            out_sensor_ints[s, 9] = step64
             continue
         bw = body_orientations[b, 0]
         bx = body_orientations[b, 1]
         by = body_orientations[b, 2]
         bz = body_orientations[b, 3]
-        ow = sensor_floats[s, 3]
-        ox = sensor_floats[s, 4]
-        oy = sensor_floats[s, 5]
-        oz = sensor_floats[s, 6]
+        ow = out_sensor_floats[s, 0, 3]
+        ox = out_sensor_floats[s, 0, 4]
+        oy = out_sensor_floats[s, 0, 5]
+        oz = out_sensor_floats[s, 0, 6]
         # Sensor world orientation q_S = q_b (x) q_offset and R = R(q_S).
         sw = bw * ow - bx * ox - by * oy - bz * oz
         sx = bw * ox + bx * ow + by * oz - bz * oy
@@ -257,10 +265,10 @@ def imu_update_kernel(
         r21 = 2.0 * (sy * sz + sw * sx)
         r22 = 1.0 - 2.0 * (sx * sx + sy * sy)
         sign = _usd_sign(sw, sx, sy, sz)
-        head = out_heads[s] - 1
+        head = out_sensor_ints[s, 7] - 1
         if head < 0:
             head += size
-        out_heads[s] = head
+        out_sensor_ints[s, 7] = head
         wx = body_angular_velocities[b, 0]
         wy = body_angular_velocities[b, 1]
         wz = body_angular_velocities[b, 2]
@@ -273,20 +281,20 @@ def imu_update_kernel(
         swz = r02 * wx + r12 * wy + r22 * wz
         if mode == 0:
             # ---- Isaac parity: float32 samples and sums.
-            out_ring[s, head, 0] = time32
-            out_ring[s, head, 1] = np.float32(r00 * vx + r10 * vy + r20 * vz)
-            out_ring[s, head, 2] = np.float32(r01 * vx + r11 * vy + r21 * vz)
-            out_ring[s, head, 3] = np.float32(r02 * vx + r12 * vy + r22 * vz)
+            out_sensor_floats[s, _RING + head, 0] = time32
+            out_sensor_floats[s, _RING + head, 1] = np.float32(r00 * vx + r10 * vy + r20 * vz)
+            out_sensor_floats[s, _RING + head, 2] = np.float32(r01 * vx + r11 * vy + r21 * vz)
+            out_sensor_floats[s, _RING + head, 3] = np.float32(r02 * vx + r12 * vy + r22 * vz)
             # Width 1: the reading is the sample itself (angular velocity / orientation
             # slots of the history are only read, hence only written, for widths > 1).
             if nw == 1:
-                out_readings[s, 3] = np.float32(swx)
-                out_readings[s, 4] = np.float32(swy)
-                out_readings[s, 5] = np.float32(swz)
+                out_sensor_floats[s, 1, 3] = np.float32(swx)
+                out_sensor_floats[s, 1, 4] = np.float32(swy)
+                out_sensor_floats[s, 1, 5] = np.float32(swz)
             else:
-                out_ring[s, head, 4] = np.float32(swx)
-                out_ring[s, head, 5] = np.float32(swy)
-                out_ring[s, head, 6] = np.float32(swz)
+                out_sensor_floats[s, _RING + head, 4] = np.float32(swx)
+                out_sensor_floats[s, _RING + head, 5] = np.float32(swy)
+                out_sensor_floats[s, _RING + head, 6] = np.float32(swz)
                 g0 = np.float32(0.0)
                 g1 = np.float32(0.0)
                 g2 = np.float32(0.0)
@@ -294,13 +302,13 @@ def imu_update_kernel(
                     slot = head + n
                     if slot >= size:
                         slot -= size
-                    g0 = np.float32(g0 + np.float32(out_ring[s, slot, 4]))
-                    g1 = np.float32(g1 + np.float32(out_ring[s, slot, 5]))
-                    g2 = np.float32(g2 + np.float32(out_ring[s, slot, 6]))
+                    g0 = np.float32(g0 + np.float32(out_sensor_floats[s, _RING + slot, 4]))
+                    g1 = np.float32(g1 + np.float32(out_sensor_floats[s, _RING + slot, 5]))
+                    g2 = np.float32(g2 + np.float32(out_sensor_floats[s, _RING + slot, 6]))
                 fnw = np.float32(nw)
-                out_readings[s, 3] = np.float32(g0 / fnw)
-                out_readings[s, 4] = np.float32(g1 / fnw)
-                out_readings[s, 5] = np.float32(g2 / fnw)
+                out_sensor_floats[s, 1, 3] = np.float32(g0 / fnw)
+                out_sensor_floats[s, 1, 4] = np.float32(g1 / fnw)
+                out_sensor_floats[s, 1, 5] = np.float32(g2 / fnw)
             a0 = np.float32(0.0)
             a1 = np.float32(0.0)
             a2 = np.float32(0.0)
@@ -311,38 +319,61 @@ def imu_update_kernel(
                 old = new + nl
                 if old >= size:
                     old -= size
-                d_t = np.float32(out_ring[s, new, 0] - out_ring[s, old, 0])
+                d_t = np.float32(
+                    out_sensor_floats[s, _RING + new, 0] - out_sensor_floats[s, _RING + old, 0]
+                )
                 if d_t > 1e-10:
                     a0 = np.float32(
-                        a0 + np.float32(np.float32(out_ring[s, new, 1] - out_ring[s, old, 1]) / d_t)
+                        a0
+                        + np.float32(
+                            np.float32(
+                                out_sensor_floats[s, _RING + new, 1]
+                                - out_sensor_floats[s, _RING + old, 1]
+                            )
+                            / d_t
+                        )
                     )
                     a1 = np.float32(
-                        a1 + np.float32(np.float32(out_ring[s, new, 2] - out_ring[s, old, 2]) / d_t)
+                        a1
+                        + np.float32(
+                            np.float32(
+                                out_sensor_floats[s, _RING + new, 2]
+                                - out_sensor_floats[s, _RING + old, 2]
+                            )
+                            / d_t
+                        )
                     )
                     a2 = np.float32(
-                        a2 + np.float32(np.float32(out_ring[s, new, 3] - out_ring[s, old, 3]) / d_t)
+                        a2
+                        + np.float32(
+                            np.float32(
+                                out_sensor_floats[s, _RING + new, 3]
+                                - out_sensor_floats[s, _RING + old, 3]
+                            )
+                            / d_t
+                        )
                     )
             if nl == 1:
-                out_readings[s, 0] = a0
-                out_readings[s, 1] = a1
-                out_readings[s, 2] = a2
+                out_sensor_floats[s, 1, 0] = a0
+                out_sensor_floats[s, 1, 1] = a1
+                out_sensor_floats[s, 1, 2] = a2
             else:
                 fnl = np.float32(nl)
-                out_readings[s, 0] = np.float32(a0 / fnl)
-                out_readings[s, 1] = np.float32(a1 / fnl)
-                out_readings[s, 2] = np.float32(a2 / fnl)
+                out_sensor_floats[s, 1, 0] = np.float32(a0 / fnl)
+                out_sensor_floats[s, 1, 1] = np.float32(a1 / fnl)
+                out_sensor_floats[s, 1, 2] = np.float32(a2 / fnl)
             if nq == 1:
                 # One sample: the reading is the (unit) sample itself; the read-time
                 # renormalisation (4.4) covers the float32 rounding.
-                out_readings[s, 6] = np.float32(sign * sw)
-                out_readings[s, 7] = np.float32(sign * sx)
-                out_readings[s, 8] = np.float32(sign * sy)
-                out_readings[s, 9] = np.float32(sign * sz)
+                out_sensor_floats[s, 1, 6] = np.float32(sign * sw)
+                out_sensor_floats[s, 1, 7] = np.float32(sign * sx)
+                out_sensor_floats[s, 1, 8] = np.float32(sign * sy)
+                out_sensor_floats[s, 1, 9] = np.float32(sign * sz)
             else:
-                out_ring[s, head, 7] = np.float32(sign * sw)
-                out_ring[s, head, 8] = np.float32(sign * sx)
-                out_ring[s, head, 9] = np.float32(sign * sy)
-                out_ring[s, head, 10] = np.float32(sign * sz)
+                out_sensor_floats[s, _RING + head, 7] = np.float32(sign * sw)
+                out_sensor_floats[s, _RING + head, 8] = np.float32(sign * sx)
+                out_sensor_floats[s, _RING + head, 9] = np.float32(sign * sy)
+                out_sensor_floats[s, _RING + head, 10] = np.float32(sign * sz)
                 qs0 = np.float32(0.0)
                 qs1 = np.float32(0.0)
                 qs2 = np.float32(0.0)
@@ -351,10 +382,10 @@ def imu_update_kernel(
                     slot = head + n
                     if slot >= size:
                         slot -= size
-                    qs0 = np.float32(qs0 + np.float32(out_ring[s, slot, 7]))
-                    qs1 = np.float32(qs1 + np.float32(out_ring[s, slot, 8]))
-                    qs2 = np.float32(qs2 + np.float32(out_ring[s, slot, 9]))
-                    qs3 = np.float32(qs3 + np.float32(out_ring[s, slot, 10]))
+                    qs0 = np.float32(qs0 + np.float32(out_sensor_floats[s, _RING + slot, 7]))
+                    qs1 = np.float32(qs1 + np.float32(out_sensor_floats[s, _RING + slot, 8]))
+                    qs2 = np.float32(qs2 + np.float32(out_sensor_floats[s, _RING + slot, 9]))
+                    qs3 = np.float32(qs3 + np.float32(out_sensor_floats[s, _RING + slot, 10]))
                 inv = np.float32(np.float32(1.0) / np.float32(nq))
                 qs0 = np.float32(qs0 * inv)
                 qs1 = np.float32(qs1 * inv)
@@ -364,14 +395,14 @@ def imu_update_kernel(
                     np.sqrt(np.float32(qs0 * qs0 + qs1 * qs1 + qs2 * qs2 + qs3 * qs3))
                 )
                 if np.isfinite(norm) and norm > 0.0:
-                    out_readings[s, 6] = np.float32(qs0 / norm)
-                    out_readings[s, 7] = np.float32(qs1 / norm)
-                    out_readings[s, 8] = np.float32(qs2 / norm)
-                    out_readings[s, 9] = np.float32(qs3 / norm)
+                    out_sensor_floats[s, 1, 6] = np.float32(qs0 / norm)
+                    out_sensor_floats[s, 1, 7] = np.float32(qs1 / norm)
+                    out_sensor_floats[s, 1, 8] = np.float32(qs2 / norm)
+                    out_sensor_floats[s, 1, 9] = np.float32(qs3 / norm)
                 else:
                     for i in range(4):
-                        out_readings[s, 6 + i] = out_ring[s, head, 7 + i]
-            out_readings[s, 10] = time32
+                        out_sensor_floats[s, 1, 6 + i] = out_sensor_floats[s, _RING + head, 7 + i]
+            out_sensor_floats[s, 1, 10] = time32
         else:
             # ---- Physical: specific force of the sensor point, float64.
             if have_acc:
@@ -382,14 +413,14 @@ def imu_update_kernel(
                 aly = body_angular_accelerations[b, 1]
                 alz = body_angular_accelerations[b, 2]
             else:
-                d_t = time - out_prev[s, 6]
+                d_t = t64 - out_sensor_floats[s, 0, 13]
                 if d_t > 1e-12:
-                    ax = (vx - out_prev[s, 0]) / d_t
-                    ay = (vy - out_prev[s, 1]) / d_t
-                    az = (vz - out_prev[s, 2]) / d_t
-                    alx = (wx - out_prev[s, 3]) / d_t
-                    aly = (wy - out_prev[s, 4]) / d_t
-                    alz = (wz - out_prev[s, 5]) / d_t
+                    ax = (vx - out_sensor_floats[s, 0, 7]) / d_t
+                    ay = (vy - out_sensor_floats[s, 0, 8]) / d_t
+                    az = (vz - out_sensor_floats[s, 0, 9]) / d_t
+                    alx = (wx - out_sensor_floats[s, 0, 10]) / d_t
+                    aly = (wy - out_sensor_floats[s, 0, 11]) / d_t
+                    alz = (wz - out_sensor_floats[s, 0, 12]) / d_t
                 else:
                     ax = 0.0
                     ay = 0.0
@@ -397,17 +428,17 @@ def imu_update_kernel(
                     alx = 0.0
                     aly = 0.0
                     alz = 0.0
-            out_prev[s, 0] = vx
-            out_prev[s, 1] = vy
-            out_prev[s, 2] = vz
-            out_prev[s, 3] = wx
-            out_prev[s, 4] = wy
-            out_prev[s, 5] = wz
-            out_prev[s, 6] = time
+            out_sensor_floats[s, 0, 7] = vx
+            out_sensor_floats[s, 0, 8] = vy
+            out_sensor_floats[s, 0, 9] = vz
+            out_sensor_floats[s, 0, 10] = wx
+            out_sensor_floats[s, 0, 11] = wy
+            out_sensor_floats[s, 0, 12] = wz
+            out_sensor_floats[s, 0, 13] = t64
             # Lever arm r = R_b (offset - com), world frame.
-            lx = sensor_floats[s, 0] - body_com_local[b, 0]
-            ly = sensor_floats[s, 1] - body_com_local[b, 1]
-            lz = sensor_floats[s, 2] - body_com_local[b, 2]
+            lx = out_sensor_floats[s, 0, 0] - body_com_local[b, 0]
+            ly = out_sensor_floats[s, 0, 1] - body_com_local[b, 1]
+            lz = out_sensor_floats[s, 0, 2] - body_com_local[b, 2]
             tx = 2.0 * (by * lz - bz * ly)
             ty = 2.0 * (bz * lx - bx * lz)
             tz = 2.0 * (bx * ly - by * lx)
@@ -421,32 +452,32 @@ def imu_update_kernel(
             ax += (aly * rz - alz * ry) + (wy * cz - wz * cy)
             ay += (alz * rx - alx * rz) + (wz * cx - wx * cz)
             az += (alx * ry - aly * rx) + (wx * cy - wy * cx)
-            out_ring[s, head, 0] = time
-            out_ring[s, head, 4] = swx
-            out_ring[s, head, 5] = swy
-            out_ring[s, head, 6] = swz
-            out_ring[s, head, 7] = sign * sw
-            out_ring[s, head, 8] = sign * sx
-            out_ring[s, head, 9] = sign * sy
-            out_ring[s, head, 10] = sign * sz
-            out_ring[s, head, 11] = r00 * ax + r10 * ay + r20 * az
-            out_ring[s, head, 12] = r01 * ax + r11 * ay + r21 * az
-            out_ring[s, head, 13] = r02 * ax + r12 * ay + r22 * az
+            out_sensor_floats[s, _RING + head, 0] = t64
+            out_sensor_floats[s, _RING + head, 4] = swx
+            out_sensor_floats[s, _RING + head, 5] = swy
+            out_sensor_floats[s, _RING + head, 6] = swz
+            out_sensor_floats[s, _RING + head, 7] = sign * sw
+            out_sensor_floats[s, _RING + head, 8] = sign * sx
+            out_sensor_floats[s, _RING + head, 9] = sign * sy
+            out_sensor_floats[s, _RING + head, 10] = sign * sz
+            out_sensor_floats[s, _RING + head, 11] = r00 * ax + r10 * ay + r20 * az
+            out_sensor_floats[s, _RING + head, 12] = r01 * ax + r11 * ay + r21 * az
+            out_sensor_floats[s, _RING + head, 13] = r02 * ax + r12 * ay + r22 * az
             for i in range(3):
                 acc = 0.0
                 for n in range(nw):
                     slot = head + n
                     if slot >= size:
                         slot -= size
-                    acc += out_ring[s, slot, 4 + i]
-                out_readings[s, 3 + i] = acc / nw
+                    acc += out_sensor_floats[s, _RING + slot, 4 + i]
+                out_sensor_floats[s, 1, 3 + i] = acc / nw
                 acc = 0.0
                 for n in range(nl):
                     slot = head + n
                     if slot >= size:
                         slot -= size
-                    acc += out_ring[s, slot, 11 + i]
-                out_readings[s, i] = acc / nl
+                    acc += out_sensor_floats[s, _RING + slot, 11 + i]
+                out_sensor_floats[s, 1, i] = acc / nl
             q0 = 0.0
             q1 = 0.0
             q2 = 0.0
@@ -455,35 +486,33 @@ def imu_update_kernel(
                 slot = head + n
                 if slot >= size:
                     slot -= size
-                q0 += out_ring[s, slot, 7]
-                q1 += out_ring[s, slot, 8]
-                q2 += out_ring[s, slot, 9]
-                q3 += out_ring[s, slot, 10]
+                q0 += out_sensor_floats[s, _RING + slot, 7]
+                q1 += out_sensor_floats[s, _RING + slot, 8]
+                q2 += out_sensor_floats[s, _RING + slot, 9]
+                q3 += out_sensor_floats[s, _RING + slot, 10]
             norm = np.sqrt(q0 * q0 + q1 * q1 + q2 * q2 + q3 * q3)
             if np.isfinite(norm) and norm > 0.0:
-                out_readings[s, 6] = q0 / norm
-                out_readings[s, 7] = q1 / norm
-                out_readings[s, 8] = q2 / norm
-                out_readings[s, 9] = q3 / norm
+                out_sensor_floats[s, 1, 6] = q0 / norm
+                out_sensor_floats[s, 1, 7] = q1 / norm
+                out_sensor_floats[s, 1, 8] = q2 / norm
+                out_sensor_floats[s, 1, 9] = q3 / norm
             else:
                 for i in range(4):
-                    out_readings[s, 6 + i] = out_ring[s, head, 7 + i]
-            out_readings[s, 10] = time
-        out_status[s, 0] = 1
-        out_status[s, 1] = step
+                    out_sensor_floats[s, 1, 6 + i] = out_sensor_floats[s, _RING + head, 7 + i]
+            out_sensor_floats[s, 1, 10] = t64
+        out_sensor_ints[s, 8] = 1
+        out_sensor_ints[s, 9] = step64
     if n_shared:
         _isaac_width1_shared(
             body_orientations,
             body_linear_velocities,
             body_angular_velocities,
-            sensor_ints,
-            shared[:n_shared],
+            first,
+            end,
             t_new,
-            step,
-            out_ring,
-            out_heads,
-            out_readings,
-            out_status,
+            step64,
+            out_sensor_ints,
+            out_sensor_floats,
         )
 
 
@@ -492,40 +521,49 @@ def _isaac_width1_shared(
     body_orientations,
     body_linear_velocities,
     body_angular_velocities,
-    sensor_ints,
-    sensors,
+    first,
+    end,
     t_new,
     step,
-    out_ring,
-    out_heads,
-    out_readings,
-    out_status,
+    out_sensor_ints,
+    out_sensor_floats,
 ):
     """Isaac-mode, width-1, identity-mounted sensors: one sample per body, same arithmetic.
 
     The sample of a body (its sensor-frame velocities and USD-signed orientation, float32
     values) is computed by the body's first sensor with the general formula and the
-    identity offset, so every sensor gets the values it would compute itself.
+    identity offset, so every sensor gets the values it would compute itself. Processes the
+    rows ``first <= s < end`` that :func:`imu_update_kernel` left to it: active, isaac
+    mode, the three widths 1, identity mount.
 
     Args:
         body_orientations: body quaternions, shape (B, 4), float64, wxyz, body->world.
         body_linear_velocities: COM linear velocities, shape (B, 3), float64, world.
         body_angular_velocities: angular velocities, shape (B, 3), float64, rad/s, world.
-        sensor_ints: packed per-sensor integers, shape (S, 7), int64.
-        sensors: sensor rows to process, shape (K,), int64.
+        first: first sensor row.
+        end: one past the last sensor row.
         t_new: float32 time of the step (as float64).
         step: physics step counter.
-        out_ring: history, shape (S, R, 14), float64 (in/out).
-        out_heads: ring slot of the newest sample, shape (S,), int64 (in/out).
-        out_readings: readings, shape (S, 11), float64.
-        out_status: ``[valid, step]`` per sensor, shape (S, 2), int64.
+        out_sensor_ints: packed integers, shape (S, 10), int64 (module docstring).
+        out_sensor_floats: packed floats, shape (S, 2 + R, 14), float64 (module docstring).
     """
     body_count = body_orientations.shape[0]
     samples = np.empty((body_count, 10))
     done = np.zeros(body_count, np.bool_)
-    for k in range(sensors.shape[0]):
-        s = sensors[k]
-        b = sensor_ints[s, 0]
+    for s in range(first, end):
+        if not (
+            out_sensor_ints[s, 6] != 0
+            and out_sensor_ints[s, 5] == 0
+            and out_sensor_ints[s, 1] == 1
+            and out_sensor_ints[s, 2] == 1
+            and out_sensor_ints[s, 3] == 1
+            and out_sensor_floats[s, 0, 3] == 1.0
+            and out_sensor_floats[s, 0, 4] == 0.0
+            and out_sensor_floats[s, 0, 5] == 0.0
+            and out_sensor_floats[s, 0, 6] == 0.0
+        ):
+            continue
+        b = out_sensor_ints[s, 0]
         if not done[b]:
             done[b] = True
             bw = body_orientations[b, 0]
@@ -563,25 +601,27 @@ def _isaac_width1_shared(
             samples[b, 7] = np.float32(sign * sx)
             samples[b, 8] = np.float32(sign * sy)
             samples[b, 9] = np.float32(sign * sz)
-        size = sensor_ints[s, 4]
-        head = out_heads[s] - 1
+        size = out_sensor_ints[s, 4]
+        head = out_sensor_ints[s, 7] - 1
         if head < 0:
             head += size
-        out_heads[s] = head
+        out_sensor_ints[s, 7] = head
         old = head + 1
         if old >= size:
             old -= size
-        d_t = np.float32(t_new - out_ring[s, old, 0])
-        out_ring[s, head, 0] = t_new
+        d_t = np.float32(t_new - out_sensor_floats[s, _RING + old, 0])
+        out_sensor_floats[s, _RING + head, 0] = t_new
         for j in range(3):
             v = samples[b, j]
             a = np.float32(0.0)
             if d_t > 1e-10:
-                a = np.float32(a + np.float32(np.float32(v - out_ring[s, old, 1 + j]) / d_t))
-            out_ring[s, head, 1 + j] = v
-            out_readings[s, j] = a
+                a = np.float32(
+                    a + np.float32(np.float32(v - out_sensor_floats[s, _RING + old, 1 + j]) / d_t)
+                )
+            out_sensor_floats[s, _RING + head, 1 + j] = v
+            out_sensor_floats[s, 1, j] = a
         for j in range(3, 10):
-            out_readings[s, j] = samples[b, j]
-        out_readings[s, 10] = t_new
-        out_status[s, 0] = 1
-        out_status[s, 1] = step
+            out_sensor_floats[s, 1, j] = samples[b, j]
+        out_sensor_floats[s, 1, 10] = t_new
+        out_sensor_ints[s, 8] = 1
+        out_sensor_ints[s, 9] = step

@@ -36,6 +36,8 @@ from runtime.sensors.state import PhysicsState
 
 __all__ = ["ImuBatch", "ImuReading", "ImuSensor", "imu_ring_size"]
 
+_ALL = (-1,)  # ``only`` argument of the IMU kernel: every sensor
+
 
 def imu_ring_size(widths: tuple[int, int, int]) -> int:
     """Ring size ``B = max(2 * max(Nl, Nw, Nq), 20)`` (sensors.md 4.1).
@@ -90,23 +92,23 @@ class ImuBatch:
         self.runtime = runtime
         self.sensors = sensors
         n = len(sensors)
-        # Packed per-sensor layouts: see runtime.sensors._imu_kernels.
-        self.ints = np.zeros((n, 7), np.int64)
+        # Packed per-sensor blocks: see runtime.sensors._imu_kernels. ``ints``, ``heads``,
+        # ``status`` view the int block; ``floats``, ``prev``, ``readings`` and ``ring``
+        # view the float block (re-created when the ring grows).
+        self._int_block = np.zeros((n, 10), np.int64)
+        self.ints = self._int_block[:, 0:7]
+        self.heads = self._int_block[:, 7]
+        self.status = self._int_block[:, 8:10]
         self.ints[:, 1:4] = 1
         self.ints[:, 4] = 2
-        self.floats = np.zeros((n, 7))
-        self.floats[:, 3] = 1.0
         self.ring_sizes = np.full(n, 20, np.int64)
         self.processed = np.zeros(n, bool)
         self._all_processed = n == 0
-        self.all_indices = np.arange(n, dtype=np.int64)
-        self.readings = np.zeros((n, 11))
-        self.readings[:, 6] = 1.0
         self.physical_gravity = np.array([0.0, 0.0, -9.80665])
-        self.status = np.zeros((n, 2), np.int64)
-        self.prev = np.zeros((n, 7))
-        self.heads = np.zeros(n, np.int64)
+        self._float_block: np.ndarray | None = None
         self._allocate_rings(2)
+        self.floats[:, 3] = 1.0
+        self.readings[:, 6] = 1.0
         self._no_acc = np.zeros((0, 3))
         for i, sensor in enumerate(sensors):
             sensor._attach(self, i)
@@ -142,10 +144,18 @@ class ImuBatch:
         return self.floats[:, 3:7]
 
     def _allocate_rings(self, capacity: int) -> None:
-        n = self.ints.shape[0]
+        """(Re)allocate the float block for ``capacity`` history slots, keeping its content."""
+        old = self._float_block
+        block = np.zeros((self.ints.shape[0], 2 + capacity, 14))
+        block[:, 2:, 7] = 1.0
+        if old is not None:
+            block[:, : old.shape[1]] = old
+        self._float_block = block
         self.ring_capacity = capacity
-        self.ring = np.zeros((n, capacity, 14))
-        self.ring[:, :, 7] = 1.0
+        self.floats = block[:, 0, 0:7]
+        self.prev = block[:, 0, 7:14]
+        self.readings = block[:, 1, 0:11]
+        self.ring = block[:, 2:, :]
 
     def reset_history(self, i: int) -> None:
         """Reset sensor ``i``'s history to the initial fill (t 0, zeros, identity).
@@ -174,10 +184,7 @@ class ImuBatch:
         size = imu_ring_size((nl, nw, nq))
         span = max(nw, nq, 2 * nl)
         if span > self.ring_capacity:
-            old = self.ring
-            cap = self.ring_capacity
             self._allocate_rings(span)
-            self.ring[:, :cap] = old
         if self.ring_sizes[i] != size or self.ints[i, 4] != span:
             self.ring_sizes[i] = size
             self.ints[i, 4] = span
@@ -188,36 +195,32 @@ class ImuBatch:
 
         Args:
             state: the physics state after the step.
-            indices: sensor indices to evaluate, (K,), int64; None = all.
+            indices: sensor indices to evaluate (K ints); None = all.
         """
-        idx = self.all_indices if indices is None else indices
         if not self._all_processed:
-            self._first_step_config(idx)
+            self._first_step_config(range(len(self.sensors)) if indices is None else indices)
         lin_acc = state.body_linear_accelerations
         ang_acc = state.body_angular_accelerations
         if lin_acc is None or ang_acc is None:
             lin_acc = ang_acc = self._no_acc
-        self._kernel(
-            state.body_orientations,
-            state.body_com_local,
-            state.body_linear_velocities,
-            state.body_angular_velocities,
-            lin_acc,
-            ang_acc,
-            self.ints,
-            self.floats,
-            idx,
-            float(state.time),
-            int(state.step),
-            self.ring,
-            self.heads,
-            self.prev,
-            self.readings,
-            self.status,
-        )
+        # time / step go through as they are (the kernel casts them); -1 = all sensors.
+        for only in _ALL if indices is None else [int(i) for i in indices]:
+            self._kernel(
+                state.body_orientations,
+                state.body_com_local,
+                state.body_linear_velocities,
+                state.body_angular_velocities,
+                lin_acc,
+                ang_acc,
+                state.time,
+                state.step,
+                only,
+                self._int_block,
+                self._float_block,
+            )
         self.physical_gravity = state.gravity
 
-    def _first_step_config(self, idx: np.ndarray) -> None:
+    def _first_step_config(self, idx: Any) -> None:
         for i in idx:
             if not self.processed[i]:
                 self.sensors[i]._first_processed_step()
@@ -430,7 +433,7 @@ class ImuSensor(SensorBase):
             state: the physics state after the step.
         """
         if self._batch is not None:
-            self._batch.update(state, np.array([self._index], np.int64))
+            self._batch.update(state, [self._index])
 
     def reading(self, read_gravity: bool = True) -> ImuReading:
         """The latest reading with read-time processing (sensors.md 4.4).
