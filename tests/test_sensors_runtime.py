@@ -127,6 +127,49 @@ def test_bad_configuration_never_stops_the_loop(caplog):
         assert not by_path[path].reading().is_valid
 
 
+class FlakyBatchSensor(RecordingSensor):
+    """A plug-in sensor evaluated by a batch (``batch_type``) that fails at one step."""
+
+    kind = "flaky"
+
+
+class FlakyBatch:
+    def __init__(self, runtime, sensors):
+        self.sensors = sensors
+        self.calls = []
+
+    def update(self, state):
+        self.calls.append(state.step)
+        if state.step == 3:
+            raise RuntimeError("batch boom")
+        for sensor in self.sensors:
+            sensor.steps.append(state.step)
+
+
+FlakyBatchSensor.batch_type = FlakyBatch
+
+
+def test_a_failing_batch_disables_its_sensors_only(caplog):
+    stage = _stage()
+    stage.DefinePrim("/World/A/Contact", "IsaacContactSensor")
+    flaky = [FlakyBatchSensor("/World/A/F1"), FlakyBatchSensor("/World/A/F2")]
+    plain = RecordingSensor("/World/A/Plugin")
+    with caplog.at_level(logging.ERROR, logger="runtime.sensors"):
+        rt = SensorRuntime(
+            stage, ["/World/A", "/World/B"], sensors=[*flaky, plain, *SensorRuntime.discover(stage)]
+        )
+        for k in range(1, 6):
+            rt.step(_state(k))
+    for sensor in flaky:
+        assert "batch boom" in sensor.disabled_reason and sensor.prim_path in sensor.disabled_reason
+        assert sensor.steps == [1, 2, 4, 5]  # the batch itself is still called
+    assert [u for u in rt._units if isinstance(u, FlakyBatch)][0].calls == [1, 2, 3, 4, 5]
+    assert plain.steps == [1, 2, 3, 4, 5] and plain.disabled_reason is None
+    contact = rt.sensors[-1].reading()
+    assert contact.is_valid and contact.step == 5
+    assert sum("batch boom" in r.getMessage() for r in caplog.records) == 2
+
+
 def test_sensor_update_alone_matches_the_batch():
     stage = _stage()
     for i in range(3):

@@ -300,11 +300,18 @@ class SensorRuntime:
                 order.append(type(sensor))
             groups[type(sensor)].append(sensor)
         self._units: list[Any] = []
+        # What step() runs, resolved once: (update callable, object whose disabled_reason
+        # skips it or None, unit). Batches carry no disabled_reason (their sensors are
+        # disabled one by one and read invalid), so they are called unguarded.
+        self._step_plan: list[tuple[Any, Any, Any]] = []
         for item in order:
             if isinstance(item, type):
-                self._units.append(item.batch_type(self, groups[item]))
+                unit = item.batch_type(self, groups[item])
+                guard = unit if hasattr(unit, "disabled_reason") else None
             else:
-                self._units.append(item)
+                unit = guard = item
+            self._units.append(unit)
+            self._step_plan.append((unit.update, guard, unit))
 
     def _bind_one(self, sensor: Any) -> None:
         try:
@@ -411,22 +418,25 @@ class SensorRuntime:
             self._checked_paths = state.body_paths
         if self._changed_paths:
             self._process_usd_changes()
-        for unit in self._units:
-            if getattr(unit, "disabled_reason", None) is not None:
+        for update, guard, unit in self._step_plan:
+            if guard is not None and getattr(guard, "disabled_reason", None) is not None:
                 continue  # an unbatched sensor disabled by bad configuration
             try:
-                unit.update(state)
+                update(state)
             except Exception as error:  # noqa: BLE001 - a failing sensor must not stop others
-                sensors = getattr(unit, "sensors", [unit])
-                for sensor in sensors:
-                    self._disable(
-                        sensor,
-                        f"{type(sensor).__name__} {getattr(sensor, 'prim_path', '')}: "
-                        f"update failed: {error!r}",
-                    )
+                self._update_failed(unit, error)
         self.step_count += 1
         self.time = float(state.time)
         self.last_state = state
+
+    def _update_failed(self, unit: Any, error: Exception) -> None:
+        """Disable the sensor(s) of ``unit`` (a sensor or a batch) after ``update`` raised."""
+        for sensor in getattr(unit, "sensors", [unit]):
+            self._disable(
+                sensor,
+                f"{type(sensor).__name__} {getattr(sensor, 'prim_path', '')}: "
+                f"update failed: {error!r}",
+            )
 
     def reset(self) -> None:
         """Stop/start semantics: every sensor drops its history and readings become invalid."""
