@@ -29,8 +29,6 @@ __all__ = [
     "last_event_contacts",
 ]
 
-_ALL = (-1,)  # ``only`` argument of the contact kernel: every sensor
-
 
 def last_event_contacts(
     contact_body0: np.ndarray, contact_body1: np.ndarray, contact_events: np.ndarray
@@ -159,26 +157,28 @@ class ContactBatch:
             state: the physics state after the step.
             indices: sensor indices to evaluate (K ints); None = all.
         """
-        body0 = state.contact_body0
         dts = state.contact_dts
         if dts is None:
             dts = self._no_dts
-        if state.contact_events is None or not body0.shape[0]:
+        if state.contact_events is None or not state.contact_body0.shape[0]:
             self.kept_contacts = None
+            body0 = state.contact_body0
             body1 = state.contact_body1
             positions = state.contact_positions
             impulses = state.contact_impulses
         else:
+            # Fancy indexing returns fresh C-contiguous arrays, as the kernel needs.
+            body0 = state.contact_body0
             kept = last_event_contacts(body0, state.contact_body1, state.contact_events)
             self.kept_contacts = kept
-            body1 = np.ascontiguousarray(state.contact_body1[kept])
-            positions = np.ascontiguousarray(state.contact_positions[kept])
-            impulses = np.ascontiguousarray(state.contact_impulses[kept])
+            body0 = body0[kept]
+            body1 = state.contact_body1[kept]
+            positions = state.contact_positions[kept]
+            impulses = state.contact_impulses[kept]
             if dts.shape[0]:
-                dts = np.ascontiguousarray(dts[kept])
-            body0 = np.ascontiguousarray(body0[kept])
+                dts = dts[kept]
         # dt / time / step go through as they are (the kernel casts them); -1 = all sensors.
-        for only in _ALL if indices is None else [int(i) for i in indices]:
+        if indices is None:
             self._kernel(
                 state.body_positions,
                 state.body_orientations,
@@ -190,10 +190,27 @@ class ContactBatch:
                 state.dt,
                 state.time,
                 state.step,
-                only,
+                -1,
                 self._float_block,
                 self._int_block,
             )
+        else:
+            for i in indices:
+                self._kernel(
+                    state.body_positions,
+                    state.body_orientations,
+                    body0,
+                    body1,
+                    positions,
+                    impulses,
+                    dts,
+                    state.dt,
+                    state.time,
+                    state.step,
+                    int(i),
+                    self._float_block,
+                    self._int_block,
+                )
         self.last_state = state
 
     def arrays(self) -> dict[str, np.ndarray]:

@@ -36,8 +36,6 @@ from runtime.sensors.state import PhysicsState
 
 __all__ = ["ImuBatch", "ImuReading", "ImuSensor", "imu_ring_size"]
 
-_ALL = (-1,)  # ``only`` argument of the IMU kernel: every sensor
-
 
 def imu_ring_size(widths: tuple[int, int, int]) -> int:
     """Ring size ``B = max(2 * max(Nl, Nw, Nq), 20)`` (sensors.md 4.1).
@@ -204,7 +202,7 @@ class ImuBatch:
         if lin_acc is None or ang_acc is None:
             lin_acc = ang_acc = self._no_acc
         # time / step go through as they are (the kernel casts them); -1 = all sensors.
-        for only in _ALL if indices is None else [int(i) for i in indices]:
+        if indices is None:
             self._kernel(
                 state.body_orientations,
                 state.body_com_local,
@@ -214,10 +212,25 @@ class ImuBatch:
                 ang_acc,
                 state.time,
                 state.step,
-                only,
+                -1,
                 self._int_block,
                 self._float_block,
             )
+        else:
+            for i in indices:
+                self._kernel(
+                    state.body_orientations,
+                    state.body_com_local,
+                    state.body_linear_velocities,
+                    state.body_angular_velocities,
+                    lin_acc,
+                    ang_acc,
+                    state.time,
+                    state.step,
+                    int(i),
+                    self._int_block,
+                    self._float_block,
+                )
         self.physical_gravity = state.gravity
 
     def _first_step_config(self, idx: Any) -> None:
