@@ -195,7 +195,6 @@ class SensorRuntime:
         self.meters_per_unit = mpu if (math.isfinite(mpu) and mpu > 0.0) else 1.0
         self.gravity_up = stage_gravity_up(stage)
         self.step_count = 0
-        self.time = 0.0
         self.last_state: PhysicsState | None = None
         self._changed_paths: set[Any] = set()
         self._checked_paths: Any = None
@@ -426,8 +425,13 @@ class SensorRuntime:
             except Exception as error:  # noqa: BLE001 - a failing sensor must not stop others
                 self._update_failed(unit, error)
         self.step_count += 1
-        self.time = float(state.time)
         self.last_state = state
+
+    @property
+    def time(self) -> float:
+        """Time of the last evaluated step [s]; 0 before the first step and after a reset."""
+        state = self.last_state
+        return 0.0 if state is None else float(state.time)
 
     def _update_failed(self, unit: Any, error: Exception) -> None:
         """Disable the sensor(s) of ``unit`` (a sensor or a batch) after ``update`` raised."""
@@ -446,7 +450,6 @@ class SensorRuntime:
             except Exception as error:  # noqa: BLE001
                 self._disable(sensor, f"{type(sensor).__name__}: reset failed: {error!r}")
         self.step_count = 0
-        self.time = 0.0
         self.last_state = None
 
     def readings(self) -> list[Any]:
