@@ -338,6 +338,199 @@ def _rotate_inverse_kernel(qw, qx, qy, qz, vx, vy, vz):
 
 
 @jit
+def group_closest_hit_kernel(
+    node_boxes,
+    node_refs,
+    triangles,
+    triangle_ids,
+    root,
+    ox,
+    oy,
+    oz,
+    dx,
+    dy,
+    dz,
+    t_best,
+    double_sided,
+    stack_ref,
+    stack_cnt,
+    stack_t,
+):
+    """Closest hit closer than ``t_best`` of one ray in one group's BVH (group frame).
+
+    The BVH is traversed with an explicit stack: both children are tested at their parent
+    with precomputed inverse directions and per-axis near/far plane selection; the nearer
+    hit child is visited first, the farther one is pushed with its entry distance and
+    skipped on pop when a closer hit was found meanwhile. Leaves run Möller–Trumbore.
+
+    Args:
+        node_boxes: BVH child bounds, shape (N, 12), float64 (module layout).
+        node_refs: BVH child references, shape (N, 4), int64.
+        triangles: leaf-ordered ``[v0, e1, e2]``, shape (T, 9), float64, group frame.
+        triangle_ids: id reported for each leaf-ordered triangle, shape (T,), int64.
+        root: root node of the group's BVH (>= 0).
+        ox: ray origin [stage units], group frame.
+        oy: ray origin [stage units], group frame.
+        oz: ray origin [stage units], group frame.
+        dx: unit ray direction, group frame.
+        dy: unit ray direction, group frame.
+        dz: unit ray direction, group frame.
+        t_best: only hits closer than this count [stage units].
+        double_sided: when False back faces are ignored.
+        stack_ref: traversal scratch, shape (STACK_SIZE,) each.
+        stack_cnt: traversal scratch, shape (STACK_SIZE,) each.
+        stack_t: traversal scratch, shape (STACK_SIZE,) each.
+
+    Returns:
+        ``(t, id)``: the closest hit distance and its ``triangle_ids`` entry, or
+        ``(t_best, -1)`` when nothing is closer.
+    """
+    best = -1
+    ix = 1.0 / dx if abs(dx) > _TINY else (_HUGE if dx >= 0.0 else -_HUGE)
+    iy = 1.0 / dy if abs(dy) > _TINY else (_HUGE if dy >= 0.0 else -_HUGE)
+    iz = 1.0 / dz if abs(dz) > _TINY else (_HUGE if dz >= 0.0 else -_HUGE)
+    # offsets of the near and far planes in a [lo(3), hi(3)] box
+    nx = 0 if ix >= 0.0 else 3
+    ny = 1 if iy >= 0.0 else 4
+    nz = 2 if iz >= 0.0 else 5
+    fx = 3 - nx
+    fy = 5 - ny
+    fz = 7 - nz
+    oix = ox * ix
+    oiy = oy * iy
+    oiz = oz * iz
+    top = 0
+    ref = root
+    cnt = 0
+    while True:
+        if cnt == 0:
+            node = ref
+            t0 = max(
+                node_boxes[node, nx] * ix - oix,
+                node_boxes[node, ny] * iy - oiy,
+                node_boxes[node, nz] * iz - oiz,
+                0.0,
+            )
+            t1 = min(
+                node_boxes[node, fx] * ix - oix,
+                node_boxes[node, fy] * iy - oiy,
+                node_boxes[node, fz] * iz - oiz,
+                t_best,
+            )
+            u0 = max(
+                node_boxes[node, 6 + nx] * ix - oix,
+                node_boxes[node, 6 + ny] * iy - oiy,
+                node_boxes[node, 6 + nz] * iz - oiz,
+                0.0,
+            )
+            u1 = min(
+                node_boxes[node, 6 + fx] * ix - oix,
+                node_boxes[node, 6 + fy] * iy - oiy,
+                node_boxes[node, 6 + fz] * iz - oiz,
+                t_best,
+            )
+            hit_l = t0 <= t1
+            hit_r = u0 <= u1
+            right_first = hit_r and ((not hit_l) or u0 < t0)
+            a_ref = node_refs[node, 0]
+            a_cnt = node_refs[node, 1]
+            b_ref = node_refs[node, 2]
+            b_cnt = node_refs[node, 3]
+            # push the farther child (kept only when both children are hit)
+            stack_ref[top] = a_ref if right_first else b_ref
+            stack_cnt[top] = a_cnt if right_first else b_cnt
+            stack_t[top] = t0 if right_first else u0
+            top += 1 if (hit_l and hit_r) else 0
+            if hit_l or hit_r:
+                ref = b_ref if right_first else a_ref
+                cnt = b_cnt if right_first else a_cnt
+                continue
+        else:
+            for k in range(ref, ref + cnt):
+                e2x = triangles[k, 6]
+                e2y = triangles[k, 7]
+                e2z = triangles[k, 8]
+                px = dy * e2z - dz * e2y
+                py = dz * e2x - dx * e2z
+                pz = dx * e2y - dy * e2x
+                e1x = triangles[k, 3]
+                e1y = triangles[k, 4]
+                e1z = triangles[k, 5]
+                det = e1x * px + e1y * py + e1z * pz
+                if double_sided:
+                    if det == 0.0:
+                        continue
+                elif det <= 0.0:
+                    continue
+                inv_det = 1.0 / det
+                sx = ox - triangles[k, 0]
+                sy = oy - triangles[k, 1]
+                sz = oz - triangles[k, 2]
+                u = (sx * px + sy * py + sz * pz) * inv_det
+                if u < -_BARY_EPS or u > 1.0 + _BARY_EPS:
+                    continue
+                qx2 = sy * e1z - sz * e1y
+                qy2 = sz * e1x - sx * e1z
+                qz2 = sx * e1y - sy * e1x
+                v = (dx * qx2 + dy * qy2 + dz * qz2) * inv_det
+                if v < -_BARY_EPS or u + v > 1.0 + _BARY_EPS:
+                    continue
+                t = (e2x * qx2 + e2y * qy2 + e2z * qz2) * inv_det
+                if t >= 0.0 and t < t_best:
+                    t_best = t
+                    best = triangle_ids[k]
+        # pop the most recent pending item that can still hold a closer hit
+        found = False
+        while top > 0:
+            top -= 1
+            if stack_t[top] <= t_best:
+                found = True
+                break
+        if not found:
+            break
+        ref = stack_ref[top]
+        cnt = stack_cnt[top]
+    return t_best, best
+
+
+@jit
+def ray_enters_box_kernel(boxes, row, col, ox, oy, oz, ix, iy, iz, t_max):
+    """Whether the ray ``o + t d`` meets the box ``boxes[row, col:col + 6]`` for 0 <= t <= t_max.
+
+    Args:
+        boxes: boxes ``[lo(3), hi(3)]`` from column ``col`` of each row, float64, the ray's
+            frame.
+        row: the box's row.
+        col: column of the box's first value.
+        ox: ray origin x.
+        oy: ray origin y.
+        oz: ray origin z.
+        ix: inverse direction x (``+-_HUGE`` for a zero component).
+        iy: inverse direction y.
+        iz: inverse direction z.
+        t_max: largest accepted distance.
+
+    Returns:
+        True when the segment meets the box.
+    """
+    ax = (boxes[row, col] - ox) * ix
+    bx = (boxes[row, col + 3] - ox) * ix
+    ay = (boxes[row, col + 1] - oy) * iy
+    by = (boxes[row, col + 4] - oy) * iy
+    az = (boxes[row, col + 2] - oz) * iz
+    bz = (boxes[row, col + 5] - oz) * iz
+    enter = max(min(ax, bx), min(ay, by), min(az, bz), 0.0)
+    leave = min(max(ax, bx), max(ay, by), max(az, bz), t_max)
+    return enter <= leave
+
+
+@jit
+def inverse_direction_kernel(d):
+    """``1 / d`` with ``+-_HUGE`` for a (near) zero component (slab tests)."""
+    return 1.0 / d if abs(d) > _TINY else (_HUGE if d >= 0.0 else -_HUGE)
+
+
+@jit
 def scene_closest_hit_kernel(
     node_boxes,
     node_refs,
@@ -599,25 +792,92 @@ def bvh_closest_hit_kernel(
 
 
 @jit
-def _inside_solid_kernel(kind, params, planes, plane_start, plane_count, x, y, z):
-    """Whether the point (x, y, z), given in the solid's frame, lies inside the solid."""
+def inside_solid_kernel(kind, params, s, planes, plane_start, plane_count, x, y, z):
+    """Whether the point (x, y, z), given in the frame of solid ``s``, lies inside it.
+
+    ``params[s]`` holds the solid's half extents or (radius, half height, 0).
+    """
     if kind == SOLID_BOX:
-        return abs(x) <= params[0] and abs(y) <= params[1] and abs(z) <= params[2]
+        return abs(x) <= params[s, 0] and abs(y) <= params[s, 1] and abs(z) <= params[s, 2]
     if kind == SOLID_SPHERE:
-        return x * x + y * y + z * z <= params[0] * params[0]
+        return x * x + y * y + z * z <= params[s, 0] * params[s, 0]
     if kind == SOLID_CAPSULE:
-        # axis along local z, half height params[1] of the cylinder part, radius params[0]
-        h = params[1]
+        # axis along local z, half height params[s, 1] of the cylinder part, radius params[s, 0]
+        h = params[s, 1]
         zc = min(max(z, -h), h)
         dz = z - zc
-        return x * x + y * y + dz * dz <= params[0] * params[0]
+        return x * x + y * y + dz * dz <= params[s, 0] * params[s, 0]
     if kind == SOLID_CYLINDER:
-        return abs(z) <= params[1] and x * x + y * y <= params[0] * params[0]
+        return abs(z) <= params[s, 1] and x * x + y * y <= params[s, 0] * params[s, 0]
     # convex: all half-spaces n . p <= d
     for k in range(plane_start, plane_start + plane_count):
         if planes[k, 0] * x + planes[k, 1] * y + planes[k, 2] * z > planes[k, 3]:
             return False
     return True
+
+
+@jit
+def group_inside_solid_kernel(
+    solid_kinds,
+    solid_positions,
+    solid_orientations,
+    solid_params,
+    solid_plane_ranges,
+    planes,
+    solid_bounds,
+    first,
+    count,
+    gx,
+    gy,
+    gz,
+):
+    """First solid of ``first .. first + count - 1`` containing a point of the group frame.
+
+    Args:
+        solid_kinds: ``SOLID_*`` code of each solid, shape (S,), int64.
+        solid_positions: solid frame origin in its group frame, shape (S, 3), float64.
+        solid_orientations: solid orientation in its group frame (w, x, y, z), shape (S, 4).
+        solid_params: box half extents, or (radius, half height, 0), shape (S, 3), float64.
+        solid_plane_ranges: (first plane, plane count) of convex solids, shape (S, 2), int64.
+        planes: half-spaces ``[nx, ny, nz, d]`` in solid frames, shape (P, 4), float64.
+        solid_bounds: bounding sphere ``[cx, cy, cz, r]`` per solid, group frame, shape (S, 4).
+        first: first solid of the group.
+        count: number of solids of the group.
+        gx: the point [stage units], group frame.
+        gy: the point [stage units], group frame.
+        gz: the point [stage units], group frame.
+
+    Returns:
+        The containing solid's index, or -1.
+    """
+    for s in range(first, first + count):
+        bx = gx - solid_bounds[s, 0]
+        by = gy - solid_bounds[s, 1]
+        bz = gz - solid_bounds[s, 2]
+        if bx * bx + by * by + bz * bz > solid_bounds[s, 3] * solid_bounds[s, 3]:
+            continue
+        x, y, z = _rotate_inverse_kernel(
+            solid_orientations[s, 0],
+            solid_orientations[s, 1],
+            solid_orientations[s, 2],
+            solid_orientations[s, 3],
+            gx - solid_positions[s, 0],
+            gy - solid_positions[s, 1],
+            gz - solid_positions[s, 2],
+        )
+        if inside_solid_kernel(
+            solid_kinds[s],
+            solid_params,
+            s,
+            planes,
+            solid_plane_ranges[s, 0],
+            solid_plane_ranges[s, 1],
+            x,
+            y,
+            z,
+        ):
+            return s
+    return -1
 
 
 @jit
@@ -723,33 +983,10 @@ def scene_inside_solid_kernel(
                 or gz > group_solid_boxes[g, 5]
             ):
                 continue
-            for s in range(first, first + count):
-                bx = gx - solid_bounds[s, 0]
-                by = gy - solid_bounds[s, 1]
-                bz = gz - solid_bounds[s, 2]
-                if bx * bx + by * by + bz * bz > solid_bounds[s, 3] * solid_bounds[s, 3]:
-                    continue
-                x, y, z = _rotate_inverse_kernel(
-                    solid_orientations[s, 0],
-                    solid_orientations[s, 1],
-                    solid_orientations[s, 2],
-                    solid_orientations[s, 3],
-                    gx - solid_positions[s, 0],
-                    gy - solid_positions[s, 1],
-                    gz - solid_positions[s, 2],
-                )
-                if _inside_solid_kernel(
-                    solid_kinds[s],
-                    solid_params[s],
-                    planes,
-                    solid_plane_ranges[s, 0],
-                    solid_plane_ranges[s, 1],
-                    x,
-                    y,
-                    z,
-                ):
-                    out_solids[i] = s
-                    break
+            out_solids[i] = group_inside_solid_kernel(
+                solid_kinds, solid_positions, solid_orientations, solid_params,
+                solid_plane_ranges, planes, solid_bounds, first, count, gx, gy, gz,
+            )  # fmt: skip
             if out_solids[i] >= 0:
                 break
 
@@ -811,6 +1048,60 @@ def scene_hit_attributes_kernel(
 
 
 @jit
+def world_box_kernel(qw, qx, qy, qz, px, py, pz, local_boxes, row, col, out_boxes, out_col):
+    """World box of ``local_boxes[row, col:col + 6]`` posed by (p, q), padded for rounding.
+
+    The centre is rotated and the half extents are taken through ``|R|``: the exact box of
+    the rotated box's corners, padded by ``1e-9 * (1 + max |corner|)``.
+
+    Args:
+        qw: unit orientation (w, x, y, z), local to world.
+        qx: unit orientation (w, x, y, z), local to world.
+        qy: unit orientation (w, x, y, z), local to world.
+        qz: unit orientation (w, x, y, z), local to world.
+        px: local frame origin [stage units], world.
+        py: local frame origin [stage units], world.
+        pz: local frame origin [stage units], world.
+        local_boxes: boxes ``[lo(3), hi(3)]`` from column ``col``, float64, local frame.
+        row: the box's row (in both arrays).
+        col: column of the local box's first value.
+        out_boxes: world boxes ``[lo(3), hi(3)]`` from column ``out_col``, float64
+            (``out_boxes[row, out_col:out_col + 6]`` written).
+        out_col: column of the world box's first value.
+    """
+    cx = 0.5 * (local_boxes[row, col + 0] + local_boxes[row, col + 3])
+    cy = 0.5 * (local_boxes[row, col + 1] + local_boxes[row, col + 4])
+    cz = 0.5 * (local_boxes[row, col + 2] + local_boxes[row, col + 5])
+    hx = 0.5 * (local_boxes[row, col + 3] - local_boxes[row, col + 0])
+    hy = 0.5 * (local_boxes[row, col + 4] - local_boxes[row, col + 1])
+    hz = 0.5 * (local_boxes[row, col + 5] - local_boxes[row, col + 2])
+    r00 = 1.0 - 2.0 * (qy * qy + qz * qz)
+    r01 = 2.0 * (qx * qy - qw * qz)
+    r02 = 2.0 * (qx * qz + qw * qy)
+    r10 = 2.0 * (qx * qy + qw * qz)
+    r11 = 1.0 - 2.0 * (qx * qx + qz * qz)
+    r12 = 2.0 * (qy * qz - qw * qx)
+    r20 = 2.0 * (qx * qz - qw * qy)
+    r21 = 2.0 * (qy * qz + qw * qx)
+    r22 = 1.0 - 2.0 * (qx * qx + qy * qy)
+    wx = px + r00 * cx + r01 * cy + r02 * cz
+    wy = py + r10 * cx + r11 * cy + r12 * cz
+    wz = pz + r20 * cx + r21 * cy + r22 * cz
+    ex = abs(r00) * hx + abs(r01) * hy + abs(r02) * hz
+    ey = abs(r10) * hx + abs(r11) * hy + abs(r12) * hz
+    ez = abs(r20) * hx + abs(r21) * hy + abs(r22) * hz
+    largest = max(abs(wx) + ex, abs(wy) + ey, abs(wz) + ez)
+    # |R| h is exact up to rounding of a few ulps of the extents: pad by them too
+    pad = 1e-9 * (1.0 + largest)
+    out_boxes[row, out_col + 0] = wx - ex - pad
+    out_boxes[row, out_col + 1] = wy - ey - pad
+    out_boxes[row, out_col + 2] = wz - ez - pad
+    out_boxes[row, out_col + 3] = wx + ex + pad
+    out_boxes[row, out_col + 4] = wy + ey + pad
+    out_boxes[row, out_col + 5] = wz + ez + pad
+
+
+@jit
 def scene_group_poses_kernel(
     group_body,
     body_positions,
@@ -837,7 +1128,8 @@ def scene_group_poses_kernel(
         io_group_orientations: group orientations (w, x, y, z), shape (G, 4), float64 (moving
             rows written, fixed rows read).
         out_world_boxes: world box enclosing each group's triangles at its pose, padded by
-            ``1e-9 * (1 + max |corner|)``, shape (G, 6), float64 (written).
+            ``1e-9 * (1 + max |corner|)`` (:func:`world_box_kernel`), shape (G, 6), float64
+            (written).
     """
     for g in range(group_body.shape[0]):
         b = group_body[g]
@@ -850,40 +1142,12 @@ def scene_group_poses_kernel(
             for a in range(6):
                 out_world_boxes[g, a] = 0.0
             continue
-        qw = io_group_orientations[g, 0]
-        qx = io_group_orientations[g, 1]
-        qy = io_group_orientations[g, 2]
-        qz = io_group_orientations[g, 3]
-        lo0 = np.inf
-        lo1 = np.inf
-        lo2 = np.inf
-        hi0 = -np.inf
-        hi1 = -np.inf
-        hi2 = -np.inf
-        largest = 0.0
-        for corner in range(8):
-            cx = group_local_boxes[g, 3] if corner & 4 else group_local_boxes[g, 0]
-            cy = group_local_boxes[g, 4] if corner & 2 else group_local_boxes[g, 1]
-            cz = group_local_boxes[g, 5] if corner & 1 else group_local_boxes[g, 2]
-            # rotate by q: the inverse rotation of the conjugate
-            wx, wy, wz = _rotate_inverse_kernel(qw, -qx, -qy, -qz, cx, cy, cz)
-            wx += io_group_positions[g, 0]
-            wy += io_group_positions[g, 1]
-            wz += io_group_positions[g, 2]
-            lo0 = min(lo0, wx)
-            lo1 = min(lo1, wy)
-            lo2 = min(lo2, wz)
-            hi0 = max(hi0, wx)
-            hi1 = max(hi1, wy)
-            hi2 = max(hi2, wz)
-            largest = max(largest, abs(wx), abs(wy), abs(wz))
-        pad = 1e-9 * (1.0 + largest)
-        out_world_boxes[g, 0] = lo0 - pad
-        out_world_boxes[g, 1] = lo1 - pad
-        out_world_boxes[g, 2] = lo2 - pad
-        out_world_boxes[g, 3] = hi0 + pad
-        out_world_boxes[g, 4] = hi1 + pad
-        out_world_boxes[g, 5] = hi2 + pad
+        world_box_kernel(
+            io_group_orientations[g, 0], io_group_orientations[g, 1],
+            io_group_orientations[g, 2], io_group_orientations[g, 3],
+            io_group_positions[g, 0], io_group_positions[g, 1], io_group_positions[g, 2],
+            group_local_boxes, g, 0, out_world_boxes, 0,
+        )  # fmt: skip
 
 
 @jit

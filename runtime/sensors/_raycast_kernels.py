@@ -15,12 +15,19 @@ import math
 import numpy as np
 
 from runtime._jit import jit
-from runtime.sensors._bvh_kernels import scene_cast_kernel
+from runtime.sensors._bvh_kernels import (
+    STACK_SIZE,
+    _rotate_inverse_kernel,
+    group_closest_hit_kernel,
+    inside_solid_kernel,
+    inverse_direction_kernel,
+    world_box_kernel,
+)
 
-__all__ = ["raycast_step_kernel"]
-# raycast_prepare_kernel and raycast_outputs_kernel are the step kernel's building blocks;
-# the batch calls them directly only around a non-Numba scene (e.g. Embree). A cached step
-# kernel embeds them, so their own dispatchers may hold no compiled signature.
+__all__ = ["raycast_batch_step_kernel"]
+# raycast_prepare_kernel and raycast_outputs_kernel serve a scene that is not the Numba BVH
+# (e.g. Embree): the batch calls them around the scene's own cast. With the Numba scene the
+# whole step is raycast_batch_step_kernel.
 
 
 @jit
@@ -441,216 +448,579 @@ def raycast_outputs_kernel(
     out_hit_count[0] = hit_count
 
 
-# Rows of the packed layout table of :func:`raycast_step_kernel` (static float64 block,
-# static int64 block, float64 scratch block, int64 scratch block). Each row of the table is
-# ``[offset, rows, cols]`` of one C-contiguous array inside its block.
-PACKED_STATIC_F = (
-    "node_boxes", "triangles", "group_local_boxes", "face_normals", "solid_positions",
-    "solid_orientations", "solid_params", "planes", "solid_bounds", "group_solid_boxes",
-    "local_poses", "ranges", "origins", "directions", "offsets", "sorted_offsets",
-)  # fmt: skip
-PACKED_STATIC_I = (
-    "node_refs", "triangle_ids", "group_roots", "group_body", "face_groups", "face_actors",
-    "solid_groups", "solid_kinds", "solid_plane_ranges", "solid_actors",
-    "group_solid_ranges", "bodies", "extrapolate", "frames", "ray_sensor", "offset_order",
-)  # fmt: skip
-PACKED_IO_F = (
-    "sensor_poses", "c_origins", "c_starts", "c_directions", "c_max_distances", "c_poses",
-    "c_distances", "c_normals", "group_positions", "group_orientations", "world_boxes",
-)  # fmt: skip
-PACKED_IO_I = (
-    "fired", "c_actors", "hits", "scratch_faces", "scratch_inside", "count",
-    "hit_count",
-)  # fmt: skip
-PACKED_NAMES = PACKED_STATIC_F + PACKED_STATIC_I + PACKED_IO_F + PACKED_IO_I
-_F0 = len(PACKED_STATIC_F)
-_I0 = _F0 + len(PACKED_STATIC_I)
-_G0 = _I0 + len(PACKED_IO_F)
+# Packed layout of :func:`raycast_batch_step_kernel`. Four 2-D blocks hold every array:
+# static float64 (width SF_WIDTH), static int64 (SI_WIDTH), per-step float64 (IOF_WIDTH) and
+# per-step int64 (IOI_WIDTH). Row k of the ``layout`` table is ``[first row, rows, columns]``
+# of array k in its block; an array is the block's rows ``first .. first + rows - 1``,
+# columns ``0 .. columns - 1`` (row slices of a 2-D block cost nothing in Numba, unlike the
+# reshapes of a flat block).
+SF_WIDTH = 12
+SI_WIDTH = 4
+IOF_WIDTH = 20
+IOI_WIDTH = 2
+# static float64: scene
+L_NODE_BOXES = 0  # (N, 12) BVH child bounds
+L_TRIANGLES = 1  # (T, 9) leaf-ordered [v0, e1, e2], group frames
+L_FACE_NORMALS = 2  # (F, 3) unit front normal per global face, group frame
+L_PLANES = 3  # (P, 4) convex half-spaces [n, d], solid frames
+L_GROUP_LOCAL_BOXES = 4  # (G, 6) group-frame box of the group's triangles
+L_GROUP_SOLID_BOXES = 5  # (G, 6) group-frame box around the group's solids
+L_SOLID_POSITIONS = 6  # (S, 3) solid origin, group frame
+L_SOLID_ORIENTATIONS = 7  # (S, 4) solid orientation (w, x, y, z), group frame
+L_SOLID_PARAMS = 8  # (S, 3) half extents or (radius, half height, 0)
+L_SOLID_BOUNDS = 9  # (S, 4) bounding sphere [c, r], group frame
+# static float64: sensors
+L_SENSOR_F = 10  # (K, 10) local pose [t(3), q(4)], minRange, maxRange, period (float32 value)
+L_RAY_F = 11  # (R, 8) origin (3), unit direction (3), offset, offset of offset-sorted row
+# static int64
+L_NODE_REFS = 12  # (N, 4) BVH child references
+L_TRIANGLE_IDS = 13  # (T, 1) global face id per leaf-ordered triangle
+L_FACE_I = 14  # (F, 2) group, actor per global face
+L_GROUP_I = 15  # (G, 4) BVH root (-1 empty), body row (-1 fixed), first solid, solid count
+L_SOLID_I = 16  # (S, 4) SOLID_* kind, first plane, plane count, actor
+L_SENSOR_I = 17  # (K, 4) body row (-1 static), extrapolate flag, WORLD flag, first ray
+L_RAY_I = 18  # (R, 2) sensor, ray index of offset-sorted row (within the batch)
+L_FLAGS = 19  # (1, 2) double-sided, scene follows the bodies
+# per-step float64
+L_SENSOR_IO = 20  # (K, 10) world pose [p(3), q(4)], float32 position last written (3)
+L_GROUP_IO = 21  # (G, 20) pose [p(3), q(4)], world box (6), world solid box (6), candidate
+L_RAYS_IO = 22  # (R, 17) compact rays: origin (3), start (3), direction (3), max distance,
+#                 extrapolated sensor pose [p'(3), q'(4)]
+L_CANDIDATE_SPHERES = 23  # (S, 4) world bounding sphere [c, r^2] of each candidate solid
+# per-step int64
+L_FIRED = 24  # (R, 1) ray index of each compact row (kept: next step resets these rows)
+L_HITS = 25  # (R, 2) [ray, actor] of each hit with a known actor, in ray order
+L_COUNTS = 26  # (2, 2) [firing rays, hits], [initialised, 0]
+L_CANDIDATES = 27  # (S, 1) solids that may hold a start point this step, in solid order
+L_CANDIDATE_GROUPS = 28  # (S, 1) their groups
+LAYOUT_ROWS = 29
 
 
 @jit
-def _packed_1d_kernel(block, layout, k):
-    """View of table row ``k`` of ``layout`` in ``block`` as shape (rows * cols,)."""
-    o = layout[k, 0]
-    return block[o : o + layout[k, 1] * layout[k, 2]]
+def _block_rows_kernel(block, layout, k):
+    """Array ``k`` of ``layout``: rows and leading columns of its 2-D block."""
+    first = layout[k, 0]
+    return block[first : first + layout[k, 1], : layout[k, 2]]
 
 
 @jit
-def _packed_2d_kernel(block, layout, k):
-    """View of table row ``k`` of ``layout`` in ``block`` as shape (rows, cols)."""
-    o = layout[k, 0]
-    rows = layout[k, 1]
-    cols = layout[k, 2]
-    return block[o : o + rows * cols].reshape((rows, cols))
+def _block_full_rows_kernel(block, layout, k):
+    """Array ``k`` of ``layout`` as whole, C-contiguous block rows (extra columns are 0)."""
+    first = layout[k, 0]
+    return block[first : first + layout[k, 1]]
 
 
 @jit
-def raycast_step_kernel(
+def _block_column_kernel(block, layout, k):
+    """Array ``k`` of ``layout`` as a 1-D array (its block rows, column 0)."""
+    first = layout[k, 0]
+    return block[first : first + layout[k, 1], 0]
+
+
+@jit
+def _write_rays_not_firing_kernel(
+    first, end, max_range, px, py, pz, out_depths, out_p, out_n, out_o, out_e
+):
+    """Rays ``first .. end - 1``: maxRange, zero hits, origin = end point = sensor position."""
+    for i in range(first, end):
+        out_depths[i] = max_range
+        for a in range(3):
+            out_p[i, a] = 0.0
+            out_n[i, a] = 0.0
+        out_o[i, 0] = px
+        out_o[i, 1] = py
+        out_o[i, 2] = pz
+        out_e[i, 0] = px
+        out_e[i, 1] = py
+        out_e[i, 2] = pz
+
+
+@jit
+def raycast_batch_step_kernel(
     sensor_counters,
-    sensor_periods,
-    dt32,
+    dt,
     layout,
     static_f,
     static_i,
-    double_sided,
     body_positions,
     body_orientations,
     body_linear_velocities,
     body_angular_velocities,
-    scene_has_bodies,
     io_f,
     io_i,
-    io_template,
-    out_rays,
+    io_rays,
 ):
-    """One raycast step in one call (prepare, scene query of the firing rays, outputs).
+    """One raycast step of every sensor of a batch against the Numba ray scene, in one call.
 
-    Runs :func:`raycast_prepare_kernel`, the Numba scene query
-    :func:`runtime.sensors._bvh_kernels.scene_cast_kernel` on the firing rays only, and
-    :func:`raycast_outputs_kernel`. Their static and scratch arrays are packed into four
-    blocks (few arguments: the call's dispatch cost grows with their number); ``layout``
-    locates each array, row ``k`` for the ``k``-th name of ``PACKED_NAMES``.
+    ``io_rays`` persists between steps: only the rows that change are written (the rays
+    that fired last step are reset to the not-firing values, the rays of a sensor whose
+    position changed get the new position, the firing rays get their cast results). The
+    first call (``COUNTS[1, 0] == 0``) writes every row and every group's world boxes.
+
+    Per firing ray (sensors.md §5.3): the sensor pose extrapolated over the ray's time
+    offset, the world ray, the cast start ``o + d * minRange`` and direction rounded to
+    float32, the closest triangle hit over the scene's groups (world-box broad phase, BVH in
+    the group frame), and the "starts inside a solid" rule (distance 0, normal ``-d``) tested
+    only against groups whose world solid box meets the box of this step's start points.
 
     Args:
-        sensor_counters: see :func:`raycast_prepare_kernel`, shape (S,), int64.
-        sensor_periods: see :func:`raycast_prepare_kernel`, shape (S,), float32.
-        dt32: step size [s] as float32.
-        layout: ``[offset, rows, cols]`` of each packed array, shape (K, 3), int64.
-        static_f: the ``PACKED_STATIC_F`` arrays (scene arrays of ``scene_cast_kernel``,
-            then the sensor arrays of :func:`raycast_prepare_kernel`), float64.
-        static_i: the ``PACKED_STATIC_I`` arrays, int64.
-        double_sided: see ``scene_cast_kernel``.
-        body_positions: body origins, shape (B, 3), float64, world.
+        sensor_counters: processed-step counter of each sensor after this step's increment,
+            shape (K,), int64.
+        dt: step size [s] (rounded to float32 as the reference does).
+        layout: ``[first row, rows, columns]`` of every ``L_*`` array in its block, shape
+            (LAYOUT_ROWS, 3), int64.
+        static_f: static float64 block, shape (M, SF_WIDTH).
+        static_i: static int64 block, shape (M, SI_WIDTH).
+        body_positions: body origins [stage units], shape (B, 3), float64, world (B may be
+            0 when no sensor and no scene group follows a body).
         body_orientations: body orientations (w, x, y, z), shape (B, 4), float64.
-        body_linear_velocities: see :func:`raycast_prepare_kernel`, shape (B or 0, 3).
-        body_angular_velocities: see :func:`raycast_prepare_kernel`, shape (B or 0, 3).
-        scene_has_bodies: 1 when the scene's groups follow the bodies (cast with
-            ``body_positions`` / ``body_orientations``), 0 for a static scene.
-        io_f: the ``PACKED_IO_F`` arrays (compact rays, sensor poses, group poses whose
-            static rows are pre-filled, scratch), float64 (written).
-        io_i: the ``PACKED_IO_I`` arrays (fired rays, compact actors, hits ``[ray, actor]``,
-            scratch, ``count`` and ``hit_count`` of shape (1,)), int64 (written).
-        io_template: the not-firing outputs, laid out as ``out_rays`` (maxRange depths,
-            zero hits, origins = end points = the sensor positions last written), shape
-            (13 R,), float32; ``out_rays`` arrives as its copy, and the rows of a sensor that
-            moved are rewritten in both.
-        out_rays: per-ray outputs of :func:`raycast_outputs_kernel`, concatenated: depths
-            (R,), hit positions (R, 3), hit normals (R, 3), origins world (R, 3), end
-            points world (R, 3); shape (13 R,), float32 (written).
+        body_linear_velocities: COM velocities [stage units/s], shape (B or 0, 3), float64.
+        body_angular_velocities: angular velocities [rad/s], shape (B or 0, 3), float64.
+        io_f: per-step float64 block, shape (M, IOF_WIDTH) (written).
+        io_i: per-step int64 block, shape (M, IOI_WIDTH) (written).
+        io_rays: outputs of every ray, concatenated: depths (R,), hit positions (R, 3), hit
+            normals (R, 3), origins world (R, 3), end points world (R, 3); shape (13 R,),
+            float32 (rows that change are written).
     """
-    sf = static_f
-    si = static_i
-    lay = layout
-    f0 = _F0
-    i0 = _I0
-    g0 = _G0
-    ray_sensor = _packed_1d_kernel(si, lay, f0 + 14)
-    sensor_ranges = _packed_2d_kernel(sf, lay, 11)
-    sensor_poses = _packed_2d_kernel(io_f, lay, i0 + 0)
-    fired = _packed_1d_kernel(io_i, lay, g0 + 0)
-    c_origins = _packed_2d_kernel(io_f, lay, i0 + 1)
-    c_starts = _packed_2d_kernel(io_f, lay, i0 + 2)
-    c_directions = _packed_2d_kernel(io_f, lay, i0 + 3)
-    c_max_distances = _packed_1d_kernel(io_f, lay, i0 + 4)
-    c_poses = _packed_2d_kernel(io_f, lay, i0 + 5)
-    c_distances = _packed_1d_kernel(io_f, lay, i0 + 6)
-    c_normals = _packed_2d_kernel(io_f, lay, i0 + 7)
-    c_actors = _packed_1d_kernel(io_i, lay, g0 + 1)
-    count = _packed_1d_kernel(io_i, lay, g0 + 5)
-    raycast_prepare_kernel(
-        sensor_counters,
-        sensor_periods,
-        dt32,
-        _packed_1d_kernel(si, lay, f0 + 11),
-        _packed_2d_kernel(sf, lay, 10),
-        _packed_1d_kernel(si, lay, f0 + 12),
-        sensor_ranges,
-        body_positions,
-        body_orientations,
-        body_linear_velocities,
-        body_angular_velocities,
-        ray_sensor,
-        _packed_2d_kernel(sf, lay, 12),
-        _packed_2d_kernel(sf, lay, 13),
-        _packed_1d_kernel(sf, lay, 14),
-        _packed_1d_kernel(si, lay, f0 + 15),
-        _packed_1d_kernel(sf, lay, 15),
-        sensor_poses,
-        fired,
-        c_origins,
-        c_starts,
-        c_directions,
-        c_max_distances,
-        c_poses,
-        count,
-    )
-    n = count[0]
-    if n > 0:
-        if scene_has_bodies:
-            scene_positions = body_positions
-            scene_orientations = body_orientations
+    dt32 = np.float32(dt)
+    sensor_f = _block_rows_kernel(static_f, layout, L_SENSOR_F)
+    sensor_i = _block_rows_kernel(static_i, layout, L_SENSOR_I)
+    ray_f = _block_rows_kernel(static_f, layout, L_RAY_F)
+    ray_i = _block_rows_kernel(static_i, layout, L_RAY_I)
+    group_i = _block_rows_kernel(static_i, layout, L_GROUP_I)
+    group_local = _block_rows_kernel(static_f, layout, L_GROUP_LOCAL_BOXES)
+    group_solid = _block_rows_kernel(static_f, layout, L_GROUP_SOLID_BOXES)
+    sensor_io = _block_rows_kernel(io_f, layout, L_SENSOR_IO)
+    group_io = _block_rows_kernel(io_f, layout, L_GROUP_IO)
+    rays = _block_rows_kernel(io_f, layout, L_RAYS_IO)
+    fired = _block_column_kernel(io_i, layout, L_FIRED)
+    hits = _block_rows_kernel(io_i, layout, L_HITS)
+    counts = _block_rows_kernel(io_i, layout, L_COUNTS)
+    flags = _block_rows_kernel(static_i, layout, L_FLAGS)
+    double_sided = flags[0, 0] != 0
+    body_count = body_positions.shape[0] if flags[0, 1] != 0 else 0
+    sensor_count = sensor_i.shape[0]
+    r = ray_i.shape[0]
+    depths = io_rays[:r]
+    hit_p = io_rays[r : 4 * r].reshape((r, 3))
+    hit_n = io_rays[4 * r : 7 * r].reshape((r, 3))
+    o_w = io_rays[7 * r : 10 * r].reshape((r, 3))
+    e_w = io_rays[10 * r : 13 * r].reshape((r, 3))
+    first_call = counts[1, 0] == 0
+
+    # sensor poses; every ray of a sensor whose float32 position changed gets it
+    for k in range(sensor_count):
+        b = sensor_i[k, 0]
+        if b >= 0:
+            bw = body_orientations[b, 0]
+            bx = body_orientations[b, 1]
+            by = body_orientations[b, 2]
+            bz = body_orientations[b, 3]
+            lw = sensor_f[k, 3]
+            lx = sensor_f[k, 4]
+            ly = sensor_f[k, 5]
+            lz = sensor_f[k, 6]
+            rx, ry, rz = _rotate_kernel(
+                bw, bx, by, bz, sensor_f[k, 0], sensor_f[k, 1], sensor_f[k, 2]
+            )
+            sensor_io[k, 0] = body_positions[b, 0] + rx
+            sensor_io[k, 1] = body_positions[b, 1] + ry
+            sensor_io[k, 2] = body_positions[b, 2] + rz
+            qw = bw * lw - bx * lx - by * ly - bz * lz
+            qx = bw * lx + bx * lw + by * lz - bz * ly
+            qy = bw * ly - bx * lz + by * lw + bz * lx
+            qz = bw * lz + bx * ly - by * lx + bz * lw
+            norm = math.sqrt(qw * qw + qx * qx + qy * qy + qz * qz)
+            sensor_io[k, 3] = qw / norm
+            sensor_io[k, 4] = qx / norm
+            sensor_io[k, 5] = qy / norm
+            sensor_io[k, 6] = qz / norm
+        elif first_call:
+            for a in range(7):
+                sensor_io[k, a] = sensor_f[k, a]
+        px = np.float32(sensor_io[k, 0])
+        py = np.float32(sensor_io[k, 1])
+        pz = np.float32(sensor_io[k, 2])
+        if first_call or not (
+            _same_float_kernel(np.float32(sensor_io[k, 7]), px)
+            and _same_float_kernel(np.float32(sensor_io[k, 8]), py)
+            and _same_float_kernel(np.float32(sensor_io[k, 9]), pz)
+        ):
+            sensor_io[k, 7] = px
+            sensor_io[k, 8] = py
+            sensor_io[k, 9] = pz
+            end = sensor_i[k + 1, 3] if k + 1 < sensor_count else r
+            for i in range(sensor_i[k, 3], end):
+                o_w[i, 0] = px
+                o_w[i, 1] = py
+                o_w[i, 2] = pz
+                e_w[i, 0] = px
+                e_w[i, 1] = py
+                e_w[i, 2] = pz
+            if first_call:
+                _write_rays_not_firing_kernel(
+                    sensor_i[k, 3], end, np.float32(sensor_f[k, 8]), px, py, pz,
+                    depths, hit_p, hit_n, o_w, e_w,
+                )  # fmt: skip
+    # last step's firing rays go back to the not-firing values
+    for c in range(counts[0, 0]):
+        i = fired[c]
+        k = ray_i[i, 0]
+        _write_rays_not_firing_kernel(
+            i, i + 1, np.float32(sensor_f[k, 8]), np.float32(sensor_io[k, 7]),
+            np.float32(sensor_io[k, 8]), np.float32(sensor_io[k, 9]),
+            depths, hit_p, hit_n, o_w, e_w,
+        )  # fmt: skip
+
+    # firing windows (sensors.md §5.3 step 3, in float32), one sensor at a time
+    count = 0
+    for k in range(sensor_count):
+        first = sensor_i[k, 3]
+        end = sensor_i[k + 1, 3] if k + 1 < sensor_count else r
+        p32 = np.float32(sensor_f[k, 9])
+        if p32 > np.float32(0.0):
+            e = np.float32(np.float32(sensor_counters[k]) * dt32)
+            e = np.float32(np.fmod(np.float64(e), np.float64(p32)))
+            s = np.float32(e - dt32)
+            wrapped = s < np.float32(0.0)
+            if wrapped:
+                s = np.float32(s + p32)
+            # the rays with s <= tau < e (wrapped: tau >= s or tau < e), by bisection in the
+            # sensor's offsets sorted ascending, then put back in ray order
+            sorted_run = ray_f[first:end, 7]
+            lo = first + np.searchsorted(sorted_run, np.float64(s), side="left")
+            hi = first + np.searchsorted(sorted_run, np.float64(e), side="left")
+            start = count
+            if wrapped and lo < hi:
+                for m in range(first, end):
+                    fired[count] = ray_i[m, 1]
+                    count += 1
+            elif wrapped:
+                for m in range(first, hi):
+                    fired[count] = ray_i[m, 1]
+                    count += 1
+                for m in range(lo, end):
+                    fired[count] = ray_i[m, 1]
+                    count += 1
+            else:
+                for m in range(lo, hi):
+                    fired[count] = ray_i[m, 1]
+                    count += 1
+            ordered = True
+            for m in range(start + 1, count):
+                if fired[m] < fired[m - 1]:
+                    ordered = False
+                    break
+            if not ordered:
+                fired[start:count] = np.sort(fired[start:count])
         else:
-            scene_positions = body_positions[:0]
-            scene_orientations = body_orientations[:0]
-        scene_cast_kernel(
-            _packed_2d_kernel(sf, lay, 0),
-            _packed_2d_kernel(si, lay, f0 + 0),
-            _packed_2d_kernel(sf, lay, 1),
-            _packed_1d_kernel(si, lay, f0 + 1),
-            _packed_1d_kernel(si, lay, f0 + 2),
-            _packed_2d_kernel(sf, lay, 2),
-            _packed_1d_kernel(si, lay, f0 + 3),
-            scene_positions,
-            scene_orientations,
-            _packed_1d_kernel(si, lay, f0 + 4),
-            _packed_1d_kernel(si, lay, f0 + 5),
-            _packed_2d_kernel(sf, lay, 3),
-            _packed_1d_kernel(si, lay, f0 + 6),
-            _packed_1d_kernel(si, lay, f0 + 7),
-            _packed_2d_kernel(sf, lay, 4),
-            _packed_2d_kernel(sf, lay, 5),
-            _packed_2d_kernel(sf, lay, 6),
-            _packed_2d_kernel(si, lay, f0 + 8),
-            _packed_2d_kernel(sf, lay, 7),
-            _packed_2d_kernel(sf, lay, 8),
-            _packed_1d_kernel(si, lay, f0 + 9),
-            _packed_2d_kernel(si, lay, f0 + 10),
-            _packed_2d_kernel(sf, lay, 9),
-            c_starts[:n],
-            c_directions[:n],
-            c_max_distances[:n],
-            double_sided,
-            _packed_2d_kernel(io_f, lay, i0 + 8),
-            _packed_2d_kernel(io_f, lay, i0 + 9),
-            _packed_2d_kernel(io_f, lay, i0 + 10),
-            _packed_1d_kernel(io_i, lay, g0 + 3)[:n],
-            _packed_1d_kernel(io_i, lay, g0 + 4)[:n],
-            c_distances[:n],
-            c_actors[:n],
-            c_normals[:n],
+            for i in range(first, end):
+                fired[count] = i
+                count += 1
+    counts[0, 0] = count
+    counts[0, 1] = 0
+    counts[1, 0] = 1
+    if count == 0 and not first_call:
+        return
+
+    # world rays of the firing rays, and the box around their cast start points
+    lo_x = math.inf
+    lo_y = math.inf
+    lo_z = math.inf
+    hi_x = -math.inf
+    hi_y = -math.inf
+    hi_z = -math.inf
+    for c in range(count):
+        i = fired[c]
+        k = ray_i[i, 0]
+        px = sensor_io[k, 0]
+        py = sensor_io[k, 1]
+        pz = sensor_io[k, 2]
+        qw = sensor_io[k, 3]
+        qx = sensor_io[k, 4]
+        qy = sensor_io[k, 5]
+        qz = sensor_io[k, 6]
+        tau = ray_f[i, 6]
+        b = sensor_i[k, 0]
+        if sensor_i[k, 1] != 0 and b >= 0:
+            vx = body_linear_velocities[b, 0]
+            vy = body_linear_velocities[b, 1]
+            vz = body_linear_velocities[b, 2]
+            wx = body_angular_velocities[b, 0]
+            wy = body_angular_velocities[b, 1]
+            wz = body_angular_velocities[b, 2]
+            v_norm = math.sqrt(vx * vx + vy * vy + vz * vz)
+            w_norm = math.sqrt(wx * wx + wy * wy + wz * wz)
+            if abs(tau) > 1e-8 and (v_norm > 1e-10 or w_norm > 1e-10):
+                px = px + vx * tau
+                py = py + vy * tau
+                pz = pz + vz * tau
+                hx = wx * tau * 0.5
+                hy = wy * tau * 0.5
+                hz = wz * tau * 0.5
+                nw = qw - hx * qx - hy * qy - hz * qz
+                nx = qx + hx * qw + hy * qz - hz * qy
+                ny = qy - hx * qz + hy * qw + hz * qx
+                nz = qz + hx * qy - hy * qx + hz * qw
+                norm = math.sqrt(nw * nw + nx * nx + ny * ny + nz * nz)
+                if norm > 1e-10:
+                    nw /= norm
+                    nx /= norm
+                    ny /= norm
+                    nz /= norm
+                qw = nw
+                qx = nx
+                qy = ny
+                qz = nz
+        ox, oy, oz = _rotate_kernel(qw, qx, qy, qz, ray_f[i, 0], ray_f[i, 1], ray_f[i, 2])
+        ox += px
+        oy += py
+        oz += pz
+        dx, dy, dz = _rotate_kernel(qw, qx, qy, qz, ray_f[i, 3], ray_f[i, 4], ray_f[i, 5])
+        d_norm = math.sqrt(dx * dx + dy * dy + dz * dz)
+        if d_norm > 1e-10:
+            dx /= d_norm
+            dy /= d_norm
+            dz /= d_norm
+        min_range = sensor_f[k, 7]
+        # the reference passes origin and direction to the scene query as float32
+        sx = np.float64(np.float32(ox + dx * min_range))
+        sy = np.float64(np.float32(oy + dy * min_range))
+        sz = np.float64(np.float32(oz + dz * min_range))
+        rays[c, 0] = ox
+        rays[c, 1] = oy
+        rays[c, 2] = oz
+        rays[c, 3] = sx
+        rays[c, 4] = sy
+        rays[c, 5] = sz
+        rays[c, 6] = np.float64(np.float32(dx))
+        rays[c, 7] = np.float64(np.float32(dy))
+        rays[c, 8] = np.float64(np.float32(dz))
+        rays[c, 9] = sensor_f[k, 8] - min_range
+        rays[c, 10] = px
+        rays[c, 11] = py
+        rays[c, 12] = pz
+        rays[c, 13] = qw
+        rays[c, 14] = qx
+        rays[c, 15] = qy
+        rays[c, 16] = qz
+        lo_x = min(lo_x, sx)
+        lo_y = min(lo_y, sy)
+        lo_z = min(lo_z, sz)
+        hi_x = max(hi_x, sx)
+        hi_y = max(hi_y, sy)
+        hi_z = max(hi_z, sz)
+
+    # group poses and world boxes (fixed groups once); groups whose solids may hold a start
+    group_count = group_i.shape[0]
+    for g in range(group_count):
+        b = group_i[g, 1]
+        moving = b >= 0 and b < body_count
+        if moving:
+            for a in range(3):
+                group_io[g, a] = body_positions[b, a]
+            for a in range(4):
+                group_io[g, 3 + a] = body_orientations[b, a]
+        if moving or first_call:
+            qw = group_io[g, 3]
+            qx = group_io[g, 4]
+            qy = group_io[g, 5]
+            qz = group_io[g, 6]
+            if group_i[g, 0] >= 0:
+                world_box_kernel(
+                    qw, qx, qy, qz, group_io[g, 0], group_io[g, 1], group_io[g, 2],
+                    group_local, g, 0, group_io, 7,
+                )  # fmt: skip
+            if group_i[g, 3] > 0:
+                world_box_kernel(
+                    qw, qx, qy, qz, group_io[g, 0], group_io[g, 1], group_io[g, 2],
+                    group_solid, g, 0, group_io, 13,
+                )  # fmt: skip
+        candidate = (
+            group_i[g, 3] > 0
+            and count > 0
+            and group_io[g, 13] <= hi_x
+            and group_io[g, 14] <= hi_y
+            and group_io[g, 15] <= hi_z
+            and group_io[g, 16] >= lo_x
+            and group_io[g, 17] >= lo_y
+            and group_io[g, 18] >= lo_z
         )
-    r = ray_sensor.shape[0]
-    raycast_outputs_kernel(
-        ray_sensor,
-        fired,
-        count,
-        sensor_poses,
-        c_origins,
-        c_directions,
-        c_starts,
-        c_poses,
-        c_distances,
-        c_normals,
-        c_actors,
-        sensor_ranges,
-        _packed_1d_kernel(si, lay, f0 + 13),
-        io_template[7 * r : 10 * r].reshape((r, 3)),
-        io_template[10 * r : 13 * r].reshape((r, 3)),
-        out_rays[:r],
-        out_rays[r : 4 * r].reshape((r, 3)),
-        out_rays[4 * r : 7 * r].reshape((r, 3)),
-        out_rays[7 * r : 10 * r].reshape((r, 3)),
-        out_rays[10 * r : 13 * r].reshape((r, 3)),
-        _packed_2d_kernel(io_i, lay, g0 + 2),
-        _packed_1d_kernel(io_i, lay, g0 + 6),
-    )
+        group_io[g, 19] = 1.0 if candidate else 0.0
+    if count == 0:
+        return
+
+    node_boxes = _block_full_rows_kernel(static_f, layout, L_NODE_BOXES)
+    node_refs = _block_full_rows_kernel(static_i, layout, L_NODE_REFS)
+    triangles = _block_full_rows_kernel(static_f, layout, L_TRIANGLES)
+    triangle_ids = _block_column_kernel(static_i, layout, L_TRIANGLE_IDS)
+    face_i = _block_rows_kernel(static_i, layout, L_FACE_I)
+    face_normals = _block_rows_kernel(static_f, layout, L_FACE_NORMALS)
+    solid_i = _block_rows_kernel(static_i, layout, L_SOLID_I)
+    stack_ref = np.empty(STACK_SIZE, np.int64)
+    stack_cnt = np.empty(STACK_SIZE, np.int64)
+    stack_t = np.empty(STACK_SIZE)
+    solid_positions = _block_rows_kernel(static_f, layout, L_SOLID_POSITIONS)
+    solid_orientations = _block_rows_kernel(static_f, layout, L_SOLID_ORIENTATIONS)
+    solid_params = _block_rows_kernel(static_f, layout, L_SOLID_PARAMS)
+    planes = _block_rows_kernel(static_f, layout, L_PLANES)
+    solid_bounds = _block_rows_kernel(static_f, layout, L_SOLID_BOUNDS)
+    # solids whose world bounding sphere meets the box of this step's start points, in
+    # solid order, with the sphere (centre, padded squared radius)
+    candidates = _block_column_kernel(io_i, layout, L_CANDIDATES)
+    solid_group = _block_column_kernel(io_i, layout, L_CANDIDATE_GROUPS)
+    solid_spheres = _block_rows_kernel(io_f, layout, L_CANDIDATE_SPHERES)
+    candidate_count = 0
+    for g in range(group_count):
+        if group_io[g, 19] == 0.0:
+            continue
+        for solid in range(group_i[g, 2], group_i[g, 2] + group_i[g, 3]):
+            wx, wy, wz = _rotate_inverse_kernel(  # rotation by q: inverse of the conjugate's
+                group_io[g, 3], -group_io[g, 4], -group_io[g, 5], -group_io[g, 6],
+                solid_bounds[solid, 0], solid_bounds[solid, 1], solid_bounds[solid, 2],
+            )  # fmt: skip
+            wx += group_io[g, 0]
+            wy += group_io[g, 1]
+            wz += group_io[g, 2]
+            radius = solid_bounds[solid, 3]
+            # padded for rounding: only points clearly outside are rejected by the sphere
+            radius += 1e-9 * (1.0 + radius + abs(wx) + abs(wy) + abs(wz))
+            ex = max(lo_x - wx, 0.0, wx - hi_x)
+            ey = max(lo_y - wy, 0.0, wy - hi_y)
+            ez = max(lo_z - wz, 0.0, wz - hi_z)
+            if ex * ex + ey * ey + ez * ez > radius * radius:
+                continue
+            candidates[candidate_count] = solid
+            solid_group[candidate_count] = g
+            solid_spheres[candidate_count, 0] = wx
+            solid_spheres[candidate_count, 1] = wy
+            solid_spheres[candidate_count, 2] = wz
+            solid_spheres[candidate_count, 3] = radius * radius
+            candidate_count += 1
+    hit_count = 0
+    for c in range(count):
+        i = fired[c]
+        k = ray_i[i, 0]
+        wox = rays[c, 3]
+        woy = rays[c, 4]
+        woz = rays[c, 5]
+        wdx = rays[c, 6]
+        wdy = rays[c, 7]
+        wdz = rays[c, 8]
+        wix = inverse_direction_kernel(wdx)
+        wiy = inverse_direction_kernel(wdy)
+        wiz = inverse_direction_kernel(wdz)
+        # closest triangle over the groups whose world box the ray meets
+        t_best = rays[c, 9]
+        face = -1
+        for g in range(group_count):
+            root = group_i[g, 0]
+            if root < 0:
+                continue
+            # broad phase: the group's world box (slab test)
+            ax = (group_io[g, 7] - wox) * wix
+            bx = (group_io[g, 10] - wox) * wix
+            ay = (group_io[g, 8] - woy) * wiy
+            by = (group_io[g, 11] - woy) * wiy
+            az = (group_io[g, 9] - woz) * wiz
+            bz = (group_io[g, 12] - woz) * wiz
+            enter = max(min(ax, bx), min(ay, by), min(az, bz), 0.0)
+            leave = min(max(ax, bx), max(ay, by), max(az, bz), t_best)
+            if enter > leave:
+                continue
+            qw = group_io[g, 3]
+            qx = group_io[g, 4]
+            qy = group_io[g, 5]
+            qz = group_io[g, 6]
+            ox, oy, oz = _rotate_inverse_kernel(
+                qw, qx, qy, qz, wox - group_io[g, 0], woy - group_io[g, 1], woz - group_io[g, 2]
+            )
+            dx, dy, dz = _rotate_inverse_kernel(qw, qx, qy, qz, wdx, wdy, wdz)
+            t_best, hit = group_closest_hit_kernel(
+                node_boxes, node_refs, triangles, triangle_ids, root, ox, oy, oz, dx, dy, dz,
+                t_best, double_sided, stack_ref, stack_cnt, stack_t,
+            )  # fmt: skip
+            if hit >= 0:
+                face = hit
+        h = math.inf
+        actor = -1
+        n0 = 0.0
+        n1 = 0.0
+        n2 = 0.0
+        if face >= 0:
+            h = t_best
+            g = face_i[face, 0]
+            actor = face_i[face, 1]
+            # group normal to world: rotation by q (the inverse of the conjugate's)
+            n0, n1, n2 = _rotate_inverse_kernel(
+                group_io[g, 3], -group_io[g, 4], -group_io[g, 5], -group_io[g, 6],
+                face_normals[face, 0], face_normals[face, 1], face_normals[face, 2],
+            )  # fmt: skip
+            if double_sided and n0 * wdx + n1 * wdy + n2 * wdz > 0.0:
+                n0 = -n0
+                n1 = -n1
+                n2 = -n2
+        # a start inside a solid hits at distance 0 (first containing solid in solid order)
+        for m in range(candidate_count):
+            solid = candidates[m]
+            g = solid_group[m]
+            cx = wox - solid_spheres[m, 0]
+            cy = woy - solid_spheres[m, 1]
+            cz = woz - solid_spheres[m, 2]
+            if cx * cx + cy * cy + cz * cz > solid_spheres[m, 3]:
+                continue
+            gx, gy, gz = _rotate_inverse_kernel(
+                group_io[g, 3], group_io[g, 4], group_io[g, 5], group_io[g, 6],
+                wox - group_io[g, 0], woy - group_io[g, 1], woz - group_io[g, 2],
+            )  # fmt: skip
+            x, y, z = _rotate_inverse_kernel(
+                solid_orientations[solid, 0], solid_orientations[solid, 1],
+                solid_orientations[solid, 2], solid_orientations[solid, 3],
+                gx - solid_positions[solid, 0], gy - solid_positions[solid, 1],
+                gz - solid_positions[solid, 2],
+            )  # fmt: skip
+            if inside_solid_kernel(
+                solid_i[solid, 0], solid_params, solid, planes, solid_i[solid, 1],
+                solid_i[solid, 2], x, y, z,
+            ):  # fmt: skip
+                h = 0.0
+                actor = solid_i[solid, 3]
+                n0 = -wdx
+                n1 = -wdy
+                n2 = -wdz
+                break
+        # outputs (sensors.md §5.3 step 4, §5.5)
+        for a in range(3):
+            o_w[i, a] = rays[c, a]
+        if not (h < math.inf):
+            max_range = sensor_f[k, 8]
+            for a in range(3):
+                e_w[i, a] = rays[c, a] + rays[c, 6 + a] * max_range
+            continue
+        depths[i] = h + sensor_f[k, 7]
+        if actor >= 0:
+            hits[hit_count, 0] = i
+            hits[hit_count, 1] = actor
+            hit_count += 1
+        x0 = wox + wdx * h
+        x1 = woy + wdy * h
+        x2 = woz + wdz * h
+        e_w[i, 0] = x0
+        e_w[i, 1] = x1
+        e_w[i, 2] = x2
+        if sensor_i[k, 2] == 0:
+            qw = rays[c, 13]
+            qx = -rays[c, 14]
+            qy = -rays[c, 15]
+            qz = -rays[c, 16]
+            x0, x1, x2 = _rotate_kernel(
+                qw, qx, qy, qz, x0 - rays[c, 10], x1 - rays[c, 11], x2 - rays[c, 12]
+            )
+            n0, n1, n2 = _rotate_kernel(qw, qx, qy, qz, n0, n1, n2)
+        hit_p[i, 0] = x0
+        hit_p[i, 1] = x1
+        hit_p[i, 2] = x2
+        hit_n[i, 0] = n0
+        hit_n[i, 1] = n1
+        hit_n[i, 2] = n2
+    counts[0, 1] = hit_count

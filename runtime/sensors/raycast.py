@@ -3,9 +3,13 @@
 :class:`RaycastSensor` follows the sensor protocol of :mod:`runtime.sensors.runtime`
 (``bind(runtime)``, ``update(state)``, ``reading()``, ``reset()``). Every raycast sensor of a
 :class:`~runtime.sensors.runtime.SensorRuntime` is evaluated by one :class:`RaycastBatch`:
-all rays of all sensors go through one ray-generation kernel, one scene cast and one output
-kernel per step. The ray scene (:class:`~runtime.sensors.ray_scene.RayScene`) is built once
-from the stage's colliders, with the Numba BVH by default; ``runtime.ray_backend =
+all rays of all sensors go through one kernel call per step (ray generation, scene query and
+outputs; with a scene other than the Numba BVH, its own cast between two kernels). The batch
+keeps every ray's outputs in one persistent buffer and writes only the rows that change; a
+sensor's :class:`RaycastReading` is a snapshot copied from it when first asked for after a
+step (like the contact and IMU readings, which are built from their batch arrays on read).
+The ray scene (:class:`~runtime.sensors.ray_scene.RayScene`) is built once from the stage's
+colliders, with the Numba BVH by default; ``runtime.ray_backend =
 "embreex"`` (set before the runtime binds) or an explicit ``scene`` selects another.
 
 Configuration is read when bound and again at the first processed step, then frozen for the
@@ -170,7 +174,9 @@ class RaycastSensor(SensorBase):
         self._error: str | None = None
         self._first_done = False
         self._counter = 0
-        self._reading = RaycastReading()
+        # the latest reading; None: not built yet from the batch buffers of ``_source``
+        self._reading: RaycastReading | None = RaycastReading()
+        self._source: _Layout | None = None
         self._ranges = np.zeros(2)
         self._world_frame = 0
         self._period = np.float32(0.0)
@@ -262,7 +268,12 @@ class RaycastSensor(SensorBase):
     def _on_enabled_changed(self) -> None:
         """Disabling drops the outputs; readings stay invalid until the next processed step."""
         if not self._is_active():
-            self._reading = RaycastReading()
+            self._invalidate()
+
+    def _invalidate(self) -> None:
+        """Readings invalid until the sensor is evaluated again."""
+        self._reading = RaycastReading()
+        self._source = None
 
     def on_usd_changed(self) -> None:
         """USD edits: prim deletion makes readings invalid; config is frozen after step 1."""
@@ -271,7 +282,7 @@ class RaycastSensor(SensorBase):
         prim = self._runtime.stage.GetPrimAtPath(self.prim_path)
         self._deleted = not (prim and prim.IsValid())
         if self._deleted:
-            self._reading = RaycastReading()
+            self._invalidate()
 
     def update(self, state: PhysicsState) -> None:
         """Evaluate this sensor for one physics step (the runtime normally uses the batch).
@@ -291,7 +302,12 @@ class RaycastSensor(SensorBase):
         """
         if not self._is_active():
             return RaycastReading()
-        return self._reading
+        reading = self._reading
+        if reading is None:
+            source = self._source
+            reading = RaycastReading() if source is None else source.reading(self)
+            self._reading = reading
+        return reading
 
     def get_data(self) -> dict[str, Any]:
         """The reference's Python frame (sensors.md §5.5) of the latest reading.
@@ -318,7 +334,7 @@ class RaycastSensor(SensorBase):
         """Stop/start: sweep counter 0, reading invalid, configuration read again."""
         self._counter = 0
         self._first_done = False
-        self._reading = RaycastReading()
+        self._invalidate()
         if self._error is not None and self.disabled_reason == self._error:
             self.disabled_reason = None
         self._error = None
@@ -335,7 +351,7 @@ class RaycastSensor(SensorBase):
             if self.disabled_reason is not None:
                 return False
         if not self.config.enabled:
-            self._reading = RaycastReading()
+            self._invalidate()
             return False
         if self._period > 0:
             self._counter += 1
@@ -504,11 +520,13 @@ def _usd_world_pose(prim: Any) -> tuple[np.ndarray, np.ndarray]:
 
 
 class RaycastBatch:
-    """Every raycast sensor of a runtime, evaluated with one kernel pass per step.
+    """Every raycast sensor of a runtime, evaluated with one kernel call per step.
 
-    Per step: one kernel poses the sensors, applies the firing windows and writes the world
-    rays of the firing rays only (compacted), the scene casts those, and one kernel writes
-    every ray's outputs. Static per-sensor arrays are built once per set of evaluated
+    With the Numba ray scene, :func:`~runtime.sensors._raycast_kernels.raycast_batch_step_kernel`
+    poses the sensors, finds the firing rays, casts them and writes their outputs into the
+    layout's persistent buffer, touching only the rows that change. With another scene
+    (e.g. Embree) a prepare kernel writes the firing world rays, the scene casts them and an
+    output kernel writes a fresh buffer. Static arrays are built once per set of evaluated
     sensors (and again after a sensor re-reads its configuration).
 
     Args:
@@ -551,7 +569,7 @@ class RaycastBatch:
     def _layout(self, members: tuple[int, ...]) -> _Layout:
         layout = self._layouts.get(members)
         if layout is None:
-            layout = _Layout([self.sensors[i] for i in members])
+            layout = _Layout(self, [self.sensors[i] for i in members])
             self._layouts = {members: layout}
         return layout
 
@@ -559,7 +577,8 @@ class RaycastBatch:
         """Evaluate the sensors (all, or ``only``) for one physics step.
 
         Args:
-            state: the physics state after the step.
+            state: the physics state after the step (arrays as :class:`PhysicsState`
+                documents: C-contiguous float64).
             only: restrict evaluation to these sensors of the batch.
         """
         chosen = self.sensors if only is None else only
@@ -577,158 +596,111 @@ class RaycastBatch:
                 members.append(self._index[id(sensor)])
         if not members:
             return
-        scene = self._ensure_scene()
-        lay = self._layout(tuple(members))
+        scene = self.scene if self.scene is not None else self._ensure_scene()
+        lay = self._layouts.get(tuple(members)) or self._layout(tuple(members))
         sensors = lay.sensors
         counters = lay.counters
         for j, sensor in enumerate(sensors):
             counters[j] = sensor._counter
-        has_bodies = len(getattr(scene, "body_paths", ())) > 0
-        if lay.uses_bodies or has_bodies:
-            positions = np.ascontiguousarray(state.body_positions, np.float64)
-            orientations = np.ascontiguousarray(state.body_orientations, np.float64)
+        if lay.scene is not scene:
+            lay.bind_scene(scene)
+        if lay.uses_bodies or lay.scene_bodies:
+            positions = state.body_positions
+            orientations = state.body_orientations
         else:
             positions, orientations = self._no_bodies
         if lay.uses_velocities:
-            lin = np.ascontiguousarray(state.body_linear_velocities, np.float64)
-            ang = np.ascontiguousarray(state.body_angular_velocities, np.float64)
+            lin = state.body_linear_velocities
+            ang = state.body_angular_velocities
         else:
-            lin, ang = self._no_bodies[0], self._no_bodies[0]
-        dt32 = np.float32(state.dt)
-        r = lay.ray_count
-        if lay.scene is not scene:
-            lay.bind_scene(scene)
-        # one fresh block per step (readings are snapshots), copied from the not-firing
-        # values; the kernel rewrites the rows of moved sensors and of the fired rays
-        out = lay.template.copy()
-        depths = out[:r]
-        hit_p = out[r : 4 * r].reshape(r, 3)
-        hit_n = out[4 * r : 7 * r].reshape(r, 3)
-        o_w = out[7 * r : 10 * r].reshape(r, 3)
-        e_w = out[10 * r :].reshape(r, 3)
-        if lay.fused and (not has_bodies or positions.shape[0] == lay.scene_bodies):
-            # Numba scene: prepare, cast of the firing rays and outputs in one call
-            self._kernels.raycast_step_kernel(
-                counters, lay.periods, dt32, lay.layout, lay.static_f, lay.static_i,
-                lay.double_sided, positions, orientations, lin, ang, 1 if has_bodies else 0,
-                lay.io_f, lay.io_i, lay.template, out,
+            lin = ang = self._no_bodies[0]
+        if lay.fused and (not lay.scene_bodies or positions.shape[0] == lay.scene_bodies):
+            self._kernels.raycast_batch_step_kernel(
+                counters, state.dt, lay.layout, lay.static_f, lay.static_i, positions,
+                orientations, lin, ang, lay.io_f, lay.io_i, lay.out,
             )  # fmt: skip
         else:
-            self._step_unfused(
-                lay, scene, counters, dt32, positions, orientations, lin, ang, has_bodies,
-                depths, hit_p, hit_n, o_w, e_w,
-            )  # fmt: skip
-        self._publish(lay, scene, state, depths, hit_p, hit_n, o_w, e_w)
+            lay.out = self._step_unfused(lay, scene, counters, state, positions, orientations)
+        lay.time = state.time
+        lay.step = state.step
+        for sensor in sensors:
+            sensor._source = lay
+            sensor._reading = None
 
     def _step_unfused(
         self,
         lay: _Layout,
         scene: Any,
         counters: np.ndarray,
-        dt32: np.float32,
+        state: PhysicsState,
         positions: np.ndarray,
         orientations: np.ndarray,
-        lin: np.ndarray,
-        ang: np.ndarray,
-        has_bodies: bool,
-        depths: np.ndarray,
-        hit_p: np.ndarray,
-        hit_n: np.ndarray,
-        o_w: np.ndarray,
-        e_w: np.ndarray,
-    ) -> None:
-        """Prepare kernel, the scene's own ``cast`` on the firing rays, output kernel."""
+    ) -> np.ndarray:
+        """Prepare kernel, the scene's own ``cast`` on the firing rays, output kernel.
+
+        Returns:
+            A fresh outputs buffer (layout of ``_Layout.out``).
+        """
         k = self._kernels
+        u = lay.unfused
+        r = lay.ray_count
+        has_bodies = lay.scene_bodies > 0
+        if lay.uses_velocities:
+            lin = np.ascontiguousarray(state.body_linear_velocities, np.float64)
+            ang = np.ascontiguousarray(state.body_angular_velocities, np.float64)
+        else:
+            lin = ang = self._no_bodies[0]
+        positions = np.ascontiguousarray(positions, np.float64)
+        orientations = np.ascontiguousarray(orientations, np.float64)
         k.raycast_prepare_kernel(
-            counters, lay.periods, dt32, lay.bodies, lay.local_poses,
+            counters, lay.periods, np.float32(state.dt), lay.bodies, lay.local_poses,
             lay.extrapolate, lay.ranges, positions, orientations, lin, ang, lay.ray_sensor,
             lay.origins, lay.directions, lay.offsets, lay.offset_order, lay.sorted_offsets,
-            lay.sensor_poses, lay.fired,
-            lay.c_origins, lay.c_starts, lay.c_directions, lay.c_max_distances, lay.c_poses,
-            lay.count,
+            u["sensor_poses"], u["fired"], u["origins"], u["starts"], u["directions"],
+            u["max_distances"], u["poses"], u["count"],
         )  # fmt: skip
-        n = int(lay.count[0])
+        n = int(u["count"][0])
         if n:
             cast = getattr(scene, "cast_trusted", None) or scene.cast
             cast(
-                lay.c_starts[:n],
-                lay.c_directions[:n],
-                lay.c_max_distances[:n],
+                u["starts"][:n],
+                u["directions"][:n],
+                u["max_distances"][:n],
                 positions if has_bodies else None,
                 orientations if has_bodies else None,
-                lay.c_distances[:n],
-                lay.c_actors[:n],
-                lay.c_normals[:n],
+                u["distances"][:n],
+                u["actors"][:n],
+                u["normals"][:n],
             )
+        out = lay.template.copy()
         k.raycast_outputs_kernel(
-            lay.ray_sensor, lay.fired, lay.count, lay.sensor_poses, lay.c_origins,
-            lay.c_directions, lay.c_starts, lay.c_poses, lay.c_distances, lay.c_normals,
-            lay.c_actors, lay.ranges, lay.frames, lay.template_rows[7], lay.template_rows[10],
-            depths, hit_p, hit_n, o_w, e_w, lay.hits, lay.hit_count,
+            lay.ray_sensor, u["fired"], u["count"], u["sensor_poses"], u["origins"],
+            u["directions"], u["starts"], u["poses"], u["distances"], u["normals"],
+            u["actors"], lay.ranges, lay.frames, lay.template_rows[7], lay.template_rows[10],
+            out[:r], out[r : 4 * r].reshape(r, 3), out[4 * r : 7 * r].reshape(r, 3),
+            out[7 * r : 10 * r].reshape(r, 3), out[10 * r :].reshape(r, 3), lay.hits,
+            lay.hit_count,
         )  # fmt: skip
+        return out
 
-    def _publish(
-        self,
-        lay: _Layout,
-        scene: Any,
-        state: PhysicsState,
-        depths: np.ndarray,
-        hit_p: np.ndarray,
-        hit_n: np.ndarray,
-        o_w: np.ndarray,
-        e_w: np.ndarray,
-    ) -> None:
-        """Readings (and hit paths of the rays that hit) of every evaluated sensor."""
-        sensors = lay.sensors
-        time = float(np.float32(state.time))
-        step = int(state.step)
-        hits = lay.hits[:0]
-        key = b""
-        if lay.any_paths:
-            hits = lay.hits[: int(lay.hit_count[0])]
-            key = hits.tobytes()
-            table = self._path_table
-            if table is None or len(table) != len(scene.actor_paths):
-                self._path_table = tuple(scene.actor_paths)
-                lay.path_cache.clear()
-        make = RaycastReading._make_valid
-        if len(sensors) == 1:  # one sensor: its rows are the whole block (no slicing)
-            sensor = sensors[0]
-            paths: tuple[str, ...] = ()
-            if sensor.config.report_hit_prim_paths:
-                paths = self._sensor_paths(lay, 0, 0, lay.ray_count, hits, key)
-            sensor._reading = make(lay.ray_count, depths, hit_p, hit_n, paths, o_w, e_w, time, step)
-            return
-        bounds = lay.bounds
-        for j, sensor in enumerate(sensors):
-            a, b = bounds[j], bounds[j + 1]
-            paths = ()
-            if sensor.config.report_hit_prim_paths:
-                paths = self._sensor_paths(lay, j, a, b, hits, key)
-            sensor._reading = make(
-                b - a, depths[a:b], hit_p[a:b], hit_n[a:b], paths, o_w[a:b], e_w[a:b], time,
-                step,
-            )  # fmt: skip
-
-    def _sensor_paths(
-        self,
-        lay: _Layout,
-        j: int,
-        a: int,
-        b: int,
-        hits: np.ndarray,
-        key: bytes,
-    ) -> tuple[str, ...]:
+    def _hit_paths(self, lay: _Layout, j: int, a: int, b: int) -> tuple[str, ...]:
         """Hit paths of sensor ``j`` (rays ``a:b``): "" except its rays that hit this step.
 
-        Tuples are immutable, so a step whose hits (``[ray, actor]`` rows, ``key`` their
-        bytes) equal an earlier step's shares that step's tuple: sweeping sensors repeat
-        their hit patterns, and building a tuple of N paths costs N reference increments.
+        Tuples are immutable, so a step whose hits (``[ray, actor]`` rows) equal an earlier
+        step's shares that step's tuple: sweeping sensors repeat their hit patterns, and
+        building a tuple of N paths costs N reference increments.
         """
+        scene = lay.scene if lay.scene is not None else self.scene
+        table = self._path_table
+        actor_paths = getattr(scene, "actor_paths", ())
+        if table is None or len(table) != len(actor_paths):
+            self._path_table = table = tuple(actor_paths)
+            lay.path_cache.clear()
+        hits = lay.hits[: int(lay.hit_count[0])]
+        key = hits.tobytes()
         cache = lay.path_cache
         paths = cache.get((j, key))
         if paths is None:
-            table = self._path_table or ()
             rows = [""] * (b - a)
             flat = hits.ravel().tolist()
             for k in range(0, len(flat), 2):
@@ -742,37 +714,36 @@ class RaycastBatch:
         return paths
 
 
-def _pack(arrays: list[np.ndarray], dtype: type) -> tuple[np.ndarray, list[list[int]]]:
-    """Copy arrays into one contiguous block; ``[offset, rows, cols]`` of each in it."""
+def _block(arrays: list[np.ndarray], width: int, dtype: type) -> tuple[np.ndarray, list[list[int]]]:
+    """Stack arrays as row ranges of one 2-D block; ``[first row, rows, columns]`` of each."""
     rows: list[list[int]] = []
-    offset = 0
+    first = 0
     for array in arrays:
+        array = np.asarray(array)
         n = int(array.shape[0]) if array.ndim else 1
         cols = int(np.prod(array.shape[1:])) if array.ndim > 1 else 1
-        rows.append([offset, n, cols])
-        offset += n * cols
-    block = np.empty(max(offset, 1), dtype)
+        if cols > width:
+            raise ValueError(f"array of {cols} columns does not fit a block of width {width}")
+        rows.append([first, n, cols])
+        first += n
+    block = np.zeros((max(first, 1), width), dtype)
     for array, (o, n, c) in zip(arrays, rows, strict=True):
-        block[o : o + n * c] = np.asarray(array, dtype).reshape(-1)
+        block[o : o + n, :c] = np.asarray(array, dtype).reshape(n, c)
     return block, rows
 
 
-def _views(block: np.ndarray, rows: list[list[int]], shapes: list[tuple[int, ...]]) -> list:
-    """Views of the packed arrays in ``block`` with their original shapes."""
-    pairs = zip(rows, shapes, strict=True)
-    return [block[o : o + n * c].reshape(shape) for (o, n, c), shape in pairs]
-
-
 class _Layout:
-    """Concatenated static arrays and per-step buffers of one set of evaluated sensors.
+    """Static arrays and output buffers of one set of evaluated sensors.
 
-    The static arrays (sensor and, for a Numba scene, scene arrays) and the per-step scratch
-    arrays are packed into four contiguous blocks located by ``layout`` (the argument order
-    of :func:`~runtime.sensors._raycast_kernels.raycast_step_kernel`); the named
-    attributes are views into them.
+    ``out`` holds every ray's outputs (depths (R,), hit positions, hit normals, origins and
+    end points (R, 3) each, concatenated, float32); :meth:`reading` copies a sensor's rows.
+    With the Numba scene (:meth:`bind_scene`), the scene's and the sensors' arrays are packed
+    into the four blocks of :func:`~runtime.sensors._raycast_kernels.raycast_batch_step_kernel`
+    and ``out`` persists between steps.
     """
 
-    def __init__(self, sensors: list[RaycastSensor]) -> None:
+    def __init__(self, batch: RaycastBatch, sensors: list[RaycastSensor]) -> None:
+        self.batch = batch
         self.sensors = sensors
         counts = [len(s._origins) for s in sensors]
         r = int(sum(counts))
@@ -782,6 +753,7 @@ class _Layout:
         self.directions = np.ascontiguousarray(np.concatenate([s._directions for s in sensors]))
         self.offsets = np.ascontiguousarray(np.concatenate([s._offsets for s in sensors]))
         self.bounds = [0, *np.cumsum(counts).tolist()]
+        self.index = {id(s): j for j, s in enumerate(sensors)}
         # per sensor: its rays sorted by offset (the firing window is found by bisection)
         order = np.concatenate(
             [
@@ -803,13 +775,9 @@ class _Layout:
         self.frames = np.array([s._world_frame for s in sensors], np.int64)
         self.uses_bodies = bool(np.any(self.bodies >= 0))
         self.uses_velocities = bool(np.any(self.extrapolate))
-        self.any_paths = any(s.config.report_hit_prim_paths for s in sensors)
         # hit-path tuples by (sensor, hit rows), bounded to about 2**20 stored paths
         self.path_cache: dict[tuple[int, bytes], tuple[str, ...]] = {}
         self.path_cache_size = max(16, 2**20 // max(r, 1))
-        self.path_sensors = [
-            (j, s) for j, s in enumerate(sensors) if s.config.report_hit_prim_paths
-        ]
         # not-firing outputs (maxRange, zero hits, sensor positions: NaN until written)
         self.template = np.zeros(13 * r, np.float32)
         self.template[:r] = np.repeat(self.ranges[:, 1], counts).astype(np.float32)
@@ -818,80 +786,143 @@ class _Layout:
             7: self.template[7 * r : 10 * r].reshape(r, 3),
             10: self.template[10 * r :].reshape(r, 3),
         }
+        self.out = self.template.copy()
+        self.time = 0.0
+        self.step = 0
         self.scene: Any = None
         self.fused = False
         self.scene_bodies = 0
-        self.double_sided = False
-        self._pack_io(None)
+        self.hits = np.zeros((r, 2), np.int64)
+        self.hit_count = np.zeros(1, np.int64)
+        self.unfused: dict[str, np.ndarray] = {}
 
-    def _pack_io(self, scene_io: dict[str, np.ndarray] | None) -> None:
-        """Per-step scratch blocks (float64 and int64) and their named views."""
+    def reading(self, sensor: RaycastSensor) -> RaycastReading:
+        """A snapshot of ``sensor``'s rows of the latest step evaluated with this layout."""
+        j = self.index[id(sensor)]
+        a, b = self.bounds[j], self.bounds[j + 1]
+        r = self.ray_count
+        out = self.out
+        if a == 0 and b == r:
+            block = out.copy()
+            depths = block[:r]
+            hit_p = block[r : 4 * r].reshape(r, 3)
+            hit_n = block[4 * r : 7 * r].reshape(r, 3)
+            o_w = block[7 * r : 10 * r].reshape(r, 3)
+            e_w = block[10 * r :].reshape(r, 3)
+        else:
+            depths = out[a:b].copy()
+            hit_p = out[r + 3 * a : r + 3 * b].reshape(-1, 3).copy()
+            hit_n = out[4 * r + 3 * a : 4 * r + 3 * b].reshape(-1, 3).copy()
+            o_w = out[7 * r + 3 * a : 7 * r + 3 * b].reshape(-1, 3).copy()
+            e_w = out[10 * r + 3 * a : 10 * r + 3 * b].reshape(-1, 3).copy()
+        paths: tuple[str, ...] = ()
+        if sensor.config.report_hit_prim_paths:
+            paths = self.batch._hit_paths(self, j, a, b)
+        return RaycastReading._make_valid(
+            b - a, depths, hit_p, hit_n, paths, o_w, e_w, float(np.float32(self.time)),
+            int(self.step),
+        )  # fmt: skip
+
+    def _unfused_buffers(self) -> None:
+        """Scratch arrays of the prepare / cast / outputs path (scenes other than Numba's)."""
         r, s = self.ray_count, len(self.sensors)
-        scene_io = scene_io or {}
-        empty = (np.zeros((0, 3)), np.zeros((0, 4)), np.zeros((0, 6)))
-        io_f = [
-            np.zeros((s, 7)), np.zeros((r, 3)), np.zeros((r, 3)), np.zeros((r, 3)),
-            np.zeros(r), np.zeros((r, 7)), np.zeros(r), np.zeros((r, 3)),
-            scene_io.get("group_positions", empty[0]),
-            scene_io.get("group_orientations", empty[1]),
-            scene_io.get("world_boxes", empty[2]),
-        ]  # fmt: skip
-        io_i = [
-            np.zeros(r, np.int64), np.zeros(r, np.int64),
-            np.zeros((r, 2), np.int64), np.zeros(r, np.int64), np.zeros(r, np.int64),
-            np.zeros(1, np.int64), np.zeros(1, np.int64),
-        ]  # fmt: skip
-        self.io_f, rows_f = _pack(io_f, np.float64)
-        self.io_i, rows_i = _pack(io_i, np.int64)
-        self._io_rows = rows_f + rows_i
-        (
-            self.sensor_poses, self.c_origins, self.c_starts, self.c_directions,
-            self.c_max_distances, self.c_poses, self.c_distances, self.c_normals, _, _, _,
-        ) = _views(self.io_f, rows_f, [a.shape for a in io_f])  # fmt: skip
-        (
-            self.fired, self.c_actors, self.hits, _, _, self.count,
-            self.hit_count,
-        ) = _views(self.io_i, rows_i, [a.shape for a in io_i])  # fmt: skip
+        self.unfused = {
+            "sensor_poses": np.zeros((s, 7)),
+            "fired": np.zeros(r, np.int64),
+            "origins": np.zeros((r, 3)),
+            "starts": np.zeros((r, 3)),
+            "directions": np.zeros((r, 3)),
+            "max_distances": np.zeros(r),
+            "poses": np.zeros((r, 7)),
+            "distances": np.zeros(r),
+            "actors": np.zeros(r, np.int64),
+            "normals": np.zeros((r, 3)),
+            "count": np.zeros(1, np.int64),
+        }
 
     def bind_scene(self, scene: Any) -> None:
         """Pack the scene's arrays with the sensors' for the one-call step (Numba scenes)."""
+        from runtime.sensors import _raycast_kernels as k
+
         self.scene = scene
         self.scene_bodies = len(getattr(scene, "body_paths", ()))
         arguments = getattr(scene, "fused_arguments", None)
         fused = arguments(self.ray_count) if arguments is not None else None
         self.fused = fused is not None
+        self.out = self.template.copy()
         if fused is None:
-            self._pack_io(None)
+            self._unfused_buffers()
             return
         head, tail = fused
         (node_boxes, node_refs, triangles, triangle_ids, group_roots, group_local_boxes,
          group_body) = head  # fmt: skip
-        (face_groups, face_actors, face_normals, solid_groups, solid_kinds, solid_positions,
+        (face_groups, face_actors, face_normals, _solid_groups, solid_kinds, solid_positions,
          solid_orientations, solid_params, solid_plane_ranges, planes, solid_bounds,
          solid_actors, group_solid_ranges, group_solid_boxes, double_sided, group_positions,
-         group_orientations, world_boxes, _, _) = tail  # fmt: skip
-        self.double_sided = bool(double_sided)
-        static_f = [
-            node_boxes, triangles, group_local_boxes, face_normals, solid_positions,
-            solid_orientations, solid_params, planes, solid_bounds, group_solid_boxes,
-            self.local_poses, self.ranges, self.origins, self.directions, self.offsets,
-            self.sorted_offsets,
-        ]  # fmt: skip
-        static_i = [
-            node_refs, triangle_ids, group_roots, group_body, face_groups, face_actors,
-            solid_groups, solid_kinds, solid_plane_ranges, solid_actors, group_solid_ranges,
-            self.bodies, self.extrapolate, self.frames, self.ray_sensor, self.offset_order,
-        ]  # fmt: skip
-        self.static_f, rows_f = _pack(static_f, np.float64)
-        self.static_i, rows_i = _pack(static_i, np.int64)
-        self._pack_io(
-            {
-                "group_positions": group_positions,
-                "group_orientations": group_orientations,
-                "world_boxes": world_boxes,
-            }
-        )
-        self.layout = np.ascontiguousarray(np.array(rows_f + rows_i + self._io_rows, np.int64))
+         group_orientations, _, _, _) = tail  # fmt: skip
+        r, s, g = self.ray_count, len(self.sensors), len(group_roots)
+        n_solids = len(solid_kinds)
+        sensor_f = np.column_stack([self.local_poses.reshape(s, 7), self.ranges, self.periods])
+        ray_f = np.column_stack([self.origins, self.directions, self.offsets, self.sorted_offsets])
+        first_ray = np.asarray(self.bounds[:-1], np.int64)
+        arrays_f = {
+            k.L_NODE_BOXES: node_boxes,
+            k.L_TRIANGLES: triangles,
+            k.L_FACE_NORMALS: face_normals,
+            k.L_PLANES: planes,
+            k.L_GROUP_LOCAL_BOXES: group_local_boxes,
+            k.L_GROUP_SOLID_BOXES: group_solid_boxes,
+            k.L_SOLID_POSITIONS: solid_positions,
+            k.L_SOLID_ORIENTATIONS: solid_orientations,
+            k.L_SOLID_PARAMS: solid_params,
+            k.L_SOLID_BOUNDS: solid_bounds,
+            k.L_SENSOR_F: sensor_f,
+            k.L_RAY_F: ray_f,
+        }
+        arrays_i = {
+            k.L_NODE_REFS: node_refs,
+            k.L_TRIANGLE_IDS: np.reshape(triangle_ids, (-1, 1)),
+            k.L_FACE_I: np.column_stack([face_groups, face_actors]),
+            k.L_GROUP_I: np.column_stack([group_roots, group_body, group_solid_ranges]),
+            k.L_SOLID_I: np.column_stack([solid_kinds, solid_plane_ranges, solid_actors]),
+            k.L_SENSOR_I: np.column_stack([self.bodies, self.extrapolate, self.frames, first_ray]),
+            k.L_RAY_I: np.column_stack([self.ray_sensor, self.offset_order]),
+            k.L_FLAGS: np.array([[1 if double_sided else 0, 1 if self.scene_bodies else 0]]),
+        }
+        group_io = np.zeros((g, 20))
+        group_io[:, :3] = np.asarray(group_positions).reshape(g, 3)
+        group_io[:, 3:7] = np.asarray(group_orientations).reshape(g, 4)
+        arrays_io_f = {
+            k.L_SENSOR_IO: np.full((s, 10), np.nan),
+            k.L_GROUP_IO: group_io,
+            k.L_RAYS_IO: np.zeros((r, 17)),
+            k.L_CANDIDATE_SPHERES: np.zeros((n_solids, 4)),
+        }
+        arrays_io_i = {
+            k.L_FIRED: np.zeros((r, 1), np.int64),
+            k.L_HITS: np.zeros((r, 2), np.int64),
+            k.L_COUNTS: np.zeros((2, 2), np.int64),
+            k.L_CANDIDATES: np.zeros((n_solids, 1), np.int64),
+            k.L_CANDIDATE_GROUPS: np.zeros((n_solids, 1), np.int64),
+        }
+        layout = np.zeros((k.LAYOUT_ROWS, 3), np.int64)
+        blocks = []
+        for arrays, width, dtype in (
+            (arrays_f, k.SF_WIDTH, np.float64),
+            (arrays_i, k.SI_WIDTH, np.int64),
+            (arrays_io_f, k.IOF_WIDTH, np.float64),
+            (arrays_io_i, k.IOI_WIDTH, np.int64),
+        ):
+            block, rows = _block(list(arrays.values()), width, dtype)
+            for key, row in zip(arrays, rows, strict=True):
+                layout[key] = row
+            blocks.append(block)
+        self.static_f, self.static_i, self.io_f, self.io_i = blocks
+        self.layout = layout
+        first, n, _ = layout[k.L_HITS]
+        self.hits = self.io_i[first : first + n]
+        first = layout[k.L_COUNTS, 0]
+        self.hit_count = self.io_i[first, 1:2]
 
 
 RaycastSensor.batch_type = RaycastBatch  # type: ignore[attr-defined]
