@@ -375,3 +375,52 @@ def test_i8_slider_reads_at_least_the_arm_acceleration_under_growing_effort():
         slider = rt.sensor("/World/Arm/Slider/Imu").reading().linear_acceleration
         assert np.hypot(*slider[:2]) >= np.hypot(*arm[:2]) - 1e-6, frame
     assert np.hypot(*arm[:2]) > 0.1  # the arm does accelerate
+
+
+@pytest.mark.parametrize("mode", ["isaac", "physical"])
+def test_single_sensor_reading_is_bit_identical_to_the_batch_arrays(mode):
+    # reading() evaluates one sensor's read-time processing on Python floats; it must give
+    # exactly the numbers of the vectorised ImuBatch.arrays() / gravity_in_sensor_frames().
+    rng = np.random.default_rng(8)
+    stage = _stage(mpu=0.01)
+    bodies = ["/World/A", "/World/B"]
+    for path in bodies:
+        _body(stage, path)
+    widths = [None, (1, 3, 1), (2, 1, 4), (3, 3, 3)]
+    for n, w in enumerate(widths):
+        prim = _imu(stage, f"{bodies[n % 2]}/Imu{n}", widths=w, translate=rng.normal(size=3))
+        UsdGeom.Xformable(prim).AddOrientOp().Set(Gf.Quatf(*rng.normal(size=4)).GetNormalized())
+    rt = SensorRuntime(stage, bodies, imu_mode=mode)
+    imus = rt.of_kind("imu")
+    batch = imus[0]._batch
+    for k in range(1, 9):
+        rt.step(
+            make_physics_state(
+                bodies,
+                rng.normal(size=(2, 3)),
+                rng.normal(size=(2, 4)),
+                rng.normal(size=(2, 3)) * k,
+                rng.normal(size=(2, 3)),
+                body_com_local=rng.normal(scale=0.1, size=(2, 3)),
+                dt=DT,
+                time=k * DT,
+                step=k,
+                gravity=rng.normal(size=3),
+            )
+        )
+        for read_gravity in (True, False):
+            arrays = batch.arrays(read_gravity=read_gravity)
+            for s, imu in enumerate(imus):
+                r = imu.reading(read_gravity=read_gravity)
+                assert r.is_valid and r.step == k and r.time == arrays["time"][s]
+                assert r.linear_acceleration.tobytes() == arrays["linear_acceleration"][s].tobytes()
+                assert r.angular_velocity.tobytes() == arrays["angular_velocity"][s].tobytes()
+                # arrays() normalises with a pairwise sum, reading() with a dot product:
+                # the quaternions may differ in the last bit.
+                np.testing.assert_allclose(
+                    r.orientation, arrays["orientation"][s], rtol=4e-16, atol=0.0
+                )
+        all_g = batch.gravity_in_sensor_frames()
+        for s in range(len(imus)):
+            assert batch.gravity_in_sensor_frames(s).tobytes() == all_g[s].tobytes()
+    assert all(r.linear_acceleration.any() for r in rt.readings())

@@ -337,15 +337,19 @@ class ContactSensor(SensorBase):
             The reading.
         """
         b = self._batch
-        i = self._index
-        if b is None or not b.ints[i, 1] or not b.out_ints[i, 2]:
+        if b is None:
             return ContactReading()
+        # One row of each packed block (layouts: runtime.sensors._contact_kernels).
+        ints = b._int_block[self._index].tolist()
+        if not ints[1] or not ints[4]:
+            return ContactReading()
+        floats = b._float_block[self._index].tolist()
         return ContactReading(
-            time=float(b.out_floats[i, 1]),
-            step=int(b.out_ints[i, 3]),
-            value=float(b.out_floats[i, 0]),
-            in_contact=bool(b.out_ints[i, 0]),
-            number_of_contacts=int(b.out_ints[i, 1]),
+            time=floats[7],
+            step=ints[5],
+            value=floats[6],
+            in_contact=bool(ints[2]),
+            number_of_contacts=ints[3],
             is_valid=True,
         )
 

@@ -25,6 +25,7 @@ first processed step (USD edits notified before that step), then frozen until
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -271,6 +272,8 @@ class ImuBatch:
         Returns:
             (3,) or (K, 3), float64, stage units/s^2, sensor frame.
         """
+        if isinstance(index, (int, np.integer)):
+            return np.array(self._gravity_in_sensor_frame(int(index)))
         q = self.current_orientations(index)
         q = q / np.linalg.norm(q, axis=-1, keepdims=True)
         rows = np.arange(self.ints.shape[0])[index]
@@ -280,6 +283,39 @@ class ImuBatch:
         u = -q[..., 1:]  # R^T v = rotation by the conjugate quaternion
         out = rotate_by_parts(w, u, g)
         return np.where(physical, out, out.astype(np.float32).astype(np.float64))
+
+    def _gravity_in_sensor_frame(self, i: int) -> list[float]:
+        """:meth:`gravity_in_sensor_frames` of one sensor, on Python floats.
+
+        The very same IEEE operations in the same order as the array path (per-element
+        products and sums are exact roundings either way; the norm's sum of squares is
+        still NumPy's ``add.reduce``, as in ``np.linalg.norm``), about ten times faster for
+        one sensor read per step.
+        """
+        ints = self.ints
+        physical = ints[i, 5] == 1
+        if physical or ints[i, 3] > 1:
+            q = self.ring[i, self.heads[i], 7:11]
+        else:
+            q = self.readings[i, 6:10]
+        # np.linalg.norm(q, axis=-1) is sqrt(add.reduce(q * q)); NumPy's division keeps its
+        # inf / nan semantics for a zero or non-finite norm.
+        w, x, y, z = (q / math.sqrt(np.add.reduce(q * q))).tolist()
+        g = -self.physical_gravity if physical else self.runtime.gravity_up
+        gx, gy, gz = g.tolist()
+        ux, uy, uz = -x, -y, -z  # R^T v = rotation by the conjugate quaternion
+        # rotate_by_parts: t = 2 (u x g), g + w t + u x t.
+        tx = 2.0 * (uy * gz - uz * gy)
+        ty = 2.0 * (uz * gx - ux * gz)
+        tz = 2.0 * (ux * gy - uy * gx)
+        out = [
+            gx + w * tx + (uy * tz - uz * ty),
+            gy + w * ty + (uz * tx - ux * tz),
+            gz + w * tz + (ux * ty - uy * tx),
+        ]
+        if physical:
+            return out
+        return np.array(out, np.float32).astype(np.float64).tolist()
 
     def arrays(self, read_gravity: bool = True) -> dict[str, np.ndarray]:
         """All IMU readings as arrays (read-time processing of sensors.md 4.4 applied).
@@ -463,21 +499,27 @@ class ImuSensor(SensorBase):
         if b is None or not b.ints[i, 6] or not b.status[i, 0]:
             return ImuReading()
         row = b.readings[i]
+        values = row.tolist()
+        # Python floats with the array path's exact roundings (a float32 sum of two float32
+        # values is their double sum rounded once to float32).
         if b.ints[i, 5] == 0:
-            acc = row[0:3].astype(np.float32)
+            acc = [float(np.float32(a)) for a in values[0:3]]
             if read_gravity:
-                acc = acc + b.gravity_in_sensor_frames(i).astype(np.float32)
-            acc = acc.astype(np.float64)
+                gravity = b._gravity_in_sensor_frame(i)
+                acc = [float(np.float32(a + g)) for a, g in zip(acc, gravity, strict=True)]
+        elif read_gravity:
+            gravity = b._gravity_in_sensor_frame(i)
+            acc = [a + g for a, g in zip(values[0:3], gravity, strict=True)]
         else:
-            acc = row[0:3] + (b.gravity_in_sensor_frames(i) if read_gravity else 0.0)
-        gyro = row[3:6].copy()
-        acc[~np.isfinite(acc)] = 0.0
-        gyro[~np.isfinite(gyro)] = 0.0
+            acc = [a + 0.0 for a in values[0:3]]
+        finite = math.isfinite
+        acc = np.array([a if finite(a) else 0.0 for a in acc])
+        gyro = np.array([w if finite(w) else 0.0 for w in values[3:6]])
         quat = row[6:10].copy()
-        norm = float(np.linalg.norm(quat))
-        quat = quat / norm if (np.isfinite(norm) and norm > 0.0) else _identity()
+        norm = math.sqrt(quat.dot(quat))  # np.linalg.norm of a vector, without its overhead
+        quat = quat / norm if (finite(norm) and norm > 0.0) else _identity()
         return ImuReading(
-            time=float(row[10]),
+            time=values[10],
             step=int(b.status[i, 1]),
             linear_acceleration=acc,
             angular_velocity=gyro,
