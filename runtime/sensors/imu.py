@@ -287,10 +287,10 @@ class ImuBatch:
     def _gravity_in_sensor_frame(self, i: int) -> list[float]:
         """:meth:`gravity_in_sensor_frames` of one sensor, on Python floats.
 
-        The very same IEEE operations in the same order as the array path (per-element
-        products and sums are exact roundings either way; the norm's sum of squares is
-        still NumPy's ``add.reduce``, as in ``np.linalg.norm``), about ten times faster for
-        one sensor read per step.
+        The very same IEEE operations in the same order as the array path (each product,
+        sum and float32 cast rounds identically on a scalar; the norm's sum of squares is
+        still NumPy's ``add.reduce``, as in ``np.linalg.norm``), hence bit-identical, and
+        several times faster for one sensor read per step.
         """
         ints = self.ints
         physical = ints[i, 5] == 1
