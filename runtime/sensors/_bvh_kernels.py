@@ -1048,7 +1048,9 @@ def scene_hit_attributes_kernel(
 
 
 @jit
-def world_box_kernel(qw, qx, qy, qz, px, py, pz, local_boxes, row, col, out_boxes, out_col):
+def world_box_kernel(
+    qw, qx, qy, qz, px, py, pz, local_boxes, row, col, out_boxes, out_row, out_col
+):
     """World box of ``local_boxes[row, col:col + 6]`` posed by (p, q), padded for rounding.
 
     The centre is rotated and the half extents are taken through ``|R|``: the exact box of
@@ -1063,10 +1065,11 @@ def world_box_kernel(qw, qx, qy, qz, px, py, pz, local_boxes, row, col, out_boxe
         py: local frame origin [stage units], world.
         pz: local frame origin [stage units], world.
         local_boxes: boxes ``[lo(3), hi(3)]`` from column ``col``, float64, local frame.
-        row: the box's row (in both arrays).
+        row: the local box's row.
         col: column of the local box's first value.
         out_boxes: world boxes ``[lo(3), hi(3)]`` from column ``out_col``, float64
-            (``out_boxes[row, out_col:out_col + 6]`` written).
+            (``out_boxes[out_row, out_col:out_col + 6]`` written).
+        out_row: the world box's row.
         out_col: column of the world box's first value.
     """
     cx = 0.5 * (local_boxes[row, col + 0] + local_boxes[row, col + 3])
@@ -1093,12 +1096,12 @@ def world_box_kernel(qw, qx, qy, qz, px, py, pz, local_boxes, row, col, out_boxe
     largest = max(abs(wx) + ex, abs(wy) + ey, abs(wz) + ez)
     # |R| h is exact up to rounding of a few ulps of the extents: pad by them too
     pad = 1e-9 * (1.0 + largest)
-    out_boxes[row, out_col + 0] = wx - ex - pad
-    out_boxes[row, out_col + 1] = wy - ey - pad
-    out_boxes[row, out_col + 2] = wz - ez - pad
-    out_boxes[row, out_col + 3] = wx + ex + pad
-    out_boxes[row, out_col + 4] = wy + ey + pad
-    out_boxes[row, out_col + 5] = wz + ez + pad
+    out_boxes[out_row, out_col + 0] = wx - ex - pad
+    out_boxes[out_row, out_col + 1] = wy - ey - pad
+    out_boxes[out_row, out_col + 2] = wz - ez - pad
+    out_boxes[out_row, out_col + 3] = wx + ex + pad
+    out_boxes[out_row, out_col + 4] = wy + ey + pad
+    out_boxes[out_row, out_col + 5] = wz + ez + pad
 
 
 @jit
@@ -1146,7 +1149,7 @@ def scene_group_poses_kernel(
             io_group_orientations[g, 0], io_group_orientations[g, 1],
             io_group_orientations[g, 2], io_group_orientations[g, 3],
             io_group_positions[g, 0], io_group_positions[g, 1], io_group_positions[g, 2],
-            group_local_boxes, g, 0, out_world_boxes, 0,
+            group_local_boxes, g, 0, out_world_boxes, g, 0,
         )  # fmt: skip
 
 

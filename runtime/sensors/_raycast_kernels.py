@@ -456,7 +456,7 @@ def raycast_outputs_kernel(
 # reshapes of a flat block).
 SF_WIDTH = 12
 SI_WIDTH = 4
-IOF_WIDTH = 20
+IOF_WIDTH = 21
 IOI_WIDTH = 2
 # static float64: scene
 L_NODE_BOXES = 0  # (N, 12) BVH child bounds
@@ -481,19 +481,21 @@ L_SOLID_I = 16  # (S, 4) SOLID_* kind, first plane, plane count, actor
 L_SENSOR_I = 17  # (K, 4) body row (-1 static), extrapolate flag, WORLD flag, first ray
 L_RAY_I = 18  # (R, 2) sensor, ray index of offset-sorted row (within the batch)
 L_FLAGS = 19  # (1, 2) double-sided, scene follows the bodies
+L_SOLID_BOXES = 29  # (S, 6) float64: group-frame box of each solid (static_f)
 # per-step float64
 L_SENSOR_IO = 20  # (K, 10) world pose [p(3), q(4)], float32 position last written (3)
-L_GROUP_IO = 21  # (G, 20) pose [p(3), q(4)], world box (6), world solid box (6), candidate
+L_GROUP_IO = 21  # (G, 21) pose [p(3), q(4)], world box (6), world solid box (6), solid
+#                  candidate flag, off-bundle flag
 L_RAYS_IO = 22  # (R, 17) compact rays: origin (3), start (3), direction (3), max distance,
 #                 extrapolated sensor pose [p'(3), q'(4)]
-L_CANDIDATE_SPHERES = 23  # (S, 4) world bounding sphere [c, r^2] of each candidate solid
+L_CANDIDATE_BOXES = 23  # (S, 6) world box of each candidate solid
 # per-step int64
 L_FIRED = 24  # (R, 1) ray index of each compact row (kept: next step resets these rows)
 L_HITS = 25  # (R, 2) [ray, actor] of each hit with a known actor, in ray order
 L_COUNTS = 26  # (2, 2) [firing rays, hits], [initialised, 0]
 L_CANDIDATES = 27  # (S, 1) solids that may hold a start point this step, in solid order
 L_CANDIDATE_GROUPS = 28  # (S, 1) their groups
-LAYOUT_ROWS = 29
+LAYOUT_ROWS = 30
 
 
 @jit
@@ -829,12 +831,12 @@ def raycast_batch_step_kernel(
             if group_i[g, 0] >= 0:
                 world_box_kernel(
                     qw, qx, qy, qz, group_io[g, 0], group_io[g, 1], group_io[g, 2],
-                    group_local, g, 0, group_io, 7,
+                    group_local, g, 0, group_io, g, 7,
                 )  # fmt: skip
             if group_i[g, 3] > 0:
                 world_box_kernel(
                     qw, qx, qy, qz, group_io[g, 0], group_io[g, 1], group_io[g, 2],
-                    group_solid, g, 0, group_io, 13,
+                    group_solid, g, 0, group_io, g, 13,
                 )  # fmt: skip
         candidate = (
             group_i[g, 3] > 0
@@ -864,39 +866,82 @@ def raycast_batch_step_kernel(
     solid_orientations = _block_rows_kernel(static_f, layout, L_SOLID_ORIENTATIONS)
     solid_params = _block_rows_kernel(static_f, layout, L_SOLID_PARAMS)
     planes = _block_rows_kernel(static_f, layout, L_PLANES)
-    solid_bounds = _block_rows_kernel(static_f, layout, L_SOLID_BOUNDS)
-    # solids whose world bounding sphere meets the box of this step's start points, in
-    # solid order, with the sphere (centre, padded squared radius)
+    # solids whose world box meets the box of this step's start points, in solid order
     candidates = _block_column_kernel(io_i, layout, L_CANDIDATES)
-    solid_group = _block_column_kernel(io_i, layout, L_CANDIDATE_GROUPS)
-    solid_spheres = _block_rows_kernel(io_f, layout, L_CANDIDATE_SPHERES)
+    candidate_groups = _block_column_kernel(io_i, layout, L_CANDIDATE_GROUPS)
+    candidate_boxes = _block_rows_kernel(io_f, layout, L_CANDIDATE_BOXES)
+    solid_boxes = _block_rows_kernel(static_f, layout, L_SOLID_BOXES)
     candidate_count = 0
     for g in range(group_count):
         if group_io[g, 19] == 0.0:
             continue
         for solid in range(group_i[g, 2], group_i[g, 2] + group_i[g, 3]):
-            wx, wy, wz = _rotate_inverse_kernel(  # rotation by q: inverse of the conjugate's
-                group_io[g, 3], -group_io[g, 4], -group_io[g, 5], -group_io[g, 6],
-                solid_bounds[solid, 0], solid_bounds[solid, 1], solid_bounds[solid, 2],
+            m = candidate_count
+            world_box_kernel(
+                group_io[g, 3], group_io[g, 4], group_io[g, 5], group_io[g, 6],
+                group_io[g, 0], group_io[g, 1], group_io[g, 2],
+                solid_boxes, solid, 0, candidate_boxes, m, 0,
             )  # fmt: skip
-            wx += group_io[g, 0]
-            wy += group_io[g, 1]
-            wz += group_io[g, 2]
-            radius = solid_bounds[solid, 3]
-            # padded for rounding: only points clearly outside are rejected by the sphere
-            radius += 1e-9 * (1.0 + radius + abs(wx) + abs(wy) + abs(wz))
-            ex = max(lo_x - wx, 0.0, wx - hi_x)
-            ey = max(lo_y - wy, 0.0, wy - hi_y)
-            ez = max(lo_z - wz, 0.0, wz - hi_z)
-            if ex * ex + ey * ey + ez * ez > radius * radius:
-                continue
-            candidates[candidate_count] = solid
-            solid_group[candidate_count] = g
-            solid_spheres[candidate_count, 0] = wx
-            solid_spheres[candidate_count, 1] = wy
-            solid_spheres[candidate_count, 2] = wz
-            solid_spheres[candidate_count, 3] = radius * radius
-            candidate_count += 1
+            if (
+                candidate_boxes[m, 0] <= hi_x
+                and candidate_boxes[m, 1] <= hi_y
+                and candidate_boxes[m, 2] <= hi_z
+                and candidate_boxes[m, 3] >= lo_x
+                and candidate_boxes[m, 4] >= lo_y
+                and candidate_boxes[m, 5] >= lo_z
+            ):
+                candidates[m] = solid
+                candidate_groups[m] = g
+                candidate_count += 1
+
+    # groups off this step's ray bundle: the firing rays of a spinning sensor form a thin
+    # fan; a group whose world box lies outside the slab around the fan's plane (through
+    # the first start point, normal to two of the directions) is skipped by every ray
+    s0x = rays[0, 3]
+    s0y = rays[0, 4]
+    s0z = rays[0, 5]
+    d0x = rays[0, 6]
+    d0y = rays[0, 7]
+    d0z = rays[0, 8]
+    far = 0
+    far_cos = 2.0
+    for c in range(count):
+        cos = abs(d0x * rays[c, 6] + d0y * rays[c, 7] + d0z * rays[c, 8])
+        if cos < far_cos:
+            far_cos = cos
+            far = c
+    nx = d0y * rays[far, 8] - d0z * rays[far, 7]
+    ny = d0z * rays[far, 6] - d0x * rays[far, 8]
+    nz = d0x * rays[far, 7] - d0y * rays[far, 6]
+    n_norm = math.sqrt(nx * nx + ny * ny + nz * nz)
+    if n_norm < 1e-6:
+        # parallel directions: any normal of d0
+        if abs(d0x) < 0.9:
+            nx, ny, nz = 0.0, d0z, -d0y
+        else:
+            nx, ny, nz = -d0z, 0.0, d0x
+        n_norm = math.sqrt(nx * nx + ny * ny + nz * nz)
+    nx /= n_norm
+    ny /= n_norm
+    nz /= n_norm
+    margin = 0.0
+    for c in range(count):
+        off = abs(nx * (rays[c, 3] - s0x) + ny * (rays[c, 4] - s0y) + nz * (rays[c, 5] - s0z))
+        spread = abs(nx * rays[c, 6] + ny * rays[c, 7] + nz * rays[c, 8]) * rays[c, 9]
+        margin = max(margin, off + spread)
+    margin += 1e-9 * (1.0 + abs(s0x) + abs(s0y) + abs(s0z) + margin)
+    for g in range(group_count):
+        cx = 0.5 * (group_io[g, 7] + group_io[g, 10]) - s0x
+        cy = 0.5 * (group_io[g, 8] + group_io[g, 11]) - s0y
+        cz = 0.5 * (group_io[g, 9] + group_io[g, 12]) - s0z
+        reach = (
+            abs(nx) * 0.5 * (group_io[g, 10] - group_io[g, 7])
+            + abs(ny) * 0.5 * (group_io[g, 11] - group_io[g, 8])
+            + abs(nz) * 0.5 * (group_io[g, 12] - group_io[g, 9])
+        )
+        off_bundle = abs(nx * cx + ny * cy + nz * cz) - reach > margin
+        group_io[g, 20] = 1.0 if off_bundle else 0.0
+
     hit_count = 0
     for c in range(count):
         i = fired[c]
@@ -915,7 +960,7 @@ def raycast_batch_step_kernel(
         face = -1
         for g in range(group_count):
             root = group_i[g, 0]
-            if root < 0:
+            if root < 0 or group_io[g, 20] != 0.0:
                 continue
             # broad phase: the group's world box (slab test)
             ax = (group_io[g, 7] - wox) * wix
@@ -963,11 +1008,15 @@ def raycast_batch_step_kernel(
         # a start inside a solid hits at distance 0 (first containing solid in solid order)
         for m in range(candidate_count):
             solid = candidates[m]
-            g = solid_group[m]
-            cx = wox - solid_spheres[m, 0]
-            cy = woy - solid_spheres[m, 1]
-            cz = woz - solid_spheres[m, 2]
-            if cx * cx + cy * cy + cz * cz > solid_spheres[m, 3]:
+            g = candidate_groups[m]
+            if (
+                wox < candidate_boxes[m, 0]
+                or woy < candidate_boxes[m, 1]
+                or woz < candidate_boxes[m, 2]
+                or wox > candidate_boxes[m, 3]
+                or woy > candidate_boxes[m, 4]
+                or woz > candidate_boxes[m, 5]
+            ):
                 continue
             gx, gy, gz = _rotate_inverse_kernel(
                 group_io[g, 3], group_io[g, 4], group_io[g, 5], group_io[g, 6],

@@ -732,6 +732,42 @@ def _block(arrays: list[np.ndarray], width: int, dtype: type) -> tuple[np.ndarra
     return block, rows
 
 
+def _solid_boxes(
+    kinds: np.ndarray,
+    positions: np.ndarray,
+    orientations: np.ndarray,
+    params: np.ndarray,
+    bounds: np.ndarray,
+) -> np.ndarray:
+    """Group-frame box ``[lo(3), hi(3)]`` of each solid: exact for boxes, else its sphere.
+
+    Returns:
+        Shape (S, 6), float64, padded by ``1e-9 * (1 + max |corner|)``.
+    """
+    from runtime.sensors._bvh_kernels import SOLID_BOX
+
+    positions = np.asarray(positions, np.float64).reshape(-1, 3)
+    bounds = np.asarray(bounds, np.float64).reshape(-1, 4)
+    centers = bounds[:, :3].copy()
+    extents = np.repeat(bounds[:, 3:4], 3, axis=1)
+    q = np.asarray(orientations, np.float64).reshape(-1, 4)
+    w, x, y, z = q[:, 0], q[:, 1], q[:, 2], q[:, 3]
+    rotation = np.stack(
+        [
+            np.stack([1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)], -1),
+            np.stack([2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)], -1),
+            np.stack([2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)], -1),
+        ],
+        1,
+    )
+    box = np.asarray(kinds) == SOLID_BOX
+    half = np.asarray(params, np.float64).reshape(-1, 3)
+    centers[box] = positions[box]
+    extents[box] = np.einsum("nij,nj->ni", np.abs(rotation[box]), half[box])
+    pad = 1e-9 * (1.0 + np.abs(centers).max(axis=1, initial=0.0) + extents.max(axis=1, initial=0.0))
+    return np.concatenate([centers - extents - pad[:, None], centers + extents + pad[:, None]], 1)
+
+
 class _Layout:
     """Static arrays and output buffers of one set of evaluated sensors.
 
@@ -878,6 +914,9 @@ class _Layout:
             k.L_SOLID_BOUNDS: solid_bounds,
             k.L_SENSOR_F: sensor_f,
             k.L_RAY_F: ray_f,
+            k.L_SOLID_BOXES: _solid_boxes(
+                solid_kinds, solid_positions, solid_orientations, solid_params, solid_bounds
+            ),
         }
         arrays_i = {
             k.L_NODE_REFS: node_refs,
@@ -889,14 +928,14 @@ class _Layout:
             k.L_RAY_I: np.column_stack([self.ray_sensor, self.offset_order]),
             k.L_FLAGS: np.array([[1 if double_sided else 0, 1 if self.scene_bodies else 0]]),
         }
-        group_io = np.zeros((g, 20))
+        group_io = np.zeros((g, k.IOF_WIDTH))
         group_io[:, :3] = np.asarray(group_positions).reshape(g, 3)
         group_io[:, 3:7] = np.asarray(group_orientations).reshape(g, 4)
         arrays_io_f = {
             k.L_SENSOR_IO: np.full((s, 10), np.nan),
             k.L_GROUP_IO: group_io,
             k.L_RAYS_IO: np.zeros((r, 17)),
-            k.L_CANDIDATE_SPHERES: np.zeros((n_solids, 4)),
+            k.L_CANDIDATE_BOXES: np.zeros((n_solids, 6)),
         }
         arrays_io_i = {
             k.L_FIRED: np.zeros((r, 1), np.int64),
