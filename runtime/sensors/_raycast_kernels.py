@@ -456,7 +456,7 @@ def raycast_outputs_kernel(
 # reshapes of a flat block).
 SF_WIDTH = 12
 SI_WIDTH = 4
-IOF_WIDTH = 21
+IOF_WIDTH = 22
 IOI_WIDTH = 2
 # static float64: scene
 L_NODE_BOXES = 0  # (N, 12) BVH child bounds
@@ -482,20 +482,23 @@ L_SENSOR_I = 17  # (K, 4) body row (-1 static), extrapolate flag, WORLD flag, fi
 L_RAY_I = 18  # (R, 2) sensor, ray index of offset-sorted row (within the batch)
 L_FLAGS = 19  # (1, 2) double-sided, scene follows the bodies
 L_SOLID_BOXES = 29  # (S, 6) float64: group-frame box of each solid (static_f)
+L_STATIC_HITS = 30  # (R, 2) float64 (io_f): closest hit [t, face] of a static sensor's ray
+#                     over the fixed groups (t NaN until the ray first fires, inf: none)
 # per-step float64
 L_SENSOR_IO = 20  # (K, 10) world pose [p(3), q(4)], float32 position last written (3)
-L_GROUP_IO = 21  # (G, 21) pose [p(3), q(4)], world box (6), world solid box (6), solid
-#                  candidate flag, off-bundle flag
+L_GROUP_IO = 21  # (G, 22) pose [p(3), q(4)], world box (6), world solid box (6), solid
+#                  candidate flag, off-bundle flag, moving flag
 L_RAYS_IO = 22  # (R, 17) compact rays: origin (3), start (3), direction (3), max distance,
 #                 extrapolated sensor pose [p'(3), q'(4)]
-L_CANDIDATE_BOXES = 23  # (S, 6) world box of each candidate solid
+L_SOLID_WORLD_BOXES = 23  # (S, 6) world box of each solid (fixed groups: first call;
+#                           moving groups: when a candidate)
 # per-step int64
 L_FIRED = 24  # (R, 1) ray index of each compact row (kept: next step resets these rows)
 L_HITS = 25  # (R, 2) [ray, actor] of each hit with a known actor, in ray order
 L_COUNTS = 26  # (2, 2) [firing rays, hits], [initialised, 0]
 L_CANDIDATES = 27  # (S, 1) solids that may hold a start point this step, in solid order
 L_CANDIDATE_GROUPS = 28  # (S, 1) their groups
-LAYOUT_ROWS = 30
+LAYOUT_ROWS = 31
 
 
 @jit
@@ -818,6 +821,7 @@ def raycast_batch_step_kernel(
     for g in range(group_count):
         b = group_i[g, 1]
         moving = b >= 0 and b < body_count
+        group_io[g, 21] = 1.0 if moving else 0.0
         if moving:
             for a in range(3):
                 group_io[g, a] = body_positions[b, a]
@@ -867,31 +871,34 @@ def raycast_batch_step_kernel(
     solid_params = _block_rows_kernel(static_f, layout, L_SOLID_PARAMS)
     planes = _block_rows_kernel(static_f, layout, L_PLANES)
     # solids whose world box meets the box of this step's start points, in solid order
+    static_hits = _block_rows_kernel(io_f, layout, L_STATIC_HITS)
     candidates = _block_column_kernel(io_i, layout, L_CANDIDATES)
     candidate_groups = _block_column_kernel(io_i, layout, L_CANDIDATE_GROUPS)
-    candidate_boxes = _block_rows_kernel(io_f, layout, L_CANDIDATE_BOXES)
+    solid_world = _block_rows_kernel(io_f, layout, L_SOLID_WORLD_BOXES)
     solid_boxes = _block_rows_kernel(static_f, layout, L_SOLID_BOXES)
     candidate_count = 0
     for g in range(group_count):
-        if group_io[g, 19] == 0.0:
+        moving = group_io[g, 21] != 0.0
+        if group_io[g, 19] == 0.0 and not (first_call and not moving):
             continue
         for solid in range(group_i[g, 2], group_i[g, 2] + group_i[g, 3]):
-            m = candidate_count
-            world_box_kernel(
-                group_io[g, 3], group_io[g, 4], group_io[g, 5], group_io[g, 6],
-                group_io[g, 0], group_io[g, 1], group_io[g, 2],
-                solid_boxes, solid, 0, candidate_boxes, m, 0,
-            )  # fmt: skip
+            if moving or first_call:
+                world_box_kernel(
+                    group_io[g, 3], group_io[g, 4], group_io[g, 5], group_io[g, 6],
+                    group_io[g, 0], group_io[g, 1], group_io[g, 2],
+                    solid_boxes, solid, 0, solid_world, solid, 0,
+                )  # fmt: skip
             if (
-                candidate_boxes[m, 0] <= hi_x
-                and candidate_boxes[m, 1] <= hi_y
-                and candidate_boxes[m, 2] <= hi_z
-                and candidate_boxes[m, 3] >= lo_x
-                and candidate_boxes[m, 4] >= lo_y
-                and candidate_boxes[m, 5] >= lo_z
+                group_io[g, 19] != 0.0
+                and solid_world[solid, 0] <= hi_x
+                and solid_world[solid, 1] <= hi_y
+                and solid_world[solid, 2] <= hi_z
+                and solid_world[solid, 3] >= lo_x
+                and solid_world[solid, 4] >= lo_y
+                and solid_world[solid, 5] >= lo_z
             ):
-                candidates[m] = solid
-                candidate_groups[m] = g
+                candidates[candidate_count] = solid
+                candidate_groups[candidate_count] = g
                 candidate_count += 1
 
     # groups off this step's ray bundle: the firing rays of a spinning sensor form a thin
@@ -955,38 +962,60 @@ def raycast_batch_step_kernel(
         wix = inverse_direction_kernel(wdx)
         wiy = inverse_direction_kernel(wdy)
         wiz = inverse_direction_kernel(wdz)
-        # closest triangle over the groups whose world box the ray meets
+        # closest triangle over the groups whose world box the ray meets. A static sensor's
+        # ray is the same every time it fires: its hit among the fixed groups is cast once
+        # and kept, and only the moving groups are cast again (a moving group at exactly the
+        # same distance as a fixed one then loses the tie)
         t_best = rays[c, 9]
         face = -1
-        for g in range(group_count):
-            root = group_i[g, 0]
-            if root < 0 or group_io[g, 20] != 0.0:
+        mode = 0  # 0: every group, 1: fixed groups only, 2: moving groups only
+        if sensor_i[k, 0] < 0:
+            if static_hits[i, 0] != static_hits[i, 0]:
+                mode = 1  # first time this ray fires
+            else:
+                mode = 2
+                if static_hits[i, 1] >= 0.0:
+                    t_best = static_hits[i, 0]
+                    face = int(static_hits[i, 1])
+        while True:
+            for g in range(group_count):
+                root = group_i[g, 0]
+                if root < 0 or group_io[g, 20] != 0.0:
+                    continue
+                if mode != 0 and (group_io[g, 21] != 0.0) != (mode == 2):
+                    continue
+                # broad phase: the group's world box (slab test)
+                ax = (group_io[g, 7] - wox) * wix
+                bx = (group_io[g, 10] - wox) * wix
+                ay = (group_io[g, 8] - woy) * wiy
+                by = (group_io[g, 11] - woy) * wiy
+                az = (group_io[g, 9] - woz) * wiz
+                bz = (group_io[g, 12] - woz) * wiz
+                enter = max(min(ax, bx), min(ay, by), min(az, bz), 0.0)
+                leave = min(max(ax, bx), max(ay, by), max(az, bz), t_best)
+                if enter > leave:
+                    continue
+                qw = group_io[g, 3]
+                qx = group_io[g, 4]
+                qy = group_io[g, 5]
+                qz = group_io[g, 6]
+                ox, oy, oz = _rotate_inverse_kernel(
+                    qw, qx, qy, qz,
+                    wox - group_io[g, 0], woy - group_io[g, 1], woz - group_io[g, 2],
+                )  # fmt: skip
+                dx, dy, dz = _rotate_inverse_kernel(qw, qx, qy, qz, wdx, wdy, wdz)
+                t_best, hit = group_closest_hit_kernel(
+                    node_boxes, node_refs, triangles, triangle_ids, root, ox, oy, oz, dx, dy,
+                    dz, t_best, double_sided, stack_ref, stack_cnt, stack_t,
+                )  # fmt: skip
+                if hit >= 0:
+                    face = hit
+            if mode == 1:
+                static_hits[i, 0] = t_best if face >= 0 else math.inf
+                static_hits[i, 1] = face
+                mode = 2
                 continue
-            # broad phase: the group's world box (slab test)
-            ax = (group_io[g, 7] - wox) * wix
-            bx = (group_io[g, 10] - wox) * wix
-            ay = (group_io[g, 8] - woy) * wiy
-            by = (group_io[g, 11] - woy) * wiy
-            az = (group_io[g, 9] - woz) * wiz
-            bz = (group_io[g, 12] - woz) * wiz
-            enter = max(min(ax, bx), min(ay, by), min(az, bz), 0.0)
-            leave = min(max(ax, bx), max(ay, by), max(az, bz), t_best)
-            if enter > leave:
-                continue
-            qw = group_io[g, 3]
-            qx = group_io[g, 4]
-            qy = group_io[g, 5]
-            qz = group_io[g, 6]
-            ox, oy, oz = _rotate_inverse_kernel(
-                qw, qx, qy, qz, wox - group_io[g, 0], woy - group_io[g, 1], woz - group_io[g, 2]
-            )
-            dx, dy, dz = _rotate_inverse_kernel(qw, qx, qy, qz, wdx, wdy, wdz)
-            t_best, hit = group_closest_hit_kernel(
-                node_boxes, node_refs, triangles, triangle_ids, root, ox, oy, oz, dx, dy, dz,
-                t_best, double_sided, stack_ref, stack_cnt, stack_t,
-            )  # fmt: skip
-            if hit >= 0:
-                face = hit
+            break
         h = math.inf
         actor = -1
         n0 = 0.0
@@ -1010,12 +1039,12 @@ def raycast_batch_step_kernel(
             solid = candidates[m]
             g = candidate_groups[m]
             if (
-                wox < candidate_boxes[m, 0]
-                or woy < candidate_boxes[m, 1]
-                or woz < candidate_boxes[m, 2]
-                or wox > candidate_boxes[m, 3]
-                or woy > candidate_boxes[m, 4]
-                or woz > candidate_boxes[m, 5]
+                wox < solid_world[solid, 0]
+                or woy < solid_world[solid, 1]
+                or woz < solid_world[solid, 2]
+                or wox > solid_world[solid, 3]
+                or woy > solid_world[solid, 4]
+                or woz > solid_world[solid, 5]
             ):
                 continue
             gx, gy, gz = _rotate_inverse_kernel(

@@ -935,7 +935,8 @@ class _Layout:
             k.L_SENSOR_IO: np.full((s, 10), np.nan),
             k.L_GROUP_IO: group_io,
             k.L_RAYS_IO: np.zeros((r, 17)),
-            k.L_CANDIDATE_BOXES: np.zeros((n_solids, 6)),
+            k.L_SOLID_WORLD_BOXES: np.zeros((n_solids, 6)),
+            k.L_STATIC_HITS: np.full((r, 2), np.nan),
         }
         arrays_io_i = {
             k.L_FIRED: np.zeros((r, 1), np.int64),
