@@ -1048,36 +1048,36 @@ def scene_hit_attributes_kernel(
 
 
 @jit
-def world_box_kernel(
-    qw, qx, qy, qz, px, py, pz, local_boxes, row, col, out_boxes, out_row, out_col
-):
-    """World box of ``local_boxes[row, col:col + 6]`` posed by (p, q), padded for rounding.
+def world_box_kernel(qw, qx, qy, qz, px, py, pz, lx, ly, lz, ux, uy, uz):
+    """World box of the local box ``[l, u]`` posed by (p, q), padded for rounding.
 
     The centre is rotated and the half extents are taken through ``|R|``: the exact box of
     the rotated box's corners, padded by ``1e-9 * (1 + max |corner|)``.
 
     Args:
-        qw: unit orientation (w, x, y, z), local to world.
-        qx: unit orientation (w, x, y, z), local to world.
-        qy: unit orientation (w, x, y, z), local to world.
-        qz: unit orientation (w, x, y, z), local to world.
-        px: local frame origin [stage units], world.
-        py: local frame origin [stage units], world.
-        pz: local frame origin [stage units], world.
-        local_boxes: boxes ``[lo(3), hi(3)]`` from column ``col``, float64, local frame.
-        row: the local box's row.
-        col: column of the local box's first value.
-        out_boxes: world boxes ``[lo(3), hi(3)]`` from column ``out_col``, float64
-            (``out_boxes[out_row, out_col:out_col + 6]`` written).
-        out_row: the world box's row.
-        out_col: column of the world box's first value.
+        qw: orientation w (unit quaternion, local to world).
+        qx: orientation x.
+        qy: orientation y.
+        qz: orientation z.
+        px: local frame origin x [stage units], world.
+        py: local frame origin y.
+        pz: local frame origin z.
+        lx: local box low x [stage units], local frame.
+        ly: local box low y.
+        lz: local box low z.
+        ux: local box high x.
+        uy: local box high y.
+        uz: local box high z.
+
+    Returns:
+        ``(lo_x, lo_y, lo_z, hi_x, hi_y, hi_z)`` of the world box.
     """
-    cx = 0.5 * (local_boxes[row, col + 0] + local_boxes[row, col + 3])
-    cy = 0.5 * (local_boxes[row, col + 1] + local_boxes[row, col + 4])
-    cz = 0.5 * (local_boxes[row, col + 2] + local_boxes[row, col + 5])
-    hx = 0.5 * (local_boxes[row, col + 3] - local_boxes[row, col + 0])
-    hy = 0.5 * (local_boxes[row, col + 4] - local_boxes[row, col + 1])
-    hz = 0.5 * (local_boxes[row, col + 5] - local_boxes[row, col + 2])
+    cx = 0.5 * (lx + ux)
+    cy = 0.5 * (ly + uy)
+    cz = 0.5 * (lz + uz)
+    hx = 0.5 * (ux - lx)
+    hy = 0.5 * (uy - ly)
+    hz = 0.5 * (uz - lz)
     r00 = 1.0 - 2.0 * (qy * qy + qz * qz)
     r01 = 2.0 * (qx * qy - qw * qz)
     r02 = 2.0 * (qx * qz + qw * qy)
@@ -1094,14 +1094,47 @@ def world_box_kernel(
     ey = abs(r10) * hx + abs(r11) * hy + abs(r12) * hz
     ez = abs(r20) * hx + abs(r21) * hy + abs(r22) * hz
     largest = max(abs(wx) + ex, abs(wy) + ey, abs(wz) + ez)
-    # |R| h is exact up to rounding of a few ulps of the extents: pad by them too
+    # |R| h is exact up to rounding of a few ulps of the extents: the pad covers them
     pad = 1e-9 * (1.0 + largest)
-    out_boxes[out_row, out_col + 0] = wx - ex - pad
-    out_boxes[out_row, out_col + 1] = wy - ey - pad
-    out_boxes[out_row, out_col + 2] = wz - ez - pad
-    out_boxes[out_row, out_col + 3] = wx + ex + pad
-    out_boxes[out_row, out_col + 4] = wy + ey + pad
-    out_boxes[out_row, out_col + 5] = wz + ez + pad
+    return (
+        wx - ex - pad,
+        wy - ey - pad,
+        wz - ez - pad,
+        wx + ex + pad,
+        wy + ey + pad,
+        wz + ez + pad,
+    )
+
+
+@jit
+def store_world_box_kernel(
+    qw, qx, qy, qz, px, py, pz, local_boxes, row, col, out_boxes, out_row, out_col
+):
+    """:func:`world_box_kernel` of ``local_boxes[row, col:col + 6]`` into ``out_boxes``.
+
+    Args:
+        qw: orientation w (unit quaternion, local to world).
+        qx: orientation x.
+        qy: orientation y.
+        qz: orientation z.
+        px: local frame origin x [stage units], world.
+        py: local frame origin y.
+        pz: local frame origin z.
+        local_boxes: boxes ``[lo(3), hi(3)]`` from column ``col``, float64, local frame.
+        row: the local box's row.
+        col: column of the local box's first value.
+        out_boxes: world boxes from column ``out_col``, float64
+            (``out_boxes[out_row, out_col:out_col + 6]`` written).
+        out_row: the world box's row.
+        out_col: column of the world box's first value.
+    """
+    box = world_box_kernel(
+        qw, qx, qy, qz, px, py, pz,
+        local_boxes[row, col], local_boxes[row, col + 1], local_boxes[row, col + 2],
+        local_boxes[row, col + 3], local_boxes[row, col + 4], local_boxes[row, col + 5],
+    )  # fmt: skip
+    for a in range(6):
+        out_boxes[out_row, out_col + a] = box[a]
 
 
 @jit
@@ -1145,7 +1178,7 @@ def scene_group_poses_kernel(
             for a in range(6):
                 out_world_boxes[g, a] = 0.0
             continue
-        world_box_kernel(
+        store_world_box_kernel(
             io_group_orientations[g, 0], io_group_orientations[g, 1],
             io_group_orientations[g, 2], io_group_orientations[g, 3],
             io_group_positions[g, 0], io_group_positions[g, 1], io_group_positions[g, 2],

@@ -21,6 +21,7 @@ from runtime.sensors._bvh_kernels import (
     group_closest_hit_kernel,
     inside_solid_kernel,
     inverse_direction_kernel,
+    store_world_box_kernel,
     world_box_kernel,
 )
 
@@ -832,16 +833,23 @@ def raycast_batch_step_kernel(
             qx = group_io[g, 4]
             qy = group_io[g, 5]
             qz = group_io[g, 6]
+            px = group_io[g, 0]
+            py = group_io[g, 1]
+            pz = group_io[g, 2]
             if group_i[g, 0] >= 0:
-                world_box_kernel(
-                    qw, qx, qy, qz, group_io[g, 0], group_io[g, 1], group_io[g, 2],
-                    group_local, g, 0, group_io, g, 7,
+                box = world_box_kernel(
+                    qw, qx, qy, qz, px, py, pz, group_local[g, 0], group_local[g, 1],
+                    group_local[g, 2], group_local[g, 3], group_local[g, 4], group_local[g, 5],
                 )  # fmt: skip
+                for a in range(6):
+                    group_io[g, 7 + a] = box[a]
             if group_i[g, 3] > 0:
-                world_box_kernel(
-                    qw, qx, qy, qz, group_io[g, 0], group_io[g, 1], group_io[g, 2],
-                    group_solid, g, 0, group_io, g, 13,
+                box = world_box_kernel(
+                    qw, qx, qy, qz, px, py, pz, group_solid[g, 0], group_solid[g, 1],
+                    group_solid[g, 2], group_solid[g, 3], group_solid[g, 4], group_solid[g, 5],
                 )  # fmt: skip
+                for a in range(6):
+                    group_io[g, 13 + a] = box[a]
         candidate = (
             group_i[g, 3] > 0
             and count > 0
@@ -883,7 +891,7 @@ def raycast_batch_step_kernel(
             continue
         for solid in range(group_i[g, 2], group_i[g, 2] + group_i[g, 3]):
             if moving or first_call:
-                world_box_kernel(
+                store_world_box_kernel(
                     group_io[g, 3], group_io[g, 4], group_io[g, 5], group_io[g, 6],
                     group_io[g, 0], group_io[g, 1], group_io[g, 2],
                     solid_boxes, solid, 0, solid_world, solid, 0,
