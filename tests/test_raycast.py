@@ -832,3 +832,36 @@ def test_firing_rays_match_the_window_formula_for_unsorted_and_short_periods(off
             r = rt.sensor(name).reading()
             firing = np.nonzero(np.abs(r.ray_end_points_world[:, 0] - 50.0) < 1e-4)[0]
             assert firing.tolist() == want, (name, c)
+
+
+def test_readings_follow_state_changes_in_the_steady_fast_path():
+    """Steady steps skip the per-sensor checks; every state change must still show."""
+    stage = make_stage()
+    add_box(stage, "/World/Wall", (5, 0, 2), (0.2, 10, 10))
+    add_raycast(stage, "/World/A", [(0, 0, 0)], [(1, 0, 0)], 0.1, 20.0, translate=(0, 0, 2))
+    add_raycast(stage, "/World/B", [(0, 0, 0)], [(1, 0, 0)], 0.1, 20.0, translate=(1, 0, 2))
+    rt = SensorRuntime(stage, [])
+    a, b = rt.sensor("/World/A"), rt.sensor("/World/B")
+    for step in range(1, 6):
+        rt.step(state_for([], step=step))
+    assert a.reading().step == b.reading().step == 5
+    assert a.reading().depths[0] == pytest.approx(4.9, abs=1e-5)
+    assert b.reading().depths[0] == pytest.approx(3.9, abs=1e-5)
+    # B off: A alone is evaluated by a new layout whose stamps must not collide with the old
+    b.enabled = False
+    for step in range(6, 12):
+        rt.step(state_for([], step=step))
+        assert a.reading().step == step and not b.reading().is_valid
+    b.enabled = True
+    rt.step(state_for([], step=12))
+    assert a.reading().step == b.reading().step == 12
+    # a USD deletion and a reset are seen by the next step
+    stage.RemovePrim("/World/B")
+    b.on_usd_changed()
+    rt.step(state_for([], step=13))
+    assert a.reading().step == 13 and not b.reading().is_valid
+    rt.reset()
+    assert not a.reading().is_valid
+    rt.step(state_for([], step=1))
+    assert a.reading().is_valid and a.reading().step == 1
+    assert a.reading().depths[0] == pytest.approx(4.9, abs=1e-5)

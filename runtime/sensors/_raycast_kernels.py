@@ -570,8 +570,8 @@ def raycast_batch_step_kernel(
     only against groups whose world solid box meets the box of this step's start points.
 
     Args:
-        sensor_counters: processed-step counter of each sensor after this step's increment,
-            shape (K,), int64.
+        sensor_counters: processed-step counter of each sensor before this step; the kernel
+            increments those of windowed sensors (period > 0), shape (K,), int64 (written).
         dt: step size [s] (rounded to float32 as the reference does).
         layout: ``[first row, rows, columns]`` of every ``L_*`` array in its block, shape
             (LAYOUT_ROWS, 3), int64.
@@ -685,6 +685,7 @@ def raycast_batch_step_kernel(
         end = sensor_i[k + 1, 3] if k + 1 < sensor_count else r
         p32 = np.float32(sensor_f[k, 9])
         if p32 > np.float32(0.0):
+            sensor_counters[k] += 1
             e = np.float32(np.float32(sensor_counters[k]) * dt32)
             e = np.float32(np.fmod(np.float64(e), np.float64(p32)))
             s = np.float32(e - dt32)

@@ -21,6 +21,7 @@ that state and reads the configuration again.
 
 from __future__ import annotations
 
+import itertools
 import logging
 from dataclasses import dataclass, field
 from typing import Any
@@ -41,6 +42,10 @@ __all__ = [
 ]
 
 LOGGER = logging.getLogger("runtime.sensors")
+
+# evaluation stamps of the batch layouts, unique over all layouts: a sensor's built reading is
+# current iff its layout's stamp equals the one it was built at
+_GENERATIONS = itertools.count(1)
 
 
 def _empty_rows() -> np.ndarray:
@@ -174,9 +179,13 @@ class RaycastSensor(SensorBase):
         self._error: str | None = None
         self._first_done = False
         self._counter = 0
-        # the latest reading; None: not built yet from the batch buffers of ``_source``
-        self._reading: RaycastReading | None = RaycastReading()
+        # the latest reading, built from the buffers of ``_source`` (the layout that last
+        # evaluated the sensor) at its generation ``_built``
+        self._reading = RaycastReading()
         self._source: _Layout | None = None
+        self._built = -1
+        # True while nothing changed since the last evaluation (the batch's fast path)
+        self._steady = False
         self._ranges = np.zeros(2)
         self._world_frame = 0
         self._period = np.float32(0.0)
@@ -210,6 +219,7 @@ class RaycastSensor(SensorBase):
             raise SchemaError(self.prim_path, "", "prim does not exist", "an IsaacRaycastSensor")
         config = read_raycast_sensor(prim)
         self.config = config
+        self._steady = False
         self.body_path = config.parent_body
         body_paths = tuple(getattr(self._runtime, "body_paths", ()))
         self._body = -1
@@ -267,6 +277,7 @@ class RaycastSensor(SensorBase):
 
     def _on_enabled_changed(self) -> None:
         """Disabling drops the outputs; readings stay invalid until the next processed step."""
+        self._steady = False
         if not self._is_active():
             self._invalidate()
 
@@ -274,12 +285,14 @@ class RaycastSensor(SensorBase):
         """Readings invalid until the sensor is evaluated again."""
         self._reading = RaycastReading()
         self._source = None
+        self._steady = False
 
     def on_usd_changed(self) -> None:
         """USD edits: prim deletion makes readings invalid; config is frozen after step 1."""
         if self._runtime is None:
             return
         prim = self._runtime.stage.GetPrimAtPath(self.prim_path)
+        self._steady = False
         self._deleted = not (prim and prim.IsValid())
         if self._deleted:
             self._invalidate()
@@ -302,12 +315,11 @@ class RaycastSensor(SensorBase):
         """
         if not self._is_active():
             return RaycastReading()
-        reading = self._reading
-        if reading is None:
-            source = self._source
-            reading = RaycastReading() if source is None else source.reading(self)
-            self._reading = reading
-        return reading
+        source = self._source
+        if source is not None and self._built != source.generation:
+            self._reading = source.reading(self)
+            self._built = source.generation
+        return self._reading
 
     def get_data(self) -> dict[str, Any]:
         """The reference's Python frame (sensors.md §5.5) of the latest reading.
@@ -355,6 +367,7 @@ class RaycastSensor(SensorBase):
             return False
         if self._period > 0:
             self._counter += 1
+        self._steady = True
         return True
 
 
@@ -554,6 +567,9 @@ class RaycastBatch:
         self._index = {id(s): i for i, s in enumerate(self.sensors)}
         self._path_table: tuple[str, ...] | None = None
         self._no_bodies = (np.zeros((0, 3)), np.zeros((0, 4)))
+        # (layout, windowed sensors, uses body poses, uses velocities) of the last step
+        # that evaluated every sensor with the Numba scene, while no sensor changed state
+        self._fast: tuple[_Layout, list[RaycastSensor], bool, bool] | None = None
 
     def _ensure_scene(self) -> Any:
         if self.scene is None:
@@ -581,6 +597,30 @@ class RaycastBatch:
                 documents: C-contiguous float64).
             only: restrict evaluation to these sensors of the batch.
         """
+        fast = self._fast
+        if only is None and fast is not None:
+            lay, windowed, bodies, velocities = fast
+            for sensor in lay.sensors:
+                if not sensor._steady:
+                    break
+            else:
+                # steady state: every sensor evaluates, nothing to re-check
+                for sensor in windowed:
+                    sensor._counter += 1
+                no = self._no_bodies
+                self._kernels.raycast_batch_step_kernel(
+                    lay.counters, state.dt, lay.layout, lay.static_f, lay.static_i,
+                    state.body_positions if bodies else no[0],
+                    state.body_orientations if bodies else no[1],
+                    state.body_linear_velocities if velocities else no[0],
+                    state.body_angular_velocities if velocities else no[0],
+                    lay.io_f, lay.io_i, lay.out,
+                )  # fmt: skip
+                lay.generation = next(_GENERATIONS)
+                lay.time = state.time
+                lay.step = state.step
+                return
+        self._fast = None
         chosen = self.sensors if only is None else only
         members = []
         for sensor in chosen:
@@ -599,12 +639,10 @@ class RaycastBatch:
         scene = self.scene if self.scene is not None else self._ensure_scene()
         lay = self._layouts.get(tuple(members)) or self._layout(tuple(members))
         sensors = lay.sensors
-        counters = lay.counters
-        for j, sensor in enumerate(sensors):
-            counters[j] = sensor._counter
         if lay.scene is not scene:
             lay.bind_scene(scene)
-        if lay.uses_bodies or lay.scene_bodies:
+        bodies = lay.uses_bodies or lay.scene_bodies > 0
+        if bodies:
             positions = state.body_positions
             orientations = state.body_orientations
         else:
@@ -615,23 +653,28 @@ class RaycastBatch:
         else:
             lin = ang = self._no_bodies[0]
         if lay.fused and (not lay.scene_bodies or positions.shape[0] == lay.scene_bodies):
+            counters = lay.counters
+            for j, sensor in enumerate(sensors):  # the kernel increments windowed counters
+                counters[j] = sensor._counter - (1 if sensor._period > 0 else 0)
             self._kernels.raycast_batch_step_kernel(
                 counters, state.dt, lay.layout, lay.static_f, lay.static_i, positions,
                 orientations, lin, ang, lay.io_f, lay.io_i, lay.out,
             )  # fmt: skip
+            if len(sensors) == len(self.sensors):
+                windowed = [s for s in sensors if s._period > 0]
+                self._fast = (lay, windowed, bodies, lay.uses_velocities)
         else:
-            lay.out = self._step_unfused(lay, scene, counters, state, positions, orientations)
+            lay.out = self._step_unfused(lay, scene, state, positions, orientations)
+        lay.generation = next(_GENERATIONS)
         lay.time = state.time
         lay.step = state.step
         for sensor in sensors:
             sensor._source = lay
-            sensor._reading = None
 
     def _step_unfused(
         self,
         lay: _Layout,
         scene: Any,
-        counters: np.ndarray,
         state: PhysicsState,
         positions: np.ndarray,
         orientations: np.ndarray,
@@ -644,6 +687,9 @@ class RaycastBatch:
         k = self._kernels
         u = lay.unfused
         r = lay.ray_count
+        counters = lay.counters
+        for j, sensor in enumerate(lay.sensors):  # after this step's increment
+            counters[j] = sensor._counter
         has_bodies = lay.scene_bodies > 0
         if lay.uses_velocities:
             lin = np.ascontiguousarray(state.body_linear_velocities, np.float64)
@@ -823,6 +869,7 @@ class _Layout:
             10: self.template[10 * r :].reshape(r, 3),
         }
         self.out = self.template.copy()
+        self.generation = 0  # from _GENERATIONS: unique over every layout
         self.time = 0.0
         self.step = 0
         self.scene: Any = None
