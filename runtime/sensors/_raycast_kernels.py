@@ -449,57 +449,57 @@ def raycast_outputs_kernel(
     out_hit_count[0] = hit_count
 
 
-# Packed layout of :func:`raycast_batch_step_kernel`. Four 2-D blocks hold every array:
-# static float64 (width SF_WIDTH), static int64 (SI_WIDTH), per-step float64 (IOF_WIDTH) and
-# per-step int64 (IOI_WIDTH). Row k of the ``layout`` table is ``[first row, rows, columns]``
-# of array k in its block; an array is the block's rows ``first .. first + rows - 1``,
-# columns ``0 .. columns - 1`` (row slices of a 2-D block cost nothing in Numba, unlike the
-# reshapes of a flat block).
-SF_WIDTH = 12
-SI_WIDTH = 4
-IOF_WIDTH = 22
-IOI_WIDTH = 2
-# static float64: scene
+# Packed layout of :func:`raycast_batch_step_kernel`. Two 2-D blocks hold every array, one
+# float64 (width F_WIDTH) and one int64 (width I_WIDTH), static and per-step arrays alike.
+# Rows 0 .. LAYOUT_ROWS - 1 of the int64 block are the layout table: row k is ``[first row,
+# rows, columns]`` of array k in its block; an array is the block's rows ``first .. first +
+# rows - 1``, columns ``0 .. columns - 1`` (row slices of a 2-D block cost nothing in Numba,
+# unlike the reshapes of a flat block, and fewer arguments make the call cheaper).
+F_WIDTH = 12
+I_WIDTH = 4
+# float64, static: scene
 L_NODE_BOXES = 0  # (N, 12) BVH child bounds
 L_TRIANGLES = 1  # (T, 9) leaf-ordered [v0, e1, e2], group frames
 L_FACE_NORMALS = 2  # (F, 3) unit front normal per global face, group frame
 L_PLANES = 3  # (P, 4) convex half-spaces [n, d], solid frames
-L_GROUP_LOCAL_BOXES = 4  # (G, 6) group-frame box of the group's triangles
-L_GROUP_SOLID_BOXES = 5  # (G, 6) group-frame box around the group's solids
-L_SOLID_POSITIONS = 6  # (S, 3) solid origin, group frame
-L_SOLID_ORIENTATIONS = 7  # (S, 4) solid orientation (w, x, y, z), group frame
-L_SOLID_PARAMS = 8  # (S, 3) half extents or (radius, half height, 0)
-L_SOLID_BOUNDS = 9  # (S, 4) bounding sphere [c, r], group frame
-# static float64: sensors
-L_SENSOR_F = 10  # (K, 10) local pose [t(3), q(4)], minRange, maxRange, period (float32 value)
-L_RAY_F = 11  # (R, 8) origin (3), unit direction (3), offset, offset of offset-sorted row
-# static int64
-L_NODE_REFS = 12  # (N, 4) BVH child references
-L_TRIANGLE_IDS = 13  # (T, 1) global face id per leaf-ordered triangle
-L_FACE_I = 14  # (F, 2) group, actor per global face
-L_GROUP_I = 15  # (G, 4) BVH root (-1 empty), body row (-1 fixed), first solid, solid count
-L_SOLID_I = 16  # (S, 4) SOLID_* kind, first plane, plane count, actor
-L_SENSOR_I = 17  # (K, 4) body row (-1 static), extrapolate flag, WORLD flag, first ray
-L_RAY_I = 18  # (R, 2) sensor, ray index of offset-sorted row (within the batch)
-L_FLAGS = 19  # (1, 2) double-sided, scene follows the bodies
-L_SOLID_BOXES = 29  # (S, 6) float64: group-frame box of each solid (static_f)
-L_STATIC_HITS = 30  # (R, 2) float64 (io_f): closest hit [t, face] of a static sensor's ray
-#                     over the fixed groups (t NaN until the ray first fires, inf: none)
-# per-step float64
-L_SENSOR_IO = 20  # (K, 10) world pose [p(3), q(4)], float32 position last written (3)
-L_GROUP_IO = 21  # (G, 22) pose [p(3), q(4)], world box (6), world solid box (6), solid
-#                  candidate flag, off-bundle flag, moving flag
-L_RAYS_IO = 22  # (R, 17) compact rays: origin (3), start (3), direction (3), max distance,
-#                 extrapolated sensor pose [p'(3), q'(4)]
-L_SOLID_WORLD_BOXES = 23  # (S, 6) world box of each solid (fixed groups: first call;
+L_GROUP_LOCAL_BOXES = 4  # (G, 12) group-frame box of the triangles (6), around the solids (6)
+L_SOLID_POSITIONS = 5  # (S, 3) solid origin, group frame
+L_SOLID_ORIENTATIONS = 6  # (S, 4) solid orientation (w, x, y, z), group frame
+L_SOLID_PARAMS = 7  # (S, 3) half extents or (radius, half height, 0)
+L_SOLID_BOXES = 8  # (S, 6) group-frame box of each solid
+# float64, static: sensors
+L_SENSOR_F = 9  # (K, 10) local pose [t(3), q(4)], minRange, maxRange, period (float32 value)
+L_RAY_F = 10  # (R, 8) origin (3), unit direction (3), offset, offset of offset-sorted row
+# float64, per step
+L_SENSOR_IO = 11  # (K, 10) world pose [p(3), q(4)], float32 position last written (3)
+L_GROUP_POSES = 12  # (G, 7) group pose [p(3), q(4)], world
+L_GROUP_BOXES = 13  # (G, 12) world box of the triangles (6), around the solids (6)
+L_GROUP_FLAGS = 14  # (G, 3) solids may hold a start, off this step's bundle, moving
+L_RAYS = 15  # (R, 10) compact rays: origin (3), start (3), direction (3), max distance
+L_RAY_POSES = 16  # (R, 7) compact rays: extrapolated sensor pose [p'(3), q'(4)]
+L_SOLID_WORLD_BOXES = 17  # (S, 6) world box of each solid (fixed groups: first call;
 #                           moving groups: when a candidate)
-# per-step int64
-L_FIRED = 24  # (R, 1) ray index of each compact row (kept: next step resets these rows)
-L_HITS = 25  # (R, 2) [ray, actor] of each hit with a known actor, in ray order
-L_COUNTS = 26  # (2, 2) [firing rays, hits], [initialised, 0]
-L_CANDIDATES = 27  # (S, 1) solids that may hold a start point this step, in solid order
-L_CANDIDATE_GROUPS = 28  # (S, 1) their groups
-LAYOUT_ROWS = 31
+L_STATIC_HITS = 18  # (R, 2) closest hit [t, face] of a static sensor's ray over the fixed
+#                     groups (t NaN until the ray first fires, inf: none)
+# int64, static
+L_NODE_REFS = 19  # (N, 4) BVH child references
+L_TRIANGLE_IDS = 20  # (T, 1) global face id per leaf-ordered triangle
+L_FACE_I = 21  # (F, 2) group, actor per global face
+L_GROUP_I = 22  # (G, 4) BVH root (-1 empty), body row (-1 fixed), first solid, solid count
+L_SOLID_I = 23  # (S, 4) SOLID_* kind, first plane, plane count, actor
+L_SENSOR_I = 24  # (K, 4) body row (-1 static), extrapolate flag, WORLD flag, first ray
+L_RAY_I = 25  # (R, 2) sensor, ray index of offset-sorted row (within the batch)
+L_FLAGS = 26  # (1, 2) double-sided, scene follows the bodies
+# int64, per step
+L_COUNTERS = 27  # (K, 1) processed-step counter of each sensor (windowed ones advance here)
+L_FIRED = 28  # (R, 1) ray index of each compact row (kept: next step resets these rows)
+L_HITS = 29  # (R, 2) [ray, actor] of each hit with a known actor, in ray order
+L_COUNTS = 30  # (2, 2) [firing rays, hits], [initialised, 0]
+L_CANDIDATES = 31  # (S, 1) solids that may hold a start point this step, in solid order
+L_CANDIDATE_GROUPS = 32  # (S, 1) their groups
+LAYOUT_ROWS = 33
+F_ARRAYS = range(L_NODE_BOXES, L_NODE_REFS)
+"""Layout rows of the float64 block's arrays (the others are in the int64 block)."""
 
 
 @jit
@@ -543,18 +543,14 @@ def _write_rays_not_firing_kernel(
 
 @jit
 def raycast_batch_step_kernel(
-    sensor_counters,
+    block_f,
+    block_i,
+    io_rays,
     dt,
-    layout,
-    static_f,
-    static_i,
     body_positions,
     body_orientations,
     body_linear_velocities,
     body_angular_velocities,
-    io_f,
-    io_i,
-    io_rays,
 ):
     """One raycast step of every sensor of a batch against the Numba ray scene, in one call.
 
@@ -570,39 +566,40 @@ def raycast_batch_step_kernel(
     only against groups whose world solid box meets the box of this step's start points.
 
     Args:
-        sensor_counters: processed-step counter of each sensor before this step; the kernel
-            increments those of windowed sensors (period > 0), shape (K,), int64 (written).
+        block_f: the float64 arrays ``L_*`` (``F_ARRAYS``), shape (M, F_WIDTH) (per-step
+            arrays written).
+        block_i: the layout table then the int64 arrays, shape (M, I_WIDTH) (per-step
+            arrays written; ``COUNTERS``: each sensor's processed-step counter before this
+            step, windowed sensors' (period > 0) advanced by one).
+        io_rays: outputs of every ray, concatenated: depths (R,), hit positions (R, 3), hit
+            normals (R, 3), origins world (R, 3), end points world (R, 3); shape (13 R,),
+            float32 (rows that change are written).
         dt: step size [s] (rounded to float32 as the reference does).
-        layout: ``[first row, rows, columns]`` of every ``L_*`` array in its block, shape
-            (LAYOUT_ROWS, 3), int64.
-        static_f: static float64 block, shape (M, SF_WIDTH).
-        static_i: static int64 block, shape (M, SI_WIDTH).
         body_positions: body origins [stage units], shape (B, 3), float64, world (B may be
             0 when no sensor and no scene group follows a body).
         body_orientations: body orientations (w, x, y, z), shape (B, 4), float64.
         body_linear_velocities: COM velocities [stage units/s], shape (B or 0, 3), float64.
         body_angular_velocities: angular velocities [rad/s], shape (B or 0, 3), float64.
-        io_f: per-step float64 block, shape (M, IOF_WIDTH) (written).
-        io_i: per-step int64 block, shape (M, IOI_WIDTH) (written).
-        io_rays: outputs of every ray, concatenated: depths (R,), hit positions (R, 3), hit
-            normals (R, 3), origins world (R, 3), end points world (R, 3); shape (13 R,),
-            float32 (rows that change are written).
     """
     dt32 = np.float32(dt)
-    sensor_f = _block_rows_kernel(static_f, layout, L_SENSOR_F)
-    sensor_i = _block_rows_kernel(static_i, layout, L_SENSOR_I)
-    ray_f = _block_rows_kernel(static_f, layout, L_RAY_F)
-    ray_i = _block_rows_kernel(static_i, layout, L_RAY_I)
-    group_i = _block_rows_kernel(static_i, layout, L_GROUP_I)
-    group_local = _block_rows_kernel(static_f, layout, L_GROUP_LOCAL_BOXES)
-    group_solid = _block_rows_kernel(static_f, layout, L_GROUP_SOLID_BOXES)
-    sensor_io = _block_rows_kernel(io_f, layout, L_SENSOR_IO)
-    group_io = _block_rows_kernel(io_f, layout, L_GROUP_IO)
-    rays = _block_rows_kernel(io_f, layout, L_RAYS_IO)
-    fired = _block_column_kernel(io_i, layout, L_FIRED)
-    hits = _block_rows_kernel(io_i, layout, L_HITS)
-    counts = _block_rows_kernel(io_i, layout, L_COUNTS)
-    flags = _block_rows_kernel(static_i, layout, L_FLAGS)
+    layout = block_i[:LAYOUT_ROWS, :3]
+    sensor_counters = _block_column_kernel(block_i, layout, L_COUNTERS)
+    sensor_f = _block_rows_kernel(block_f, layout, L_SENSOR_F)
+    sensor_i = _block_rows_kernel(block_i, layout, L_SENSOR_I)
+    ray_f = _block_rows_kernel(block_f, layout, L_RAY_F)
+    ray_i = _block_rows_kernel(block_i, layout, L_RAY_I)
+    group_i = _block_rows_kernel(block_i, layout, L_GROUP_I)
+    group_local = _block_rows_kernel(block_f, layout, L_GROUP_LOCAL_BOXES)
+    sensor_io = _block_rows_kernel(block_f, layout, L_SENSOR_IO)
+    group_pose = _block_rows_kernel(block_f, layout, L_GROUP_POSES)
+    group_boxes = _block_rows_kernel(block_f, layout, L_GROUP_BOXES)
+    group_flags = _block_rows_kernel(block_f, layout, L_GROUP_FLAGS)
+    rays = _block_rows_kernel(block_f, layout, L_RAYS)
+    ray_poses = _block_rows_kernel(block_f, layout, L_RAY_POSES)
+    fired = _block_column_kernel(block_i, layout, L_FIRED)
+    hits = _block_rows_kernel(block_i, layout, L_HITS)
+    counts = _block_rows_kernel(block_i, layout, L_COUNTS)
+    flags = _block_rows_kernel(block_i, layout, L_FLAGS)
     double_sided = flags[0, 0] != 0
     body_count = body_positions.shape[0] if flags[0, 1] != 0 else 0
     sensor_count = sensor_i.shape[0]
@@ -804,13 +801,13 @@ def raycast_batch_step_kernel(
         rays[c, 7] = np.float64(np.float32(dy))
         rays[c, 8] = np.float64(np.float32(dz))
         rays[c, 9] = sensor_f[k, 8] - min_range
-        rays[c, 10] = px
-        rays[c, 11] = py
-        rays[c, 12] = pz
-        rays[c, 13] = qw
-        rays[c, 14] = qx
-        rays[c, 15] = qy
-        rays[c, 16] = qz
+        ray_poses[c, 0] = px
+        ray_poses[c, 1] = py
+        ray_poses[c, 2] = pz
+        ray_poses[c, 3] = qw
+        ray_poses[c, 4] = qx
+        ray_poses[c, 5] = qy
+        ray_poses[c, 6] = qz
         lo_x = min(lo_x, sx)
         lo_y = min(lo_y, sy)
         lo_z = min(lo_z, sz)
@@ -823,82 +820,82 @@ def raycast_batch_step_kernel(
     for g in range(group_count):
         b = group_i[g, 1]
         moving = b >= 0 and b < body_count
-        group_io[g, 21] = 1.0 if moving else 0.0
+        group_flags[g, 2] = 1.0 if moving else 0.0
         if moving:
             for a in range(3):
-                group_io[g, a] = body_positions[b, a]
+                group_pose[g, a] = body_positions[b, a]
             for a in range(4):
-                group_io[g, 3 + a] = body_orientations[b, a]
+                group_pose[g, 3 + a] = body_orientations[b, a]
         if moving or first_call:
-            qw = group_io[g, 3]
-            qx = group_io[g, 4]
-            qy = group_io[g, 5]
-            qz = group_io[g, 6]
-            px = group_io[g, 0]
-            py = group_io[g, 1]
-            pz = group_io[g, 2]
+            qw = group_pose[g, 3]
+            qx = group_pose[g, 4]
+            qy = group_pose[g, 5]
+            qz = group_pose[g, 6]
+            px = group_pose[g, 0]
+            py = group_pose[g, 1]
+            pz = group_pose[g, 2]
             if group_i[g, 0] >= 0:
                 box = world_box_kernel(
                     qw, qx, qy, qz, px, py, pz, group_local[g, 0], group_local[g, 1],
                     group_local[g, 2], group_local[g, 3], group_local[g, 4], group_local[g, 5],
                 )  # fmt: skip
                 for a in range(6):
-                    group_io[g, 7 + a] = box[a]
+                    group_boxes[g, a] = box[a]
             if group_i[g, 3] > 0:
                 box = world_box_kernel(
-                    qw, qx, qy, qz, px, py, pz, group_solid[g, 0], group_solid[g, 1],
-                    group_solid[g, 2], group_solid[g, 3], group_solid[g, 4], group_solid[g, 5],
+                    qw, qx, qy, qz, px, py, pz, group_local[g, 6], group_local[g, 7],
+                    group_local[g, 8], group_local[g, 9], group_local[g, 10], group_local[g, 11],
                 )  # fmt: skip
                 for a in range(6):
-                    group_io[g, 13 + a] = box[a]
+                    group_boxes[g, 6 + a] = box[a]
         candidate = (
             group_i[g, 3] > 0
             and count > 0
-            and group_io[g, 13] <= hi_x
-            and group_io[g, 14] <= hi_y
-            and group_io[g, 15] <= hi_z
-            and group_io[g, 16] >= lo_x
-            and group_io[g, 17] >= lo_y
-            and group_io[g, 18] >= lo_z
+            and group_boxes[g, 6] <= hi_x
+            and group_boxes[g, 7] <= hi_y
+            and group_boxes[g, 8] <= hi_z
+            and group_boxes[g, 9] >= lo_x
+            and group_boxes[g, 10] >= lo_y
+            and group_boxes[g, 11] >= lo_z
         )
-        group_io[g, 19] = 1.0 if candidate else 0.0
+        group_flags[g, 0] = 1.0 if candidate else 0.0
     if count == 0:
         return
 
-    node_boxes = _block_full_rows_kernel(static_f, layout, L_NODE_BOXES)
-    node_refs = _block_full_rows_kernel(static_i, layout, L_NODE_REFS)
-    triangles = _block_full_rows_kernel(static_f, layout, L_TRIANGLES)
-    triangle_ids = _block_column_kernel(static_i, layout, L_TRIANGLE_IDS)
-    face_i = _block_rows_kernel(static_i, layout, L_FACE_I)
-    face_normals = _block_rows_kernel(static_f, layout, L_FACE_NORMALS)
-    solid_i = _block_rows_kernel(static_i, layout, L_SOLID_I)
+    node_boxes = _block_full_rows_kernel(block_f, layout, L_NODE_BOXES)
+    node_refs = _block_full_rows_kernel(block_i, layout, L_NODE_REFS)
+    triangles = _block_full_rows_kernel(block_f, layout, L_TRIANGLES)
+    triangle_ids = _block_column_kernel(block_i, layout, L_TRIANGLE_IDS)
+    face_i = _block_rows_kernel(block_i, layout, L_FACE_I)
+    face_normals = _block_rows_kernel(block_f, layout, L_FACE_NORMALS)
+    solid_i = _block_rows_kernel(block_i, layout, L_SOLID_I)
     stack_ref = np.empty(STACK_SIZE, np.int64)
     stack_cnt = np.empty(STACK_SIZE, np.int64)
     stack_t = np.empty(STACK_SIZE)
-    solid_positions = _block_rows_kernel(static_f, layout, L_SOLID_POSITIONS)
-    solid_orientations = _block_rows_kernel(static_f, layout, L_SOLID_ORIENTATIONS)
-    solid_params = _block_rows_kernel(static_f, layout, L_SOLID_PARAMS)
-    planes = _block_rows_kernel(static_f, layout, L_PLANES)
+    solid_positions = _block_rows_kernel(block_f, layout, L_SOLID_POSITIONS)
+    solid_orientations = _block_rows_kernel(block_f, layout, L_SOLID_ORIENTATIONS)
+    solid_params = _block_rows_kernel(block_f, layout, L_SOLID_PARAMS)
+    planes = _block_rows_kernel(block_f, layout, L_PLANES)
     # solids whose world box meets the box of this step's start points, in solid order
-    static_hits = _block_rows_kernel(io_f, layout, L_STATIC_HITS)
-    candidates = _block_column_kernel(io_i, layout, L_CANDIDATES)
-    candidate_groups = _block_column_kernel(io_i, layout, L_CANDIDATE_GROUPS)
-    solid_world = _block_rows_kernel(io_f, layout, L_SOLID_WORLD_BOXES)
-    solid_boxes = _block_rows_kernel(static_f, layout, L_SOLID_BOXES)
+    static_hits = _block_rows_kernel(block_f, layout, L_STATIC_HITS)
+    candidates = _block_column_kernel(block_i, layout, L_CANDIDATES)
+    candidate_groups = _block_column_kernel(block_i, layout, L_CANDIDATE_GROUPS)
+    solid_world = _block_rows_kernel(block_f, layout, L_SOLID_WORLD_BOXES)
+    solid_boxes = _block_rows_kernel(block_f, layout, L_SOLID_BOXES)
     candidate_count = 0
     for g in range(group_count):
-        moving = group_io[g, 21] != 0.0
-        if group_io[g, 19] == 0.0 and not (first_call and not moving):
+        moving = group_flags[g, 2] != 0.0
+        if group_flags[g, 0] == 0.0 and not (first_call and not moving):
             continue
         for solid in range(group_i[g, 2], group_i[g, 2] + group_i[g, 3]):
             if moving or first_call:
                 store_world_box_kernel(
-                    group_io[g, 3], group_io[g, 4], group_io[g, 5], group_io[g, 6],
-                    group_io[g, 0], group_io[g, 1], group_io[g, 2],
+                    group_pose[g, 3], group_pose[g, 4], group_pose[g, 5], group_pose[g, 6],
+                    group_pose[g, 0], group_pose[g, 1], group_pose[g, 2],
                     solid_boxes, solid, 0, solid_world, solid, 0,
                 )  # fmt: skip
             if (
-                group_io[g, 19] != 0.0
+                group_flags[g, 0] != 0.0
                 and solid_world[solid, 0] <= hi_x
                 and solid_world[solid, 1] <= hi_y
                 and solid_world[solid, 2] <= hi_z
@@ -947,16 +944,16 @@ def raycast_batch_step_kernel(
         margin = max(margin, off + spread)
     margin += 1e-9 * (1.0 + abs(s0x) + abs(s0y) + abs(s0z) + margin)
     for g in range(group_count):
-        cx = 0.5 * (group_io[g, 7] + group_io[g, 10]) - s0x
-        cy = 0.5 * (group_io[g, 8] + group_io[g, 11]) - s0y
-        cz = 0.5 * (group_io[g, 9] + group_io[g, 12]) - s0z
+        cx = 0.5 * (group_boxes[g, 0] + group_boxes[g, 3]) - s0x
+        cy = 0.5 * (group_boxes[g, 1] + group_boxes[g, 4]) - s0y
+        cz = 0.5 * (group_boxes[g, 2] + group_boxes[g, 5]) - s0z
         reach = (
-            abs(nx) * 0.5 * (group_io[g, 10] - group_io[g, 7])
-            + abs(ny) * 0.5 * (group_io[g, 11] - group_io[g, 8])
-            + abs(nz) * 0.5 * (group_io[g, 12] - group_io[g, 9])
+            abs(nx) * 0.5 * (group_boxes[g, 3] - group_boxes[g, 0])
+            + abs(ny) * 0.5 * (group_boxes[g, 4] - group_boxes[g, 1])
+            + abs(nz) * 0.5 * (group_boxes[g, 5] - group_boxes[g, 2])
         )
         off_bundle = abs(nx * cx + ny * cy + nz * cz) - reach > margin
-        group_io[g, 20] = 1.0 if off_bundle else 0.0
+        group_flags[g, 1] = 1.0 if off_bundle else 0.0
 
     hit_count = 0
     for c in range(count):
@@ -989,28 +986,28 @@ def raycast_batch_step_kernel(
         while True:
             for g in range(group_count):
                 root = group_i[g, 0]
-                if root < 0 or group_io[g, 20] != 0.0:
+                if root < 0 or group_flags[g, 1] != 0.0:
                     continue
-                if mode != 0 and (group_io[g, 21] != 0.0) != (mode == 2):
+                if mode != 0 and (group_flags[g, 2] != 0.0) != (mode == 2):
                     continue
                 # broad phase: the group's world box (slab test)
-                ax = (group_io[g, 7] - wox) * wix
-                bx = (group_io[g, 10] - wox) * wix
-                ay = (group_io[g, 8] - woy) * wiy
-                by = (group_io[g, 11] - woy) * wiy
-                az = (group_io[g, 9] - woz) * wiz
-                bz = (group_io[g, 12] - woz) * wiz
+                ax = (group_boxes[g, 0] - wox) * wix
+                bx = (group_boxes[g, 3] - wox) * wix
+                ay = (group_boxes[g, 1] - woy) * wiy
+                by = (group_boxes[g, 4] - woy) * wiy
+                az = (group_boxes[g, 2] - woz) * wiz
+                bz = (group_boxes[g, 5] - woz) * wiz
                 enter = max(min(ax, bx), min(ay, by), min(az, bz), 0.0)
                 leave = min(max(ax, bx), max(ay, by), max(az, bz), t_best)
                 if enter > leave:
                     continue
-                qw = group_io[g, 3]
-                qx = group_io[g, 4]
-                qy = group_io[g, 5]
-                qz = group_io[g, 6]
+                qw = group_pose[g, 3]
+                qx = group_pose[g, 4]
+                qy = group_pose[g, 5]
+                qz = group_pose[g, 6]
                 ox, oy, oz = _rotate_inverse_kernel(
                     qw, qx, qy, qz,
-                    wox - group_io[g, 0], woy - group_io[g, 1], woz - group_io[g, 2],
+                    wox - group_pose[g, 0], woy - group_pose[g, 1], woz - group_pose[g, 2],
                 )  # fmt: skip
                 dx, dy, dz = _rotate_inverse_kernel(qw, qx, qy, qz, wdx, wdy, wdz)
                 t_best, hit = group_closest_hit_kernel(
@@ -1036,7 +1033,7 @@ def raycast_batch_step_kernel(
             actor = face_i[face, 1]
             # group normal to world: rotation by q (the inverse of the conjugate's)
             n0, n1, n2 = _rotate_inverse_kernel(
-                group_io[g, 3], -group_io[g, 4], -group_io[g, 5], -group_io[g, 6],
+                group_pose[g, 3], -group_pose[g, 4], -group_pose[g, 5], -group_pose[g, 6],
                 face_normals[face, 0], face_normals[face, 1], face_normals[face, 2],
             )  # fmt: skip
             if double_sided and n0 * wdx + n1 * wdy + n2 * wdz > 0.0:
@@ -1057,8 +1054,8 @@ def raycast_batch_step_kernel(
             ):
                 continue
             gx, gy, gz = _rotate_inverse_kernel(
-                group_io[g, 3], group_io[g, 4], group_io[g, 5], group_io[g, 6],
-                wox - group_io[g, 0], woy - group_io[g, 1], woz - group_io[g, 2],
+                group_pose[g, 3], group_pose[g, 4], group_pose[g, 5], group_pose[g, 6],
+                wox - group_pose[g, 0], woy - group_pose[g, 1], woz - group_pose[g, 2],
             )  # fmt: skip
             x, y, z = _rotate_inverse_kernel(
                 solid_orientations[solid, 0], solid_orientations[solid, 1],
@@ -1096,12 +1093,12 @@ def raycast_batch_step_kernel(
         e_w[i, 1] = x1
         e_w[i, 2] = x2
         if sensor_i[k, 2] == 0:
-            qw = rays[c, 13]
-            qx = -rays[c, 14]
-            qy = -rays[c, 15]
-            qz = -rays[c, 16]
+            qw = ray_poses[c, 3]
+            qx = -ray_poses[c, 4]
+            qy = -ray_poses[c, 5]
+            qz = -ray_poses[c, 6]
             x0, x1, x2 = _rotate_kernel(
-                qw, qx, qy, qz, x0 - rays[c, 10], x1 - rays[c, 11], x2 - rays[c, 12]
+                qw, qx, qy, qz, x0 - ray_poses[c, 0], x1 - ray_poses[c, 1], x2 - ray_poses[c, 2]
             )
             n0, n1, n2 = _rotate_kernel(qw, qx, qy, qz, n0, n1, n2)
         hit_p[i, 0] = x0

@@ -609,13 +609,13 @@ class RaycastBatch:
                     sensor._counter += 1
                 no = self._no_bodies
                 self._kernels.raycast_batch_step_kernel(
-                    lay.counters, state.dt, lay.layout, lay.static_f, lay.static_i,
+                    *lay.fast_args,
+                    state.dt,
                     state.body_positions if bodies else no[0],
                     state.body_orientations if bodies else no[1],
                     state.body_linear_velocities if velocities else no[0],
                     state.body_angular_velocities if velocities else no[0],
-                    lay.io_f, lay.io_i, lay.out,
-                )  # fmt: skip
+                )
                 lay.generation = next(_GENERATIONS)
                 lay.time = state.time
                 lay.step = state.step
@@ -657,9 +657,8 @@ class RaycastBatch:
             for j, sensor in enumerate(sensors):  # the kernel increments windowed counters
                 counters[j] = sensor._counter - (1 if sensor._period > 0 else 0)
             self._kernels.raycast_batch_step_kernel(
-                counters, state.dt, lay.layout, lay.static_f, lay.static_i, positions,
-                orientations, lin, ang, lay.io_f, lay.io_i, lay.out,
-            )  # fmt: skip
+                *lay.fast_args, state.dt, positions, orientations, lin, ang
+            )
             if len(sensors) == len(self.sensors):
                 windowed = [s for s in sensors if s._period > 0]
                 self._fast = (lay, windowed, bodies, lay.uses_velocities)
@@ -948,24 +947,30 @@ class _Layout:
         sensor_f = np.column_stack([self.local_poses.reshape(s, 7), self.ranges, self.periods])
         ray_f = np.column_stack([self.origins, self.directions, self.offsets, self.sorted_offsets])
         first_ray = np.asarray(self.bounds[:-1], np.int64)
-        arrays_f = {
+        arrays = {
             k.L_NODE_BOXES: node_boxes,
             k.L_TRIANGLES: triangles,
             k.L_FACE_NORMALS: face_normals,
             k.L_PLANES: planes,
-            k.L_GROUP_LOCAL_BOXES: group_local_boxes,
-            k.L_GROUP_SOLID_BOXES: group_solid_boxes,
+            k.L_GROUP_LOCAL_BOXES: np.column_stack([group_local_boxes, group_solid_boxes]),
             k.L_SOLID_POSITIONS: solid_positions,
             k.L_SOLID_ORIENTATIONS: solid_orientations,
             k.L_SOLID_PARAMS: solid_params,
-            k.L_SOLID_BOUNDS: solid_bounds,
-            k.L_SENSOR_F: sensor_f,
-            k.L_RAY_F: ray_f,
             k.L_SOLID_BOXES: _solid_boxes(
                 solid_kinds, solid_positions, solid_orientations, solid_params, solid_bounds
             ),
-        }
-        arrays_i = {
+            k.L_SENSOR_F: sensor_f,
+            k.L_RAY_F: ray_f,
+            k.L_SENSOR_IO: np.full((s, 10), np.nan),
+            k.L_GROUP_POSES: np.column_stack(
+                [np.reshape(group_positions, (g, 3)), np.reshape(group_orientations, (g, 4))]
+            ),
+            k.L_GROUP_BOXES: np.zeros((g, 12)),
+            k.L_GROUP_FLAGS: np.zeros((g, 3)),
+            k.L_RAYS: np.zeros((r, 10)),
+            k.L_RAY_POSES: np.zeros((r, 7)),
+            k.L_SOLID_WORLD_BOXES: np.zeros((n_solids, 6)),
+            k.L_STATIC_HITS: np.full((r, 2), np.nan),
             k.L_NODE_REFS: node_refs,
             k.L_TRIANGLE_IDS: np.reshape(triangle_ids, (-1, 1)),
             k.L_FACE_I: np.column_stack([face_groups, face_actors]),
@@ -974,42 +979,37 @@ class _Layout:
             k.L_SENSOR_I: np.column_stack([self.bodies, self.extrapolate, self.frames, first_ray]),
             k.L_RAY_I: np.column_stack([self.ray_sensor, self.offset_order]),
             k.L_FLAGS: np.array([[1 if double_sided else 0, 1 if self.scene_bodies else 0]]),
-        }
-        group_io = np.zeros((g, k.IOF_WIDTH))
-        group_io[:, :3] = np.asarray(group_positions).reshape(g, 3)
-        group_io[:, 3:7] = np.asarray(group_orientations).reshape(g, 4)
-        arrays_io_f = {
-            k.L_SENSOR_IO: np.full((s, 10), np.nan),
-            k.L_GROUP_IO: group_io,
-            k.L_RAYS_IO: np.zeros((r, 17)),
-            k.L_SOLID_WORLD_BOXES: np.zeros((n_solids, 6)),
-            k.L_STATIC_HITS: np.full((r, 2), np.nan),
-        }
-        arrays_io_i = {
+            k.L_COUNTERS: np.zeros((s, 1), np.int64),
             k.L_FIRED: np.zeros((r, 1), np.int64),
             k.L_HITS: np.zeros((r, 2), np.int64),
             k.L_COUNTS: np.zeros((2, 2), np.int64),
             k.L_CANDIDATES: np.zeros((n_solids, 1), np.int64),
             k.L_CANDIDATE_GROUPS: np.zeros((n_solids, 1), np.int64),
         }
-        layout = np.zeros((k.LAYOUT_ROWS, 3), np.int64)
-        blocks = []
-        for arrays, width, dtype in (
-            (arrays_f, k.SF_WIDTH, np.float64),
-            (arrays_i, k.SI_WIDTH, np.int64),
-            (arrays_io_f, k.IOF_WIDTH, np.float64),
-            (arrays_io_i, k.IOI_WIDTH, np.int64),
-        ):
-            block, rows = _block(list(arrays.values()), width, dtype)
-            for key, row in zip(arrays, rows, strict=True):
-                layout[key] = row
-            blocks.append(block)
-        self.static_f, self.static_i, self.io_f, self.io_i = blocks
+        assert sorted(arrays) == list(range(k.LAYOUT_ROWS))
+        floats = [arrays[i] for i in k.F_ARRAYS]
+        ints = [np.zeros((k.LAYOUT_ROWS, 3), np.int64)] + [
+            arrays[i] for i in range(k.LAYOUT_ROWS) if i not in k.F_ARRAYS
+        ]
+        self.block_f, rows_f = _block(floats, k.F_WIDTH, np.float64)
+        self.block_i, rows_i = _block(ints, k.I_WIDTH, np.int64)
+        layout = self.block_i[: k.LAYOUT_ROWS, :3]
+        for key, row in zip(k.F_ARRAYS, rows_f, strict=True):
+            layout[key] = row
+        int_keys = [i for i in range(k.LAYOUT_ROWS) if i not in k.F_ARRAYS]
+        for key, row in zip(int_keys, rows_i[1:], strict=True):
+            layout[key] = row
         self.layout = layout
-        first, n, _ = layout[k.L_HITS]
-        self.hits = self.io_i[first : first + n]
-        first = layout[k.L_COUNTS, 0]
-        self.hit_count = self.io_i[first, 1:2]
+
+        def rows(key: int) -> np.ndarray:
+            first, n, c = layout[key]
+            block = self.block_f if key in k.F_ARRAYS else self.block_i
+            return block[first : first + n, :c]
+
+        self.counters = rows(k.L_COUNTERS)[:, 0]
+        self.hits = rows(k.L_HITS)
+        self.hit_count = rows(k.L_COUNTS)[0, 1:2]
+        self.fast_args = (self.block_f, self.block_i, self.out)
 
 
 RaycastSensor.batch_type = RaycastBatch  # type: ignore[attr-defined]
