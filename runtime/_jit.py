@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-__all__ = ["jit", "JIT_DISABLED"]
+__all__ = ["jit", "compiled_entry", "JIT_DISABLED"]
 
 JIT_DISABLED = os.environ.get("SIMRT_DISABLE_JIT", "0") == "1"
 
@@ -32,3 +32,28 @@ def jit(function: F) -> F:
     import numba
 
     return numba.njit(cache=True, nogil=True)(function)  # type: ignore[no-any-return]
+
+
+def compiled_entry(kernel: Any, args: tuple) -> Callable[..., Any] | None:
+    """The compiled entry point of ``kernel`` for the types of ``args``, if compiled.
+
+    Calling it skips Numba's per-call type resolution (about 0.03 us per argument), but it
+    converts arguments without checking array layouts or dimensions: call it only with
+    arguments of exactly the types of ``args`` (same dtypes, dimensions, C-contiguity).
+
+    Args:
+        kernel: a dispatcher from :func:`jit`, already called with arguments like ``args``.
+        args: example arguments.
+
+    Returns:
+        The entry point, or None (JIT disabled, no such compiled signature, or a Numba
+        version without these internals).
+    """
+    if JIT_DISABLED:
+        return None
+    try:
+        signature = tuple(kernel.typeof_pyval(a) for a in args)
+        compiled = kernel.overloads.get(signature)
+    except Exception:  # noqa: BLE001 - any Numba internals mismatch: use the dispatcher
+        return None
+    return getattr(compiled, "entry_point", None)

@@ -613,6 +613,7 @@ class MujocoEngine:
             self._step,
             vec[-1],
             self.built.meters_per_unit,
+            verified=True,  # views of the kernel's C-contiguous float64 / int64 blocks
         )
 
     def _reuse_block(self, nc: int, acc: bool) -> tuple[np.ndarray, ...]:

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from runtime._jit import compiled_entry
 from runtime._quat import rotate_by_parts
 from runtime.sensors.runtime import SensorBase
 from runtime.sensors.state import PhysicsState
@@ -112,6 +113,7 @@ class ContactBatch:
         from runtime.sensors._contact_kernels import contact_update_kernel
 
         self._kernel = contact_update_kernel
+        self._entry: Any = None  # compiled entry for verified states (set at first use)
         self.runtime = runtime
         self.sensors = sensors
         n = len(sensors)
@@ -179,7 +181,7 @@ class ContactBatch:
                 dts = dts[kept]
         # dt / time / step go through as they are (the kernel casts them); -1 = all sensors.
         if indices is None:
-            self._kernel(
+            args = (
                 state.body_positions,
                 state.body_orientations,
                 body0,
@@ -194,6 +196,15 @@ class ContactBatch:
                 self._float_block,
                 self._int_block,
             )
+            if state.verified:  # conventions guaranteed: the compiled entry, no type dispatch
+                entry = self._entry
+                if entry is None:
+                    self._kernel(*args)
+                    self._entry = compiled_entry(self._kernel, args)
+                else:
+                    entry(*args)
+            else:
+                self._kernel(*args)
         else:
             for i in indices:
                 self._kernel(

@@ -31,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from runtime._jit import compiled_entry
 from runtime._quat import rotate_by_parts
 from runtime.sensors.runtime import IMU_MODES, SensorBase
 from runtime.sensors.state import PhysicsState
@@ -88,6 +89,7 @@ class ImuBatch:
         from runtime.sensors._imu_kernels import imu_update_kernel
 
         self._kernel = imu_update_kernel
+        self._entry: Any = None  # compiled entry for verified states (set at first use)
         self.runtime = runtime
         self.sensors = sensors
         n = len(sensors)
@@ -204,7 +206,7 @@ class ImuBatch:
             lin_acc = ang_acc = self._no_acc
         # time / step go through as they are (the kernel casts them); -1 = all sensors.
         if indices is None:
-            self._kernel(
+            args = (
                 state.body_orientations,
                 state.body_com_local,
                 state.body_linear_velocities,
@@ -217,6 +219,15 @@ class ImuBatch:
                 self._int_block,
                 self._float_block,
             )
+            if state.verified:  # conventions guaranteed: the compiled entry, no type dispatch
+                entry = self._entry
+                if entry is None:
+                    self._kernel(*args)
+                    self._entry = compiled_entry(self._kernel, args)
+                else:
+                    entry(*args)
+            else:
+                self._kernel(*args)
         else:
             for i in indices:
                 self._kernel(

@@ -78,6 +78,11 @@ class PhysicsState:
             the contact sensors reproduce the reference's bookkeeping (sensors.md 3.2): per
             unordered body pair only the points of the pair's last event count. ``None``:
             every point counts.
+        verified: True when the producer guarantees the conventions above (every array
+            C-contiguous float64 / int64 of the documented shape): :func:`make_physics_state`
+            and the engines set it, and the sensor batches then skip Numba's per-call type
+            checks. Leave it False for a hand-built state, and set it False before assigning
+            an array that breaks the conventions to a field of a verified state.
     """
 
     body_paths: tuple[str, ...]
@@ -103,6 +108,7 @@ class PhysicsState:
     meters_per_unit: float = 1.0
     contact_dts: np.ndarray | None = None
     contact_events: np.ndarray | None = None
+    verified: bool = False
 
     @property
     def body_count(self) -> int:
@@ -335,6 +341,7 @@ def make_physics_state(
         step=int(step),
         gravity=_f64(gravity, (3,), "gravity"),
         meters_per_unit=float(meters_per_unit),
+        verified=True,
     )
     state.validate()
     return state
