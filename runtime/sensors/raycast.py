@@ -892,16 +892,10 @@ class _Layout:
         if a == 0 and b == r:
             block = out.copy()
             depths = block[:r]
-            hit_p = block[r : 4 * r].reshape(r, 3)
-            hit_n = block[4 * r : 7 * r].reshape(r, 3)
-            o_w = block[7 * r : 10 * r].reshape(r, 3)
-            e_w = block[10 * r :].reshape(r, 3)
+            hit_p, hit_n, o_w, e_w = block[r:].reshape(4, r, 3)
         else:
             depths = out[a:b].copy()
-            hit_p = out[r + 3 * a : r + 3 * b].reshape(-1, 3).copy()
-            hit_n = out[4 * r + 3 * a : 4 * r + 3 * b].reshape(-1, 3).copy()
-            o_w = out[7 * r + 3 * a : 7 * r + 3 * b].reshape(-1, 3).copy()
-            e_w = out[10 * r + 3 * a : 10 * r + 3 * b].reshape(-1, 3).copy()
+            hit_p, hit_n, o_w, e_w = out[r:].reshape(4, r, 3)[:, a:b].copy()
         paths: tuple[str, ...] = ()
         if sensor.config.report_hit_prim_paths:
             paths = self.batch._hit_paths(self, j, a, b)
