@@ -475,29 +475,30 @@ L_SENSOR_IO = 11  # (K, 10) world pose [p(3), q(4)], float32 position last writt
 L_GROUP_POSES = 12  # (G, 7) group pose [p(3), q(4)], world
 L_GROUP_BOXES = 13  # (G, 12) world box of the triangles (6), around the solids (6)
 L_GROUP_FLAGS = 14  # (G, 3) solids may hold a start, off this step's bundle, moving
-L_RAYS = 15  # (R, 10) compact rays: origin (3), start (3), direction (3), max distance
-L_RAY_POSES = 16  # (R, 7) compact rays: extrapolated sensor pose [p'(3), q'(4)]
+L_RAYS = 15  # (R, 12) world ray of each ray as last fired: origin (3), cast start (3),
+#              direction (3), max distance, then for a static sensor's ray (the same at
+#              every firing, so kept) its closest hit [t, face] over the fixed groups
+#              (t NaN until the ray first fires, inf: no hit)
+L_RAY_POSES = 16  # (R, 7) extrapolated sensor pose [p'(3), q'(4)] of each ray as last fired
 L_SOLID_WORLD_BOXES = 17  # (S, 6) world box of each solid (fixed groups: first call;
 #                           moving groups: when a candidate)
-L_STATIC_HITS = 18  # (R, 2) closest hit [t, face] of a static sensor's ray over the fixed
-#                     groups (t NaN until the ray first fires, inf: none)
 # int64, static
-L_NODE_REFS = 19  # (N, 4) BVH child references
-L_TRIANGLE_IDS = 20  # (T, 1) global face id per leaf-ordered triangle
-L_FACE_I = 21  # (F, 2) group, actor per global face
-L_GROUP_I = 22  # (G, 4) BVH root (-1 empty), body row (-1 fixed), first solid, solid count
-L_SOLID_I = 23  # (S, 4) SOLID_* kind, first plane, plane count, actor
-L_SENSOR_I = 24  # (K, 4) body row (-1 static), extrapolate flag, WORLD flag, first ray
-L_RAY_I = 25  # (R, 2) sensor, ray index of offset-sorted row (within the batch)
-L_FLAGS = 26  # (1, 2) double-sided, scene follows the bodies
+L_NODE_REFS = 18  # (N, 4) BVH child references
+L_TRIANGLE_IDS = 19  # (T, 1) global face id per leaf-ordered triangle
+L_FACE_I = 20  # (F, 2) group, actor per global face
+L_GROUP_I = 21  # (G, 4) BVH root (-1 empty), body row (-1 fixed), first solid, solid count
+L_SOLID_I = 22  # (S, 4) SOLID_* kind, first plane, plane count, actor
+L_SENSOR_I = 23  # (K, 4) body row (-1 static), extrapolate flag, WORLD flag, first ray
+L_RAY_I = 24  # (R, 2) sensor, ray index of offset-sorted row (within the batch)
+L_FLAGS = 25  # (1, 2) double-sided, scene follows the bodies
 # int64, per step
-L_COUNTERS = 27  # (K, 1) processed-step counter of each sensor (windowed ones advance here)
-L_FIRED = 28  # (R, 1) ray index of each compact row (kept: next step resets these rows)
-L_HITS = 29  # (R, 2) [ray, actor] of each hit with a known actor, in ray order
-L_COUNTS = 30  # (2, 2) [firing rays, hits], [initialised, 0]
-L_CANDIDATES = 31  # (S, 1) solids that may hold a start point this step, in solid order
-L_CANDIDATE_GROUPS = 32  # (S, 1) their groups
-LAYOUT_ROWS = 33
+L_COUNTERS = 26  # (K, 1) processed-step counter of each sensor (windowed ones advance here)
+L_FIRED = 27  # (R, 1) ray index of each compact row (kept: next step resets these rows)
+L_HITS = 28  # (R, 2) [ray, actor] of each hit with a known actor, in ray order
+L_COUNTS = 29  # (2, 2) [firing rays, hits], [initialised, 0]
+L_CANDIDATES = 30  # (S, 1) solids that may hold a start point this step, in solid order
+L_CANDIDATE_GROUPS = 31  # (S, 1) their groups
+LAYOUT_ROWS = 32
 F_ARRAYS = range(L_NODE_BOXES, L_NODE_REFS)
 """Layout rows of the float64 block's arrays (the others are in the int64 block)."""
 
@@ -737,6 +738,18 @@ def raycast_batch_step_kernel(
     for c in range(count):
         i = fired[c]
         k = ray_i[i, 0]
+        if sensor_i[k, 0] < 0 and rays[i, 10] == rays[i, 10]:
+            # a static sensor's ray that fired before: the same world ray
+            sx = rays[i, 3]
+            sy = rays[i, 4]
+            sz = rays[i, 5]
+            lo_x = min(lo_x, sx)
+            lo_y = min(lo_y, sy)
+            lo_z = min(lo_z, sz)
+            hi_x = max(hi_x, sx)
+            hi_y = max(hi_y, sy)
+            hi_z = max(hi_z, sz)
+            continue
         px = sensor_io[k, 0]
         py = sensor_io[k, 1]
         pz = sensor_io[k, 2]
@@ -791,23 +804,23 @@ def raycast_batch_step_kernel(
         sx = np.float64(np.float32(ox + dx * min_range))
         sy = np.float64(np.float32(oy + dy * min_range))
         sz = np.float64(np.float32(oz + dz * min_range))
-        rays[c, 0] = ox
-        rays[c, 1] = oy
-        rays[c, 2] = oz
-        rays[c, 3] = sx
-        rays[c, 4] = sy
-        rays[c, 5] = sz
-        rays[c, 6] = np.float64(np.float32(dx))
-        rays[c, 7] = np.float64(np.float32(dy))
-        rays[c, 8] = np.float64(np.float32(dz))
-        rays[c, 9] = sensor_f[k, 8] - min_range
-        ray_poses[c, 0] = px
-        ray_poses[c, 1] = py
-        ray_poses[c, 2] = pz
-        ray_poses[c, 3] = qw
-        ray_poses[c, 4] = qx
-        ray_poses[c, 5] = qy
-        ray_poses[c, 6] = qz
+        rays[i, 0] = ox
+        rays[i, 1] = oy
+        rays[i, 2] = oz
+        rays[i, 3] = sx
+        rays[i, 4] = sy
+        rays[i, 5] = sz
+        rays[i, 6] = np.float64(np.float32(dx))
+        rays[i, 7] = np.float64(np.float32(dy))
+        rays[i, 8] = np.float64(np.float32(dz))
+        rays[i, 9] = sensor_f[k, 8] - min_range
+        ray_poses[i, 0] = px
+        ray_poses[i, 1] = py
+        ray_poses[i, 2] = pz
+        ray_poses[i, 3] = qw
+        ray_poses[i, 4] = qx
+        ray_poses[i, 5] = qy
+        ray_poses[i, 6] = qz
         lo_x = min(lo_x, sx)
         lo_y = min(lo_y, sy)
         lo_z = min(lo_z, sz)
@@ -877,7 +890,6 @@ def raycast_batch_step_kernel(
     solid_params = _block_rows_kernel(block_f, layout, L_SOLID_PARAMS)
     planes = _block_rows_kernel(block_f, layout, L_PLANES)
     # solids whose world box meets the box of this step's start points, in solid order
-    static_hits = _block_rows_kernel(block_f, layout, L_STATIC_HITS)
     candidates = _block_column_kernel(block_i, layout, L_CANDIDATES)
     candidate_groups = _block_column_kernel(block_i, layout, L_CANDIDATE_GROUPS)
     solid_world = _block_rows_kernel(block_f, layout, L_SOLID_WORLD_BOXES)
@@ -910,19 +922,21 @@ def raycast_batch_step_kernel(
     # groups off this step's ray bundle: the firing rays of a spinning sensor form a thin
     # fan; a group whose world box lies outside the slab around the fan's plane (through
     # the first start point, normal to two of the directions) is skipped by every ray
-    s0x = rays[0, 3]
-    s0y = rays[0, 4]
-    s0z = rays[0, 5]
-    d0x = rays[0, 6]
-    d0y = rays[0, 7]
-    d0z = rays[0, 8]
+    i0 = fired[0]
+    s0x = rays[i0, 3]
+    s0y = rays[i0, 4]
+    s0z = rays[i0, 5]
+    d0x = rays[i0, 6]
+    d0y = rays[i0, 7]
+    d0z = rays[i0, 8]
     far = 0
     far_cos = 2.0
     for c in range(count):
-        cos = abs(d0x * rays[c, 6] + d0y * rays[c, 7] + d0z * rays[c, 8])
+        i = fired[c]
+        cos = abs(d0x * rays[i, 6] + d0y * rays[i, 7] + d0z * rays[i, 8])
         if cos < far_cos:
             far_cos = cos
-            far = c
+            far = i
     nx = d0y * rays[far, 8] - d0z * rays[far, 7]
     ny = d0z * rays[far, 6] - d0x * rays[far, 8]
     nz = d0x * rays[far, 7] - d0y * rays[far, 6]
@@ -939,8 +953,9 @@ def raycast_batch_step_kernel(
     nz /= n_norm
     margin = 0.0
     for c in range(count):
-        off = abs(nx * (rays[c, 3] - s0x) + ny * (rays[c, 4] - s0y) + nz * (rays[c, 5] - s0z))
-        spread = abs(nx * rays[c, 6] + ny * rays[c, 7] + nz * rays[c, 8]) * rays[c, 9]
+        i = fired[c]
+        off = abs(nx * (rays[i, 3] - s0x) + ny * (rays[i, 4] - s0y) + nz * (rays[i, 5] - s0z))
+        spread = abs(nx * rays[i, 6] + ny * rays[i, 7] + nz * rays[i, 8]) * rays[i, 9]
         margin = max(margin, off + spread)
     margin += 1e-9 * (1.0 + abs(s0x) + abs(s0y) + abs(s0z) + margin)
     for g in range(group_count):
@@ -959,12 +974,12 @@ def raycast_batch_step_kernel(
     for c in range(count):
         i = fired[c]
         k = ray_i[i, 0]
-        wox = rays[c, 3]
-        woy = rays[c, 4]
-        woz = rays[c, 5]
-        wdx = rays[c, 6]
-        wdy = rays[c, 7]
-        wdz = rays[c, 8]
+        wox = rays[i, 3]
+        woy = rays[i, 4]
+        woz = rays[i, 5]
+        wdx = rays[i, 6]
+        wdy = rays[i, 7]
+        wdz = rays[i, 8]
         wix = inverse_direction_kernel(wdx)
         wiy = inverse_direction_kernel(wdy)
         wiz = inverse_direction_kernel(wdz)
@@ -972,17 +987,17 @@ def raycast_batch_step_kernel(
         # ray is the same every time it fires: its hit among the fixed groups is cast once
         # and kept, and only the moving groups are cast again (a moving group at exactly the
         # same distance as a fixed one then loses the tie)
-        t_best = rays[c, 9]
+        t_best = rays[i, 9]
         face = -1
         mode = 0  # 0: every group, 1: fixed groups only, 2: moving groups only
         if sensor_i[k, 0] < 0:
-            if static_hits[i, 0] != static_hits[i, 0]:
+            if rays[i, 10] != rays[i, 10]:
                 mode = 1  # first time this ray fires
             else:
                 mode = 2
-                if static_hits[i, 1] >= 0.0:
-                    t_best = static_hits[i, 0]
-                    face = int(static_hits[i, 1])
+                if rays[i, 11] >= 0.0:
+                    t_best = rays[i, 10]
+                    face = int(rays[i, 11])
         while True:
             for g in range(group_count):
                 root = group_i[g, 0]
@@ -1017,8 +1032,8 @@ def raycast_batch_step_kernel(
                 if hit >= 0:
                     face = hit
             if mode == 1:
-                static_hits[i, 0] = t_best if face >= 0 else math.inf
-                static_hits[i, 1] = face
+                rays[i, 10] = t_best if face >= 0 else math.inf
+                rays[i, 11] = face
                 mode = 2
                 continue
             break
@@ -1075,11 +1090,11 @@ def raycast_batch_step_kernel(
                 break
         # outputs (sensors.md §5.3 step 4, §5.5)
         for a in range(3):
-            o_w[i, a] = rays[c, a]
+            o_w[i, a] = rays[i, a]
         if not (h < math.inf):
             max_range = sensor_f[k, 8]
             for a in range(3):
-                e_w[i, a] = rays[c, a] + rays[c, 6 + a] * max_range
+                e_w[i, a] = rays[i, a] + rays[i, 6 + a] * max_range
             continue
         depths[i] = h + sensor_f[k, 7]
         if actor >= 0:
@@ -1093,12 +1108,12 @@ def raycast_batch_step_kernel(
         e_w[i, 1] = x1
         e_w[i, 2] = x2
         if sensor_i[k, 2] == 0:
-            qw = ray_poses[c, 3]
-            qx = -ray_poses[c, 4]
-            qy = -ray_poses[c, 5]
-            qz = -ray_poses[c, 6]
+            qw = ray_poses[i, 3]
+            qx = -ray_poses[i, 4]
+            qy = -ray_poses[i, 5]
+            qz = -ray_poses[i, 6]
             x0, x1, x2 = _rotate_kernel(
-                qw, qx, qy, qz, x0 - ray_poses[c, 0], x1 - ray_poses[c, 1], x2 - ray_poses[c, 2]
+                qw, qx, qy, qz, x0 - ray_poses[i, 0], x1 - ray_poses[i, 1], x2 - ray_poses[i, 2]
             )
             n0, n1, n2 = _rotate_kernel(qw, qx, qy, qz, n0, n1, n2)
         hit_p[i, 0] = x0
