@@ -1,11 +1,12 @@
 """Numba kernels of the raycast sensor (sensors.md §5.3), all rays of all sensors per call.
 
 Rays of several sensors are concatenated; ``ray_sensor[i]`` names the sensor of ray ``i``.
-Per step, :func:`raycast_prepare_kernel` poses the sensors, finds the rays that fire and
-writes the world rays of only those, compacted; the scene casts the compacted rays; then
-:func:`raycast_outputs_kernel` writes every ray's outputs (fired rays from the cast, the
-others the non-firing values of §5.3). Kernels trust their inputs (validated by
-:mod:`runtime.sensors.raycast`).
+With the Numba ray scene, :func:`raycast_batch_step_kernel` does a whole step in one call
+on two packed blocks. Around another scene (e.g. Embree), :func:`raycast_prepare_kernel`
+poses the sensors, finds the rays that fire and writes the world rays of only those,
+compacted; the scene casts them; then :func:`raycast_outputs_kernel` writes every ray's
+outputs (fired rays from the cast, the others the non-firing values of §5.3). Kernels trust
+their inputs (validated by :mod:`runtime.sensors.raycast`).
 """
 
 from __future__ import annotations
@@ -563,8 +564,12 @@ def raycast_batch_step_kernel(
     Per firing ray (sensors.md §5.3): the sensor pose extrapolated over the ray's time
     offset, the world ray, the cast start ``o + d * minRange`` and direction rounded to
     float32, the closest triangle hit over the scene's groups (world-box broad phase, BVH in
-    the group frame), and the "starts inside a solid" rule (distance 0, normal ``-d``) tested
-    only against groups whose world solid box meets the box of this step's start points.
+    the group frame), and the "starts inside a solid" rule (distance 0, normal ``-d``).
+    Work skipped without changing a result: groups whose world box lies outside the slab
+    around the fan of this step's firing rays; for a static sensor, recomputing its ray
+    and casting it against the fixed groups after its first firing (kept in ``L_RAYS``;
+    a moving group exactly as far as a fixed one then loses the tie); the inside test
+    against solids whose world box misses every start point of this step.
 
     Args:
         block_f: the float64 arrays ``L_*`` (``F_ARRAYS``), shape (M, F_WIDTH) (per-step
