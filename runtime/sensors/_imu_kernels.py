@@ -43,6 +43,8 @@ Kernels trust their inputs (checked by the Python layer).
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from runtime._jit import jit
@@ -625,3 +627,91 @@ def _isaac_width1_shared(
         out_sensor_floats[s, 1, 10] = t_new
         out_sensor_ints[s, 8] = 1
         out_sensor_ints[s, 9] = step
+
+
+@jit
+def imu_read_kernel(
+    sensor_ints, sensor_floats, i, physical_gravity, gravity_up, read_gravity, out_reading
+):
+    """Read-time processing of one IMU's reading (sensors.md 4.4), in one call.
+
+    The same IEEE operations in the same order as ``ImuBatch.arrays`` (bit-identical):
+    the gravity reaction ``R^T v`` of the newest sample's orientation, by the conjugate
+    quaternion ``t = 2 (u x v)``, ``v + w t + u x t`` with ``v = g_up`` (isaac mode, rounded
+    to float32 and added in float32 to the float32 reading) or ``v = -g`` (physical mode,
+    float64); non-finite values zeroed; the orientation normalised (its norm a sequential
+    sum of squares, as NumPy's ``add.reduce`` of four values), identity when degenerate.
+
+    Args:
+        sensor_ints: the batch's int block, shape (S, 10), int64 (module layout).
+        sensor_floats: the batch's float block, shape (S, 2 + R, 14), float64.
+        i: the sensor's row.
+        physical_gravity: engine gravity ``g`` of the last step, shape (3,), float64,
+            stage units/s^2, world.
+        gravity_up: the stage's ``g_up``, shape (3,), float64.
+        read_gravity: add the gravity reaction.
+        out_reading: ``[acc(3), gyro(3), quat(4), time]``, shape (11,), float64 (written).
+    """
+    physical = sensor_ints[i, 5] == 1
+    reading = sensor_floats[i, 1]
+    gx = 0.0
+    gy = 0.0
+    gz = 0.0
+    if read_gravity:
+        if physical or sensor_ints[i, 3] > 1:
+            q = sensor_floats[i, 2 + sensor_ints[i, 7], 7:11]
+        else:
+            q = reading[6:10]
+        s = math.sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3])
+        w = q[0] / s
+        ux = -(q[1] / s)
+        uy = -(q[2] / s)
+        uz = -(q[3] / s)
+        if physical:
+            vx = -physical_gravity[0]
+            vy = -physical_gravity[1]
+            vz = -physical_gravity[2]
+        else:
+            vx = gravity_up[0]
+            vy = gravity_up[1]
+            vz = gravity_up[2]
+        tx = 2.0 * (uy * vz - uz * vy)
+        ty = 2.0 * (uz * vx - ux * vz)
+        tz = 2.0 * (ux * vy - uy * vx)
+        gx = vx + w * tx + (uy * tz - uz * ty)
+        gy = vy + w * ty + (uz * tx - ux * tz)
+        gz = vz + w * tz + (ux * ty - uy * tx)
+    if not read_gravity:
+        ax = reading[0]
+        ay = reading[1]
+        az = reading[2]
+    elif physical:
+        ax = reading[0] + gx
+        ay = reading[1] + gy
+        az = reading[2] + gz
+    else:
+        ax = np.float64(np.float32(reading[0]) + np.float32(gx))
+        ay = np.float64(np.float32(reading[1]) + np.float32(gy))
+        az = np.float64(np.float32(reading[2]) + np.float32(gz))
+    out_reading[0] = ax if math.isfinite(ax) else 0.0
+    out_reading[1] = ay if math.isfinite(ay) else 0.0
+    out_reading[2] = az if math.isfinite(az) else 0.0
+    for a in range(3):
+        v = reading[3 + a]
+        out_reading[3 + a] = v if math.isfinite(v) else 0.0
+    q0 = reading[6]
+    q1 = reading[7]
+    q2 = reading[8]
+    q3 = reading[9]
+    norm = math.sqrt(q0 * q0 + q1 * q1 + q2 * q2 + q3 * q3)
+    if math.isfinite(norm) and norm > 0.0:
+        out_reading[6] = q0 / norm
+        out_reading[7] = q1 / norm
+        out_reading[8] = q2 / norm
+        out_reading[9] = q3 / norm
+    else:
+        out_reading[6] = 1.0
+        out_reading[7] = 0.0
+        out_reading[8] = 0.0
+        out_reading[9] = 0.0
+    out_reading[10] = reading[10]

@@ -86,9 +86,10 @@ class ImuBatch:
     """
 
     def __init__(self, runtime: Any, sensors: list[ImuSensor]) -> None:
-        from runtime.sensors._imu_kernels import imu_update_kernel
+        from runtime.sensors._imu_kernels import imu_read_kernel, imu_update_kernel
 
         self._kernel = imu_update_kernel
+        self._read_kernel = imu_read_kernel
         self._entry: Any = None  # compiled entry for verified states (set at first use)
         self.runtime = runtime
         self.sensors = sensors
@@ -509,34 +510,21 @@ class ImuSensor(SensorBase):
         i = self._index
         if b is None or not b.ints[i, 6] or not b.status[i, 0]:
             return ImuReading()
-        row = b.readings[i]
-        values = row.tolist()
-        # Python floats with the array path's exact roundings (a float32 sum of two float32
-        # values is their double sum rounded once to float32).
-        if b.ints[i, 5] == 0:
-            acc = [float(np.float32(a)) for a in values[0:3]]
-            if read_gravity:
-                gravity = b._gravity_in_sensor_frame(i)
-                acc = [float(np.float32(a + g)) for a, g in zip(acc, gravity, strict=True)]
-        elif read_gravity:
-            gravity = b._gravity_in_sensor_frame(i)
-            acc = [a + g for a, g in zip(values[0:3], gravity, strict=True)]
-        else:
-            acc = [a + 0.0 for a in values[0:3]]
-        finite = math.isfinite
-        acc = np.array([a if finite(a) else 0.0 for a in acc])
-        gyro = np.array([w if finite(w) else 0.0 for w in values[3:6]])
-        quat = row[6:10].copy()
-        norm = math.sqrt(quat.dot(quat))  # np.linalg.norm of a vector, without its overhead
-        quat = quat / norm if (finite(norm) and norm > 0.0) else _identity()
-        return ImuReading(
-            time=values[10],
+        out = np.empty(11)
+        b._read_kernel(
+            b._int_block, b._float_block, i, b.physical_gravity, b.runtime.gravity_up,
+            read_gravity, out,
+        )  # fmt: skip
+        reading = object.__new__(ImuReading)  # frozen: skip the per-field setattr cost
+        reading.__dict__.update(
+            time=float(out[10]),
             step=int(b.status[i, 1]),
-            linear_acceleration=acc,
-            angular_velocity=gyro,
-            orientation=quat,
+            linear_acceleration=out[0:3],
+            angular_velocity=out[3:6],
+            orientation=out[6:10],
             is_valid=True,
         )
+        return reading
 
     def reset(self) -> None:
         """Fresh history and invalid reading; configuration is read again (stop/start)."""
