@@ -409,14 +409,15 @@ class _SensorTap:
             self.max_range = max_range
             self.ray_count = num_rays
         self.fields: dict[str, tuple[tuple[int, ...], str]] = {}
-        self._plan: list[tuple[str, str, tuple[int, ...]]] = []
         self._valid_key = f"{self.path}.valid"
         self._hit_key = (
             f"{self.path}.hit" if self.kind == "raycast" and self.ray_count is not None else None
         )
         self._max_range32 = np.float32(self.max_range if self.max_range is not None else np.inf)
+        self._ray_shape = (self.ray_count,)
         self.path_tables: dict[str, list[str]] = {}
-        self._path_index: dict[str, dict[str, int]] = {}
+        self._plan: list[tuple[str, str, tuple[int, ...], _HitPathIds | None]] = []
+        self._is_mapping: dict[type, bool] = {}
 
     def define(self, recorder: Any) -> None:
         """Register this sensor's channels from its current reading."""
@@ -430,7 +431,6 @@ class _SensorTap:
                 if self.kind == "raycast" and self.ray_count is not None:
                     self.fields[name] = ((self.ray_count,), "int32")
                     self.path_tables[name] = []
-                    self._path_index[name] = {}
                 continue
             if isinstance(value, (str, bytes)) or value is None:
                 continue
@@ -497,8 +497,15 @@ class _SensorTap:
         recorder.add_channel(
             ChannelInfo(f"{self.path}.valid", (), "bool", self.path, self.kind, "valid", "")
         )
+        # per field: (reading field, channel key, channel shape, path-id mapper or None)
         self._plan = [
-            (name, f"{self.path}.{name}", shape) for name, (shape, _) in self.fields.items()
+            (
+                name,
+                f"{self.path}.{name}",
+                shape,
+                _HitPathIds(self.path_tables[name], shape) if name in self.path_tables else None,
+            )
+            for name, (shape, _) in self.fields.items()
         ]
 
     def read(self) -> Any:
@@ -506,13 +513,21 @@ class _SensorTap:
         return self.sensor.reading()
 
     def row(self, out: dict[str, Any], reading: Any = _UNSET) -> None:
-        """Add a reading (default: the sensor's current one) to ``out`` (channel -> value)."""
+        """Add a reading (default: the sensor's current one) to ``out`` (channel -> value).
+
+        The values put in ``out`` are the reading's own arrays (the recorder copies them
+        once into its buffers) or arrays this tap does not change afterwards.
+        """
         if reading is _UNSET:
             reading = self.sensor.reading()
-        if isinstance(reading, Mapping):
+        is_mapping = self._is_mapping.get(type(reading))
+        if is_mapping is None:
+            is_mapping = self._is_mapping[type(reading)] = isinstance(reading, Mapping)
+        fields = None if is_mapping else getattr(reading, "__dict__", None)
+        if is_mapping:
             get = reading.get
-        elif type(getattr(reading, "__dict__", None)) is dict and "is_valid" in reading.__dict__:
-            get = reading.__dict__.get  # dataclass readings: plain field lookups
+        elif type(fields) is dict and "is_valid" in fields:
+            get = fields.get  # dataclass readings: plain field lookups
         else:
 
             def get(name: str, default: Any = None) -> Any:
@@ -530,41 +545,78 @@ class _SensorTap:
         hits = None
         if self._hit_key is not None:
             depths = get("depths")
-            if depths is not None and np.shape(depths) == (self.ray_count,):
-                hits = np.asarray(depths) < self._max_range32
+            if type(depths) is not np.ndarray and depths is not None:
+                depths = np.asarray(depths)
+            if depths is not None and depths.shape == self._ray_shape:
+                hits = depths < self._max_range32
                 out[self._hit_key] = hits
-        for name, key, shape in self._plan:
+        for name, key, shape, path_ids in self._plan:
             value = get(name)
             if value is None:
+                continue
+            if path_ids is not None:
+                out[key] = path_ids.ids(value, hits)
                 continue
             if not shape and type(value) in _SCALAR_TYPES:
                 out[key] = value  # scalar channel: the recorder converts on copy
                 continue
-            if name in self.path_tables:
-                out[key] = self._path_ids(name, value, shape, hits)
+            if type(value) is np.ndarray and value.shape == shape:
+                out[key] = value  # the common case: no conversion, no copy here
                 continue
-            if type(value) is not np.ndarray or value.shape != shape:
-                array = np.asarray(value)
-                if array.shape != shape:
-                    if array.size != int(np.prod(shape)):
-                        continue  # invalid/empty reading: recorded as zeros
-                    array = array.reshape(shape)
-                value = array
-            out[key] = value
+            array = np.asarray(value)
+            if array.shape != shape:
+                if array.size != int(np.prod(shape)):
+                    continue  # invalid/empty reading: recorded as zeros
+                array = array.reshape(shape)
+            out[key] = array
 
-    def _path_ids(
-        self, name: str, value: Sequence[str], shape: tuple[int, ...], hits: np.ndarray | None
-    ) -> np.ndarray:
-        table, index = self.path_tables[name], self._path_index[name]
-        ids = np.full(shape, -1, dtype=np.int32)
-        rows = np.flatnonzero(hits) if hits is not None else range(min(len(value), shape[0]))
+
+class _HitPathIds:
+    """Maps a raycast reading's hit prim paths (one string per ray) to path-table indices.
+
+    ``ids(paths, hits)`` is an int32 array of the channel shape: for each ray that hit
+    (``hits``; without it, each of the first ``len(paths)`` rays) with a non-empty path,
+    the index of that path in ``table`` (paths are appended in order of first
+    appearance), else -1. The sensor reuses one tuple object for a repeated hit pattern,
+    so results are cached by the tuple object and the hit mask's bytes; a cached result
+    is a read-only array shared between the steps that share it.
+    """
+
+    CACHE_SIZE = 256
+
+    def __init__(self, table: list[str], shape: tuple[int, ...]) -> None:
+        self.table = table
+        self.shape = shape
+        self._index: dict[str, int] = {}
+        # id(paths tuple) -> (the tuple, hit mask bytes, ids); the tuple is held so its id
+        # cannot be reused by another object while the entry exists
+        self._cache: dict[int, tuple[tuple[str, ...], bytes, np.ndarray]] = {}
+
+    def ids(self, paths: Sequence[str], hits: np.ndarray | None) -> np.ndarray:
+        """The int32 indices of one reading's paths (see the class docstring)."""
+        cacheable = type(paths) is tuple and hits is not None
+        if cacheable:
+            mask = hits.tobytes()
+            entry = self._cache.get(id(paths))
+            if entry is not None and entry[0] is paths and entry[1] == mask:
+                return entry[2]
+        ids = np.full(self.shape, -1, dtype=np.int32)
+        count = min(len(paths), self.shape[0])
+        rows = np.flatnonzero(hits).tolist() if hits is not None else range(count)
+        table, index = self.table, self._index
         for i in rows:
-            text = value[i] if i < len(value) else ""
+            text = paths[i] if i < count else ""
             if text:
-                if text not in index:
-                    index[text] = len(table)
+                found = index.get(text)
+                if found is None:
+                    found = index[text] = len(table)
                     table.append(text)
-                ids[i] = index[text]
+                ids[i] = found
+        if cacheable:
+            ids.flags.writeable = False
+            if len(self._cache) >= self.CACHE_SIZE:
+                self._cache.clear()
+            self._cache[id(paths)] = (paths, mask, ids)
         return ids
 
 

@@ -268,12 +268,15 @@ class Recorder:
         rows = self._chunk_rows
         if not self._chunks and self._first_chunk_rows is not None:
             rows = self._first_chunk_rows
+        # np.empty: no up-front zeroing pass over the chunk; every row of every channel is
+        # written by append() (values, or zeros for channels missing from the row) before
+        # it can be read, and rows past the last appended one are never read
         chunk = {
-            "step": np.zeros(rows, dtype=np.int64),
-            "time": np.zeros(rows, dtype=np.float64),
+            "step": np.empty(rows, dtype=np.int64),
+            "time": np.empty(rows, dtype=np.float64),
         }
         for name, info in self._channels.items():
-            chunk[name] = np.zeros((rows, *info.shape), dtype=info.dtype)
+            chunk[name] = np.empty((rows, *info.shape), dtype=info.dtype)
         self._chunks.append(chunk)
         self._chunk_starts.append(self._count)
         self._current = chunk
@@ -313,6 +316,10 @@ class Recorder:
                 f"channel {name!r}: value of shape {np.shape(value)} does not fit "
                 f"{self._channels[name].shape}"
             ) from exc
+        if len(values) != len(self._channels) or "step" in values or "time" in values:
+            for name, buffer in chunk.items():  # channels missing from the row: zeros
+                if name not in values:
+                    buffer[row] = 0
         chunk["step"][row] = step
         chunk["time"][row] = time
         self._current_row = row + 1
