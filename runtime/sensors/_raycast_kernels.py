@@ -52,6 +52,215 @@ def _same_float_kernel(a, b):
 
 
 @jit
+def _sensor_world_pose_kernel(body_positions, body_orientations, b, local_pose, k, out_pose, j):
+    """``out_pose[j] = [p(3), q(4)]``: the sensor pose ``local_pose[k]`` on body row ``b``.
+
+    A static sensor (``b < 0``) has its world pose in ``local_pose[k]``.
+    """
+    if b < 0:
+        for a in range(7):
+            out_pose[j, a] = local_pose[k, a]
+        return
+    bw = body_orientations[b, 0]
+    bx = body_orientations[b, 1]
+    by = body_orientations[b, 2]
+    bz = body_orientations[b, 3]
+    lw = local_pose[k, 3]
+    lx = local_pose[k, 4]
+    ly = local_pose[k, 5]
+    lz = local_pose[k, 6]
+    rx, ry, rz = _rotate_kernel(
+        bw, bx, by, bz, local_pose[k, 0], local_pose[k, 1], local_pose[k, 2]
+    )
+    out_pose[j, 0] = body_positions[b, 0] + rx
+    out_pose[j, 1] = body_positions[b, 1] + ry
+    out_pose[j, 2] = body_positions[b, 2] + rz
+    qw = bw * lw - bx * lx - by * ly - bz * lz
+    qx = bw * lx + bx * lw + by * lz - bz * ly
+    qy = bw * ly - bx * lz + by * lw + bz * lx
+    qz = bw * lz + bx * ly - by * lx + bz * lw
+    norm = math.sqrt(qw * qw + qx * qx + qy * qy + qz * qz)
+    out_pose[j, 3] = qw / norm
+    out_pose[j, 4] = qx / norm
+    out_pose[j, 5] = qy / norm
+    out_pose[j, 6] = qz / norm
+
+
+@jit
+def _append_firing_rays_kernel(
+    counter, dt32, p32, sorted_offsets, order, first, end, out_fired, count
+):
+    """Append the rays of one sensor (rows ``first .. end - 1``) that fire this step.
+
+    sensors.md §5.3 step 3 in float32 (fmod is exact, so float64 fmod of the float32
+    operands rounds back to the float32 result). Offsets hold float32 values, so float64
+    comparisons equal the float32 ones: the rays with ``s <= tau < e`` (wrapped: ``tau >= s``
+    or ``tau < e``) are found by bisection in the sensor's offsets sorted ascending
+    (``sorted_offsets[first:end]``, ray ``order[m]`` at row ``m``), then put back in ray
+    order. A period ``p32 <= 0`` fires every ray.
+
+    Returns:
+        The new number of rows of ``out_fired``.
+    """
+    if not p32 > np.float32(0.0):
+        for i in range(first, end):
+            out_fired[count] = i
+            count += 1
+        return count
+    e = np.float32(np.float32(counter) * dt32)
+    e = np.float32(np.fmod(np.float64(e), np.float64(p32)))
+    s = np.float32(e - dt32)
+    wrapped = s < np.float32(0.0)
+    if wrapped:
+        s = np.float32(s + p32)
+    sorted_run = sorted_offsets[first:end]
+    lo = first + np.searchsorted(sorted_run, np.float64(s), side="left")
+    hi = first + np.searchsorted(sorted_run, np.float64(e), side="left")
+    start = count
+    if wrapped and lo < hi:
+        # s < e (period shorter than a step): every offset is >= s or < e
+        for m in range(first, end):
+            out_fired[count] = order[m]
+            count += 1
+    elif wrapped:
+        for m in range(first, hi):
+            out_fired[count] = order[m]
+            count += 1
+        for m in range(lo, end):
+            out_fired[count] = order[m]
+            count += 1
+    else:
+        for m in range(lo, hi):
+            out_fired[count] = order[m]
+            count += 1
+    for m in range(start + 1, count):
+        if out_fired[m] < out_fired[m - 1]:
+            out_fired[start:count] = np.sort(out_fired[start:count])
+            break
+    return count
+
+
+@jit
+def _ray_pose_kernel(px, py, pz, qw, qx, qy, qz, tau, extrapolate, b, lin, ang):
+    """The sensor pose extrapolated over a ray's time offset ``tau`` (sensors.md §5.3).
+
+    First order in the body velocities of row ``b`` when ``extrapolate`` and the body moves.
+
+    Returns:
+        ``(px, py, pz, qw, qx, qy, qz)``.
+    """
+    if not extrapolate or b < 0 or not abs(tau) > 1e-8:
+        return px, py, pz, qw, qx, qy, qz
+    vx = lin[b, 0]
+    vy = lin[b, 1]
+    vz = lin[b, 2]
+    wx = ang[b, 0]
+    wy = ang[b, 1]
+    wz = ang[b, 2]
+    v_norm = math.sqrt(vx * vx + vy * vy + vz * vz)
+    w_norm = math.sqrt(wx * wx + wy * wy + wz * wz)
+    if not (v_norm > 1e-10 or w_norm > 1e-10):
+        return px, py, pz, qw, qx, qy, qz
+    hx = wx * tau * 0.5
+    hy = wy * tau * 0.5
+    hz = wz * tau * 0.5
+    nw = qw - hx * qx - hy * qy - hz * qz
+    nx = qx + hx * qw + hy * qz - hz * qy
+    ny = qy - hx * qz + hy * qw + hz * qx
+    nz = qz + hx * qy - hy * qx + hz * qw
+    norm = math.sqrt(nw * nw + nx * nx + ny * ny + nz * nz)
+    if norm > 1e-10:
+        nw /= norm
+        nx /= norm
+        ny /= norm
+        nz /= norm
+    return px + vx * tau, py + vy * tau, pz + vz * tau, nw, nx, ny, nz
+
+
+@jit
+def _world_ray_kernel(px, py, pz, qw, qx, qy, qz, origins, directions, i, min_range):
+    """World origin, cast start and direction of ray ``i`` from the sensor pose (p, q).
+
+    The reference passes origin and direction to the scene query as float32: the start
+    ``o + d * minRange`` and the unit direction are rounded to float32.
+
+    Returns:
+        ``(ox, oy, oz, sx, sy, sz, dx, dy, dz)``.
+    """
+    ox, oy, oz = _rotate_kernel(qw, qx, qy, qz, origins[i, 0], origins[i, 1], origins[i, 2])
+    ox += px
+    oy += py
+    oz += pz
+    dx, dy, dz = _rotate_kernel(
+        qw, qx, qy, qz, directions[i, 0], directions[i, 1], directions[i, 2]
+    )
+    d_norm = math.sqrt(dx * dx + dy * dy + dz * dz)
+    if d_norm > 1e-10:
+        dx /= d_norm
+        dy /= d_norm
+        dz /= d_norm
+    return (
+        ox,
+        oy,
+        oz,
+        np.float64(np.float32(ox + dx * min_range)),
+        np.float64(np.float32(oy + dy * min_range)),
+        np.float64(np.float32(oz + dz * min_range)),
+        np.float64(np.float32(dx)),
+        np.float64(np.float32(dy)),
+        np.float64(np.float32(dz)),
+    )
+
+
+@jit
+def _write_hit_kernel(
+    i, h, sx, sy, sz, dx, dy, dz, n0, n1, n2, poses, row, sensor_frame, out_p, out_n, out_e
+):
+    """Hit outputs of ray ``i``: end point, and hit point / normal in the output frame.
+
+    Args:
+        i: the ray's row in the outputs.
+        h: hit distance from the cast start.
+        sx: cast start x (world).
+        sy: cast start y.
+        sz: cast start z.
+        dx: unit direction x as cast (world).
+        dy: direction y.
+        dz: direction z.
+        n0: unit hit normal x (world).
+        n1: normal y.
+        n2: normal z.
+        poses: sensor poses ``[p'(3), q'(4)]`` of the rays (read for the SENSOR frame).
+        row: the ray's row in ``poses``.
+        sensor_frame: output in the sensor frame (else world).
+        out_p: hit positions (row ``i`` written).
+        out_n: hit normals (row ``i`` written).
+        out_e: end points world (row ``i`` written).
+    """
+    x0 = sx + dx * h
+    x1 = sy + dy * h
+    x2 = sz + dz * h
+    out_e[i, 0] = x0
+    out_e[i, 1] = x1
+    out_e[i, 2] = x2
+    if sensor_frame:
+        qw = poses[row, 3]
+        qx = -poses[row, 4]
+        qy = -poses[row, 5]
+        qz = -poses[row, 6]
+        x0, x1, x2 = _rotate_kernel(
+            qw, qx, qy, qz, x0 - poses[row, 0], x1 - poses[row, 1], x2 - poses[row, 2]
+        )
+        n0, n1, n2 = _rotate_kernel(qw, qx, qy, qz, n0, n1, n2)
+    out_p[i, 0] = x0
+    out_p[i, 1] = x1
+    out_p[i, 2] = x2
+    out_n[i, 0] = n0
+    out_n[i, 1] = n1
+    out_n[i, 2] = n2
+
+
+@jit
 def raycast_prepare_kernel(
     sensor_counters,
     sensor_periods,
@@ -121,175 +330,45 @@ def raycast_prepare_kernel(
             (compact rows).
         out_count: shape (1,), int64; receives the number of firing rays.
     """
-    sensor_count = sensor_counters.shape[0]
-    for k in range(sensor_count):
-        tx = sensor_local_poses[k, 0]
-        ty = sensor_local_poses[k, 1]
-        tz = sensor_local_poses[k, 2]
-        lw = sensor_local_poses[k, 3]
-        lx = sensor_local_poses[k, 4]
-        ly = sensor_local_poses[k, 5]
-        lz = sensor_local_poses[k, 6]
-        b = sensor_bodies[k]
-        if b >= 0:
-            bw = body_orientations[b, 0]
-            bx = body_orientations[b, 1]
-            by = body_orientations[b, 2]
-            bz = body_orientations[b, 3]
-            rx, ry, rz = _rotate_kernel(bw, bx, by, bz, tx, ty, tz)
-            out_sensor_poses[k, 0] = body_positions[b, 0] + rx
-            out_sensor_poses[k, 1] = body_positions[b, 1] + ry
-            out_sensor_poses[k, 2] = body_positions[b, 2] + rz
-            qw = bw * lw - bx * lx - by * ly - bz * lz
-            qx = bw * lx + bx * lw + by * lz - bz * ly
-            qy = bw * ly - bx * lz + by * lw + bz * lx
-            qz = bw * lz + bx * ly - by * lx + bz * lw
-            norm = math.sqrt(qw * qw + qx * qx + qy * qy + qz * qz)
-            out_sensor_poses[k, 3] = qw / norm
-            out_sensor_poses[k, 4] = qx / norm
-            out_sensor_poses[k, 5] = qy / norm
-            out_sensor_poses[k, 6] = qz / norm
-        else:
-            for a in range(7):
-                out_sensor_poses[k, a] = sensor_local_poses[k, a]
+    for k in range(sensor_counters.shape[0]):
+        _sensor_world_pose_kernel(
+            body_positions, body_orientations, sensor_bodies[k], sensor_local_poses, k,
+            out_sensor_poses, k,
+        )  # fmt: skip
     ray_count = ray_sensor.shape[0]
-    # firing windows, one sensor's run of rays at a time (branch-free compaction)
+    # firing windows, one sensor's run of rays at a time
     count = 0
     first = 0
     while first < ray_count:
         k = ray_sensor[first]
         end = np.searchsorted(ray_sensor, k, side="right")
-        p32 = sensor_periods[k]
-        if p32 > np.float32(0.0):
-            # sensors.md §5.3 step 3 in float32 (fmod is exact, so float64 fmod of the
-            # float32 operands rounds back to the float32 result)
-            e = np.float32(np.float32(sensor_counters[k]) * dt32)
-            e = np.float32(np.fmod(np.float64(e), np.float64(p32)))
-            s = np.float32(e - dt32)
-            wrapped = s < np.float32(0.0)
-            if wrapped:
-                s = np.float32(s + p32)
-            # offsets hold float32 values: float64 comparisons equal the float32 ones. The
-            # rays with s <= tau < e (wrapped: tau >= s or tau < e) are found by bisection
-            # in the sensor's offsets sorted ascending, then put back in ray order.
-            sorted_run = ray_sorted_offsets[first:end]
-            lo = first + np.searchsorted(sorted_run, np.float64(s), side="left")
-            hi = first + np.searchsorted(sorted_run, np.float64(e), side="left")
-            start = count
-            if wrapped and lo < hi:
-                # s < e (period shorter than a step): every offset is >= s or < e
-                for m in range(first, end):
-                    out_fired[count] = ray_offset_order[m]
-                    count += 1
-            elif wrapped:
-                for m in range(first, hi):
-                    out_fired[count] = ray_offset_order[m]
-                    count += 1
-                for m in range(lo, end):
-                    out_fired[count] = ray_offset_order[m]
-                    count += 1
-            else:
-                for m in range(lo, hi):
-                    out_fired[count] = ray_offset_order[m]
-                    count += 1
-            ordered = True
-            for m in range(start + 1, count):
-                if out_fired[m] < out_fired[m - 1]:
-                    ordered = False
-                    break
-            if not ordered:
-                out_fired[start:count] = np.sort(out_fired[start:count])
-        else:
-            for i in range(first, end):
-                out_fired[count] = i
-                count += 1
+        count = _append_firing_rays_kernel(
+            sensor_counters[k], dt32, sensor_periods[k], ray_sorted_offsets, ray_offset_order,
+            first, end, out_fired, count,
+        )  # fmt: skip
         first = end
     for c in range(count):
         i = out_fired[c]
         k = ray_sensor[i]
-        px = out_sensor_poses[k, 0]
-        py = out_sensor_poses[k, 1]
-        pz = out_sensor_poses[k, 2]
-        qw = out_sensor_poses[k, 3]
-        qx = out_sensor_poses[k, 4]
-        qy = out_sensor_poses[k, 5]
-        qz = out_sensor_poses[k, 6]
-        tau = ray_offsets[i]
-        b = sensor_bodies[k]
-        if sensor_extrapolate[k] != 0 and b >= 0:
-            vx = body_linear_velocities[b, 0]
-            vy = body_linear_velocities[b, 1]
-            vz = body_linear_velocities[b, 2]
-            wx = body_angular_velocities[b, 0]
-            wy = body_angular_velocities[b, 1]
-            wz = body_angular_velocities[b, 2]
-        else:
-            vx = 0.0
-            vy = 0.0
-            vz = 0.0
-            wx = 0.0
-            wy = 0.0
-            wz = 0.0
-        v_norm = math.sqrt(vx * vx + vy * vy + vz * vz)
-        w_norm = math.sqrt(wx * wx + wy * wy + wz * wz)
-        if abs(tau) > 1e-8 and (v_norm > 1e-10 or w_norm > 1e-10):
-            px = px + vx * tau
-            py = py + vy * tau
-            pz = pz + vz * tau
-            hx = wx * tau * 0.5
-            hy = wy * tau * 0.5
-            hz = wz * tau * 0.5
-            nw = qw - hx * qx - hy * qy - hz * qz
-            nx = qx + hx * qw + hy * qz - hz * qy
-            ny = qy - hx * qz + hy * qw + hz * qx
-            nz = qz + hx * qy - hy * qx + hz * qw
-            norm = math.sqrt(nw * nw + nx * nx + ny * ny + nz * nz)
-            if norm > 1e-10:
-                nw /= norm
-                nx /= norm
-                ny /= norm
-                nz /= norm
-            qw = nw
-            qx = nx
-            qy = ny
-            qz = nz
-        ox, oy, oz = _rotate_kernel(
-            qw,
-            qx,
-            qy,
-            qz,
-            ray_origins_local[i, 0],
-            ray_origins_local[i, 1],
-            ray_origins_local[i, 2],
-        )
-        ox += px
-        oy += py
-        oz += pz
-        dx, dy, dz = _rotate_kernel(
-            qw,
-            qx,
-            qy,
-            qz,
-            ray_directions_local[i, 0],
-            ray_directions_local[i, 1],
-            ray_directions_local[i, 2],
-        )
-        d_norm = math.sqrt(dx * dx + dy * dy + dz * dz)
-        if d_norm > 1e-10:
-            dx /= d_norm
-            dy /= d_norm
-            dz /= d_norm
+        px, py, pz, qw, qx, qy, qz = _ray_pose_kernel(
+            out_sensor_poses[k, 0], out_sensor_poses[k, 1], out_sensor_poses[k, 2],
+            out_sensor_poses[k, 3], out_sensor_poses[k, 4], out_sensor_poses[k, 5],
+            out_sensor_poses[k, 6], ray_offsets[i], sensor_extrapolate[k] != 0,
+            sensor_bodies[k], body_linear_velocities, body_angular_velocities,
+        )  # fmt: skip
         min_range = sensor_ranges[k, 0]
+        ox, oy, oz, sx, sy, sz, dx, dy, dz = _world_ray_kernel(
+            px, py, pz, qw, qx, qy, qz, ray_origins_local, ray_directions_local, i, min_range
+        )
         out_origins[c, 0] = ox
         out_origins[c, 1] = oy
         out_origins[c, 2] = oz
-        # the reference passes origin and direction to the scene query as float32
-        out_starts[c, 0] = np.float64(np.float32(ox + dx * min_range))
-        out_starts[c, 1] = np.float64(np.float32(oy + dy * min_range))
-        out_starts[c, 2] = np.float64(np.float32(oz + dz * min_range))
-        out_directions[c, 0] = np.float64(np.float32(dx))
-        out_directions[c, 1] = np.float64(np.float32(dy))
-        out_directions[c, 2] = np.float64(np.float32(dz))
+        out_starts[c, 0] = sx
+        out_starts[c, 1] = sy
+        out_starts[c, 2] = sz
+        out_directions[c, 0] = dx
+        out_directions[c, 1] = dy
+        out_directions[c, 2] = dz
         out_max_distances[c] = sensor_ranges[k, 1] - min_range
         out_ray_poses[c, 0] = px
         out_ray_poses[c, 1] = py
@@ -417,36 +496,12 @@ def raycast_outputs_kernel(
             out_hits[hit_count, 0] = i
             out_hits[hit_count, 1] = hit_actors[j]
             hit_count += 1
-        x0 = starts[j, 0] + directions[j, 0] * h
-        x1 = starts[j, 1] + directions[j, 1] * h
-        x2 = starts[j, 2] + directions[j, 2] * h
-        out_end_points_world[i, 0] = x0
-        out_end_points_world[i, 1] = x1
-        out_end_points_world[i, 2] = x2
-        n0 = hit_normals[j, 0]
-        n1 = hit_normals[j, 1]
-        n2 = hit_normals[j, 2]
-        if sensor_world_frame[k] == 0:
-            qw = ray_poses[j, 3]
-            qx = -ray_poses[j, 4]
-            qy = -ray_poses[j, 5]
-            qz = -ray_poses[j, 6]
-            x0, x1, x2 = _rotate_kernel(
-                qw,
-                qx,
-                qy,
-                qz,
-                x0 - ray_poses[j, 0],
-                x1 - ray_poses[j, 1],
-                x2 - ray_poses[j, 2],
-            )
-            n0, n1, n2 = _rotate_kernel(qw, qx, qy, qz, n0, n1, n2)
-        out_hit_positions[i, 0] = x0
-        out_hit_positions[i, 1] = x1
-        out_hit_positions[i, 2] = x2
-        out_hit_normals[i, 0] = n0
-        out_hit_normals[i, 1] = n1
-        out_hit_normals[i, 2] = n2
+        _write_hit_kernel(
+            i, h, starts[j, 0], starts[j, 1], starts[j, 2], directions[j, 0], directions[j, 1],
+            directions[j, 2], hit_normals[j, 0], hit_normals[j, 1], hit_normals[j, 2],
+            ray_poses, j, sensor_world_frame[k] == 0, out_hit_positions, out_hit_normals,
+            out_end_points_world,
+        )  # fmt: skip
     out_hit_count[0] = hit_count
 
 
@@ -620,33 +675,10 @@ def raycast_batch_step_kernel(
     # sensor poses; every ray of a sensor whose float32 position changed gets it
     for k in range(sensor_count):
         b = sensor_i[k, 0]
-        if b >= 0:
-            bw = body_orientations[b, 0]
-            bx = body_orientations[b, 1]
-            by = body_orientations[b, 2]
-            bz = body_orientations[b, 3]
-            lw = sensor_f[k, 3]
-            lx = sensor_f[k, 4]
-            ly = sensor_f[k, 5]
-            lz = sensor_f[k, 6]
-            rx, ry, rz = _rotate_kernel(
-                bw, bx, by, bz, sensor_f[k, 0], sensor_f[k, 1], sensor_f[k, 2]
+        if b >= 0 or first_call:
+            _sensor_world_pose_kernel(
+                body_positions, body_orientations, b, sensor_f, k, sensor_io, k
             )
-            sensor_io[k, 0] = body_positions[b, 0] + rx
-            sensor_io[k, 1] = body_positions[b, 1] + ry
-            sensor_io[k, 2] = body_positions[b, 2] + rz
-            qw = bw * lw - bx * lx - by * ly - bz * lz
-            qx = bw * lx + bx * lw + by * lz - bz * ly
-            qy = bw * ly - bx * lz + by * lw + bz * lx
-            qz = bw * lz + bx * ly - by * lx + bz * lw
-            norm = math.sqrt(qw * qw + qx * qx + qy * qy + qz * qz)
-            sensor_io[k, 3] = qw / norm
-            sensor_io[k, 4] = qx / norm
-            sensor_io[k, 5] = qy / norm
-            sensor_io[k, 6] = qz / norm
-        elif first_call:
-            for a in range(7):
-                sensor_io[k, a] = sensor_f[k, a]
         px = np.float32(sensor_io[k, 0])
         py = np.float32(sensor_io[k, 1])
         pz = np.float32(sensor_io[k, 2])
@@ -683,50 +715,16 @@ def raycast_batch_step_kernel(
 
     # firing windows (sensors.md §5.3 step 3, in float32), one sensor at a time
     count = 0
+    sorted_offsets = ray_f[:, 7]
+    order = ray_i[:, 1]
     for k in range(sensor_count):
-        first = sensor_i[k, 3]
         end = sensor_i[k + 1, 3] if k + 1 < sensor_count else r
-        p32 = np.float32(sensor_f[k, 9])
-        if p32 > np.float32(0.0):
+        if sensor_f[k, 9] > 0.0:
             sensor_counters[k] += 1
-            e = np.float32(np.float32(sensor_counters[k]) * dt32)
-            e = np.float32(np.fmod(np.float64(e), np.float64(p32)))
-            s = np.float32(e - dt32)
-            wrapped = s < np.float32(0.0)
-            if wrapped:
-                s = np.float32(s + p32)
-            # the rays with s <= tau < e (wrapped: tau >= s or tau < e), by bisection in the
-            # sensor's offsets sorted ascending, then put back in ray order
-            sorted_run = ray_f[first:end, 7]
-            lo = first + np.searchsorted(sorted_run, np.float64(s), side="left")
-            hi = first + np.searchsorted(sorted_run, np.float64(e), side="left")
-            start = count
-            if wrapped and lo < hi:
-                for m in range(first, end):
-                    fired[count] = ray_i[m, 1]
-                    count += 1
-            elif wrapped:
-                for m in range(first, hi):
-                    fired[count] = ray_i[m, 1]
-                    count += 1
-                for m in range(lo, end):
-                    fired[count] = ray_i[m, 1]
-                    count += 1
-            else:
-                for m in range(lo, hi):
-                    fired[count] = ray_i[m, 1]
-                    count += 1
-            ordered = True
-            for m in range(start + 1, count):
-                if fired[m] < fired[m - 1]:
-                    ordered = False
-                    break
-            if not ordered:
-                fired[start:count] = np.sort(fired[start:count])
-        else:
-            for i in range(first, end):
-                fired[count] = i
-                count += 1
+        count = _append_firing_rays_kernel(
+            sensor_counters[k], dt32, np.float32(sensor_f[k, 9]), sorted_offsets, order,
+            sensor_i[k, 3], end, fired, count,
+        )  # fmt: skip
     counts[0, 0] = count
     counts[0, 1] = 0
     counts[1, 0] = 1
@@ -734,6 +732,8 @@ def raycast_batch_step_kernel(
         return
 
     # world rays of the firing rays, and the box around their cast start points
+    ray_origins = ray_f[:, 0:3]
+    ray_directions = ray_f[:, 3:6]
     lo_x = math.inf
     lo_y = math.inf
     lo_z = math.inf
@@ -755,69 +755,25 @@ def raycast_batch_step_kernel(
             hi_y = max(hi_y, sy)
             hi_z = max(hi_z, sz)
             continue
-        px = sensor_io[k, 0]
-        py = sensor_io[k, 1]
-        pz = sensor_io[k, 2]
-        qw = sensor_io[k, 3]
-        qx = sensor_io[k, 4]
-        qy = sensor_io[k, 5]
-        qz = sensor_io[k, 6]
-        tau = ray_f[i, 6]
-        b = sensor_i[k, 0]
-        if sensor_i[k, 1] != 0 and b >= 0:
-            vx = body_linear_velocities[b, 0]
-            vy = body_linear_velocities[b, 1]
-            vz = body_linear_velocities[b, 2]
-            wx = body_angular_velocities[b, 0]
-            wy = body_angular_velocities[b, 1]
-            wz = body_angular_velocities[b, 2]
-            v_norm = math.sqrt(vx * vx + vy * vy + vz * vz)
-            w_norm = math.sqrt(wx * wx + wy * wy + wz * wz)
-            if abs(tau) > 1e-8 and (v_norm > 1e-10 or w_norm > 1e-10):
-                px = px + vx * tau
-                py = py + vy * tau
-                pz = pz + vz * tau
-                hx = wx * tau * 0.5
-                hy = wy * tau * 0.5
-                hz = wz * tau * 0.5
-                nw = qw - hx * qx - hy * qy - hz * qz
-                nx = qx + hx * qw + hy * qz - hz * qy
-                ny = qy - hx * qz + hy * qw + hz * qx
-                nz = qz + hx * qy - hy * qx + hz * qw
-                norm = math.sqrt(nw * nw + nx * nx + ny * ny + nz * nz)
-                if norm > 1e-10:
-                    nw /= norm
-                    nx /= norm
-                    ny /= norm
-                    nz /= norm
-                qw = nw
-                qx = nx
-                qy = ny
-                qz = nz
-        ox, oy, oz = _rotate_kernel(qw, qx, qy, qz, ray_f[i, 0], ray_f[i, 1], ray_f[i, 2])
-        ox += px
-        oy += py
-        oz += pz
-        dx, dy, dz = _rotate_kernel(qw, qx, qy, qz, ray_f[i, 3], ray_f[i, 4], ray_f[i, 5])
-        d_norm = math.sqrt(dx * dx + dy * dy + dz * dz)
-        if d_norm > 1e-10:
-            dx /= d_norm
-            dy /= d_norm
-            dz /= d_norm
+        px, py, pz, qw, qx, qy, qz = _ray_pose_kernel(
+            sensor_io[k, 0], sensor_io[k, 1], sensor_io[k, 2], sensor_io[k, 3],
+            sensor_io[k, 4], sensor_io[k, 5], sensor_io[k, 6], ray_f[i, 6],
+            sensor_i[k, 1] != 0, sensor_i[k, 0], body_linear_velocities,
+            body_angular_velocities,
+        )  # fmt: skip
         min_range = sensor_f[k, 7]
-        # the reference passes origin and direction to the scene query as float32
-        sx = np.float64(np.float32(ox + dx * min_range))
-        sy = np.float64(np.float32(oy + dy * min_range))
-        sz = np.float64(np.float32(oz + dz * min_range))
+        ox, oy, oz, sx, sy, sz, dx, dy, dz = _world_ray_kernel(
+            px, py, pz, qw, qx, qy, qz, ray_origins, ray_directions, i, min_range
+        )
         rays[i, 0] = ox
         rays[i, 1] = oy
         rays[i, 2] = oz
         rays[i, 3] = sx
         rays[i, 4] = sy
         rays[i, 5] = sz
-        rays[i, 6] = np.float64(np.float32(dx))
-        rays[i, 7] = np.float64(np.float32(dy))
-        rays[i, 8] = np.float64(np.float32(dz))
+        rays[i, 6] = dx
+        rays[i, 7] = dy
+        rays[i, 8] = dz
         rays[i, 9] = sensor_f[k, 8] - min_range
         ray_poses[i, 0] = px
         ray_poses[i, 1] = py
@@ -1106,25 +1062,8 @@ def raycast_batch_step_kernel(
             hits[hit_count, 0] = i
             hits[hit_count, 1] = actor
             hit_count += 1
-        x0 = wox + wdx * h
-        x1 = woy + wdy * h
-        x2 = woz + wdz * h
-        e_w[i, 0] = x0
-        e_w[i, 1] = x1
-        e_w[i, 2] = x2
-        if sensor_i[k, 2] == 0:
-            qw = ray_poses[i, 3]
-            qx = -ray_poses[i, 4]
-            qy = -ray_poses[i, 5]
-            qz = -ray_poses[i, 6]
-            x0, x1, x2 = _rotate_kernel(
-                qw, qx, qy, qz, x0 - ray_poses[i, 0], x1 - ray_poses[i, 1], x2 - ray_poses[i, 2]
-            )
-            n0, n1, n2 = _rotate_kernel(qw, qx, qy, qz, n0, n1, n2)
-        hit_p[i, 0] = x0
-        hit_p[i, 1] = x1
-        hit_p[i, 2] = x2
-        hit_n[i, 0] = n0
-        hit_n[i, 1] = n1
-        hit_n[i, 2] = n2
+        _write_hit_kernel(
+            i, h, wox, woy, woz, wdx, wdy, wdz, n0, n1, n2, ray_poses, i, sensor_i[k, 2] == 0,
+            hit_p, hit_n, e_w,
+        )  # fmt: skip
     counts[0, 1] = hit_count
