@@ -409,14 +409,15 @@ class _SensorTap:
             self.max_range = max_range
             self.ray_count = num_rays
         self.fields: dict[str, tuple[tuple[int, ...], str]] = {}
-        self._valid_key = f"{self.path}.valid"
-        self._hit_key = (
-            f"{self.path}.hit" if self.kind == "raycast" and self.ray_count is not None else None
-        )
+        # recorder slots and channel keys (set by define)
+        self._valid_slot = 0
+        self._hit_slot: int | None = None
+        self._zero_slots: list[int] = []
+        self._keys: dict[int, str] = {}
         self._max_range32 = np.float32(self.max_range if self.max_range is not None else np.inf)
         self._ray_shape = (self.ray_count,)
         self.path_tables: dict[str, list[str]] = {}
-        self._plan: list[tuple[str, str, tuple[int, ...], _HitPathIds | None]] = []
+        self._plan: list[tuple[str, int, tuple[int, ...], _HitPathIds | None]] = []
         self._is_mapping: dict[type, bool] = {}
 
     def define(self, recorder: Any) -> None:
@@ -464,11 +465,12 @@ class _SensorTap:
             else:
                 dtype = "float64"
             self.fields[name] = (shape, dtype)
+        slots: dict[str, int] = {}
         for name, (shape, dtype) in self.fields.items():
             attrs: dict[str, Any] = {}
             if name in self.path_tables:
                 attrs["path_table"] = self.path_tables[name]
-            recorder.add_channel(
+            slots[name] = recorder.add_channel(
                 ChannelInfo(
                     f"{self.path}.{name}",
                     shape,
@@ -480,9 +482,10 @@ class _SensorTap:
                     attrs,
                 )
             )
+        self._hit_slot = None
         if self.kind == "raycast" and self.ray_count is not None:
             attrs = {"max_range": self.max_range}
-            recorder.add_channel(
+            self._hit_slot = recorder.add_channel(
                 ChannelInfo(
                     f"{self.path}.hit",
                     (self.ray_count,),
@@ -494,19 +497,26 @@ class _SensorTap:
                     attrs,
                 )
             )
-        recorder.add_channel(
+        self._valid_slot = recorder.add_channel(
             ChannelInfo(f"{self.path}.valid", (), "bool", self.path, self.kind, "valid", "")
         )
-        # per field: (reading field, channel key, channel shape, path-id mapper or None)
+        # per field: (reading field, recorder slot, channel shape, path-id mapper or None)
         self._plan = [
             (
                 name,
-                f"{self.path}.{name}",
+                slots[name],
                 shape,
                 _HitPathIds(self.path_tables[name], shape) if name in self.path_tables else None,
             )
             for name, (shape, _) in self.fields.items()
         ]
+        self._zero_slots = [slots[name] for name in self.fields]  # of an invalid reading
+        if self._hit_slot is not None:
+            self._zero_slots.append(self._hit_slot)
+        self._keys = {slots[name]: f"{self.path}.{name}" for name in self.fields}
+        self._keys[self._valid_slot] = f"{self.path}.valid"
+        if self._hit_slot is not None:
+            self._keys[self._hit_slot] = f"{self.path}.hit"
 
     def read(self) -> Any:
         """The sensor's current reading (sensor evaluation; readings may be lazy)."""
@@ -515,8 +525,22 @@ class _SensorTap:
     def row(self, out: dict[str, Any], reading: Any = _UNSET) -> None:
         """Add a reading (default: the sensor's current one) to ``out`` (channel -> value).
 
-        The values put in ``out`` are the reading's own arrays (the recorder copies them
-        once into its buffers) or arrays this tap does not change afterwards.
+        Every channel of the tap gets a value (zeros where the reading has none). The
+        values are the reading's own arrays (the recorder copies them once into its
+        buffers) or arrays this tap does not change afterwards.
+        """
+        self.write(_DictRow(out, self._keys), 0, reading)
+
+    def write(self, buffers: Sequence[Any], row: int, reading: Any = _UNSET) -> None:
+        """Write a reading (default: the sensor's current one) into a recorder row in place.
+
+        Args:
+            buffers: the recorder's channel buffers by slot (``Recorder.begin_row``).
+            row: the row index to write.
+            reading: the reading to record.
+
+        Every channel of the tap is written: the reading's values, zeros (False) for the
+        fields an invalid, missing or wrongly sized reading lacks.
         """
         if reading is _UNSET:
             reading = self.sensor.reading()
@@ -537,38 +561,63 @@ class _SensorTap:
         valid = bool(get("valid", True) if valid is None else valid)
         if valid and getattr(self.sensor, "disabled_reason", None) is not None:
             valid = False
-        out[self._valid_key] = valid
+        buffers[self._valid_slot][row] = valid
         if not valid:
-            if self._hit_key is not None:
-                out[self._hit_key] = False
+            for slot in self._zero_slots:
+                buffers[slot][row] = 0
             return
         hits = None
-        if self._hit_key is not None:
+        if self._hit_slot is not None:
             depths = get("depths")
             if type(depths) is not np.ndarray and depths is not None:
                 depths = np.asarray(depths)
             if depths is not None and depths.shape == self._ray_shape:
                 hits = depths < self._max_range32
-                out[self._hit_key] = hits
-        for name, key, shape, path_ids in self._plan:
+                buffers[self._hit_slot][row] = hits
+            else:
+                buffers[self._hit_slot][row] = 0
+        for name, slot, shape, path_ids in self._plan:
             value = get(name)
             if value is None:
-                continue
-            if path_ids is not None:
-                out[key] = path_ids.ids(value, hits)
-                continue
-            if not shape and type(value) in _SCALAR_TYPES:
-                out[key] = value  # scalar channel: the recorder converts on copy
-                continue
-            if type(value) is np.ndarray and value.shape == shape:
-                out[key] = value  # the common case: no conversion, no copy here
-                continue
-            array = np.asarray(value)
-            if array.shape != shape:
-                if array.size != int(np.prod(shape)):
-                    continue  # invalid/empty reading: recorded as zeros
-                array = array.reshape(shape)
-            out[key] = array
+                buffers[slot][row] = 0
+            elif path_ids is not None:
+                buffers[slot][row] = path_ids.ids(value, hits)
+            elif type(value) is np.ndarray and value.shape == shape:
+                buffers[slot][row] = value  # the common case: one copy, no conversion
+            elif not shape and type(value) in _SCALAR_TYPES:
+                buffers[slot][row] = value
+            else:
+                array = np.asarray(value)
+                if array.shape != shape:
+                    if array.size != int(np.prod(shape)):
+                        buffers[slot][row] = 0  # invalid/empty reading: recorded as zeros
+                        continue
+                    array = array.reshape(shape)
+                buffers[slot][row] = array
+
+
+class _DictRow:
+    """``buffers[slot][row] = value`` adapter that sets ``out[channel key] = value``."""
+
+    __slots__ = ("_out", "_keys")
+
+    def __init__(self, out: dict[str, Any], keys: Mapping[int, str]) -> None:
+        self._out = out
+        self._keys = keys
+
+    def __getitem__(self, slot: int) -> _DictCell:
+        return _DictCell(self._out, self._keys[slot])
+
+
+class _DictCell:
+    __slots__ = ("_out", "_key")
+
+    def __init__(self, out: dict[str, Any], key: str) -> None:
+        self._out = out
+        self._key = key
+
+    def __setitem__(self, row: int, value: Any) -> None:
+        self._out[self._key] = value
 
 
 class _HitPathIds:
@@ -1164,6 +1213,9 @@ def run_scene(
     }
     recorder = None
     taps = [_SensorTap(s, stage) for s in sensors.sensors]
+    readers = [tap.sensor.reading for tap in taps]  # bound once: no per-step lookups
+    joint_slots: dict[str, int] = {}  # recorder slots of the joint and body channels
+    body_slots: dict[str, int] = {}
     timings = {
         "physics": 0.0,
         "state": 0.0,
@@ -1201,7 +1253,7 @@ def run_scene(
             t3 = perf()
             sensors.step(state)
             t4 = perf()
-            readings = [tap.read() for tap in taps]
+            readings = [read() for read in readers]
             t5 = perf()
             if recorder is None:
                 recorder = Recorder(
@@ -1215,7 +1267,7 @@ def run_scene(
                     tap.define(recorder)
                 if dof_count:
                     for name in ("positions", "velocities", "efforts"):
-                        recorder.add_channel(
+                        joint_slots[name] = recorder.add_channel(
                             ChannelInfo(
                                 f"{robot_path}.{name}",
                                 (dof_count,),
@@ -1227,7 +1279,7 @@ def run_scene(
                                 {"dof_names": meta["dof_names"]},
                             )
                         )
-                    recorder.add_channel(
+                    joint_slots["targets"] = recorder.add_channel(
                         ChannelInfo(
                             f"{robot_path}.targets",
                             (dof_count,),
@@ -1241,7 +1293,7 @@ def run_scene(
                     )
                 if record_bodies:
                     nb = len(body_paths)
-                    recorder.add_channel(
+                    body_slots["positions"] = recorder.add_channel(
                         ChannelInfo(
                             "bodies.positions",
                             (nb, 3),
@@ -1253,7 +1305,7 @@ def run_scene(
                             {"body_paths": list(body_paths)},
                         )
                     )
-                    recorder.add_channel(
+                    body_slots["orientations"] = recorder.add_channel(
                         ChannelInfo(
                             "bodies.orientations",
                             (nb, 4),
@@ -1265,20 +1317,20 @@ def run_scene(
                             {"body_paths": list(body_paths)},
                         )
                     )
-            row: dict[str, Any] = {}
+            # the row is written in place into the recorder's buffers (one copy per channel)
+            buffers, row = recorder.begin_row()
             for tap, reading in zip(taps, readings, strict=True):
-                tap.row(row, reading)
+                tap.write(buffers, row, reading)
             joint_positions = state.joint_positions.copy()
             if dof_count:
-                row[f"{robot_path}.positions"] = state.joint_positions
-                row[f"{robot_path}.velocities"] = state.joint_velocities
-                row[f"{robot_path}.efforts"] = state.joint_efforts
-                if ik is not None:
-                    row[f"{robot_path}.targets"] = ik.targets
+                buffers[joint_slots["positions"]][row] = state.joint_positions
+                buffers[joint_slots["velocities"]][row] = state.joint_velocities
+                buffers[joint_slots["efforts"]][row] = state.joint_efforts
+                buffers[joint_slots["targets"]][row] = ik.targets if ik is not None else 0.0
             if record_bodies:
-                row["bodies.positions"] = state.body_positions
-                row["bodies.orientations"] = state.body_orientations
-            recorder.append(int(getattr(state, "step", k)), float(state.time), row)
+                buffers[body_slots["positions"]][row] = state.body_positions
+                buffers[body_slots["orientations"]][row] = state.body_orientations
+            recorder.end_row(int(getattr(state, "step", k)), float(state.time))
             t6 = perf()
             if k == 1:  # one-off costs (ray scene build, kernel cache loads): kept apart
                 timings["first_step"] = t6 - t0

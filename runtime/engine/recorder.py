@@ -171,6 +171,13 @@ class Recorder:
             rec.append(step=k, time=t, values={"imu.linear_acceleration": a})
         rec.close(complete=True)
 
+    or, without a dict per row, write each channel's row in place (``slot`` is what
+    :meth:`add_channel` returned)::
+
+        buffers, row = rec.begin_row()
+        buffers[slot][row] = a  # every channel, zeros where there is no value
+        rec.end_row(step=k, time=t)
+
     Rows are copied into per-channel chunk buffers of ``chunk_rows`` rows each (allocated
     once per chunk, never regrown or copied). A periodic flush of an ``.npz`` appends only
     the rows since the previous flush as one *segment* (see the module docstring); the
@@ -194,6 +201,10 @@ class Recorder:
         SimrtError: unsupported suffix, or ``.parquet`` without pyarrow installed.
         ValueError: ``flush_every < 1`` or ``chunk_rows < 1``.
     """
+
+    # tests: fill new chunk buffers with 0xFF bytes, so that a channel row left unwritten
+    # (instead of zeroed) shows up as NaN / -1 / True rather than as zeros by chance
+    _POISON_NEW_CHUNKS = False
 
     def __init__(
         self,
@@ -221,6 +232,7 @@ class Recorder:
         self._chunks: list[dict[str, np.ndarray]] = []
         self._chunk_starts: list[int] = []
         self._current: dict[str, np.ndarray] | None = None
+        self._buffers: list[np.ndarray] = []  # the current chunk's channel buffers by slot
         self._current_row = 0
         self._current_len = 0
         self._count = 0
@@ -250,8 +262,11 @@ class Recorder:
         """Number of rows appended so far."""
         return self._count
 
-    def add_channel(self, info: ChannelInfo) -> None:
-        """Register a channel; must happen before the first :meth:`append`.
+    def add_channel(self, info: ChannelInfo) -> int:
+        """Register a channel; must happen before the first row.
+
+        Returns:
+            The channel's slot: its index in the buffer list of :meth:`begin_row`.
 
         Raises:
             ValueError: duplicate or reserved name, or channels added after rows.
@@ -262,6 +277,7 @@ class Recorder:
             raise ValueError(f"channel name {info.name!r} is reserved or already used")
         np.dtype(info.dtype)  # validates the dtype name
         self._channels[info.name] = info
+        return len(self._channels) - 1
 
     # ------------------------------------------------------------------ rows
     def _new_chunk(self) -> None:
@@ -277,6 +293,10 @@ class Recorder:
         }
         for name, info in self._channels.items():
             chunk[name] = np.empty((rows, *info.shape), dtype=info.dtype)
+        if self._POISON_NEW_CHUNKS:
+            for buffer in chunk.values():
+                buffer.view(np.uint8).fill(0xFF)
+        self._buffers = [chunk[name] for name in self._channels]
         self._chunks.append(chunk)
         self._chunk_starts.append(self._count)
         self._current = chunk
@@ -296,10 +316,7 @@ class Recorder:
             KeyError: a value for an unregistered channel.
             ValueError: recorder closed, or a value of the wrong shape.
         """
-        if self._closed:
-            raise ValueError("recorder is closed")
-        if self._current is None or self._current_row >= self._current_len:
-            self._new_chunk()
+        self.begin_row()
         chunk = self._current
         assert chunk is not None
         row = self._current_row
@@ -320,6 +337,40 @@ class Recorder:
             for name, buffer in chunk.items():  # channels missing from the row: zeros
                 if name not in values:
                     buffer[row] = 0
+        self.end_row(step, time)
+
+    def begin_row(self) -> tuple[list[np.ndarray], int]:
+        """Buffers to write the next row into in place (the run loop's path; no dict).
+
+        Usage: ``buffers, row = rec.begin_row()``, then ``buffers[slot][row] = value`` for
+        every channel (``slot`` as returned by :meth:`add_channel`; write zeros for a
+        channel without a value: the buffers are not pre-zeroed), then
+        :meth:`end_row`. A row that is not ended (e.g. an error while writing it) is not
+        recorded; the next row overwrites it.
+
+        Returns:
+            ``(buffers, row)``: the current chunk's buffer of every channel in slot order
+            (shape ``(chunk_rows, *channel_shape)``) and the row index to write.
+
+        Raises:
+            ValueError: recorder closed.
+        """
+        if self._closed:
+            raise ValueError("recorder is closed")
+        if self._current is None or self._current_row >= self._current_len:
+            self._new_chunk()
+        return self._buffers, self._current_row
+
+    def end_row(self, step: int, time: float) -> None:
+        """Record the row written in place after :meth:`begin_row` (may flush the file).
+
+        Args:
+            step: physics step counter of the row.
+            time: simulation time of the row [s].
+        """
+        chunk = self._current
+        assert chunk is not None, "end_row() without begin_row()"
+        row = self._current_row
         chunk["step"][row] = step
         chunk["time"][row] = time
         self._current_row = row + 1
