@@ -8,8 +8,11 @@ are kept; then, over the same rows, the blocks below are timed (interleaved, bes
 
 * ``memcpy peer``         -- ``buffer[k] = value`` of every recorded array of the step into
   preallocated ``(steps, *shape)`` buffers (the floor the recorder should approach);
-* ``record (memory)``     -- the run loop's row building (``_SensorTap.row``) plus
-  ``Recorder.append`` without a file;
+* ``record (memory)``     -- the run loop's recording without a file: each tap writes its
+  reading in place into the recorder's buffers (``Recorder.begin_row``,
+  ``_SensorTap.write``, ``Recorder.end_row``);
+* ``record (dict rows)``   -- the same through a per-step dict (``_SensorTap.row`` plus
+  ``Recorder.append``), the API for callers without slots;
 * ``record (.npz)``       -- the same with a file flushed every ``--flush-every`` rows
   (``min_flush_interval=0``: every flush happens; segments appended to the reused bytes);
 * ``whole-file rewrite``  -- the previous design's flush for comparison: ``numpy.savez`` of
@@ -71,20 +74,30 @@ def main() -> int:
         }
         rows.append((int(state.step), float(state.time), readings, extra))
 
+    slots = {}
+
     def make(path):
         rec = Recorder(path, flush_every=args.flush_every, min_flush_interval=0.0)
         for tap in taps:
             tap.define(rec)
         for name, array in rows[0][3].items():
-            rec.add_channel(ChannelInfo(name, array.shape, "float64"))
+            slots[name] = rec.add_channel(ChannelInfo(name, array.shape, "float64"))
         return rec
 
-    def fill(rec, rewrite_dir=None):
+    def fill(rec, rewrite_dir=None, dict_rows=False):
         for k, (step, t, readings, extra) in enumerate(rows, start=1):
-            row = dict(extra)
-            for tap, reading in zip(taps, readings, strict=True):
-                tap.row(row, reading)
-            rec.append(step, t, row)
+            if dict_rows:
+                row = dict(extra)
+                for tap, reading in zip(taps, readings, strict=True):
+                    tap.row(row, reading)
+                rec.append(step, t, row)
+            else:
+                buffers, i = rec.begin_row()
+                for tap, reading in zip(taps, readings, strict=True):
+                    tap.write(buffers, i, reading)
+                for name, value in extra.items():
+                    buffers[slots[name]][i] = value
+                rec.end_row(step, t)
             if rewrite_dir is not None and k % args.flush_every == 0:
                 snap = rec.snapshot()
                 np.savez(
@@ -117,6 +130,9 @@ def main() -> int:
             t0 = perf()
             fill(make(None))
             results.setdefault("record (memory)", []).append(perf() - t0)
+            t0 = perf()
+            fill(make(None), dict_rows=True)
+            results.setdefault("record (dict rows)", []).append(perf() - t0)
             t0 = perf()
             rec = fill(make(tmp_dir / "run.npz"))
             results.setdefault("record (.npz)", []).append(perf() - t0)
