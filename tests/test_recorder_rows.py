@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import io
 import random
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -282,3 +283,61 @@ def test_panda_run_records_every_reading_as_read(tmp_path):
                 assert fields["valid"][k] == r.is_valid
                 for name in names:
                     np.testing.assert_array_equal(fields[name][k], getattr(r, name))
+
+
+def _fill(rec, rows, on_row=None):
+    slots = _channels(rec)
+    for k in range(1, rows + 1):
+        buffers, row = rec.begin_row()
+        buffers[slots[0]][row] = [k, -k, 0.5 * k]
+        buffers[slots[1]][row] = k
+        buffers[slots[2]][row] = k % 3 == 0
+        buffers[slots[3]][row] = np.full((4, 3), 0.25 * k)
+        rec.end_row(k, 0.01 * k)
+        if on_row is not None:
+            on_row(k)
+
+
+def test_background_flushes_leave_loadable_prefixes_and_the_same_final_file(tmp_path):
+    sync_path, bg_path = tmp_path / "sync.npz", tmp_path / "bg.npz"
+    sync = Recorder(sync_path, flush_every=5, chunk_rows=4, meta={"scene": "s"})
+    _fill(sync, 60)
+    sync.close()
+    bg = Recorder(bg_path, flush_every=5, chunk_rows=4, meta={"scene": "s"}, background_flush=True)
+    lengths = []
+
+    def check(k):
+        if k % 10 == 0:
+            time.sleep(0.05)  # a slow step: the pending segment write completes meanwhile
+        if k % 7 == 0 and bg_path.exists():  # whatever flush completed last: a valid prefix
+            part = load_recording(bg_path)
+            assert not part.complete and len(part) <= k
+            np.testing.assert_array_equal(part.step, np.arange(1, len(part) + 1))
+            np.testing.assert_array_equal(part.data["a.n"], part.step)
+            lengths.append(len(part))
+
+    _fill(bg, 60, check)
+    assert bg.flush_count >= 3  # segments written by the helper thread
+    bg.flush()  # waits for a pending segment, then writes every row
+    assert len(load_recording(bg_path)) == 60
+    assert lengths and lengths == sorted(lengths)
+    bg.close()
+    assert bg_path.read_bytes() == sync_path.read_bytes()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bg.npz", "sync.npz"]
+
+
+def test_failed_background_flush_is_raised_and_close_still_writes_every_row(tmp_path, monkeypatch):
+    from runtime.engine import recorder as recorder_module
+
+    def disk_full(*args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(recorder_module, "_write_npz_appended", disk_full)
+    path = tmp_path / "run.npz"
+    rec = Recorder(path, flush_every=2, background_flush=True)
+    with pytest.raises(OSError, match="No space left"):
+        _fill(rec, 50)
+    rec.close(complete=False)
+    loaded = load_recording(path)
+    assert not loaded.complete and len(loaded) == rec.row_count >= 2
+    np.testing.assert_array_equal(loaded.data["a.n"], np.arange(1, len(loaded) + 1))

@@ -1262,6 +1262,7 @@ def run_scene(
                     meta=meta,
                     min_flush_interval=min_flush_interval,
                     expected_rows=min(steps, 1_000_000),
+                    background_flush=True,  # periodic segments written beside the loop
                 )
                 for tap in taps:
                     tap.define(recorder)

@@ -37,13 +37,14 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import logging
 import math
 import os
 import tempfile
 import threading
 import time as time_module
 import zipfile
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -62,6 +63,10 @@ __all__ = [
     "Recording",
     "load_recording",
 ]
+
+_LOG = logging.getLogger(__name__)
+# (segments, rows flushed, members written, bytes reused by the next flush)
+_SegmentResult = tuple[list[tuple[int, int]], int, list[zipfile.ZipInfo], int]
 
 FORMAT_NAME = "simrt-recording"
 FORMAT_VERSION = 1
@@ -196,6 +201,11 @@ class Recorder:
         expected_rows: rows the run expects; only caps the first chunk's size for short
             runs (0: unknown).
         chunk_rows: rows per in-memory chunk buffer (>= 1).
+        background_flush: write the periodic segments of an ``.npz`` on a helper thread
+            (one at a time; a due flush waits while the previous one is written) instead
+            of inside :meth:`end_row` / :meth:`append`. The file on disk is always the
+            last completed flush; :meth:`flush` and :meth:`close` wait for a pending
+            segment first. A failed background write is raised by the next row.
 
     Raises:
         SimrtError: unsupported suffix, or ``.parquet`` without pyarrow installed.
@@ -215,6 +225,7 @@ class Recorder:
         min_flush_interval: float = 0.0,
         expected_rows: int = 0,
         chunk_rows: int = CHUNK_ROWS,
+        background_flush: bool = False,
     ) -> None:
         self.path = Path(path) if path is not None else None
         self._format = _check_suffix(self.path) if self.path is not None else ""
@@ -233,6 +244,8 @@ class Recorder:
         self._chunk_starts: list[int] = []
         self._current: dict[str, np.ndarray] | None = None
         self._buffers: list[np.ndarray] = []  # the current chunk's channel buffers by slot
+        self._background = bool(background_flush)
+        self._writer: tuple[threading.Thread, dict[str, Any]] | None = None
         self._current_row = 0
         self._current_len = 0
         self._count = 0
@@ -376,12 +389,19 @@ class Recorder:
         self._current_row = row + 1
         self._count += 1
         self._since_flush += 1
-        if self._since_flush >= self.flush_every and (
-            self.min_flush_interval <= 0.0
-            or time_module.monotonic() - self._last_flush
-            >= max(self.min_flush_interval, 9.0 * self._flush_seconds)
+        if self._since_flush < self.flush_every:
+            return
+        if self._writer is not None:
+            if self._writer[0].is_alive():
+                return  # the previous segment is still being written: try again next row
+            self._wait_for_writer()
+        if self.min_flush_interval <= 0.0 or time_module.monotonic() - self._last_flush >= max(
+            self.min_flush_interval, 9.0 * self._flush_seconds
         ):
-            self.flush()
+            if self._background and self.path is not None and self._format == ".npz":
+                self._start_background_segment()
+            else:
+                self.flush()
 
     def _rows(self, key: str, start: int, stop: int) -> np.ndarray:
         """Rows ``[start, stop)`` of one array (a view when they lie in one chunk)."""
@@ -441,7 +461,12 @@ class Recorder:
         Args:
             complete: mark the recording complete (the run reached its last step).
             final: last write of the run: consolidated, compressed and fsync'ed.
+
+        Raises:
+            OSError: the write failed (for a non-final flush: also a failed background
+                segment write; the final write supersedes one, which is only logged).
         """
+        self._wait_for_writer(raise_errors=not final)
         self._since_flush = 0
         started = time_module.monotonic()
         self._last_flush = started
@@ -463,10 +488,19 @@ class Recorder:
         self._flush_seconds = time_module.monotonic() - started
 
     def _flush_segment(self, complete: bool) -> None:
+        self._apply_segment(*self._segment_job(complete)())
+
+    def _segment_job(self, complete: bool) -> Callable[[], _SegmentResult]:
+        """Prepare the next segment write; the returned call does the file I/O.
+
+        Everything the write needs is taken now (row views of the chunk buffers, which
+        are never written again, the metadata JSON and the reused members), so the call
+        may run on another thread while rows keep being appended.
+        """
         assert self.path is not None
         start, stop = self._flushed_rows, self._count
         segments = list(self._segments)
-        new_arrays: dict[str, np.ndarray] = {}
+        new_arrays: dict[str, Any] = {}
         if stop > start or not segments:
             index = len(segments)
             segments.append((start, stop))
@@ -475,13 +509,65 @@ class Recorder:
                 for key, parts in self._array_parts(start, stop).items()
             }
         meta_json = self._meta_json(complete, segments)
-        source = self.path if self._reuse_bytes else None
-        members, reuse = _write_npz_appended(
-            self.path, source, self._reuse_bytes, self._members, new_arrays, meta_json
-        )
+        path, reuse_bytes, members = self.path, self._reuse_bytes, self._members
+        source = path if reuse_bytes else None
+
+        def write() -> _SegmentResult:
+            written, reuse = _write_npz_appended(
+                path, source, reuse_bytes, members, new_arrays, meta_json
+            )
+            return segments, stop, written, reuse
+
+        return write
+
+    def _apply_segment(
+        self,
+        segments: list[tuple[int, int]],
+        stop: int,
+        members: list[zipfile.ZipInfo],
+        reuse: int,
+    ) -> None:
         self._members, self._reuse_bytes = members, reuse
         self._segments = segments
         self._flushed_rows = stop
+
+    def _start_background_segment(self) -> None:
+        """Periodic ``.npz`` flush on a helper thread (the run loop keeps stepping)."""
+        self._since_flush = 0
+        started = time_module.monotonic()
+        self._last_flush = started
+        write = self._segment_job(complete=False)
+        box: dict[str, Any] = {}
+
+        def run() -> None:
+            try:
+                box["result"] = write()
+            except BaseException as exc:  # noqa: BLE001 - re-raised on the owner's thread
+                box["error"] = exc
+            box["seconds"] = time_module.monotonic() - started
+
+        thread = threading.Thread(target=run, name="simrt-recorder-flush")
+        thread.start()
+        self._writer = (thread, box)
+
+    def _wait_for_writer(self, raise_errors: bool = True) -> None:
+        """Join a background segment write and take over its result (or its error)."""
+        if self._writer is None:
+            return
+        thread, box = self._writer
+        thread.join()
+        self._writer = None
+        self._flush_seconds = float(box.get("seconds", 0.0))
+        error = box.get("error")
+        if error is None:
+            self._apply_segment(*box["result"])
+            self.flush_count += 1
+        elif raise_errors:
+            raise error
+        else:
+            _LOG.warning(
+                "%s: background flush failed (%s); writing the file again", self.path, error
+            )
 
     def snapshot(
         self, *, complete: bool = False, channels: Iterable[str] | None = None
