@@ -8,7 +8,10 @@ metadata are stored as JSON next to the arrays.
 
 Recording cost: each appended row is copied into preallocated per-channel chunk buffers
 (:data:`CHUNK_ROWS` rows per chunk), so a step costs about a ``memcpy`` of its arrays; no
-buffer is ever regrown or copied while recording.
+buffer is ever regrown or copied while recording. :meth:`Recorder.begin_row` /
+:meth:`Recorder.end_row` let a writer copy each value straight into its channel's buffer
+(no per-row dict), and with ``background_flush`` the periodic flushes run on a helper
+thread beside the caller's loop.
 
 Crash safety: the file on disk is always a complete, loadable recording, replaced
 atomically (temp file in the destination directory, then ``os.replace``). Every
@@ -16,9 +19,11 @@ atomically (temp file in the destination directory, then ``os.replace``). Every
 the previous flush as one new *segment*: the new file is the previous file's array members
 copied byte for byte (in-kernel ``copy_file_range`` where available, no re-encoding) plus the
 segment's members and fresh metadata, so a flush costs a file copy plus the new rows rather
-than a re-serialisation of the whole run. :meth:`Recorder.close` is called from ``finally``
-blocks by the run loop and writes the final, consolidated file, so in practice all
-completed steps are on disk, marked ``complete = False`` after an interruption.
+than a re-serialisation of the whole run (one flush at a time; with ``background_flush`` the
+file is the last completed flush while the next one is written). :meth:`Recorder.close` is
+called from ``finally`` blocks by the run loop and writes the final, consolidated file, so
+in practice all completed steps are on disk, marked ``complete = False`` after an
+interruption.
 
 File layout (``.npz``): arrays ``step`` (N,), ``time`` (N,), one array per channel with
 shape ``(N, *channel_shape)``, and ``__meta__``: a 0-d unicode array holding JSON (deflate
@@ -620,7 +625,19 @@ def _json_default(value: Any) -> Any:
 
 
 def _umask_mode() -> int:
-    """Permissions of a newly created regular file under the current umask."""
+    """Permissions of a newly created regular file under the current umask.
+
+    Linux reports the umask in ``/proc/self/status``; reading it there leaves the
+    process-wide umask alone, which matters while a background flush runs beside the
+    caller's thread. Elsewhere the umask is set and restored.
+    """
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("Umask:"):
+                    return 0o666 & ~int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
     mask = os.umask(0)
     os.umask(mask)
     return 0o666 & ~mask
