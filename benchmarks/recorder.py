@@ -15,6 +15,8 @@ are kept; then, over the same rows, the blocks below are timed (interleaved, bes
   ``Recorder.append``), the API for callers without slots;
 * ``record (.npz)``       -- the same with a file flushed every ``--flush-every`` rows
   (``min_flush_interval=0``: every flush happens; segments appended to the reused bytes);
+* ``record (.npz, bg)``   -- the same with ``background_flush`` (as ``simrt run``): the
+  segments are written on a helper thread, at most one at a time;
 * ``whole-file rewrite``  -- the previous design's flush for comparison: ``numpy.savez`` of
   every row so far every ``--flush-every`` rows, on top of the memory recording;
 
@@ -76,8 +78,13 @@ def main() -> int:
 
     slots = {}
 
-    def make(path):
-        rec = Recorder(path, flush_every=args.flush_every, min_flush_interval=0.0)
+    def make(path, background=False):
+        rec = Recorder(
+            path,
+            flush_every=args.flush_every,
+            min_flush_interval=0.0,
+            background_flush=background,
+        )
         for tap in taps:
             tap.define(rec)
         for name, array in rows[0][3].items():
@@ -139,6 +146,10 @@ def main() -> int:
             t0 = perf()
             rec.close()
             results.setdefault("close (final write)", []).append(perf() - t0)
+            t0 = perf()
+            rec = fill(make(tmp_dir / "run_bg.npz", background=True))
+            results.setdefault("record (.npz, bg)", []).append(perf() - t0)
+            rec.close()
             t0 = perf()
             fill(make(None), rewrite_dir=tmp_dir)
             results.setdefault("whole-file rewrite", []).append(perf() - t0)
