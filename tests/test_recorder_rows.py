@@ -303,7 +303,14 @@ def test_background_flushes_leave_loadable_prefixes_and_the_same_final_file(tmp_
     sync = Recorder(sync_path, flush_every=5, chunk_rows=4, meta={"scene": "s"})
     _fill(sync, 60)
     sync.close()
-    bg = Recorder(bg_path, flush_every=5, chunk_rows=4, meta={"scene": "s"}, background_flush=True)
+    bg = Recorder(
+        bg_path,
+        flush_every=5,
+        chunk_rows=4,
+        meta={"scene": "s"},
+        background_flush=True,
+        prepare_chunks=True,
+    )
     lengths = []
 
     def check(k):
@@ -341,3 +348,18 @@ def test_failed_background_flush_is_raised_and_close_still_writes_every_row(tmp_
     loaded = load_recording(path)
     assert not loaded.complete and len(loaded) == rec.row_count >= 2
     np.testing.assert_array_equal(loaded.data["a.n"], np.arange(1, len(loaded) + 1))
+
+
+@pytest.mark.parametrize("expected_rows", [0, 3, 10, 17, 40])
+def test_prepared_chunks_record_the_same_rows(tmp_path, expected_rows):
+    """Chunks prepared on a helper thread (any expected row count, even a wrong one)."""
+    plain = Recorder(None, chunk_rows=4, expected_rows=expected_rows)
+    _fill(plain, 17)
+    prepared = Recorder(None, chunk_rows=4, expected_rows=expected_rows, prepare_chunks=True)
+    _fill(prepared, 17)
+    a, b = plain.snapshot(), prepared.snapshot()
+    for name in a.data:
+        np.testing.assert_array_equal(a.data[name], b.data[name])
+    np.testing.assert_array_equal(b.data["a.n"], np.arange(1, 18))
+    prepared.close()
+    assert prepared._spare is None

@@ -1263,6 +1263,7 @@ def run_scene(
                     min_flush_interval=min_flush_interval,
                     expected_rows=min(steps, 1_000_000),
                     background_flush=True,  # periodic segments written beside the loop
+                    prepare_chunks=True,  # next chunk allocated and paged in beside it
                 )
                 for tap in taps:
                     tap.define(recorder)

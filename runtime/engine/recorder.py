@@ -81,6 +81,7 @@ _SUFFIXES = (".npz", ".parquet")
 _SEGMENT_PREFIX = "__seg"
 CHUNK_ROWS = 256
 """Rows per in-memory chunk buffer of :class:`Recorder`."""
+_PAGE_BYTES = 4096  # touch stride of prepared chunks (pages are at least this large)
 FINAL_COMPRESS_LEVEL = 1
 """zlib level of the final ``.npz`` (1: ~5x faster than numpy's default 6, similar size)."""
 
@@ -211,6 +212,10 @@ class Recorder:
             of inside :meth:`end_row` / :meth:`append`. The file on disk is always the
             last completed flush; :meth:`flush` and :meth:`close` wait for a pending
             segment first. A failed background write is raised by the next row.
+        prepare_chunks: allocate the next chunk buffer on a helper thread while the
+            current one fills, its memory pages already mapped (keeps first-touch page
+            faults off the caller's thread; costs one spare chunk of memory; none past
+            ``expected_rows``).
 
     Raises:
         SimrtError: unsupported suffix, or ``.parquet`` without pyarrow installed.
@@ -231,6 +236,7 @@ class Recorder:
         expected_rows: int = 0,
         chunk_rows: int = CHUNK_ROWS,
         background_flush: bool = False,
+        prepare_chunks: bool = False,
     ) -> None:
         self.path = Path(path) if path is not None else None
         self._format = _check_suffix(self.path) if self.path is not None else ""
@@ -250,6 +256,9 @@ class Recorder:
         self._current: dict[str, np.ndarray] | None = None
         self._buffers: list[np.ndarray] = []  # the current chunk's channel buffers by slot
         self._background = bool(background_flush)
+        self._prepare_chunks = bool(prepare_chunks)
+        self._expected_rows = int(expected_rows)
+        self._spare: tuple[threading.Thread, dict[str, Any]] | None = None
         self._writer: tuple[threading.Thread, dict[str, Any]] | None = None
         self._current_row = 0
         self._current_len = 0
@@ -298,19 +307,25 @@ class Recorder:
         return len(self._channels) - 1
 
     # ------------------------------------------------------------------ rows
-    def _new_chunk(self) -> None:
-        rows = self._chunk_rows
-        if not self._chunks and self._first_chunk_rows is not None:
-            rows = self._first_chunk_rows
+    def _allocate_chunk(self, rows: int) -> dict[str, np.ndarray]:
         # np.empty: no up-front zeroing pass over the chunk; every row of every channel is
-        # written by append() (values, or zeros for channels missing from the row) before
-        # it can be read, and rows past the last appended one are never read
+        # written (values, or zeros for channels without one) before it can be read, and
+        # rows past the last appended one are never read
         chunk = {
             "step": np.empty(rows, dtype=np.int64),
             "time": np.empty(rows, dtype=np.float64),
         }
         for name, info in self._channels.items():
             chunk[name] = np.empty((rows, *info.shape), dtype=info.dtype)
+        return chunk
+
+    def _new_chunk(self) -> None:
+        rows = self._chunk_rows
+        if not self._chunks and self._first_chunk_rows is not None:
+            rows = self._first_chunk_rows
+        chunk = self._take_spare(rows)
+        if chunk is None:
+            chunk = self._allocate_chunk(rows)
         if self._POISON_NEW_CHUNKS:
             for buffer in chunk.values():
                 buffer.view(np.uint8).fill(0xFF)
@@ -320,6 +335,41 @@ class Recorder:
         self._current = chunk
         self._current_row = 0
         self._current_len = rows
+        if self._prepare_chunks and (
+            self._expected_rows <= 0 or self._count + rows < self._expected_rows
+        ):
+            self._start_spare(self._chunk_rows)
+
+    def _start_spare(self, rows: int) -> None:
+        """Allocate the next chunk on a helper thread and touch each of its memory pages.
+
+        A fresh chunk's first writes would otherwise each take a page fault on the
+        caller's thread (several times the cost of the copy itself).
+        """
+        box: dict[str, Any] = {}
+
+        def run() -> None:
+            chunk = self._allocate_chunk(rows)
+            for buffer in chunk.values():
+                flat = buffer.reshape(-1).view(np.uint8)
+                flat[::_PAGE_BYTES] = 0  # one write per page: the kernel maps it now
+            box["chunk"] = chunk
+
+        thread = threading.Thread(target=run, name="simrt-recorder-chunk")
+        thread.start()
+        self._spare = (thread, box)
+
+    def _take_spare(self, rows: int) -> dict[str, np.ndarray] | None:
+        """The chunk prepared by :meth:`_start_spare` (None: none, or of another size)."""
+        if self._spare is None:
+            return None
+        thread, box = self._spare
+        thread.join()
+        self._spare = None
+        chunk = box.get("chunk")
+        if chunk is None or chunk["step"].shape[0] != rows:
+            return None
+        return chunk
 
     def append(self, step: int, time: float, values: Mapping[str, Any]) -> None:
         """Append one row (copies the values into the current chunk buffers).
@@ -605,6 +655,7 @@ class Recorder:
         """Final flush (``complete`` marks a run that reached its last step); idempotent."""
         if self._closed:
             return
+        self._take_spare(0)  # a chunk being prepared: not needed any more
         self.flush(complete=complete, final=True)
         self._closed = True
 
