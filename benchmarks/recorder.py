@@ -15,8 +15,9 @@ are kept; then, over the same rows, the blocks below are timed (interleaved, bes
   ``Recorder.append``), the API for callers without slots;
 * ``record (.npz)``       -- the same with a file flushed every ``--flush-every`` rows
   (``min_flush_interval=0``: every flush happens; segments appended to the reused bytes);
-* ``record (.npz, bg)``   -- the same with ``background_flush`` (as ``simrt run``): the
-  segments are written on a helper thread, at most one at a time;
+* ``record (.npz, bg)``   -- the same with ``background_flush`` and ``prepare_chunks`` (as
+  ``simrt run``): the segments are written, and the next chunk buffer is allocated and
+  paged in, on helper threads;
 * ``whole-file rewrite``  -- the previous design's flush for comparison: ``numpy.savez`` of
   every row so far every ``--flush-every`` rows, on top of the memory recording;
 
@@ -84,6 +85,7 @@ def main() -> int:
             flush_every=args.flush_every,
             min_flush_interval=0.0,
             background_flush=background,
+            prepare_chunks=background,
         )
         for tap in taps:
             tap.define(rec)
