@@ -386,7 +386,9 @@ _SKIP_FIELDS = {"is_valid", "valid", "ray_count"}
 _RAYCAST_FIELDS = ("depths", "hit_positions", "hit_normals", "ray_end_points_world")
 _VALID_FIELDS = ("is_valid", "valid")
 _UNSET: Any = object()
-_SCALAR_TYPES = (float, int, bool, np.float32, np.float64, np.int64, np.int32, np.bool_)
+_SCALAR_TYPE_SET = frozenset(
+    (float, int, bool, np.float32, np.float64, np.int64, np.int32, np.bool_)
+)
 
 
 class _SensorTap:
@@ -525,13 +527,40 @@ class _SensorTap:
     def row(self, out: dict[str, Any], reading: Any = _UNSET) -> None:
         """Add a reading (default: the sensor's current one) to ``out`` (channel -> value).
 
-        Every channel of the tap gets a value (zeros where the reading has none). The
-        values are the reading's own arrays (the recorder copies them once into its
-        buffers) or arrays this tap does not change afterwards.
+        For ``Recorder.append``: channels without a value (invalid, missing or wrongly
+        sized fields) are left out and recorded as zeros. The values are the reading's
+        own arrays (the recorder copies them once into its buffers) or arrays this tap
+        does not change afterwards. :meth:`write` is the faster in-place equivalent.
         """
-        self.write(_DictRow(out, self._keys), 0, reading)
+        if reading is _UNSET:
+            reading = self.sensor.reading()
+        get = self._getter(reading)
+        keys = self._keys
+        valid = self._valid(get)
+        out[keys[self._valid_slot]] = valid
+        if not valid:
+            if self._hit_slot is not None:
+                out[keys[self._hit_slot]] = False
+            return
+        hits = None
+        if self._hit_slot is not None:
+            hits = self._hits(get)
+            if hits is not None:
+                out[keys[self._hit_slot]] = hits
+        for name, slot, shape, path_ids in self._plan:
+            value = get(name)
+            if shape:
+                if type(value) is np.ndarray and value.shape == shape:
+                    out[keys[slot]] = value
+                    continue
+            elif type(value) in _SCALAR_TYPE_SET:
+                out[keys[slot]] = value
+                continue
+            value = self._convert(value, shape, path_ids, hits)
+            if value is not None:
+                out[keys[slot]] = value
 
-    def write(self, buffers: Sequence[Any], row: int, reading: Any = _UNSET) -> None:
+    def write(self, buffers: Sequence[np.ndarray], row: int, reading: Any = _UNSET) -> None:
         """Write a reading (default: the sensor's current one) into a recorder row in place.
 
         Args:
@@ -544,23 +573,8 @@ class _SensorTap:
         """
         if reading is _UNSET:
             reading = self.sensor.reading()
-        is_mapping = self._is_mapping.get(type(reading))
-        if is_mapping is None:
-            is_mapping = self._is_mapping[type(reading)] = isinstance(reading, Mapping)
-        fields = None if is_mapping else getattr(reading, "__dict__", None)
-        if is_mapping:
-            get = reading.get
-        elif type(fields) is dict and "is_valid" in fields:
-            get = fields.get  # dataclass readings: plain field lookups
-        else:
-
-            def get(name: str, default: Any = None) -> Any:
-                return getattr(reading, name, default)
-
-        valid = get("is_valid")
-        valid = bool(get("valid", True) if valid is None else valid)
-        if valid and getattr(self.sensor, "disabled_reason", None) is not None:
-            valid = False
+        get = self._getter(reading)
+        valid = self._valid(get)
         buffers[self._valid_slot][row] = valid
         if not valid:
             for slot in self._zero_slots:
@@ -568,56 +582,70 @@ class _SensorTap:
             return
         hits = None
         if self._hit_slot is not None:
-            depths = get("depths")
-            if type(depths) is not np.ndarray and depths is not None:
-                depths = np.asarray(depths)
-            if depths is not None and depths.shape == self._ray_shape:
-                hits = depths < self._max_range32
-                buffers[self._hit_slot][row] = hits
-            else:
-                buffers[self._hit_slot][row] = 0
+            hits = self._hits(get)
+            buffers[self._hit_slot][row] = 0 if hits is None else hits
         for name, slot, shape, path_ids in self._plan:
             value = get(name)
-            if value is None:
-                buffers[slot][row] = 0
-            elif path_ids is not None:
-                buffers[slot][row] = path_ids.ids(value, hits)
-            elif type(value) is np.ndarray and value.shape == shape:
-                buffers[slot][row] = value  # the common case: one copy, no conversion
-            elif not shape and type(value) in _SCALAR_TYPES:
+            if shape:
+                if type(value) is np.ndarray and value.shape == shape:
+                    buffers[slot][row] = value  # the common case: one copy, no conversion
+                    continue
+            elif type(value) in _SCALAR_TYPE_SET:
                 buffers[slot][row] = value
-            else:
-                array = np.asarray(value)
-                if array.shape != shape:
-                    if array.size != int(np.prod(shape)):
-                        buffers[slot][row] = 0  # invalid/empty reading: recorded as zeros
-                        continue
-                    array = array.reshape(shape)
-                buffers[slot][row] = array
+                continue
+            value = self._convert(value, shape, path_ids, hits)
+            buffers[slot][row] = 0 if value is None else value
 
+    def _getter(self, reading: Any) -> Callable[..., Any]:
+        """``get(field, default=None)`` of a reading: dataclass, mapping or object."""
+        is_mapping = self._is_mapping.get(type(reading))
+        if is_mapping is None:
+            is_mapping = self._is_mapping[type(reading)] = isinstance(reading, Mapping)
+        if is_mapping:
+            return reading.get
+        fields = getattr(reading, "__dict__", None)
+        if type(fields) is dict and "is_valid" in fields:
+            return fields.get  # dataclass readings: plain field lookups
 
-class _DictRow:
-    """``buffers[slot][row] = value`` adapter that sets ``out[channel key] = value``."""
+        def get(name: str, default: Any = None) -> Any:
+            return getattr(reading, name, default)
 
-    __slots__ = ("_out", "_keys")
+        return get
 
-    def __init__(self, out: dict[str, Any], keys: Mapping[int, str]) -> None:
-        self._out = out
-        self._keys = keys
+    def _valid(self, get: Callable[..., Any]) -> bool:
+        valid = get("is_valid")
+        valid = bool(get("valid", True) if valid is None else valid)
+        return valid and getattr(self.sensor, "disabled_reason", None) is None
 
-    def __getitem__(self, slot: int) -> _DictCell:
-        return _DictCell(self._out, self._keys[slot])
+    def _hits(self, get: Callable[..., Any]) -> np.ndarray | None:
+        """Per ray: depth below ``maxRange``; None when the depths are missing or mis-sized."""
+        depths = get("depths")
+        if depths is None:
+            return None
+        if type(depths) is not np.ndarray:
+            depths = np.asarray(depths)
+        if depths.shape != self._ray_shape:
+            return None
+        return depths < self._max_range32
 
-
-class _DictCell:
-    __slots__ = ("_out", "_key")
-
-    def __init__(self, out: dict[str, Any], key: str) -> None:
-        self._out = out
-        self._key = key
-
-    def __setitem__(self, row: int, value: Any) -> None:
-        self._out[self._key] = value
+    @staticmethod
+    def _convert(
+        value: Any,
+        shape: tuple[int, ...],
+        path_ids: _HitPathIds | None,
+        hits: np.ndarray | None,
+    ) -> Any:
+        """The uncommon values: paths to ids, other types or sizes (None: record zeros)."""
+        if value is None:
+            return None
+        if path_ids is not None:
+            return path_ids.ids(value, hits)
+        array = np.asarray(value)
+        if array.shape != shape:
+            if array.size != int(np.prod(shape)):
+                return None  # invalid/empty reading: recorded as zeros
+            array = array.reshape(shape)
+        return array
 
 
 class _HitPathIds:
