@@ -573,8 +573,19 @@ class _SensorTap:
         """
         if reading is _UNSET:
             reading = self.sensor.reading()
-        get = self._getter(reading)
-        valid = self._valid(get)
+        fields = getattr(reading, "__dict__", None)
+        if (
+            type(fields) is dict
+            and "is_valid" in fields
+            and self._is_mapping.get(type(reading)) is False
+        ):
+            get = fields.get  # dataclass readings: plain field lookups
+        else:
+            get = self._getter(reading)
+        valid = get("is_valid")
+        valid = bool(get("valid", True) if valid is None else valid)
+        if valid and getattr(self.sensor, "disabled_reason", None) is not None:
+            valid = False
         buffers[self._valid_slot][row] = valid
         if not valid:
             for slot in self._zero_slots:
