@@ -42,7 +42,6 @@ channel's shape are stored in the schema metadata under ``b"simrt"``.
 from __future__ import annotations
 
 import dataclasses
-import io
 import json
 import logging
 import math
@@ -750,37 +749,6 @@ def _write_npy(stream: Any, array: Any) -> None:
 # or with one thread, the members are written by zipfile directly.
 _DEFLATE_THREADS = min(4, os.cpu_count() or 1)
 _ZIP_INTERNALS = hasattr(zipfile, "_get_compressor") and hasattr(zipfile, "crc32")
-_THREADED_DEFLATE_CHECKED: list[bool] = []  # [works] once checked in this process
-
-
-def _threaded_deflate_works() -> bool:
-    """Whether :func:`_write_deflated_member` gives zipfile's own bytes (checked once).
-
-    Guards against a Python whose zip member writer no longer has the internals it sets:
-    a small member is written both ways in memory and compared.
-    """
-    if not _THREADED_DEFLATE_CHECKED:
-        works = False
-        if _ZIP_INTERNALS:
-            try:
-                sample = [np.arange(3000, dtype=np.float32).reshape(1000, 3) % 7]
-                outputs = []
-                for threaded in (False, True):
-                    buffer = io.BytesIO()
-                    with zipfile.ZipFile(
-                        buffer, "w", zipfile.ZIP_DEFLATED, compresslevel=FINAL_COMPRESS_LEVEL
-                    ) as zf:
-                        if threaded:
-                            done = _deflate_npy(sample, FINAL_COMPRESS_LEVEL)
-                            _write_deflated_member(zf, "a", done)
-                        else:
-                            _write_member(zf, "a", sample)
-                    outputs.append(buffer.getvalue())
-                works = outputs[0] == outputs[1]
-            except Exception:  # noqa: BLE001 - any failure: use zipfile's own writer
-                works = False
-        _THREADED_DEFLATE_CHECKED.append(works)
-    return _THREADED_DEFLATE_CHECKED[0]
 
 
 class _DeflatedNpy:
@@ -956,7 +924,7 @@ def _write_npz_atomic(
             with zipfile.ZipFile(
                 stream, "w", compression, allowZip64=True, compresslevel=level
             ) as zf:
-                if final and _DEFLATE_THREADS > 1 and _threaded_deflate_works():
+                if final and _DEFLATE_THREADS > 1 and _ZIP_INTERNALS:
                     _write_deflated_members(zf, arrays, level, _DEFLATE_THREADS)
                 else:
                     for key, array in arrays.items():
