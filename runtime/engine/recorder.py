@@ -11,8 +11,7 @@ Recording cost: each appended row is copied into preallocated per-channel chunk 
 buffer is ever regrown or copied while recording. :meth:`Recorder.begin_row` /
 :meth:`Recorder.end_row` let a writer copy each value straight into its channel's buffer
 (no per-row dict), and with ``background_flush`` the periodic flushes run on a helper
-thread beside the caller's loop. The final write deflates its members on worker threads
-(the file is byte for byte the single-threaded one).
+thread beside the caller's loop.
 
 Crash safety: the file on disk is always a complete, loadable recording, replaced
 atomically (temp file in the destination directory, then ``os.replace``). Every
