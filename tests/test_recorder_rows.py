@@ -11,7 +11,6 @@ from __future__ import annotations
 import io
 import random
 import time
-import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -364,43 +363,3 @@ def test_prepared_chunks_record_the_same_rows(tmp_path, expected_rows):
     np.testing.assert_array_equal(b.data["a.n"], np.arange(1, 18))
     prepared.close()
     assert prepared._spare is None
-
-
-@pytest.mark.parametrize("threads", [2, 3])
-def test_final_write_deflated_on_threads_is_byte_identical(tmp_path, monkeypatch, threads):
-    """Members deflated on worker threads give the file zipfile writes on its own."""
-    from runtime.engine import recorder as recorder_module
-
-    rng = np.random.default_rng(3)
-    values = rng.integers(0, 4, size=(23, 4, 3)) * 0.5  # compressible, not constant
-
-    def write(name):
-        rec = Recorder(tmp_path / name, flush_every=6, chunk_rows=5, meta={"scene": "s"})
-        slots = _channels(rec)
-        for k in range(23):
-            buffers, row = rec.begin_row()
-            buffers[slots[0]][row] = values[k, 0]
-            buffers[slots[1]][row] = k * 7
-            buffers[slots[2]][row] = k % 2 == 1
-            buffers[slots[3]][row] = values[k]
-            rec.end_row(k, 0.1 * k)
-        rec.close()
-        return (tmp_path / name).read_bytes()
-
-    monkeypatch.setattr(recorder_module, "_DEFLATE_THREADS", 1)
-    single = write("single.npz")
-    monkeypatch.setattr(recorder_module, "_DEFLATE_THREADS", threads)
-    calls = []
-    threaded = recorder_module._write_deflated_members
-    monkeypatch.setattr(
-        recorder_module,
-        "_write_deflated_members",
-        lambda *args: calls.append(args[-1]) or threaded(*args),
-    )
-    assert write("threads.npz") == single
-    assert calls == [threads]
-    loaded = load_recording(tmp_path / "threads.npz")
-    np.testing.assert_array_equal(loaded.data["b.pts"], values.astype(np.float64))
-    with zipfile.ZipFile(tmp_path / "threads.npz") as zf:
-        assert zf.testzip() is None  # every member's CRC checks out
-        assert all(i.compress_type == zipfile.ZIP_DEFLATED for i in zf.infolist())

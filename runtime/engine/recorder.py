@@ -721,101 +721,19 @@ def _write_member(zf: zipfile.ZipFile, key: str, array: Any) -> None:
     them in memory first.
     """
     with zf.open(key + ".npy", "w", force_zip64=True) as stream:
-        _write_npy(stream, array)
-
-
-def _write_npy(stream: Any, array: Any) -> None:
-    """The ``.npy`` bytes of ``array`` (or of a list of row blocks) to ``stream.write``."""
-    if not isinstance(array, list):
-        np.lib.format.write_array(stream, np.asarray(array), allow_pickle=False)
-        return
-    first = array[0]
-    header = {
-        "descr": np.lib.format.dtype_to_descr(first.dtype),
-        "fortran_order": False,
-        "shape": (sum(int(part.shape[0]) for part in array), *first.shape[1:]),
-    }
-    np.lib.format.write_array_header_1_0(stream, header)
-    for part in array:
-        if part.size:
-            stream.write(memoryview(np.ascontiguousarray(part)).cast("B"))
-
-
-# The final write deflates its members on worker threads (zlib releases the GIL) and then
-# stores each one's deflate stream through zipfile's own member writer, so the file is byte
-# for byte what a single-threaded zipfile write gives: the same compressor, fed the same
-# writes in the same order. It needs these zipfile internals (CPython 3.6+); without them,
-# or with one thread, the members are written by zipfile directly.
-_DEFLATE_THREADS = min(4, os.cpu_count() or 1)
-_ZIP_INTERNALS = hasattr(zipfile, "_get_compressor") and hasattr(zipfile, "crc32")
-
-
-class _DeflatedNpy:
-    """``stream`` for :func:`_write_npy` that deflates like ``zipfile``'s member writer."""
-
-    def __init__(self, level: int | None) -> None:
-        self._compressor = zipfile._get_compressor(zipfile.ZIP_DEFLATED, level)
-        self.crc = 0
-        self.size = 0
-        self.blocks: list[bytes] = []
-
-    def write(self, data: Any) -> int:
-        if isinstance(data, (bytes, bytearray)):
-            nbytes = len(data)
-        else:
-            data = memoryview(data)
-            nbytes = data.nbytes
-        self.size += nbytes
-        self.crc = zipfile.crc32(data, self.crc)
-        self.blocks.append(self._compressor.compress(data))
-        return nbytes
-
-    def finish(self) -> _DeflatedNpy:
-        self.blocks.append(self._compressor.flush())
-        return self
-
-
-class _Compressed:
-    """Stands in for a zip member writer's compressor whose input was deflated already."""
-
-    def __init__(self, data: bytes) -> None:
-        self._data = data
-
-    def compress(self, data: Any) -> bytes:
-        raise AssertionError("member data was deflated already")
-
-    def flush(self) -> bytes:
-        return self._data
-
-
-def _deflate_npy(array: Any, level: int | None) -> _DeflatedNpy:
-    stream = _DeflatedNpy(level)
-    _write_npy(stream, array)
-    return stream.finish()
-
-
-def _write_deflated_member(zf: zipfile.ZipFile, key: str, done: _DeflatedNpy) -> None:
-    """Store a member deflated by :func:`_deflate_npy` (``zf`` must be ZIP_DEFLATED)."""
-    with zf.open(key + ".npy", "w", force_zip64=True) as stream:
-        writer: Any = stream
-        writer._compressor = _Compressed(b"".join(done.blocks))
-        writer._file_size = done.size
-        writer._crc = done.crc
-
-
-def _write_deflated_members(
-    zf: zipfile.ZipFile, arrays: Mapping[str, Any], level: int | None, threads: int
-) -> None:
-    """Every array member, deflated on ``threads`` worker threads, in order."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="simrt-recorder-deflate")
-    try:
-        jobs = [(key, pool.submit(_deflate_npy, array, level)) for key, array in arrays.items()]
-        for key, job in jobs:
-            _write_deflated_member(zf, key, job.result())
-    finally:
-        pool.shutdown(wait=True, cancel_futures=True)
+        if not isinstance(array, list):
+            np.lib.format.write_array(stream, np.asarray(array), allow_pickle=False)
+            return
+        first = array[0]
+        header = {
+            "descr": np.lib.format.dtype_to_descr(first.dtype),
+            "fortran_order": False,
+            "shape": (sum(int(part.shape[0]) for part in array), *first.shape[1:]),
+        }
+        np.lib.format.write_array_header_1_0(stream, header)
+        for part in array:
+            if part.size:
+                stream.write(memoryview(np.ascontiguousarray(part)).cast("B"))
 
 
 def _hold_replaced(path: Path) -> int | None:
@@ -923,11 +841,8 @@ def _write_npz_atomic(
             with zipfile.ZipFile(
                 stream, "w", compression, allowZip64=True, compresslevel=level
             ) as zf:
-                if final and _DEFLATE_THREADS > 1 and _ZIP_INTERNALS:
-                    _write_deflated_members(zf, arrays, level, _DEFLATE_THREADS)
-                else:
-                    for key, array in arrays.items():
-                        _write_member(zf, key, array)
+                for key, array in arrays.items():
+                    _write_member(zf, key, array)
                 _write_member(zf, _META_KEY, np.array(meta_json))
             stream.flush()
             if final:  # durability against power loss; atomicity comes from os.replace
