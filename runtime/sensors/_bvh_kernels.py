@@ -494,37 +494,6 @@ def group_closest_hit_kernel(
 
 
 @jit
-def ray_enters_box_kernel(boxes, row, col, ox, oy, oz, ix, iy, iz, t_max):
-    """Whether the ray ``o + t d`` meets the box ``boxes[row, col:col + 6]`` for 0 <= t <= t_max.
-
-    Args:
-        boxes: boxes ``[lo(3), hi(3)]`` from column ``col`` of each row, float64, the ray's
-            frame.
-        row: the box's row.
-        col: column of the box's first value.
-        ox: ray origin x.
-        oy: ray origin y.
-        oz: ray origin z.
-        ix: inverse direction x (``+-_HUGE`` for a zero component).
-        iy: inverse direction y.
-        iz: inverse direction z.
-        t_max: largest accepted distance.
-
-    Returns:
-        True when the segment meets the box.
-    """
-    ax = (boxes[row, col] - ox) * ix
-    bx = (boxes[row, col + 3] - ox) * ix
-    ay = (boxes[row, col + 1] - oy) * iy
-    by = (boxes[row, col + 4] - oy) * iy
-    az = (boxes[row, col + 2] - oz) * iz
-    bz = (boxes[row, col + 5] - oz) * iz
-    enter = max(min(ax, bx), min(ay, by), min(az, bz), 0.0)
-    leave = min(max(ax, bx), max(ay, by), max(az, bz), t_max)
-    return enter <= leave
-
-
-@jit
 def inverse_direction_kernel(d):
     """``1 / d`` with ``+-_HUGE`` for a (near) zero component (slab tests)."""
     return 1.0 / d if abs(d) > _TINY else (_HUGE if d >= 0.0 else -_HUGE)
