@@ -812,7 +812,8 @@ def format_summary(summary: Mapping[str, Any], timings: Mapping[str, float] | No
             lines.append(f"{label}: " + ", ".join(parts))
         if "first_step" in timings:
             lines.append(
-                f"first step: {1e3 * timings['first_step']:.1f} ms (ray scene build, kernel loads)"
+                f"first step: {1e3 * timings['first_step']:.1f} ms (ray scene build; Numba kernels "
+                "loaded from the cache, or compiled when it is empty)"
             )
         if "close" in timings:
             lines.append(f"final recording write: {1e3 * timings['close']:.1f} ms")
