@@ -823,8 +823,9 @@ class _Layout:
     ``out`` holds every ray's outputs (depths (R,), hit positions, hit normals, origins and
     end points (R, 3) each, concatenated, float32); :meth:`reading` copies a sensor's rows.
     With the Numba scene (:meth:`bind_scene`), the scene's and the sensors' arrays are packed
-    into the four blocks of :func:`~runtime.sensors._raycast_kernels.raycast_batch_step_kernel`
-    and ``out`` persists between steps.
+    into the float64 and int64 blocks of
+    :func:`~runtime.sensors._raycast_kernels.raycast_batch_step_kernel` and ``out`` persists
+    between steps; with another scene each step writes a fresh ``out`` from ``template``.
     """
 
     def __init__(self, batch: RaycastBatch, sensors: list[RaycastSensor]) -> None:
