@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-__all__ = ["jit", "compiled_entry", "JIT_DISABLED"]
+__all__ = ["jit", "CompiledCall", "compiled_entry", "JIT_DISABLED"]
 
 JIT_DISABLED = os.environ.get("SIMRT_DISABLE_JIT", "0") == "1"
 
@@ -57,3 +57,34 @@ def compiled_entry(kernel: Any, args: tuple) -> Callable[..., Any] | None:
     except Exception:  # noqa: BLE001 - any Numba internals mismatch: use the dispatcher
         return None
     return getattr(compiled, "entry_point", None)
+
+
+class CompiledCall:
+    """A kernel and, once recorded, its compiled entry point for one set of argument types.
+
+    Hot call sites pick the callable themselves, so the fast path adds no Python frame::
+
+        if verified:                      # the caller vouches for the argument types
+            (call.entry or call.record)(*args)
+        else:
+            call.kernel(*args)
+
+    ``verified`` must mean that every such call passes arguments of the types of the
+    recorded call (e.g. states whose ``PhysicsState.verified`` guarantees dtypes, dimensions
+    and C-contiguity): the entry point converts arguments without checking them.
+
+    Args:
+        kernel: a dispatcher from :func:`jit` (or a plain function when JIT is disabled).
+    """
+
+    __slots__ = ("kernel", "entry")
+
+    def __init__(self, kernel: Callable[..., Any]) -> None:
+        self.kernel = kernel
+        self.entry: Callable[..., Any] | None = None
+
+    def record(self, *args: Any) -> Any:
+        """``kernel(*args)`` through the dispatcher, then keep the entry for these types."""
+        result = self.kernel(*args)
+        self.entry = compiled_entry(self.kernel, args)
+        return result

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from runtime._jit import compiled_entry
+from runtime._jit import CompiledCall
 from runtime._quat import rotate_by_parts
 from runtime.sensors.runtime import SensorBase
 from runtime.sensors.state import PhysicsState
@@ -112,8 +112,7 @@ class ContactBatch:
     def __init__(self, runtime: Any, sensors: list[ContactSensor]) -> None:
         from runtime.sensors._contact_kernels import contact_update_kernel
 
-        self._kernel = contact_update_kernel
-        self._entry: Any = None  # compiled entry for verified states (set at first use)
+        self._call = CompiledCall(contact_update_kernel)
         self.runtime = runtime
         self.sensors = sensors
         n = len(sensors)
@@ -180,48 +179,29 @@ class ContactBatch:
             if dts.shape[0]:
                 dts = dts[kept]
         # dt / time / step go through as they are (the kernel casts them); -1 = all sensors.
-        if indices is None:
-            args = (
-                state.body_positions,
-                state.body_orientations,
-                body0,
-                body1,
-                positions,
-                impulses,
-                dts,
-                state.dt,
-                state.time,
-                state.step,
-                -1,
-                self._float_block,
-                self._int_block,
-            )
-            if state.verified:  # conventions guaranteed: the compiled entry, no type dispatch
-                entry = self._entry
-                if entry is None:
-                    self._kernel(*args)
-                    self._entry = compiled_entry(self._kernel, args)
-                else:
-                    entry(*args)
-            else:
-                self._kernel(*args)
-        else:
+        args = (
+            state.body_positions,
+            state.body_orientations,
+            body0,
+            body1,
+            positions,
+            impulses,
+            dts,
+            state.dt,
+            state.time,
+            state.step,
+            -1,
+            self._float_block,
+            self._int_block,
+        )
+        call = self._call
+        if indices is not None:  # one sensor per call: its row replaces the -1
             for i in indices:
-                self._kernel(
-                    state.body_positions,
-                    state.body_orientations,
-                    body0,
-                    body1,
-                    positions,
-                    impulses,
-                    dts,
-                    state.dt,
-                    state.time,
-                    state.step,
-                    int(i),
-                    self._float_block,
-                    self._int_block,
-                )
+                call.kernel(*args[:10], int(i), *args[11:])
+        elif state.verified:  # conventions guaranteed: the compiled entry, no type dispatch
+            (call.entry or call.record)(*args)
+        else:
+            call.kernel(*args)
         self.last_state = state
 
     def arrays(self) -> dict[str, np.ndarray]:

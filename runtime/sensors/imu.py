@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from runtime._jit import compiled_entry
+from runtime._jit import CompiledCall
 from runtime._quat import rotate_by_parts
 from runtime.sensors.runtime import IMU_MODES, SensorBase
 from runtime.sensors.state import PhysicsState
@@ -88,9 +88,8 @@ class ImuBatch:
     def __init__(self, runtime: Any, sensors: list[ImuSensor]) -> None:
         from runtime.sensors._imu_kernels import imu_read_kernel, imu_update_kernel
 
-        self._kernel = imu_update_kernel
         self._read_kernel = imu_read_kernel
-        self._entry: Any = None  # compiled entry for verified states (set at first use)
+        self._call = CompiledCall(imu_update_kernel)
         self.runtime = runtime
         self.sensors = sensors
         n = len(sensors)
@@ -206,44 +205,27 @@ class ImuBatch:
         if lin_acc is None or ang_acc is None:
             lin_acc = ang_acc = self._no_acc
         # time / step go through as they are (the kernel casts them); -1 = all sensors.
-        if indices is None:
-            args = (
-                state.body_orientations,
-                state.body_com_local,
-                state.body_linear_velocities,
-                state.body_angular_velocities,
-                lin_acc,
-                ang_acc,
-                state.time,
-                state.step,
-                -1,
-                self._int_block,
-                self._float_block,
-            )
-            if state.verified:  # conventions guaranteed: the compiled entry, no type dispatch
-                entry = self._entry
-                if entry is None:
-                    self._kernel(*args)
-                    self._entry = compiled_entry(self._kernel, args)
-                else:
-                    entry(*args)
-            else:
-                self._kernel(*args)
-        else:
+        args = (
+            state.body_orientations,
+            state.body_com_local,
+            state.body_linear_velocities,
+            state.body_angular_velocities,
+            lin_acc,
+            ang_acc,
+            state.time,
+            state.step,
+            -1,
+            self._int_block,
+            self._float_block,
+        )
+        call = self._call
+        if indices is not None:  # one sensor per call: its row replaces the -1
             for i in indices:
-                self._kernel(
-                    state.body_orientations,
-                    state.body_com_local,
-                    state.body_linear_velocities,
-                    state.body_angular_velocities,
-                    lin_acc,
-                    ang_acc,
-                    state.time,
-                    state.step,
-                    int(i),
-                    self._int_block,
-                    self._float_block,
-                )
+                call.kernel(*args[:8], int(i), *args[9:])
+        elif state.verified:  # conventions guaranteed: the compiled entry, no type dispatch
+            (call.entry or call.record)(*args)
+        else:
+            call.kernel(*args)
         self.physical_gravity = state.gravity
 
     def _first_step_config(self, idx: Any) -> None:

@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from runtime._jit import compiled_entry
+from runtime._jit import CompiledCall
 from runtime.errors import SchemaError
 from runtime.sensors.runtime import SensorBase
 from runtime.sensors.state import PhysicsState
@@ -557,6 +557,8 @@ class RaycastBatch:
         from runtime.sensors import _raycast_kernels as kernels
 
         self._kernels = kernels
+        # every layout's blocks have the same types: one compiled entry serves them all
+        self._step_call = CompiledCall(kernels.raycast_batch_step_kernel)
         self.runtime = runtime
         self.sensors = list(sensors)
         self.scene: Any = getattr(runtime, "ray_scene", None)
@@ -609,8 +611,9 @@ class RaycastBatch:
                 for sensor in windowed:
                     sensor._counter += 1
                 no = self._no_bodies
-                entry = lay.entry if state.verified else None
-                (entry or self._kernels.raycast_batch_step_kernel)(
+                call = self._step_call
+                step = (call.entry or call.record) if state.verified else call.kernel
+                step(
                     *lay.fast_args,
                     state.dt,
                     state.body_positions if bodies else no[0],
@@ -658,11 +661,9 @@ class RaycastBatch:
             counters = lay.counters
             for j, sensor in enumerate(sensors):  # the kernel increments windowed counters
                 counters[j] = sensor._counter - (1 if sensor._period > 0 else 0)
-            args = (*lay.fast_args, state.dt, positions, orientations, lin, ang)
-            self._kernels.raycast_batch_step_kernel(*args)
-            if state.verified and lay.entry is None:
-                # later verified states have these argument types: skip Numba's dispatch
-                lay.entry = compiled_entry(self._kernels.raycast_batch_step_kernel, args)
+            call = self._step_call
+            step = (call.entry or call.record) if state.verified else call.kernel
+            step(*lay.fast_args, state.dt, positions, orientations, lin, ang)
             if len(sensors) == len(self.sensors):
                 windowed = [s for s in sensors if s._period > 0]
                 self._fast = (lay, windowed, bodies, lay.uses_velocities)
@@ -882,7 +883,6 @@ class _Layout:
         self.hits = np.zeros((r, 2), np.int64)
         self.hit_count = np.zeros(1, np.int64)
         self.unfused: dict[str, np.ndarray] = {}
-        self.entry: Any = None
 
     def reading(self, sensor: RaycastSensor) -> RaycastReading:
         """A snapshot of ``sensor``'s rows of the latest step evaluated with this layout."""
@@ -1009,7 +1009,6 @@ class _Layout:
         self.hits = rows(k.L_HITS)
         self.hit_count = rows(k.L_COUNTS)[0, 1:2]
         self.fast_args = (self.block_f, self.block_i, self.out)
-        self.entry: Any = None  # compiled kernel entry for verified states
 
 
 RaycastSensor.batch_type = RaycastBatch  # type: ignore[attr-defined]
