@@ -691,6 +691,12 @@ def raycast_batch_step_kernel(
             sensor_io[k, 8] = py
             sensor_io[k, 9] = pz
             end = sensor_i[k + 1, 3] if k + 1 < sensor_count else r
+            if first_call:
+                _write_rays_not_firing_kernel(
+                    sensor_i[k, 3], end, np.float32(sensor_f[k, 8]), px, py, pz,
+                    depths, hit_p, hit_n, o_w, e_w,
+                )  # fmt: skip
+                continue
             for i in range(sensor_i[k, 3], end):
                 o_w[i, 0] = px
                 o_w[i, 1] = py
@@ -698,11 +704,6 @@ def raycast_batch_step_kernel(
                 e_w[i, 0] = px
                 e_w[i, 1] = py
                 e_w[i, 2] = pz
-            if first_call:
-                _write_rays_not_firing_kernel(
-                    sensor_i[k, 3], end, np.float32(sensor_f[k, 8]), px, py, pz,
-                    depths, hit_p, hit_n, o_w, e_w,
-                )  # fmt: skip
     # last step's firing rays go back to the not-firing values
     for c in range(counts[0, 0]):
         i = fired[c]
