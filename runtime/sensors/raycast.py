@@ -642,7 +642,7 @@ class RaycastBatch:
         if not members:
             return
         scene = self.scene if self.scene is not None else self._ensure_scene()
-        lay = self._layouts.get(tuple(members)) or self._layout(tuple(members))
+        lay = self._layout(tuple(members))
         sensors = lay.sensors
         if lay.scene is not scene:
             lay.bind_scene(scene)
