@@ -1241,6 +1241,7 @@ def run_scene(
         ``complete = False``).
     """
     from runtime.recording import ChannelInfo, StoreWriter, open_recording
+    from runtime.run.interrupts import signals_deferred
     from runtime.sensors.runtime import SensorRuntime
 
     store_path, export_path, scratch = _output_paths(out)  # fail before the engine build
@@ -1455,6 +1456,7 @@ def run_scene(
         complete = True
     except BaseException as error:
         reason = _stop_reason(error, done)
+        error.steps_done = done  # type: ignore[attr-defined]  # for the CLI's message
         raise
     finally:
         wall = _time.perf_counter() - loop_start
@@ -1462,13 +1464,14 @@ def run_scene(
             recorder = StoreWriter(store_path, meta=meta, expected_rows=0)
         closing = _time.perf_counter()
         try:
-            recorder.close(complete=complete, reason=None if complete else reason)
-            if export_path is not None:  # also after an interruption: what was recorded
-                from runtime.recording import export_recording
+            with signals_deferred():  # a stop signal now waits until the store is closed
+                recorder.close(complete=complete, reason=None if complete else reason)
+                if export_path is not None:  # also after an interruption: what was recorded
+                    from runtime.recording import export_recording
 
-                exporting = _time.perf_counter()
-                export_recording(store_path, export_path)
-                timings["export"] = _time.perf_counter() - exporting
+                    exporting = _time.perf_counter()
+                    export_recording(store_path, export_path)
+                    timings["export"] = _time.perf_counter() - exporting
         finally:
             timings["close"] = _time.perf_counter() - closing
             bar.close(done)

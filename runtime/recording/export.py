@@ -159,23 +159,22 @@ def _write_parquet(reader: RecordingReader, handle: Any) -> None:
         flat = np.ascontiguousarray(array).reshape(-1)
         return pa.FixedSizeListArray.from_arrays(pa.array(flat), width)
 
+    meta = json.dumps(_meta(reader, reader.rows), default=json_default).encode("utf-8")
     writer = None
-    rows = 0
     try:
         for _, block in reader.iter_chunks():
             table = pa.table({name: column(values) for name, values in block.items()})
             if writer is None:
-                writer = pq.ParquetWriter(handle, table.schema, compression="zstd")
-            writer.write_table(table)
-            rows += table.num_rows
-        meta = json.dumps(_meta(reader, rows), default=json_default).encode("utf-8")
+                schema = table.schema.with_metadata({"simrt": meta})
+                writer = pq.ParquetWriter(handle, schema, compression="zstd")
+            writer.write_table(table.replace_schema_metadata({"simrt": meta}))
         if writer is None:  # no rows: an empty table with the full schema
             empty = {"step": np.zeros(0, np.int64), "time": np.zeros(0, np.float64)}
             for name, info in reader.channels.items():
                 empty[name] = np.zeros((0, *info.shape), dtype=info.dtype)
             table = pa.table({name: column(values) for name, values in empty.items()})
-            writer = pq.ParquetWriter(handle, table.schema, compression="zstd")
-        writer.add_key_value_metadata({"simrt": meta})
+            writer = pq.ParquetWriter(handle, table.schema.with_metadata({"simrt": meta}))
+            writer.write_table(table.replace_schema_metadata({"simrt": meta}))
     finally:
         if writer is not None:
             writer.close()

@@ -122,7 +122,9 @@ def _read_parquet(path: Path) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
     try:
         import pyarrow.parquet as pq
     except ImportError:
-        raise SimrtError(f"{path}: reading .parquet needs 'pyarrow' (pip install pyarrow)") from None
+        raise SimrtError(
+            f"{path}: reading .parquet needs 'pyarrow' (pip install pyarrow)"
+        ) from None
     try:
         table = pq.read_table(path)
     except Exception as error:  # noqa: BLE001 - pyarrow raises ArrowInvalid, OSError, ...

@@ -169,13 +169,20 @@ class RecordingReader:
         except _DamagedChunk as damage:
             raise SimrtError(f"{self.path}: channel {name!r} unreadable: {damage}") from None
 
-    def load(self, names: Sequence[str] | None = None) -> Recording:
-        """Every readable row in memory (of ``names``, default all channels)."""
+    def load(self, names: Sequence[str] | None = None, every: int = 1) -> Recording:
+        """Every readable row in memory (of ``names``, default all channels).
+
+        Args:
+            names: channels to load (default all).
+            every: keep rows 0, every, 2 * every, ... (subsampling long runs).
+        """
         selected = list(self.channels if names is None else names)
+        every = max(1, int(every))
         parts: dict[str, list[np.ndarray]] = {name: [] for name in ["step", "time", *selected]}
-        for _, block in self.iter_chunks(selected):
+        for start, block in self.iter_chunks(selected):
+            first = (-start) % every
             for name, rows in block.items():
-                parts[name].append(rows)
+                parts[name].append(rows[first::every] if every > 1 else rows)
         arrays = {
             name: np.concatenate(chunks) if chunks else self._empty(name)
             for name, chunks in parts.items()
@@ -316,7 +323,14 @@ def _with_table(info: ChannelInfo, table: list[str]) -> ChannelInfo:
     attrs = dict(info.attrs)
     attrs["path_table"] = list(table)
     return ChannelInfo(
-        info.name, info.shape, info.dtype, info.sensor, info.kind, info.field, info.unit, attrs,
+        info.name,
+        info.shape,
+        info.dtype,
+        info.sensor,
+        info.kind,
+        info.field,
+        info.unit,
+        attrs,
         info.frame,
     )
 

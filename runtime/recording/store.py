@@ -37,6 +37,7 @@ disk.
 from __future__ import annotations
 
 import asyncio
+import errno
 import json
 import logging
 import math
@@ -148,13 +149,16 @@ def _chunk_store_class() -> type:
             if key.endswith("zarr.json"):
                 await super().set(key, value)
                 return
-            await asyncio.to_thread(_write_in_place, self.root / key, value, self.durable)
+            await asyncio.to_thread(_write_in_place, self.root, key, value, self.durable)
 
     return _ChunkStore
 
 
-def _write_in_place(path: Path, value: Any, durable: bool) -> None:
+def _write_in_place(root: Path, key: str, value: Any, durable: bool) -> None:
+    if not root.is_dir():  # never recreate a store folder someone removed
+        raise FileNotFoundError(errno.ENOENT, "the output folder was removed", str(root))
     data = value.as_buffer_like() if hasattr(value, "as_buffer_like") else value.to_bytes()
+    path = root / key
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "wb") as handle:
         handle.write(data)
@@ -315,11 +319,13 @@ class StoreWriter:
     def append(self, step: int, time: float, values: Mapping[str, Any]) -> None:
         """Record one row from a mapping channel name -> value (missing channels: zeros).
 
+        Reserved names (``step``, ``time``) in ``values`` are ignored: the arguments win.
+
         Raises:
             KeyError: an unknown channel name.
         """
         buffers, row = self.begin_row()
-        unknown = set(values) - set(self._channels)
+        unknown = set(values) - set(self._channels) - RESERVED_NAMES
         if unknown:
             raise KeyError(f"unknown channels {sorted(unknown)}")
         for slot, name in enumerate(self._channels):
@@ -330,7 +336,7 @@ class StoreWriter:
     # ------------------------------------------------------------------ store
     def _open(self) -> None:
         import zarr
-        from zarr.codecs import BloscCodec
+        from zarr.codecs import BloscCodec, Crc32cCodec
 
         self._opened = True
         infos = list(self._channels.values())
@@ -356,11 +362,11 @@ class StoreWriter:
         shapes += [("step", (), "int64"), ("time", (), "float64")]
         for name, shape, dtype in shapes:
             info = self._channels.get(name)
-            compressors = (
-                BloscCodec(cname="zstd", clevel=self._level, shuffle="shuffle")
-                if self._level > 0
-                else None
-            )
+            compressors: list[Any] = [Crc32cCodec()]  # a flipped bit is an error, not data
+            if self._level > 0:
+                compressors.insert(
+                    0, BloscCodec(cname="zstd", clevel=self._level, shuffle="shuffle")
+                )
             array = self._group.create_array(
                 name=array_key(name),
                 shape=(self._capacity, *shape),
