@@ -11,7 +11,8 @@ xarray, Dask, ...):
   array_key`, with the channel description under ``attributes["simrt"]`` and
   ``dimension_names`` (``"row"`` first) so xarray opens the group as one Dataset;
 - ``simrt-commits.jsonl``: the commit log, one JSON line appended (and fsynced) after each
-  batch of rows is on disk: ``{"rows": N, "step": .., "time": .., "paths": {...}}``. Readers
+  batch of rows is on disk: ``{"rows": N, "step": .., "time": .., "wall": unix time,
+  "paths": {new hit-path table entries}}``. Readers
   trust only the rows of the last complete line (or of the closed group's attributes).
 
 Writing: rows are copied into preallocated chunk buffers (``chunk_rows`` rows per chunk,
@@ -158,8 +159,14 @@ def _write_in_place(root: Path, key: str, value: Any, durable: bool) -> None:
     if not root.is_dir():  # never recreate a store folder someone removed
         raise FileNotFoundError(errno.ENOENT, "the output folder was removed", str(root))
     data = value.as_buffer_like() if hasattr(value, "as_buffer_like") else value.to_bytes()
+    folder = root
+    for part in Path(key).parent.parts:  # never mkdir -p: a removed root stays removed
+        folder = folder / part
+        try:
+            os.mkdir(folder)
+        except FileExistsError:
+            pass
     path = root / key
-    path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "wb") as handle:
         handle.write(data)
         if durable:
@@ -453,6 +460,7 @@ class StoreWriter:
 
     def _commit(self, rows: int, step: int, time: float, **extra: Any) -> None:
         line: dict[str, Any] = {"rows": rows, "step": step, "time": time}
+        line["wall"] = round(time_module.time(), 3)  # when the rows became durable
         paths = self._new_paths()
         if paths:
             line["paths"] = paths
