@@ -257,6 +257,7 @@ class StoreWriter:
         self._log_fd: int | None = None
         self._logged_paths: dict[str, int] = {}
         self.write_seconds = 0.0  # writer-thread time spent writing (compression included)
+        self.wait_seconds = 0.0  # step-loop time spent waiting for the writer (backpressure)
 
     # ------------------------------------------------------------------ channels
     @property
@@ -418,7 +419,16 @@ class StoreWriter:
             return
         self._queue.put((self._buffers, self._chunk_start, self._row, True))
         self._chunk_start += self._row
-        while True:  # waits while the writer is max_pending chunks behind (flat memory)
+        try:
+            buffers = self._free.get_nowait()
+        except queue.Empty:
+            buffers = self._wait_for_buffers()
+        self._take_buffers(buffers)
+
+    def _wait_for_buffers(self) -> list[np.ndarray]:
+        """Wait while the writer is ``max_pending`` chunks behind (flat memory)."""
+        began = time_module.perf_counter()
+        while True:
             try:
                 buffers = self._free.get(timeout=0.5)
                 break
@@ -426,7 +436,8 @@ class StoreWriter:
                 if self._thread is None or not self._thread.is_alive():
                     buffers = self._new_buffers()
                     break
-        self._take_buffers(buffers)
+        self.wait_seconds += time_module.perf_counter() - began
+        return buffers
 
     # ------------------------------------------------------------------ writer thread
     def _writer_loop(self) -> None:
