@@ -16,7 +16,7 @@ import logging
 import math
 import shutil
 import time as _time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
@@ -165,6 +165,8 @@ def run_scene(
     record_bodies: bool = True,
     on_step: Callable[[int, Any, Any, Any], None] | None = None,
     engine_factory: Callable[..., Any] | None = None,
+    setup: Callable[[Any], None] | None = None,
+    run_meta: Mapping[str, Any] | None = None,
 ) -> RunResult:
     """Step a scene headless and record every sensor reading.
 
@@ -189,6 +191,11 @@ def run_scene(
         engine_factory: ``factory(stage, robot_prim=..., dt=..., compute_accelerations=...)``
             building the engine (default :class:`runtime.engine.mujoco_engine.MujocoEngine`;
             accelerations are computed for the physical IMU mode).
+        setup: ``setup(engine)`` called once after the engine is built and before the first
+            state is read (episode randomization: initial joint positions, object poses,
+            mass / friction / gain scales on the engine's model and data).
+        run_meta: extra JSON-serialisable run metadata recorded with the run (e.g. an
+            episode's id, seed and drawn parameters, under ``run["episode"]``).
 
     Returns:
         The :class:`RunResult`.
@@ -234,6 +241,8 @@ def run_scene(
     engine = engine_factory(
         stage, robot_prim=robot_prim, dt=dt, compute_accelerations=(imu_mode == "physical")
     )
+    if setup is not None:
+        setup(engine)
     state = engine.state()
     body_paths = tuple(state.body_paths)
     dof_table = getattr(engine, "dof_table", None)
@@ -280,6 +289,7 @@ def run_scene(
         "disabled_sensors": disabled,
         "body_paths": list(body_paths),
         "dof_names": list(dof_table.names) if dof_table is not None else [],
+        **dict(run_meta or {}),
     }
     recorder = None
     taps = [SensorTap(s, stage) for s in sensors.sensors]
