@@ -106,9 +106,11 @@ class MujocoEngine:
         dt: float | None = None,
         *,
         compute_accelerations: bool = False,
+        built: BuiltModel | None = None,
     ) -> None:
         self.stage = stage
-        self.built: BuiltModel = build_model(stage, dt)
+        # ``built``: a BuiltModel of this stage and dt made earlier (the scene cache)
+        self.built: BuiltModel = built if built is not None else build_model(stage, dt)
         self.model = self.built.model
         self.data = mujoco.MjData(self.model)
         self.compute_accelerations = bool(compute_accelerations)

@@ -77,6 +77,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=None,
         help=argparse.SUPPRESS,  # simrt 0.1: the store commits every chunk and every second
     )
+    parser.add_argument(
+        "--no-cache",
+        action="store_true",
+        help="build the scene from USD even when the scene cache holds it (and do not store it)",
+    )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     parser.add_argument("--json", action="store_true", help="print the summary as JSON")
 
@@ -109,6 +114,7 @@ def run(args: argparse.Namespace) -> int:
                 imu_mode=args.imu_mode,
                 robot=args.robot,
                 progress=None if args.no_progress else sys.stderr,
+                cache=not args.no_cache,
             )
     except KeyboardInterrupt as stop:
         done = getattr(stop, "steps_done", None)

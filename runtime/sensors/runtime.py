@@ -181,6 +181,7 @@ class SensorRuntime:
         imu_mode: str = "isaac",
         dof_types: Sequence[int] | None = None,
         watch_usd: bool = True,
+        ray_scene: Any = None,
     ) -> None:
         from pxr import UsdGeom
 
@@ -199,6 +200,9 @@ class SensorRuntime:
         self._changed_paths: set[Any] = set()
         self._checked_paths: Any = None
         self._listener = None
+        # a prebuilt RayScene of these body paths (e.g. from the scene cache); None: the
+        # raycast batch builds one at its first step
+        self.ray_scene = ray_scene
         if sensors is None:
             sensors = self.discover(stage, imu_mode=imu_mode)
         self.sensors: list[Any] = list(sensors)
@@ -395,6 +399,14 @@ class SensorRuntime:
             self._listener = None
 
     # ------------------------------------------------------------------ stepping
+
+    def built_ray_scene(self) -> Any:
+        """The ray scene the raycast sensors use, once built (None before / without any)."""
+        for unit in self._units:
+            scene = getattr(unit, "scene", None)
+            if scene is not None and type(scene).__name__ == "RayScene":
+                return scene
+        return None
 
     def step(self, state: PhysicsState) -> None:
         """Evaluate every enabled sensor for the state after one physics step.

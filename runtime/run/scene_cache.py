@@ -1,0 +1,184 @@
+"""The scene cache: what building a scene produces, kept on disk for the next run.
+
+Building a scene costs seconds (USD physics parsing, convex hulls, MuJoCo compilation, the
+ray scene's tessellation and BVHs); a run of 200 steps costs less. The cache keeps, per
+scene, the compiled ``MjModel`` (``model.mjb``), the builder's bookkeeping (body paths,
+DOF bindings, initial state, warnings) and the ray scene, under a key made of:
+
+- the content (SHA-256) of every USD layer the stage uses (sublayers, references,
+  payloads; anonymous layers by their text), so editing any file of the scene misses;
+- the run parameters that change the build (``dt``, the backend);
+- the simrt, MuJoCo, usd-core and NumPy versions.
+
+Entries live under ``$SIMRT_CACHE_DIR`` or the user cache folder (``platformdirs``), one
+folder per key, written to a temp folder and renamed into place (a reader never sees half
+an entry). Each file's SHA-256 is stored with it and checked on load: a corrupt, partial or
+foreign entry is logged, removed and rebuilt, never used. ``cache=False`` (``simrt run
+--no-cache``) bypasses it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import pickle
+import shutil
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+__all__ = ["SceneCache", "cache_root", "scene_key"]
+
+_LOG = logging.getLogger(__name__)
+_ENTRY_VERSION = 1
+
+
+def cache_root() -> Path:
+    """The cache folder: ``$SIMRT_CACHE_DIR``, else the user cache dir + ``/scenes``."""
+    override = os.environ.get("SIMRT_CACHE_DIR")
+    if override:
+        return Path(override)
+    try:
+        import platformdirs
+
+        return Path(platformdirs.user_cache_dir("simrt")) / "scenes"
+    except ImportError:
+        return Path.home() / ".cache" / "simrt" / "scenes"
+
+
+def _versions() -> dict[str, str]:
+    from importlib import metadata
+
+    out = {"entry": str(_ENTRY_VERSION)}
+    for name in ("simrt", "mujoco", "usd-core", "numpy", "numba"):
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            out[name] = "?"
+    return out
+
+
+def scene_key(stage: Any, **params: Any) -> str:
+    """The cache key of ``stage`` built with ``params`` (see the module docstring)."""
+    digest = hashlib.sha256()
+    layers = []
+    for layer in stage.GetUsedLayers():
+        path = layer.realPath
+        if path and os.path.isfile(path):
+            with open(path, "rb") as handle:
+                content = hashlib.sha256(handle.read()).hexdigest()
+            layers.append((layer.identifier, content))
+        else:
+            text = layer.ExportToString()
+            layers.append((layer.identifier if not layer.anonymous else "<anonymous>", text))
+    payload = {"layers": sorted(layers), "params": params, "versions": _versions()}
+    digest.update(json.dumps(payload, sort_keys=True, default=str).encode())
+    return digest.hexdigest()
+
+
+def _sha(path: Path) -> str:
+    with open(path, "rb") as handle:
+        return hashlib.sha256(handle.read()).hexdigest()
+
+
+class SceneCache:
+    """One scene's cache entry: load what is there, store what was built.
+
+    Args:
+        key: :func:`scene_key` of the stage and its build parameters.
+        root: the cache folder (default :func:`cache_root`).
+        enabled: False makes every lookup miss and every store a no-op.
+    """
+
+    def __init__(self, key: str, root: Path | None = None, enabled: bool = True) -> None:
+        self.key = key
+        self.enabled = bool(enabled)
+        self.folder = (root or cache_root()) / key[:2] / key
+        self.hits: list[str] = []
+        self.misses: list[str] = []
+
+    def _manifest(self) -> dict[str, str] | None:
+        try:
+            manifest = json.loads((self.folder / "manifest.json").read_text())
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError) as error:
+            self._discard(f"manifest unreadable ({error})")
+            return None
+        if not isinstance(manifest, dict) or manifest.get("key") != self.key:
+            self._discard("manifest of another scene")
+            return None
+        files = manifest.get("files")
+        return files if isinstance(files, dict) else None
+
+    def _discard(self, why: str) -> None:
+        _LOG.warning("scene cache entry %s: %s; rebuilding it", self.folder, why)
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+    def load(self, name: str, read: Callable[[Path], Any]) -> Any | None:
+        """The cached item ``name`` read by ``read(path)``, or None (miss / bad entry)."""
+        if not self.enabled:
+            return None
+        files = self._manifest()
+        if files is None or name not in files:
+            self.misses.append(name)
+            return None
+        path = self.folder / name
+        try:
+            if _sha(path) != files[name]:
+                raise ValueError("checksum mismatch")
+            value = read(path)
+        except Exception as error:  # noqa: BLE001 - any failure means: rebuild
+            self._discard(f"{name} unusable ({type(error).__name__}: {error})")
+            self.misses.append(name)
+            return None
+        self.hits.append(name)
+        return value
+
+    def store(self, items: dict[str, Callable[[Path], None]]) -> None:
+        """Write items (``name -> write(path)``) as a new entry, atomically.
+
+        Items already in the entry are kept; a failure only logs (the run goes on).
+        """
+        if not self.enabled or not items:
+            return
+        old = self._manifest() or {}
+        try:
+            self.folder.parent.mkdir(parents=True, exist_ok=True)
+            tmp = Path(tempfile.mkdtemp(prefix=".tmp-", dir=self.folder.parent))
+            try:
+                files = {}
+                for name, sha in old.items():
+                    if name not in items and (self.folder / name).is_file():
+                        shutil.copyfile(self.folder / name, tmp / name)
+                        files[name] = sha
+                for name, write in items.items():
+                    write(tmp / name)
+                    files[name] = _sha(tmp / name)
+                manifest = {"key": self.key, "files": files, "versions": _versions()}
+                (tmp / "manifest.json").write_text(json.dumps(manifest, indent=1))
+                shutil.rmtree(self.folder, ignore_errors=True)
+                os.replace(tmp, self.folder)
+            finally:
+                shutil.rmtree(tmp, ignore_errors=True)
+        except Exception as error:  # noqa: BLE001 - a cache must never fail a run
+            _LOG.warning("scene cache %s not written: %s", self.folder, error)
+
+
+def pickle_writer(value: Any) -> Callable[[Path], None]:
+    """A ``write(path)`` storing ``value`` with pickle."""
+
+    def write(path: Path) -> None:
+        with open(path, "wb") as handle:
+            pickle.dump(value, handle, protocol=pickle.HIGHEST_PROTOCOL)
+
+    return write
+
+
+def pickle_reader(path: Path) -> Any:
+    """Read a value stored by :func:`pickle_writer` (entries are checksummed first)."""
+    with open(path, "rb") as handle:
+        return pickle.load(handle)  # noqa: S301 - our own checksummed cache entry
