@@ -23,8 +23,12 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "schema": ("runtime.schema.schema_cli", "apply or validate the Isaac robot schema on an asset"),
     "run": ("runtime.engine.run_cli", "step a scene headless in MuJoCo and record sensor readings"),
     "plot": (
-        "runtime.engine.plot_cli",
+        "runtime.recording.plot_cli",
         "render a recording's IMU, contact and raycast data to PNG",
+    ),
+    "export": (
+        "runtime.recording.export_cli",
+        "export a recording to .npz, .parquet or Foxglove .mcap (streamed)",
     ),
     "physics": (
         "runtime.physics.cli",
@@ -85,9 +89,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (SimrtError, OSError, ValueError) as exc:
         print(f"simrt {name}: error: {exc}", file=sys.stderr)
         return 1
-    except KeyboardInterrupt:
-        print(f"simrt {name}: interrupted", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as exc:
+        print(f"simrt {name}: {exc or 'interrupted'}", file=sys.stderr)
+        return int(getattr(exc, "exit_code", 130))
 
 
 if __name__ == "__main__":

@@ -6,13 +6,13 @@ import numpy as np
 import pytest
 
 from runtime.cli import main
-from runtime.engine.plot_cli import plot_recording, raycast_hit_points
-from runtime.engine.recorder import ChannelInfo, Recorder, load_recording
 from runtime.errors import SimrtError
+from runtime.recording import ChannelInfo, StoreWriter, load_recording
+from runtime.recording.plot_cli import plot_recording, raycast_hit_points
 
 
 def _recording(path, steps=200):
-    rec = Recorder(path, flush_every=50, meta={"scene": "synthetic.usda"})
+    rec = StoreWriter(path, meta={"scene": "synthetic.usda"})
     rec.add_channel(
         ChannelInfo(
             "/W/imu.linear_acceleration", (3,), "float64", "/W/imu", "imu", "linear_acceleration"
@@ -57,7 +57,7 @@ def _recording(path, steps=200):
 
 
 def test_hit_points_are_the_hit_rays_of_valid_steps(tmp_path):
-    recording = _recording(tmp_path / "r.npz", steps=20)
+    recording = _recording(tmp_path / "r.zarr", steps=20)
     points, times = raycast_hit_points(recording)
     assert points.shape == (10 * 4, 3)  # 10 valid steps x 4 hit rays
     np.testing.assert_allclose(times[:4], 0.01)
@@ -65,7 +65,7 @@ def test_hit_points_are_the_hit_rays_of_valid_steps(tmp_path):
 
 
 def test_plot_writes_png_with_all_panels(tmp_path):
-    recording = _recording(tmp_path / "r.npz")
+    recording = _recording(tmp_path / "r.zarr")
     out = tmp_path / "plots" / "r.png"
     panels = plot_recording(recording, out)
     assert panels == [
@@ -80,17 +80,17 @@ def test_plot_writes_png_with_all_panels(tmp_path):
 
 
 def test_plot_cli(tmp_path, capsys):
-    _recording(tmp_path / "r.npz", steps=30)
-    assert main(["plot", str(tmp_path / "r.npz")]) == 0
+    _recording(tmp_path / "r.zarr", steps=30)
+    assert main(["plot", str(tmp_path / "r.zarr")]) == 0
     assert (tmp_path / "r.png").exists()
     assert "r.png" in capsys.readouterr().out
     assert main(["plot", str(tmp_path / "missing.npz")]) == 1
 
 
 def test_nothing_to_plot(tmp_path):
-    rec = Recorder(tmp_path / "e.npz")
+    rec = StoreWriter(tmp_path / "e.zarr")
     rec.add_channel(ChannelInfo("x", (), "float64"))
     rec.append(1, 0.1, {"x": 1.0})
     rec.close()
     with pytest.raises(SimrtError, match="nothing|no IMU"):
-        plot_recording(load_recording(tmp_path / "e.npz"), tmp_path / "e.png")
+        plot_recording(load_recording(tmp_path / "e.zarr"), tmp_path / "e.png")

@@ -1,7 +1,7 @@
-"""Recorder rows written in place and the run loop's sensor taps.
+"""Store rows written in place and the run loop's sensor taps.
 
-The recorder's chunk buffers are not pre-zeroed, so every test here fills new chunks with
-0xFF bytes (``Recorder._POISON_NEW_CHUNKS``): a channel row that is left unwritten instead
+The store's chunk buffers are reused between chunks, so every test here fills them with
+0xFF bytes (``StoreWriter._POISON_BUFFERS``): a channel row that is left unwritten instead
 of zeroed reads back as NaN / -1 / True and fails the comparison. The oracle of every tap
 test is the reading itself (its fields, and its hit prim path strings).
 """
@@ -18,14 +18,14 @@ import numpy as np
 import pytest
 
 from runtime.engine.job import _HitPathIds, _SensorTap
-from runtime.engine.recorder import ChannelInfo, Recorder, load_recording
+from runtime.recording import ChannelInfo, StoreWriter, load_recording
 
 SCENE = Path(__file__).resolve().parents[1] / "scenes" / "panda_table.usda"
 
 
 @pytest.fixture(autouse=True)
 def poisoned_chunks(monkeypatch):
-    monkeypatch.setattr(Recorder, "_POISON_NEW_CHUNKS", True)
+    monkeypatch.setattr(StoreWriter, "_POISON_BUFFERS", True)
 
 
 def _channels(rec):
@@ -38,8 +38,8 @@ def _channels(rec):
 
 
 def test_begin_end_row_round_trip_across_chunks_and_segments(tmp_path):
-    path = tmp_path / "run.npz"
-    rec = Recorder(path, flush_every=3, chunk_rows=2)
+    path = tmp_path / "run.zarr"
+    rec = StoreWriter(path, chunk_rows=2)
     slots = _channels(rec)
     assert slots == [0, 1, 2, 3]
     for k in range(1, 8):
@@ -49,7 +49,10 @@ def test_begin_end_row_round_trip_across_chunks_and_segments(tmp_path):
         buffers[slots[2]][row] = k % 2 == 0
         buffers[slots[3]][row] = np.full((4, 3), k / 4)
         rec.end_row(k, k * 0.5)
-    assert load_recording(path).step.tolist() == [1, 2, 3, 4, 5, 6]  # two segments so far
+    deadline = time.monotonic() + 30
+    while rec.committed_rows < 6 and time.monotonic() < deadline:
+        time.sleep(0.01)  # three full chunks are written by the writer thread
+    assert load_recording(path).step.tolist() == [1, 2, 3, 4, 5, 6]  # committed so far
     rec.close()
     loaded = load_recording(path)
     ks = np.arange(1, 8)
@@ -63,7 +66,7 @@ def test_begin_end_row_round_trip_across_chunks_and_segments(tmp_path):
 
 
 def test_a_row_that_is_not_ended_is_not_recorded(tmp_path):
-    rec = Recorder(tmp_path / "run.npz", chunk_rows=2)
+    rec = StoreWriter(tmp_path / "run.zarr", chunk_rows=2)
     slots = _channels(rec)
     for k in (1, 2, 3):
         buffers, row = rec.begin_row()
@@ -74,13 +77,13 @@ def test_a_row_that_is_not_ended_is_not_recorded(tmp_path):
             buffers[slot][row] = 0
         rec.end_row(k, 0.0)
     rec.close()
-    loaded = load_recording(tmp_path / "run.npz")
+    loaded = load_recording(tmp_path / "run.zarr")
     np.testing.assert_array_equal(loaded.step, [1, 3])
     np.testing.assert_array_equal(loaded.data["a.vec"][:, 0], [1, 3])
 
 
 def test_append_zeroes_every_channel_missing_from_the_row(tmp_path):
-    rec = Recorder(tmp_path / "run.npz", flush_every=2, chunk_rows=3)
+    rec = StoreWriter(tmp_path / "run.zarr", chunk_rows=3)
     _channels(rec)
     full = {"a.vec": [1, 2, 3], "a.n": 5, "a.on": True, "b.pts": np.ones((4, 3))}
     for k in range(1, 8):
@@ -89,7 +92,7 @@ def test_append_zeroes_every_channel_missing_from_the_row(tmp_path):
             values = {"step": 99, "a.vec": [7, 7, 7]}  # a reserved key is no channel
         rec.append(k, 0.0, values)
     rec.close()
-    loaded = load_recording(tmp_path / "run.npz")
+    loaded = load_recording(tmp_path / "run.zarr")
     np.testing.assert_array_equal(loaded.step, np.arange(1, 8))
     np.testing.assert_array_equal(loaded.data["a.n"], [5, 9, 5, 9, 0, 9, 5])
     np.testing.assert_array_equal(loaded.data["a.on"], [1, 0, 1, 0, 0, 0, 1])
@@ -193,7 +196,7 @@ def test_tap_rows_equal_the_readings_for_valid_invalid_and_partial_readings(tmp_
     ]
     sensor = _Sensor([valid[0]])
     for mode in ("write", "row"):
-        rec = Recorder(tmp_path / f"{mode}.npz", chunk_rows=3)
+        rec = StoreWriter(tmp_path / f"{mode}.zarr", chunk_rows=3)
         tap = _SensorTap(sensor, stage=None)
         tap.define(rec)
         for k, reading in enumerate(sequence, start=1):
@@ -206,7 +209,7 @@ def test_tap_rows_equal_the_readings_for_valid_invalid_and_partial_readings(tmp_
                 tap.row(out, reading)
                 rec.append(k, 0.0, out)
         rec.close()
-        data = load_recording(tmp_path / f"{mode}.npz").data
+        data = load_recording(tmp_path / f"{mode}.zarr").data
         p = sensor.prim_path
         assert rec.channels[f"{p}.force"].shape == (3,)
         assert rec.channels[f"{p}.in_contact"].dtype == "bool"
@@ -223,14 +226,15 @@ def test_tap_rows_equal_the_readings_for_valid_invalid_and_partial_readings(tmp_
 
 def test_disabled_sensor_rows_are_invalid_and_zero(tmp_path):
     sensor = _Sensor([_Reading(1.0, 1, 2.0, True, np.ones(3), True)])
-    rec = Recorder(None)
+    rec = StoreWriter(tmp_path / "run.zarr")
     tap = _SensorTap(sensor, stage=None)
     tap.define(rec)
     sensor.disabled_reason = "deleted prim"
     buffers, row = rec.begin_row()
     tap.write(buffers, row, sensor.reading())
     rec.end_row(1, 0.0)
-    snap = rec.snapshot()
+    rec.close()
+    snap = load_recording(tmp_path / "run.zarr")
     assert not snap.data[f"{sensor.prim_path}.valid"][0]
     for name in ("time", "step", "value", "in_contact", "force"):
         assert not snap.data[f"{sensor.prim_path}.{name}"][0].any(), name
@@ -246,7 +250,7 @@ def test_panda_run_records_every_reading_as_read(tmp_path):
     def on_step(k, engine, sensors, state):
         seen.append({s.prim_path: s.reading() for s in sensors.sensors})
 
-    out = tmp_path / "panda.npz"
+    out = tmp_path / "panda.zarr"
     run_scene(str(SCENE), steps=120, out=out, on_step=on_step, progress=io.StringIO())
     rec = load_recording(out)
     assert len(rec) == len(seen) == 120
@@ -283,83 +287,3 @@ def test_panda_run_records_every_reading_as_read(tmp_path):
                 assert fields["valid"][k] == r.is_valid
                 for name in names:
                     np.testing.assert_array_equal(fields[name][k], getattr(r, name))
-
-
-def _fill(rec, rows, on_row=None):
-    slots = _channels(rec)
-    for k in range(1, rows + 1):
-        buffers, row = rec.begin_row()
-        buffers[slots[0]][row] = [k, -k, 0.5 * k]
-        buffers[slots[1]][row] = k
-        buffers[slots[2]][row] = k % 3 == 0
-        buffers[slots[3]][row] = np.full((4, 3), 0.25 * k)
-        rec.end_row(k, 0.01 * k)
-        if on_row is not None:
-            on_row(k)
-
-
-def test_background_flushes_leave_loadable_prefixes_and_the_same_final_file(tmp_path):
-    sync_path, bg_path = tmp_path / "sync.npz", tmp_path / "bg.npz"
-    sync = Recorder(sync_path, flush_every=5, chunk_rows=4, meta={"scene": "s"})
-    _fill(sync, 60)
-    sync.close()
-    bg = Recorder(
-        bg_path,
-        flush_every=5,
-        chunk_rows=4,
-        meta={"scene": "s"},
-        background_flush=True,
-        prepare_chunks=True,
-    )
-    lengths = []
-
-    def check(k):
-        if k % 10 == 0:
-            time.sleep(0.05)  # a slow step: the pending segment write completes meanwhile
-        if k % 7 == 0 and bg_path.exists():  # whatever flush completed last: a valid prefix
-            part = load_recording(bg_path)
-            assert not part.complete and len(part) <= k
-            np.testing.assert_array_equal(part.step, np.arange(1, len(part) + 1))
-            np.testing.assert_array_equal(part.data["a.n"], part.step)
-            lengths.append(len(part))
-
-    _fill(bg, 60, check)
-    assert bg.flush_count >= 3  # segments written by the helper thread
-    bg.flush()  # waits for a pending segment, then writes every row
-    assert len(load_recording(bg_path)) == 60
-    assert lengths and lengths == sorted(lengths)
-    bg.close()
-    assert bg_path.read_bytes() == sync_path.read_bytes()
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["bg.npz", "sync.npz"]
-
-
-def test_failed_background_flush_is_raised_and_close_still_writes_every_row(tmp_path, monkeypatch):
-    from runtime.engine import recorder as recorder_module
-
-    def disk_full(*args, **kwargs):
-        raise OSError(28, "No space left on device")
-
-    monkeypatch.setattr(recorder_module, "_write_npz_appended", disk_full)
-    path = tmp_path / "run.npz"
-    rec = Recorder(path, flush_every=2, background_flush=True)
-    with pytest.raises(OSError, match="No space left"):
-        _fill(rec, 50)
-    rec.close(complete=False)
-    loaded = load_recording(path)
-    assert not loaded.complete and len(loaded) == rec.row_count >= 2
-    np.testing.assert_array_equal(loaded.data["a.n"], np.arange(1, len(loaded) + 1))
-
-
-@pytest.mark.parametrize("expected_rows", [0, 3, 10, 17, 40])
-def test_prepared_chunks_record_the_same_rows(tmp_path, expected_rows):
-    """Chunks prepared on a helper thread (any expected row count, even a wrong one)."""
-    plain = Recorder(None, chunk_rows=4, expected_rows=expected_rows)
-    _fill(plain, 17)
-    prepared = Recorder(None, chunk_rows=4, expected_rows=expected_rows, prepare_chunks=True)
-    _fill(prepared, 17)
-    a, b = plain.snapshot(), prepared.snapshot()
-    for name in a.data:
-        np.testing.assert_array_equal(a.data[name], b.data[name])
-    np.testing.assert_array_equal(b.data["a.n"], np.arange(1, 18))
-    prepared.close()
-    assert prepared._spare is None

@@ -12,7 +12,7 @@ import pytest
 pytest.importorskip("mujoco")
 
 from runtime.cli import main  # noqa: E402
-from runtime.engine.recorder import load_recording  # noqa: E402
+from runtime.recording import load_recording  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 SCENE = str(REPO / "scenes" / "panda_table.usda")

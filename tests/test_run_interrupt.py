@@ -14,7 +14,7 @@ import pytest
 
 pytest.importorskip("mujoco")
 
-from runtime.engine.recorder import load_recording  # noqa: E402
+from runtime.recording import load_recording  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 SCENE = REPO / "scenes" / "panda_table.usda"

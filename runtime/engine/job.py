@@ -59,6 +59,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import math
+import shutil
 import time as _time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -424,7 +425,7 @@ class _SensorTap:
 
     def define(self, recorder: Any) -> None:
         """Register this sensor's channels from its current reading."""
-        from runtime.engine.recorder import ChannelInfo
+        from runtime.recording import ChannelInfo
 
         items = _reading_items(self.sensor.reading())
         for name, value in items.items():
@@ -482,6 +483,7 @@ class _SensorTap:
                     name,
                     _unit(self.kind, name),
                     attrs,
+                    _frame(self.kind, name),
                 )
             )
         self._hit_slot = None
@@ -708,6 +710,17 @@ class _HitPathIds:
         return ids
 
 
+def _frame(kind: str, name: str) -> str:
+    """The frame a recorded field is expressed in ("" for frame-free values)."""
+    if kind == "imu":
+        return "world" if name == "orientation" else "sensor"
+    if kind == "raycast" and name in ("hit_positions", "hit_normals", "ray_end_points_world"):
+        return "world"
+    if kind == "contact" and name in ("value", "force"):
+        return "sensor"
+    return ""
+
+
 def _unit(kind: str, name: str) -> str:
     units = {
         ("contact", "value"): "mass*stage_units/s^2",
@@ -734,60 +747,76 @@ _SUMMARY_FIELDS = frozenset(
 
 
 def summarize(recording: Any) -> dict[str, Any]:
-    """Per-sensor statistics of a recording.
+    """Per-sensor statistics of a recording, read chunk by chunk (flat memory).
 
     Args:
-        recording: a :class:`runtime.engine.recorder.Recording`.
+        recording: a :class:`runtime.recording.RecordingReader` (streamed) or a loaded
+            :class:`runtime.recording.Recording`.
 
     Returns:
         ``{"steps", "sim_time", "sensors": {path: stats}}`` where contact stats are
         ``hits`` (steps in contact) and ``max_force``; IMU stats the per-axis ``min``/``max``
-        of ``linear_acceleration`` and ``angular_velocity``; raycast stats ``hits`` (ray
-        hits summed over steps), ``rays_fired`` and ``valid_steps``.
+        of ``linear_acceleration`` and ``angular_velocity`` over valid steps; raycast stats
+        ``hits`` (ray hits summed over steps) and ``valid_steps``.
     """
-    out: dict[str, Any] = {
-        "steps": len(recording),
-        "sim_time": float(recording.time[-1]) if len(recording) else 0.0,
-        "sensors": {},
-    }
+    wanted: dict[str, tuple[str, str, str]] = {}  # channel -> (sensor, kind, field)
+    for name, info in recording.channels.items():
+        if info.kind in _SUMMARY_KINDS and info.field in _SUMMARY_FIELDS:
+            wanted[name] = (info.sensor, info.kind, info.field)
+    stats: dict[str, dict[str, Any]] = {}
+    for sensor, kind, _ in wanted.values():
+        stats.setdefault(sensor, {"kind": kind, "valid_steps": 0})
+        if kind in ("contact", "raycast"):
+            stats[sensor]["hits"] = 0
+        if kind == "contact":
+            stats[sensor]["max_force"] = 0.0
+    by_sensor: dict[str, dict[str, str]] = {}
+    for name, (sensor, _, field_name) in wanted.items():
+        by_sensor.setdefault(sensor, {})[field_name] = name
+    steps, sim_time = 0, 0.0
+    for _, block in _blocks(recording, list(wanted)):
+        rows = int(block["time"].shape[0])
+        if not rows:
+            continue
+        steps += rows
+        sim_time = float(block["time"][-1])
+        for sensor, fields in by_sensor.items():
+            entry = stats[sensor]
+            valid = block[fields["valid"]].astype(bool) if "valid" in fields else None
+            entry["valid_steps"] += int(valid.sum()) if valid is not None else rows
+            if entry["kind"] == "contact":
+                if "in_contact" in fields:
+                    entry["hits"] += int(block[fields["in_contact"]].sum())
+                force = fields.get("value", fields.get("force"))
+                if force is not None and block[force].size:
+                    entry["max_force"] = max(entry["max_force"], float(block[force].max()))
+            elif entry["kind"] == "raycast":
+                if "hit" in fields:
+                    entry["hits"] += int(block[fields["hit"]].sum())
+            else:
+                for field_name in ("linear_acceleration", "angular_velocity"):
+                    if field_name not in fields:
+                        continue
+                    data = block[fields[field_name]]
+                    data = data[valid] if valid is not None else data
+                    if not data.size:
+                        continue
+                    low, high = data.min(axis=0), data.max(axis=0)
+                    if field_name in entry:
+                        low = np.minimum(low, entry[field_name]["min"])
+                        high = np.maximum(high, entry[field_name]["max"])
+                    entry[field_name] = {"min": low.tolist(), "max": high.tolist()}
+    return {"steps": steps, "sim_time": sim_time, "sensors": stats}
 
-    def get(sensor: str, name: str) -> np.ndarray | None:
-        try:
-            return np.asarray(recording.field(sensor, name))
-        except KeyError:
-            return None
 
-    for sensor in recording.channels_of_kind("contact"):
-        valid = get(sensor, "valid")
-        force = get(sensor, "value")
-        if force is None:
-            force = get(sensor, "force")
-        in_contact = get(sensor, "in_contact")
-        stats: dict[str, Any] = {"kind": "contact"}
-        stats["valid_steps"] = int(valid.sum()) if valid is not None else len(recording)
-        stats["hits"] = int(in_contact.sum()) if in_contact is not None else 0
-        stats["max_force"] = float(force.max()) if force is not None and force.size else 0.0
-        out["sensors"][sensor] = stats
-    for sensor in recording.channels_of_kind("imu"):
-        valid = get(sensor, "valid")
-        mask = valid.astype(bool) if valid is not None else slice(None)
-        stats = {"kind": "imu", "valid_steps": int(np.sum(mask)) if valid is not None else 0}
-        for name in ("linear_acceleration", "angular_velocity"):
-            data = get(sensor, name)
-            if data is None:
-                continue
-            data = data[mask]
-            if data.size:
-                stats[name] = {"min": data.min(axis=0).tolist(), "max": data.max(axis=0).tolist()}
-        out["sensors"][sensor] = stats
-    for sensor in recording.channels_of_kind("raycast"):
-        hit = get(sensor, "hit")
-        valid = get(sensor, "valid")
-        stats = {"kind": "raycast"}
-        stats["valid_steps"] = int(valid.sum()) if valid is not None else 0
-        stats["hits"] = int(hit.sum()) if hit is not None else 0
-        out["sensors"][sensor] = stats
-    return out
+def _blocks(recording: Any, names: list[str]) -> Any:
+    """``(start, {"time", name: rows})`` blocks of a reader, or one block of a Recording."""
+    if hasattr(recording, "iter_chunks"):
+        yield from recording.iter_chunks(names)
+        return
+    block = {name: np.asarray(recording.data[name]) for name in names}
+    block["time"] = np.asarray(recording.time)
+    yield 0, block
 
 
 def format_summary(summary: Mapping[str, Any], timings: Mapping[str, float] | None = None) -> str:
@@ -1084,6 +1113,51 @@ class RunResult:
     summary: dict[str, Any] = field(default_factory=dict)
     timings: dict[str, float] = field(default_factory=dict)
     disabled: dict[str, str] = field(default_factory=dict)
+    store: Path | None = None
+
+
+STORE_SUFFIX = ".zarr"
+EXPORT_SUFFIXES = (".npz", ".parquet")
+
+
+def _output_paths(out: Any) -> tuple[Path, Path | None, Path | None]:
+    """(store, export file or None, scratch folder to delete or None) for ``out``.
+
+    ``*.zarr`` (or a path without a suffix) is the store itself; ``.npz`` / ``.parquet``
+    record into the store beside it (same name, ``.zarr``) and export it at the end; None
+    records into a scratch store that is deleted after the summary.
+
+    Raises:
+        SimrtError: another suffix, an unusable store path or a missing export package.
+    """
+    import tempfile
+
+    from runtime.recording import check_export_path, check_store_path
+
+    if out is None:
+        scratch = Path(tempfile.mkdtemp(prefix="simrt-run-"))
+        return scratch / "run.zarr", None, scratch
+    path = Path(out)
+    suffix = path.suffix.lower()
+    if suffix in EXPORT_SUFFIXES:
+        check_export_path(path)
+        return check_store_path(path.with_suffix(STORE_SUFFIX)), path, None
+    if suffix not in (STORE_SUFFIX, ""):
+        raise SimrtError(
+            f"{path}: unsupported recording format {suffix!r} (a store: .zarr; "
+            f"or an export written at the end: {', '.join(EXPORT_SUFFIXES)})"
+        )
+    return check_store_path(path), None, None
+
+
+def _stop_reason(error: BaseException, done: int) -> str:
+    """Why a run stopped early, for the recording's ``reason``."""
+    name = getattr(error, "signal_name", None)
+    if name:
+        return f"interrupted by {name} after {done} steps"
+    if isinstance(error, KeyboardInterrupt):
+        return f"interrupted (Ctrl-C / SIGINT) after {done} steps"
+    return f"stopped after {done} steps: {type(error).__name__}: {error}"
 
 
 def _open_stage(scene: Any) -> Any:
@@ -1166,13 +1240,11 @@ def run_scene(
         KeyboardInterrupt during stepping propagate after the recording is closed (valid,
         ``complete = False``).
     """
-    from runtime.engine.recorder import ChannelInfo, Recorder
+    from runtime.recording import ChannelInfo, StoreWriter, open_recording
+    from runtime.run.interrupts import signals_deferred
     from runtime.sensors.runtime import SensorRuntime
 
-    if out is not None:
-        from runtime.engine.recorder import check_recording_path
-
-        check_recording_path(out)  # fail before the (slow) engine build
+    store_path, export_path, scratch = _output_paths(out)  # fail before the engine build
     stage = _open_stage(scene)
     settings = read_scene_settings(stage)
     steps = int(steps if steps is not None else settings.get("steps", 1000))
@@ -1267,6 +1339,7 @@ def run_scene(
     bar = Progress(steps, progress)
     done = 0
     complete = False
+    reason = ""
     loop_start = _time.perf_counter()
     joint_positions = np.asarray(state.joint_positions, dtype=np.float64)
     dof_count = joint_positions.shape[0]
@@ -1296,15 +1369,7 @@ def run_scene(
             readings = [read() for read in readers]
             t5 = perf()
             if recorder is None:
-                recorder = Recorder(
-                    out,
-                    flush_every=flush_every,
-                    meta=meta,
-                    min_flush_interval=min_flush_interval,
-                    expected_rows=min(steps, 1_000_000),
-                    background_flush=True,  # periodic segments written beside the loop
-                    prepare_chunks=True,  # next chunk allocated and paged in beside it
-                )
+                recorder = StoreWriter(store_path, meta=meta, expected_rows=steps)
                 for tap in taps:
                     tap.define(recorder)
                 if dof_count:
@@ -1357,6 +1422,7 @@ def run_scene(
                             "orientations",
                             "wxyz",
                             {"body_paths": list(body_paths)},
+                            "world",
                         )
                     )
             # the row is written in place into the recorder's buffers (one copy per channel)
@@ -1388,29 +1454,34 @@ def run_scene(
                 on_step(k, engine, sensors, state)
             bar.update(done)
         complete = True
+    except BaseException as error:
+        reason = _stop_reason(error, done)
+        error.steps_done = done  # type: ignore[attr-defined]  # for the CLI's message
+        raise
     finally:
         wall = _time.perf_counter() - loop_start
-        if recorder is None and out is not None:  # no step completed: an empty recording
-            recorder = Recorder(out, flush_every=flush_every, meta=meta)
-        if recorder is not None:
-            closing = _time.perf_counter()
-            recorder.close(complete=complete)
+        if recorder is None:  # no step completed: an empty, loadable store
+            recorder = StoreWriter(store_path, meta=meta, expected_rows=0)
+        closing = _time.perf_counter()
+        try:
+            with signals_deferred():  # a stop signal now waits until the store is closed
+                recorder.close(complete=complete, reason=None if complete else reason)
+                if export_path is not None:  # also after an interruption: what was recorded
+                    from runtime.recording import export_recording
+
+                    exporting = _time.perf_counter()
+                    export_recording(store_path, export_path)
+                    timings["export"] = _time.perf_counter() - exporting
+        finally:
             timings["close"] = _time.perf_counter() - closing
-        bar.close(done)
-        sensors.close()
+            bar.close(done)
+            sensors.close()
+    try:
+        summary = summarize(open_recording(store_path))
+    finally:
+        if scratch is not None:
+            shutil.rmtree(scratch, ignore_errors=True)
     timings["wall_time"] = wall
-    summary: dict[str, Any] = {"steps": done, "sim_time": 0.0, "sensors": {}}
-    if recorder is not None:
-        summary = summarize(
-            recorder.snapshot(
-                complete=complete,
-                channels=[
-                    name
-                    for name, info in recorder.channels.items()
-                    if info.kind in _SUMMARY_KINDS and info.field in _SUMMARY_FIELDS
-                ],
-            )
-        )
     for s in sensors.sensors:
         if getattr(s, "disabled_reason", None):
             disabled[str(getattr(s, "prim_path", ""))] = str(s.disabled_reason)
@@ -1428,6 +1499,7 @@ def run_scene(
         sim_time=float(summary.get("sim_time", 0.0)),
         wall_time=wall,
         out=Path(out) if out is not None else None,
+        store=store_path if scratch is None else None,
         complete=complete,
         summary=summary,
         timings=timings,

@@ -2,14 +2,17 @@ r"""``simrt run SCENE``: step a scene headless in MuJoCo and record every sensor
 
 Examples::
 
-    simrt run scenes/panda_table.usda --steps 2000 --out out/panda.npz
+    simrt run scenes/panda_table.usda --steps 2000 --out out/panda.zarr
     simrt run scene.usda --steps 500 --dt 0.002 \\
         --ik-target "panda_hand=0.5,0,0.7,0,1,0,0@0" \\
         --ik-target "panda_hand=0.5,0,0.55,0,1,0,0@1.0" --ik-until-contact
 
-Progress goes to stderr, the summary to stdout. Without ``--out`` the readings are kept in
-memory only (summary still printed). See :mod:`runtime.engine.job` for the scene's own run
-settings (``customData["simrt"]`` on the PhysicsScene) and the IK waypoint syntax.
+Progress goes to stderr, the summary to stdout. ``--out`` is the recording store (a Zarr
+directory, streamed to disk while the run steps; ``.npz`` / ``.parquet`` record into the
+store beside it and export at the end). Without ``--out`` the readings go to a scratch store
+that is deleted after the summary. SIGINT, SIGTERM and SIGHUP close the recording
+(``complete = False``) and exit with 130 / 143 / 129. See :mod:`runtime.engine.job` for the
+scene's own run settings (``customData["simrt"]`` on the PhysicsScene) and the IK waypoint syntax.
 """
 
 from __future__ import annotations
@@ -40,8 +43,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--out",
         "-o",
         default=None,
-        help="recording to write: FILE.npz, or FILE.parquet (needs pyarrow); replaced "
-        "atomically every --flush-every steps and at the end",
+        help="recording store to write (RUN.zarr, streamed to disk while stepping); "
+        "FILE.npz / FILE.parquet record into FILE.zarr and export to FILE at the end",
     )
     parser.add_argument(
         "--ik-target",
@@ -71,9 +74,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--flush-every",
         type=int,
-        default=250,
-        help="append the steps done so far to the recording every N steps (at most about once "
-        "a second; the file stays valid at every moment and is consolidated at the end)",
+        default=None,
+        help=argparse.SUPPRESS,  # simrt 0.1: the store commits every chunk and every second
     )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     parser.add_argument("--json", action="store_true", help="print the summary as JSON")
@@ -85,28 +87,32 @@ def run(args: argparse.Namespace) -> int:
 
     if args.steps is not None and args.steps < 0:
         raise ValueError(f"--steps must be >= 0, got {args.steps}")
-    if args.flush_every < 1:
+    if args.flush_every is not None and args.flush_every < 1:
         raise ValueError(f"--flush-every must be >= 1, got {args.flush_every}")
     ik_targets = None
     if args.ik_target is not None:
         ik_targets = [parse_ik_target(text) for text in args.ik_target]
+    from runtime.run.interrupts import stop_signals_raise
+
     try:
-        result = run_scene(
-            args.scene,
-            steps=args.steps,
-            dt=args.dt,
-            out=args.out,
-            ik_targets=ik_targets,
-            ik_every=args.ik_every,
-            ik_until_contact=args.ik_until_contact,
-            imu_mode=args.imu_mode,
-            robot=args.robot,
-            flush_every=args.flush_every,
-            progress=None if args.no_progress else sys.stderr,
-        )
-    except KeyboardInterrupt:
-        if args.out:
-            print(f"interrupted; steps done so far are in {args.out}", file=sys.stderr)  # noqa: T201
+        with stop_signals_raise():
+            result = run_scene(
+                args.scene,
+                steps=args.steps,
+                dt=args.dt,
+                out=args.out,
+                ik_targets=ik_targets,
+                ik_every=args.ik_every,
+                ik_until_contact=args.ik_until_contact,
+                imu_mode=args.imu_mode,
+                robot=args.robot,
+                progress=None if args.no_progress else sys.stderr,
+            )
+    except KeyboardInterrupt as stop:
+        done = getattr(stop, "steps_done", None)
+        where = f"; they are in {args.out}" if args.out else ""
+        if done is not None:
+            print(f"interrupted after {done} steps{where}", file=sys.stderr)  # noqa: T201
         raise
     if args.json:
         payload = {

@@ -21,11 +21,15 @@ from runtime.errors import SimrtError
 __all__ = ["add_arguments", "run", "plot_recording"]
 
 _AXES = ("x", "y", "z")
+PLOT_ROWS = 20_000
+"""Most rows a plot reads; longer recordings are subsampled evenly."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Register the ``simrt plot`` arguments."""
-    parser.add_argument("file", help="recording written by `simrt run` (.npz or .parquet)")
+    parser.add_argument(
+        "file", help="recording written by `simrt run` (a .zarr store, .npz or .parquet)"
+    )
     parser.add_argument(
         "--out", "-o", default=None, help="PNG to write (default: FILE with suffix .png)"
     )
@@ -54,7 +58,7 @@ def raycast_hit_points(recording: Any, max_points: int = 200_000) -> tuple[np.nd
     """World-frame raycast hit points of a recording, with the time of each.
 
     Args:
-        recording: a :class:`~runtime.engine.recorder.Recording`.
+        recording: a :class:`~runtime.recording.Recording`.
         max_points: subsample evenly to at most this many points.
 
     Returns:
@@ -90,7 +94,7 @@ def plot_recording(
     """Render a recording to a PNG (written atomically).
 
     Args:
-        recording: a :class:`~runtime.engine.recorder.Recording`.
+        recording: a :class:`~runtime.recording.Recording`.
         out_path: destination PNG.
         max_points: cap on plotted raycast points.
         dpi: resolution.
@@ -224,17 +228,10 @@ def plot_recording(
         fontsize=11,
     )
     fig.tight_layout()
-    out_path = Path(out_path)
-    out_path.parent.mkdir(parents=True, exist_ok=True)
-    from runtime.engine.recorder import temp_path_beside
+    from runtime.recording.export import write_atomically
 
-    tmp_name = str(temp_path_beside(out_path, ".png"))
     try:
-        fig.savefig(tmp_name, dpi=dpi, format="png")
-        os.replace(tmp_name, out_path)
-    except BaseException:
-        Path(tmp_name).unlink(missing_ok=True)
-        raise
+        write_atomically(Path(out_path), lambda handle: fig.savefig(handle, dpi=dpi, format="png"))
     finally:
         plt.close(fig)
     return panels
@@ -242,10 +239,12 @@ def plot_recording(
 
 def run(args: argparse.Namespace) -> int:
     """Run ``simrt plot``."""
-    from runtime.engine.recorder import load_recording
+    from runtime.recording.reader import open_recording
 
-    recording = load_recording(args.file)
-    out = Path(args.out) if args.out else Path(args.file).with_suffix(".png")
+    reader = open_recording(args.file)
+    # long runs are plotted from evenly spaced rows (at most PLOT_ROWS of them)
+    recording = reader.load(every=max(1, -(-reader.rows // PLOT_ROWS)))
+    out = Path(args.out) if args.out else Path(str(args.file).rstrip("/")).with_suffix(".png")
     panels = plot_recording(recording, out, max_points=args.max_points, dpi=args.dpi)
     print(f"wrote {out} ({', '.join(panels)})")  # noqa: T201
     return 0

@@ -1,0 +1,365 @@
+"""Reading recordings: the streaming store chunk by chunk, or all at once.
+
+:func:`open_recording` opens a store (or an ``.npz`` / ``.parquet`` recording) and returns a
+:class:`RecordingReader` that trusts only committed rows: the rows named by the store's
+commit log (or by the closed store's attributes). Rows of a chunk that cannot be read (torn
+by a kill, deleted, bit-flipped) end the readable data there, with a logged warning.
+:func:`load_recording` loads every readable row into a :class:`Recording`. Anything that is
+not a readable recording raises one :class:`~runtime.errors.SimrtError` naming the path and
+the problem, never a library traceback.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from runtime.errors import SimrtError
+from runtime.recording.channels import FORMAT_NAME, FORMAT_VERSION, ChannelInfo, array_key
+from runtime.recording.store import COMMIT_LOG
+
+__all__ = ["Recording", "RecordingReader", "load_recording", "open_recording"]
+
+_LOG = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Recording:
+    """A recording loaded into memory.
+
+    Attributes:
+        step: physics step counters, shape (N,), int64.
+        time: simulation times [s], shape (N,), float64.
+        data: channel name -> array of shape (N, *channel_shape).
+        channels: channel name -> :class:`ChannelInfo`.
+        complete: True when the run finished all requested steps.
+        run: run-level metadata (scene, dt, robot, disabled sensors, ...).
+        reason: why an incomplete run stopped (None when unknown or complete).
+    """
+
+    step: np.ndarray
+    time: np.ndarray
+    data: dict[str, np.ndarray]
+    channels: dict[str, ChannelInfo]
+    complete: bool
+    run: dict[str, Any]
+    reason: str | None = None
+
+    def __len__(self) -> int:
+        return int(self.step.shape[0])
+
+    def channels_of_kind(self, kind: str) -> dict[str, list[ChannelInfo]]:
+        """Group the channels of one sensor kind by sensor path (file order kept)."""
+        grouped: dict[str, list[ChannelInfo]] = {}
+        for info in self.channels.values():
+            if info.kind == kind:
+                grouped.setdefault(info.sensor, []).append(info)
+        return grouped
+
+    def field(self, sensor: str, field_name: str) -> np.ndarray:
+        """Array of one field of one sensor.
+
+        Raises:
+            KeyError: no such channel.
+        """
+        for info in self.channels.values():
+            if info.sensor == sensor and info.field == field_name:
+                return self.data[info.name]
+        raise KeyError(f"no channel for sensor {sensor!r} field {field_name!r}")
+
+
+class RecordingReader:
+    """Committed rows of one recording, read chunk by chunk.
+
+    Attributes:
+        path: the recording.
+        rows: readable rows (committed, and every chunk up to them readable as far as
+            checked: :meth:`iter_chunks` may end earlier at a damaged chunk).
+        complete: the run finished all requested steps.
+        reason: why an incomplete run stopped (None if unknown).
+        run: run metadata.
+        channels: channel name -> :class:`ChannelInfo` (recording order).
+        chunk_rows: rows per stored chunk (the natural read unit).
+    """
+
+    def __init__(
+        self,
+        path: Path,
+        rows: int,
+        complete: bool,
+        run: Mapping[str, Any],
+        channels: Mapping[str, ChannelInfo],
+        chunk_rows: int,
+        arrays: Mapping[str, Any],
+        reason: str | None = None,
+    ) -> None:
+        self.path = path
+        self.rows = int(rows)
+        self.complete = bool(complete)
+        self.reason = reason
+        self.run = dict(run)
+        self.channels = dict(channels)
+        self.chunk_rows = max(1, int(chunk_rows))
+        self._arrays = dict(arrays)  # name (incl. step/time) -> zarr array or ndarray
+
+    @property
+    def meta(self) -> dict[str, Any]:
+        """The run metadata (alias of :attr:`run`)."""
+        return self.run
+
+    def __len__(self) -> int:
+        return self.rows
+
+    def iter_chunks(
+        self, names: Sequence[str] | None = None, chunk_rows: int | None = None
+    ) -> Iterator[tuple[int, dict[str, np.ndarray]]]:
+        """Yield ``(first_row, {"step", "time", name: rows})`` block by block.
+
+        Args:
+            names: channels to read (default all); ``step`` and ``time`` always come.
+            chunk_rows: rows per block (default: the store's chunk size).
+
+        A block that cannot be read ends the iteration (a warning names the rows lost) and
+        lowers :attr:`rows` to the rows read.
+        """
+        wanted = ["step", "time", *(self.channels if names is None else names)]
+        for name in wanted:
+            if name not in self._arrays:
+                raise KeyError(f"{self.path}: no channel {name!r}")
+        block = max(1, int(chunk_rows or self.chunk_rows))
+        start = 0
+        while start < self.rows:
+            stop = min(self.rows, start + block)
+            try:
+                out = {name: self._read_block(name, start, stop) for name in wanted}
+            except _DamagedChunk as damage:
+                _LOG.warning(
+                    "%s: rows %d.. unreadable (%s); %d of %d committed rows kept",
+                    self.path,
+                    start,
+                    damage,
+                    start,
+                    self.rows,
+                )
+                self.rows = start
+                return
+            yield start, out
+            start = stop
+
+    def read(self, name: str, start: int = 0, stop: int | None = None) -> np.ndarray:
+        """Rows ``[start, stop)`` of one channel (or ``step`` / ``time``).
+
+        Raises:
+            KeyError: no such channel.
+            SimrtError: the rows are damaged.
+        """
+        if name not in self._arrays:
+            raise KeyError(f"{self.path}: no channel {name!r}")
+        stop = self.rows if stop is None else min(int(stop), self.rows)
+        start = max(0, min(int(start), stop))
+        try:
+            return self._read_block(name, start, stop)
+        except _DamagedChunk as damage:
+            raise SimrtError(f"{self.path}: channel {name!r} unreadable: {damage}") from None
+
+    def load(self, names: Sequence[str] | None = None, every: int = 1) -> Recording:
+        """Every readable row in memory (of ``names``, default all channels).
+
+        Args:
+            names: channels to load (default all).
+            every: keep rows 0, every, 2 * every, ... (subsampling long runs).
+        """
+        selected = list(self.channels if names is None else names)
+        every = max(1, int(every))
+        parts: dict[str, list[np.ndarray]] = {name: [] for name in ["step", "time", *selected]}
+        for start, block in self.iter_chunks(selected):
+            first = (-start) % every
+            for name, rows in block.items():
+                parts[name].append(rows[first::every] if every > 1 else rows)
+        arrays = {
+            name: np.concatenate(chunks) if chunks else self._empty(name)
+            for name, chunks in parts.items()
+        }
+        return Recording(
+            step=arrays.pop("step").astype(np.int64, copy=False),
+            time=arrays.pop("time").astype(np.float64, copy=False),
+            data=arrays,
+            channels={name: self.channels[name] for name in selected},
+            complete=self.complete,
+            run=self.run,
+            reason=self.reason,
+        )
+
+    def _empty(self, name: str) -> np.ndarray:
+        info = self.channels.get(name)
+        if info is None:
+            return np.zeros(0, np.int64 if name == "step" else np.float64)
+        return np.zeros((0, *info.shape), dtype=info.dtype)
+
+    def _read_block(self, name: str, start: int, stop: int) -> np.ndarray:
+        source = self._arrays[name]
+        if isinstance(source, np.ndarray):
+            return source[start:stop]
+        _check_chunk_files(self.path, array_key(name), source, start, stop)
+        try:
+            return np.asarray(source[start:stop])
+        except Exception as error:  # noqa: BLE001 - any codec / IO failure is damage
+            raise _DamagedChunk(f"{type(error).__name__}: {error}") from None
+
+
+class _DamagedChunk(Exception):
+    pass
+
+
+def _check_chunk_files(root: Path, key: str, array: Any, start: int, stop: int) -> None:
+    """Raise :class:`_DamagedChunk` when a chunk file of rows [start, stop) is missing.
+
+    Zarr reads a missing chunk as its fill value, which would pass zeros off as data; the
+    writer writes every chunk (empty ones too), so a missing file is damage.
+    """
+    rows = array.chunks[0]
+    tail = "/0" * (len(array.shape) - 1)
+    for index in range(start // rows, (max(stop, start + 1) - 1) // rows + 1):
+        if not os.path.exists(root / key / "c" / f"{index}{tail}"):
+            raise _DamagedChunk(f"chunk file {key}/c/{index}{tail} is missing")
+
+
+def open_recording(path: str | os.PathLike[str]) -> RecordingReader:
+    """Open a recording for reading: a store directory, an ``.npz`` or a ``.parquet``.
+
+    Raises:
+        SimrtError: the path does not exist or is not a readable simrt recording (the
+            message names the file and what is wrong).
+    """
+    path = Path(path)
+    if not path.exists():
+        raise SimrtError(f"{path}: no such recording")
+    if path.is_dir():
+        return _open_store(path)
+    from runtime.recording import legacy
+
+    return legacy.open_file(path)
+
+
+def load_recording(path: str | os.PathLike[str]) -> Recording:
+    """Load every readable row of a recording (see :func:`open_recording`).
+
+    Raises:
+        SimrtError: not a readable recording.
+    """
+    return open_recording(path).load()
+
+
+def _open_store(path: Path) -> RecordingReader:
+    import zarr
+
+    if not (path / "zarr.json").is_file():
+        raise SimrtError(f"{path}: not a simrt recording (no zarr.json: not a Zarr store)")
+    try:
+        group = zarr.open_group(path, mode="r")
+        attrs = dict(group.attrs)
+    except Exception as error:  # noqa: BLE001 - zarr raises many types for a bad document
+        raise SimrtError(f"{path}: recording metadata unreadable ({error})") from None
+    simrt = attrs.get("simrt")
+    if not isinstance(simrt, dict) or simrt.get("format") != FORMAT_NAME:
+        raise SimrtError(f"{path}: not a simrt recording (no simrt metadata in zarr.json)")
+    version = simrt.get("version")
+    if not isinstance(version, int) or version > FORMAT_VERSION or version < 2:
+        raise SimrtError(
+            f"{path}: recording format version {version!r} is not readable by this simrt "
+            f"(reads versions 1-{FORMAT_VERSION})"
+        )
+    names = simrt.get("channels")
+    run = simrt.get("run", {})
+    if not isinstance(names, list) or not isinstance(run, dict):
+        raise SimrtError(f"{path}: recording metadata damaged (channels / run)")
+    committed, complete, reason, paths = _read_commit_log(path)
+    if simrt.get("complete") is not None and simrt.get("rows") is not None and committed is None:
+        committed = int(simrt["rows"])
+    complete = bool(simrt.get("complete")) if complete is None else complete
+    reason = simrt.get("reason") if reason is None else reason
+    rows = committed or 0
+    arrays: dict[str, Any] = {}
+    channels: dict[str, ChannelInfo] = {}
+    for name in ["step", "time", *names]:
+        try:
+            array = group[array_key(str(name))]
+        except Exception as error:  # noqa: BLE001 - missing or unreadable array metadata
+            raise SimrtError(f"{path}: channel {name!r} missing or unreadable ({error})") from None
+        arrays[name] = array
+        rows = min(rows, int(array.shape[0]))
+        if name not in ("step", "time"):
+            try:
+                info = ChannelInfo.from_json(str(name), dict(array.attrs).get("simrt", {}))
+            except (TypeError, ValueError) as error:
+                raise SimrtError(f"{path}: channel {name!r} metadata damaged: {error}") from None
+            if tuple(array.shape[1:]) != info.shape:
+                raise SimrtError(f"{path}: channel {name!r} shape differs from its metadata")
+            if name in paths:
+                table = list(info.attrs.get("path_table") or [])
+                if len(paths[name]) > len(table):
+                    info = _with_table(info, paths[name])
+            channels[str(name)] = info
+    return RecordingReader(
+        path,
+        rows,
+        bool(complete) and rows == committed,
+        run,
+        channels,
+        int(simrt.get("chunk_rows") or 1024),
+        arrays,
+        reason,
+    )
+
+
+def _with_table(info: ChannelInfo, table: list[str]) -> ChannelInfo:
+    attrs = dict(info.attrs)
+    attrs["path_table"] = list(table)
+    return ChannelInfo(
+        info.name,
+        info.shape,
+        info.dtype,
+        info.sensor,
+        info.kind,
+        info.field,
+        info.unit,
+        attrs,
+        info.frame,
+    )
+
+
+def _read_commit_log(path: Path) -> tuple[int | None, bool | None, str | None, dict]:
+    """Rows, complete, reason and hit-path tables of the last complete commit line."""
+    rows: int | None = None
+    complete: bool | None = None
+    reason: str | None = None
+    paths: dict[str, list[str]] = {}
+    try:
+        with open(path / COMMIT_LOG, "rb") as handle:
+            text = handle.read()
+    except FileNotFoundError:
+        return None, None, None, paths
+    except OSError as error:
+        raise SimrtError(f"{path}: commit log unreadable: {error}") from None
+    for raw in text.split(b"\n")[:-1]:  # a last line without newline is torn: ignored
+        try:
+            line = json.loads(raw)
+        except ValueError:
+            _LOG.warning("%s: damaged line in %s ignored", path, COMMIT_LOG)
+            continue
+        if not isinstance(line, dict) or not isinstance(line.get("rows"), int):
+            continue
+        rows = max(rows or 0, int(line["rows"]))
+        for name, added in (line.get("paths") or {}).items():
+            if isinstance(added, list):
+                paths.setdefault(name, []).extend(str(p) for p in added)
+        if "complete" in line:
+            complete, reason = bool(line["complete"]), line.get("reason")
+    return rows, complete, reason, paths

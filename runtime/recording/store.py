@@ -1,0 +1,563 @@
+"""The streaming recording store: a Zarr v3 group written chunk by chunk while a run steps.
+
+Layout of a store directory (``out/run.zarr``), readable by any Zarr v3 reader (zarr-python,
+xarray, Dask, ...):
+
+- the group's ``zarr.json`` holds the run: ``attributes["simrt"]`` = ``{"format":
+  "simrt-recording", "version": 2, "complete", "rows", "reason", "chunk_rows", "channels":
+  [names in order], "run": {scene, robot, settings, disabled sensors, ...}, "versions"}``;
+- arrays ``step`` (int64) and ``time`` (float64, s) of shape ``(rows,)`` and one array per
+  channel of shape ``(rows, *channel_shape)``, named by :func:`~runtime.recording.channels.
+  array_key`, with the channel description under ``attributes["simrt"]`` and
+  ``dimension_names`` (``"row"`` first) so xarray opens the group as one Dataset;
+- ``simrt-commits.jsonl``: the commit log, one JSON line appended (and fsynced) after each
+  batch of rows is on disk: ``{"rows": N, "step": .., "time": .., "paths": {...}}``. Readers
+  trust only the rows of the last complete line (or of the closed group's attributes).
+
+Writing: rows are copied into preallocated chunk buffers (``chunk_rows`` rows per chunk,
+all channels; about ``target_chunk_bytes`` per chunk). A full chunk is handed to a writer
+thread, which compresses it (Blosc/Zstd, GIL released), writes one chunk file per array
+straight into place, fsyncs them, then appends the commit line; a chunk that takes longer
+than ``commit_interval`` seconds to fill is also written partially (and rewritten when it is
+full: the only data ever rewritten is the tail chunk beyond the last full one). At most
+``max_pending`` chunks wait for the writer: when it falls behind the step loop waits (flat
+memory), so a run holds ``max_pending + 1`` chunk buffers whatever its length.
+
+Crash semantics: a killed process (SIGKILL, power cut) leaves every committed row loadable;
+the rows lost are those not yet committed (the chunk being filled, at most about
+``commit_interval`` seconds of steps, plus chunks still queued for the writer). Chunk files
+are written in place (no temporary files); a chunk torn by a kill lies beyond the committed
+rows or is the tail chunk, which the reader then drops. :meth:`StoreWriter.close` (called
+from ``finally`` blocks, also on Ctrl-C / SIGTERM) commits every row, trims the arrays to the
+rows written and records ``complete`` and the reason. A failed write (disk full, folder
+removed) stops the run through :class:`RecordingError` naming the path and the rows safe on
+disk.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import errno
+import json
+import logging
+import math
+import os
+import queue
+import shutil
+import threading
+import time as time_module
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from runtime.errors import SimrtError
+from runtime.recording.channels import (
+    FORMAT_NAME,
+    FORMAT_VERSION,
+    RESERVED_NAMES,
+    ChannelInfo,
+    array_key,
+    json_default,
+)
+
+__all__ = ["COMMIT_LOG", "RecordingError", "StoreWriter", "check_store_path", "is_store"]
+
+_LOG = logging.getLogger(__name__)
+
+COMMIT_LOG = "simrt-commits.jsonl"
+"""File name of the commit log inside a store."""
+_TARGET_CHUNK_BYTES = 16 << 20
+_MIN_CHUNK_ROWS = 64
+_MAX_CHUNK_ROWS = 65536
+
+
+class RecordingError(SimrtError):
+    """Writing the recording failed (disk full, folder removed, ...).
+
+    Attributes:
+        path: the store.
+        safe_rows: rows committed to disk before the failure (they load).
+    """
+
+    def __init__(self, path: Path, problem: str, safe_rows: int) -> None:
+        self.path = path
+        self.safe_rows = safe_rows
+        where = (
+            f"{safe_rows} steps are safe on disk and load"
+            if path.is_dir() and safe_rows
+            else "no step could be kept"
+        )
+        super().__init__(f"{path}: {problem} while writing the recording; {where}")
+
+
+def is_store(path: str | os.PathLike[str]) -> bool:
+    """True when ``path`` is a directory holding a simrt recording store."""
+    meta = Path(path) / "zarr.json"
+    try:
+        with open(meta, encoding="utf-8") as handle:
+            data = json.load(handle)
+    except (OSError, ValueError):
+        return False
+    attrs = data.get("attributes", {}) if isinstance(data, dict) else {}
+    simrt = attrs.get("simrt") if isinstance(attrs, dict) else None
+    return isinstance(simrt, dict) and simrt.get("format") == FORMAT_NAME
+
+
+def check_store_path(path: str | os.PathLike[str]) -> Path:
+    """Validate a store destination before a run starts.
+
+    Args:
+        path: the store directory to create (conventionally ``*.zarr``).
+
+    Returns:
+        The path.
+
+    Raises:
+        SimrtError: the path is an existing file, or a non-empty directory that is not a
+            simrt recording (never overwritten), or its parent cannot be created.
+    """
+    path = Path(path)
+    if path.exists():
+        if not path.is_dir():
+            raise SimrtError(f"{path}: exists and is not a recording store (a directory)")
+        if any(path.iterdir()) and not is_store(path):
+            raise SimrtError(
+                f"{path}: exists, is not empty and is not a simrt recording; "
+                "refusing to overwrite it"
+            )
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise SimrtError(f"{path.parent}: cannot create the output folder: {exc}") from exc
+    return path
+
+
+def _chunk_store_class() -> type:
+    """A ``zarr`` LocalStore writing chunk files in place (no temporary files), fsynced.
+
+    Metadata documents (``zarr.json``) keep zarr's own atomic write (temp file + rename).
+    Chunks need no rename: nothing reads a chunk before the commit log names its rows.
+    """
+    from zarr.storage import LocalStore
+
+    class _ChunkStore(LocalStore):
+        durable = True
+
+        async def set(self, key: str, value: Any) -> None:
+            if key.endswith("zarr.json"):
+                await super().set(key, value)
+                return
+            await asyncio.to_thread(_write_in_place, self.root, key, value, self.durable)
+
+    return _ChunkStore
+
+
+def _write_in_place(root: Path, key: str, value: Any, durable: bool) -> None:
+    if not root.is_dir():  # never recreate a store folder someone removed
+        raise FileNotFoundError(errno.ENOENT, "the output folder was removed", str(root))
+    data = value.as_buffer_like() if hasattr(value, "as_buffer_like") else value.to_bytes()
+    path = root / key
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "wb") as handle:
+        handle.write(data)
+        if durable:
+            handle.flush()
+            os.fsync(handle.fileno())
+
+
+class StoreWriter:
+    """Writes one run's rows into a streaming store (see the module docstring).
+
+    Usage::
+
+        writer = StoreWriter("out/run.zarr", meta={"scene": ...}, expected_rows=steps)
+        slot = writer.add_channel(ChannelInfo("imu.linear_acceleration", (3,), "float32"))
+        for k in ...:
+            buffers, row = writer.begin_row()
+            buffers[slot][row] = a            # every channel (buffers are reused: write all)
+            writer.end_row(step=k, time=t)
+        writer.close(complete=True)
+
+    Args:
+        path: the store directory (created; an existing simrt store there is replaced).
+        meta: JSON-serialisable run metadata (``attributes["simrt"]["run"]``).
+        expected_rows: rows the run expects (sizes the arrays up front so no metadata is
+            rewritten while stepping, and caps the chunk size of short runs); 0: unknown.
+        chunk_rows: rows per chunk (default: about ``target_chunk_bytes`` per chunk).
+        commit_interval: write a partly filled chunk when this many wall-clock seconds
+            passed since the last commit (bounds what a kill loses).
+        max_pending: chunks that may wait for the writer thread before the loop waits.
+        durable: fsync chunk files and the commit log (survives a power cut).
+        compression_level: Blosc/Zstd level (1: fast; 0 disables compression).
+        target_chunk_bytes: uncompressed bytes of one chunk of all channels.
+
+    Raises:
+        SimrtError: the path cannot hold a store (see :func:`check_store_path`).
+    """
+
+    # tests: fill chunk buffers with 0xFF bytes, so a channel row left unwritten shows up
+    _POISON_BUFFERS = False
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        meta: Mapping[str, Any] | None = None,
+        expected_rows: int = 0,
+        chunk_rows: int | None = None,
+        commit_interval: float = 1.0,
+        max_pending: int = 2,
+        durable: bool = True,
+        compression_level: int = 1,
+        target_chunk_bytes: int = _TARGET_CHUNK_BYTES,
+    ) -> None:
+        self.path = check_store_path(path)
+        if chunk_rows is not None and int(chunk_rows) < 1:
+            raise ValueError(f"chunk_rows must be >= 1, got {chunk_rows}")
+        if not commit_interval > 0:
+            raise ValueError(f"commit_interval must be > 0, got {commit_interval}")
+        self.meta: dict[str, Any] = dict(meta or {})
+        self._channels: dict[str, ChannelInfo] = {}
+        self._expected_rows = max(0, int(expected_rows))
+        self._chunk_rows_arg = int(chunk_rows) if chunk_rows is not None else None
+        self.commit_interval = float(commit_interval)
+        self._max_pending = max(1, int(max_pending))
+        self._durable = bool(durable)
+        self._level = int(compression_level)
+        self._target_bytes = max(1, int(target_chunk_bytes))
+        self.chunk_rows = 0
+        self._opened = False
+        self._closed = False
+        self._buffers: list[np.ndarray] = []  # current chunk, by slot (+ step, time last)
+        self._steps = np.empty(0, np.int64)
+        self._times = np.empty(0, np.float64)
+        self._row = 0  # row inside the current chunk
+        self._chunk_start = 0  # first row of the current chunk
+        self._count = 0
+        self._next_commit = math.inf
+        self._queue: queue.Queue[Any] = queue.Queue()
+        self._free: queue.Queue[list[np.ndarray]] = queue.Queue()
+        self._thread: threading.Thread | None = None
+        self._partial_pending = threading.Event()
+        self._error: BaseException | None = None
+        self._committed = 0
+        self._last_stamp: tuple[int, float] = (0, 0.0)
+        self._arrays: list[Any] = []
+        self._group: Any = None
+        self._capacity = 0
+        self._log_fd: int | None = None
+        self._logged_paths: dict[str, int] = {}
+        self.write_seconds = 0.0  # writer-thread time spent writing (compression included)
+
+    # ------------------------------------------------------------------ channels
+    @property
+    def channels(self) -> dict[str, ChannelInfo]:
+        """Registered channels by name (insertion order)."""
+        return dict(self._channels)
+
+    @property
+    def row_count(self) -> int:
+        """Rows handed to the writer so far (committed or not)."""
+        return self._count
+
+    @property
+    def committed_rows(self) -> int:
+        """Rows on disk and named by the commit log."""
+        return self._committed
+
+    def add_channel(self, info: ChannelInfo) -> int:
+        """Register a channel; must happen before the first row.
+
+        Returns:
+            The channel's slot: its index in the buffer list of :meth:`begin_row`.
+
+        Raises:
+            ValueError: duplicate or reserved name, or channels added after rows.
+        """
+        if self._opened:
+            raise ValueError(f"channel {info.name!r} added after rows were recorded")
+        if info.name in RESERVED_NAMES or info.name in self._channels:
+            raise ValueError(f"channel name {info.name!r} is reserved or already used")
+        keys = {array_key(name) for name in self._channels}
+        if array_key(info.name) in keys:
+            raise ValueError(f"channel name {info.name!r} collides with another channel")
+        np.dtype(info.dtype)
+        self._channels[info.name] = info
+        return len(self._channels) - 1
+
+    # ------------------------------------------------------------------ rows
+    def begin_row(self) -> tuple[list[np.ndarray], int]:
+        """The current chunk's channel buffers (by slot) and the row index to write.
+
+        Every channel of the row must be written: buffers are reused between chunks.
+        """
+        if not self._opened:
+            self._open()
+        return self._buffers, self._row
+
+    def end_row(self, step: int, time: float) -> None:
+        """Finish the row written in place after :meth:`begin_row`.
+
+        Raises:
+            RecordingError: the writer thread failed (the run must stop).
+        """
+        row = self._row
+        self._steps[row] = step
+        self._times[row] = time
+        row += 1
+        self._row = row
+        self._count += 1
+        if row == self.chunk_rows:
+            self._hand_over(full=True)
+        elif not self._count & 31 and time_module.perf_counter() >= self._next_commit:
+            self._hand_over(full=False)
+        if self._error is not None:
+            self._raise_error()
+
+    def append(self, step: int, time: float, values: Mapping[str, Any]) -> None:
+        """Record one row from a mapping channel name -> value (missing channels: zeros).
+
+        Reserved names (``step``, ``time``) in ``values`` are ignored: the arguments win.
+
+        Raises:
+            KeyError: an unknown channel name.
+        """
+        buffers, row = self.begin_row()
+        unknown = set(values) - set(self._channels) - RESERVED_NAMES
+        if unknown:
+            raise KeyError(f"unknown channels {sorted(unknown)}")
+        for slot, name in enumerate(self._channels):
+            value = values.get(name)
+            buffers[slot][row] = 0 if value is None else value
+        self.end_row(step, time)
+
+    # ------------------------------------------------------------------ store
+    def _open(self) -> None:
+        import zarr
+        from zarr.codecs import BloscCodec, Crc32cCodec
+
+        self._opened = True
+        infos = list(self._channels.values())
+        row_bytes = 16 + sum(
+            int(np.prod(info.shape, dtype=np.int64)) * np.dtype(info.dtype).itemsize
+            for info in infos
+        )
+        rows = self._chunk_rows_arg or min(
+            _MAX_CHUNK_ROWS, max(_MIN_CHUNK_ROWS, self._target_bytes // row_bytes)
+        )
+        if self._expected_rows:
+            rows = min(rows, self._expected_rows)
+        self.chunk_rows = rows = max(1, rows)
+        self._capacity = self._expected_rows or rows
+        if self.path.exists():
+            shutil.rmtree(self.path)  # a previous simrt store (check_store_path)
+        store = _chunk_store_class()(self.path)
+        store.durable = self._durable
+        self._group = zarr.open_group(
+            store=store, mode="w", zarr_format=3, attributes={"simrt": self._attrs(False)}
+        )
+        shapes = [(name, info.shape, info.dtype) for name, info in self._channels.items()]
+        shapes += [("step", (), "int64"), ("time", (), "float64")]
+        for name, shape, dtype in shapes:
+            info = self._channels.get(name)
+            compressors: list[Any] = [Crc32cCodec()]  # a flipped bit is an error, not data
+            if self._level > 0:
+                compressors.insert(
+                    0, BloscCodec(cname="zstd", clevel=self._level, shuffle="shuffle")
+                )
+            array = self._group.create_array(
+                name=array_key(name),
+                shape=(self._capacity, *shape),
+                chunks=(rows, *shape),
+                dtype=dtype,
+                fill_value=0,
+                compressors=compressors,
+                dimension_names=["row", *(f"{array_key(name)}.{i}" for i in range(len(shape)))],
+                attributes={"simrt": _channel_json(info) if info else {"name": name}},
+                config={"write_empty_chunks": True},
+            )
+            self._arrays.append(array)
+        self._log_fd = os.open(self.path / COMMIT_LOG, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
+        for _ in range(self._max_pending):
+            self._free.put(self._new_buffers())
+        self._take_buffers(self._new_buffers())
+        self._next_commit = time_module.perf_counter() + self.commit_interval
+        self._thread = threading.Thread(target=self._writer_loop, name="simrt-store", daemon=True)
+        self._thread.start()
+
+    def _new_buffers(self) -> list[np.ndarray]:
+        rows = self.chunk_rows
+        buffers = [np.zeros((rows, *i.shape), dtype=i.dtype) for i in self._channels.values()]
+        buffers += [np.zeros(rows, np.int64), np.zeros(rows, np.float64)]
+        if self._POISON_BUFFERS:
+            for buffer in buffers:
+                buffer.view(np.uint8)[...] = 0xFF
+        return buffers
+
+    def _take_buffers(self, buffers: list[np.ndarray]) -> None:
+        self._buffers = buffers
+        self._steps, self._times = buffers[-2], buffers[-1]
+        self._row = 0
+
+    def _hand_over(self, *, full: bool) -> None:
+        """Queue the current chunk's rows for the writer (a full chunk: take a fresh one)."""
+        self._next_commit = time_module.perf_counter() + self.commit_interval
+        if not full:
+            if self._row and not self._partial_pending.is_set():
+                self._partial_pending.set()
+                self._queue.put((self._buffers, self._chunk_start, self._row, False))
+            return
+        self._queue.put((self._buffers, self._chunk_start, self._row, True))
+        self._chunk_start += self._row
+        while True:  # waits while the writer is max_pending chunks behind (flat memory)
+            try:
+                buffers = self._free.get(timeout=0.5)
+                break
+            except queue.Empty:
+                if self._thread is None or not self._thread.is_alive():
+                    buffers = self._new_buffers()
+                    break
+        self._take_buffers(buffers)
+
+    # ------------------------------------------------------------------ writer thread
+    def _writer_loop(self) -> None:
+        while True:
+            item = self._queue.get()
+            if item is None:
+                return
+            buffers, start, rows, full = item
+            try:
+                if self._error is None:
+                    began = time_module.perf_counter()
+                    self._write_rows(buffers, start, rows)
+                    self.write_seconds += time_module.perf_counter() - began
+            except BaseException as error:  # noqa: BLE001 - reported on the loop's thread
+                self._error = error
+            finally:
+                if full:
+                    self._free.put(buffers)
+                else:
+                    self._partial_pending.clear()
+
+    def _write_rows(self, buffers: list[np.ndarray], start: int, rows: int) -> None:
+        stop = start + rows
+        if stop > self._capacity:  # unknown length: grow geometrically (rare metadata write)
+            self._capacity = max(stop, 2 * self._capacity)
+            for array in self._arrays:
+                array.resize((self._capacity, *array.shape[1:]))
+        for array, buffer in zip(self._arrays, buffers, strict=True):
+            array[start:stop] = buffer[:rows]
+        self._commit(stop, int(buffers[-2][rows - 1]), float(buffers[-1][rows - 1]))
+
+    def _commit(self, rows: int, step: int, time: float, **extra: Any) -> None:
+        line: dict[str, Any] = {"rows": rows, "step": step, "time": time}
+        paths = self._new_paths()
+        if paths:
+            line["paths"] = paths
+        line.update(extra)
+        assert self._log_fd is not None
+        os.write(self._log_fd, (json.dumps(line, default=json_default) + "\n").encode())
+        if self._durable:
+            os.fsync(self._log_fd)
+        self._committed = max(self._committed, rows)
+        self._last_stamp = (step, time)
+
+    def _new_paths(self) -> dict[str, list[str]]:
+        """Hit-path table entries added since the last commit, by channel name."""
+        new: dict[str, list[str]] = {}
+        for name, info in self._channels.items():
+            table = info.attrs.get("path_table") if info.attrs else None
+            if isinstance(table, list):
+                done = self._logged_paths.get(name, 0)
+                if len(table) > done:
+                    new[name] = [str(p) for p in table[done:]]
+                    self._logged_paths[name] = done + len(new[name])
+        return new
+
+    # ------------------------------------------------------------------ close
+    def _raise_error(self) -> None:
+        error = self._error
+        if isinstance(error, RecordingError):
+            raise error
+        problem = error.strerror if isinstance(error, OSError) and error.strerror else error
+        if isinstance(error, FileNotFoundError) or not self.path.is_dir():
+            problem = "the output folder was removed"
+        raise RecordingError(self.path, str(problem), self._committed) from error
+
+    def close(self, *, complete: bool = True, reason: str | None = None) -> None:
+        """Commit every row, trim the arrays, record ``complete`` / ``reason``; idempotent.
+
+        Never raises for a writer failure that :meth:`end_row` already reported; raises
+        :class:`RecordingError` for a failure found only now.
+        """
+        if self._closed:
+            return
+        self._closed = True
+        if not self._opened:
+            self._open()  # a run without rows still leaves a loadable, empty store
+        if self._row and self._error is None:
+            self._queue.put((self._buffers, self._chunk_start, self._row, True))
+        self._queue.put(None)
+        assert self._thread is not None
+        self._thread.join()
+        failed = self._error is not None
+        try:
+            if not failed:
+                rows = self._committed
+                for array in self._arrays:
+                    if array.shape[0] != rows:
+                        array.resize((rows, *array.shape[1:]))
+                for array, info in zip(self._arrays, self._channels.values(), strict=False):
+                    if info.attrs and isinstance(info.attrs.get("path_table"), list):
+                        array.attrs["simrt"] = _channel_json(info)
+                attrs = self._attrs(complete)
+                attrs["reason"] = reason
+                self._group.attrs["simrt"] = attrs
+                self._commit(rows, *self._last_stamp, complete=bool(complete), reason=reason)
+        except OSError as error:
+            self._error = error
+        finally:
+            if self._log_fd is not None:
+                os.close(self._log_fd)
+                self._log_fd = None
+            self._buffers, self._arrays = [], []
+            while not self._free.empty():
+                self._free.get_nowait()
+        if self._error is not None and not failed:
+            self._raise_error()
+
+    def _attrs(self, complete: bool) -> dict[str, Any]:
+        return json.loads(
+            json.dumps(
+                {
+                    "format": FORMAT_NAME,
+                    "version": FORMAT_VERSION,
+                    "complete": bool(complete),
+                    "rows": self._committed,
+                    "reason": None,
+                    "chunk_rows": self.chunk_rows,
+                    "channels": list(self._channels),
+                    "run": self.meta,
+                    "versions": _versions(),
+                },
+                default=json_default,
+            )
+        )
+
+
+def _channel_json(info: ChannelInfo) -> dict[str, Any]:
+    return json.loads(json.dumps(info.to_json(), default=json_default))
+
+
+def _versions() -> dict[str, str]:
+    from importlib import metadata
+
+    versions = {}
+    for name in ("simrt", "zarr", "numpy", "mujoco", "usd-core"):
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            continue
+    return versions
