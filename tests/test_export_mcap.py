@@ -27,6 +27,7 @@ mcap_reader = pytest.importorskip("mcap.reader")
 pytest.importorskip("google.protobuf")
 
 from runtime.engine.job import run_scene  # noqa: E402
+from runtime.recording import open_recording  # noqa: E402
 from runtime.recording.export_mcap import export_mcap  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
@@ -40,13 +41,6 @@ IMU = HAND + "/HandImu"
 FINGER_CONTACTS = [HAND + f"/panda_{side}finger/FingertipContact" for side in ("left", "right")]
 LIDAR = "/World/LidarMount/Lidar"
 ROBOT = "/World/Panda"
-
-
-def _open(path: Path):
-    """The recording reader of ``path`` (runtime.recording.open_recording)."""
-    from _mcap_npz_reader import NpzReader  # temporary until the store lands
-
-    return NpzReader(path)
 
 
 def _scene_copy(directory: Path) -> Path:
@@ -93,9 +87,9 @@ def _read_mcap(path: Path) -> dict:
 def exported(tmp_path_factory):
     directory = tmp_path_factory.mktemp("mcap")
     scene = _scene_copy(directory)
-    store = directory / "panda.npz"
+    store = directory / "panda.zarr"
     run_scene(str(scene), steps=STEPS, out=store)
-    reader = _open(store)
+    reader = open_recording(store)
     out = directory / "panda.mcap"
     assert export_mcap(reader, out) == out
     return {"reader": reader, "path": out, "scene": scene, **_read_mcap(out)}

@@ -29,7 +29,6 @@ from __future__ import annotations
 import json
 import logging
 import os
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -38,6 +37,8 @@ import numpy as np
 
 from runtime.errors import SimrtError
 from runtime.recording._scene_geometry import collision_geometry, open_scene
+from runtime.recording.channels import json_default
+from runtime.recording.export import write_atomically
 
 __all__ = ["export_mcap"]
 
@@ -75,14 +76,16 @@ def export_mcap(reader: Any, out_path: str | os.PathLike[str], *, stage: Any = N
     topics = _plan_topics(reader)
     body_paths = next((t.body_paths for t in topics if isinstance(t, _BodyTransforms)), [])
     geometry, meters = _scene_parts(reader, stage, body_paths)
-    _write_atomically(out_path, lambda tmp: _write(foxglove, reader, tmp, topics, geometry, meters))
+    write_atomically(
+        out_path, lambda handle: _write(foxglove, reader, handle, topics, geometry, meters)
+    )
     return out_path
 
 
 def _write(
     foxglove: Any,
     reader: Any,
-    tmp: Path,
+    handle: Any,
     topics: list[_Topic],
     geometry: list[Any] | None,
     meters: float | None,
@@ -90,7 +93,7 @@ def _write(
     from foxglove.messages import Timestamp
 
     context = foxglove.Context()  # our own: nothing leaks into the global logging context
-    writer = foxglove.open_mcap(str(tmp), allow_overwrite=True, context=context)
+    writer = foxglove.open_mcap(handle, context=context)
     try:
         for topic in topics:
             topic.open(context)
@@ -120,27 +123,6 @@ def _write(
         writer.close()
 
 
-def _write_atomically(path: Path, write: Any) -> None:
-    """Run ``write(temp path)`` and rename the temp file over ``path`` (mode kept)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        mode = os.stat(path).st_mode & 0o7777
-    except FileNotFoundError:
-        mask = os.umask(0)
-        os.umask(mask)
-        mode = 0o666 & ~mask
-    handle, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.close(handle)
-    tmp = Path(name)
-    try:
-        write(tmp)
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-
-
 def _log_times(reader: Any, first: int, times: np.ndarray) -> np.ndarray:
     """Simulation times [s] of one block as MCAP log times [ns], int64 (checked)."""
     times = np.asarray(times, np.float64)
@@ -160,20 +142,12 @@ def _metadata(reader: Any, rows: int, meters: float | None) -> dict[str, str]:
         "source": str(reader.path),
         "rows": str(rows),
         "complete": json.dumps(bool(reader.complete) and rows == reader.rows),
-        "run": json.dumps(meta, default=_json_default, sort_keys=True),
+        "run": json.dumps(meta, default=json_default, sort_keys=True),
         "units": "positions in stage units, time stamps are simulation time",
     }
     if meters is not None:
         info["metersPerUnit"] = repr(meters)
     return info
-
-
-def _json_default(value: Any) -> Any:
-    if isinstance(value, np.generic):
-        return value.item()
-    if isinstance(value, np.ndarray):
-        return value.tolist()
-    return str(value)
 
 
 # ---------------------------------------------------------------------------- geometry
