@@ -243,6 +243,7 @@ def _usd_collider_points(stage, body_path: str) -> np.ndarray:
 
 
 def _rotate(q: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """Rotate points v (N, 3) by the unit quaternion q (w, x, y, z)."""
     w, u = q[0], q[1:]
     return v + 2.0 * np.cross(u, np.cross(u, v) + w * v)
 
@@ -280,8 +281,7 @@ def test_geometry_follows_the_body_frames(exported):
         pose_p = np.array([triangles.pose.position.x, triangles.pose.position.y,
                            triangles.pose.position.z])  # fmt: skip
         position, orientation = frames[body]
-        in_body = np.array([_rotate(pose_q, v) for v in local]) + pose_p
-        world = np.array([_rotate(orientation, v) for v in in_body]) + position
+        world = _rotate(orientation, _rotate(pose_q, local) + pose_p) + position
         oracle = _usd_collider_points(stage, body)
         nearest = np.min(np.linalg.norm(world[:, None, :] - oracle[None, :, :], axis=2), axis=1)
         assert nearest.max() < 1e-3, body
@@ -334,3 +334,40 @@ def test_atomic_write_keeps_mode_and_old_file_on_failure(exported, tmp_path):
     assert out.read_bytes() == before
     assert os.stat(out).st_mode & 0o777 == 0o640
     assert [p.name for p in tmp_path.iterdir()] == ["run.mcap"]
+
+
+_FSIZE_SCRIPT = """
+import resource, signal, sys
+from runtime.errors import SimrtError
+from runtime.recording import open_recording
+from runtime.recording.export_mcap import export_mcap
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # writes past the limit fail with EFBIG
+resource.setrlimit(resource.RLIMIT_FSIZE, (100_000, 100_000))
+try:
+    export_mcap(open_recording(sys.argv[1]), sys.argv[2])
+except SimrtError as error:
+    print(error)
+    sys.exit(1)
+"""
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="RLIMIT_FSIZE is POSIX")
+def test_write_failure_is_one_clear_error_and_leaves_no_file(exported, tmp_path):
+    """The kernel refuses to grow the file past 100 kB (RLIMIT_FSIZE) mid-export."""
+    import subprocess
+    import sys
+
+    out = tmp_path / "big.mcap"
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]),
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", _FSIZE_SCRIPT, str(exported["reader"].path), str(out)],
+        capture_output=True, text=True, timeout=120, env=env,
+    )  # fmt: skip
+    assert done.returncode == 1, done.stderr
+    assert done.stdout.startswith(f"{out}: writing the MCAP file failed at row ")
+    assert "File too large" in done.stdout
+    assert "Traceback" not in done.stderr
+    assert list(tmp_path.iterdir()) == []
