@@ -164,7 +164,9 @@ def test_body_transforms_equal_the_store(exported):
 def test_point_clouds_are_the_hits_of_each_step(exported):
     reader, messages = exported["reader"], exported["topics"]["/raycast" + LIDAR]
     hit = reader.read(LIDAR + ".hit") & reader.read(LIDAR + ".valid")[:, None]
-    positions = reader.read(LIDAR + ".hit_positions")
+    positions = reader.read(LIDAR + ".ray_end_points_world")  # the hit point on a hit
+    assert reader.channels[LIDAR + ".hit_positions"].frame == "world"
+    np.testing.assert_array_equal(positions[hit], reader.read(LIDAR + ".hit_positions")[hit])
     depths = reader.read(LIDAR + ".depths")
     total = 0
     for row, (_, _, cloud) in enumerate(messages):

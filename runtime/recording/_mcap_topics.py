@@ -99,11 +99,9 @@ class _RayHits(Topic):
         ]
 
     def prepare(self, block: dict[str, np.ndarray]) -> None:
-        positions = block[self.fields["hit_positions"]]
+        positions = block[self.fields["points"]]
         n, rays = positions.shape[:2]
-        hit = np.ones((n, rays), bool)
-        if "hit" in self.fields:
-            hit &= block[self.fields["hit"]].astype(bool)
+        hit = block[self.fields["hit"]].astype(bool)
         if "valid" in self.fields:
             hit &= block[self.fields["valid"]].astype(bool).reshape(n, 1)
         packed = np.empty((n, rays, 4), np.float32)
@@ -278,11 +276,21 @@ def plan_topics(reader: Any) -> list[Topic]:
                     continue
             LOGGER.warning("%s: body poses without body paths; no /bodies/tf", reader.path)
         elif kind == "raycast":
-            if "hit_positions" in fields:
-                keep = ("hit_positions", "hit", "depths", "valid")
-                topics.append(_RayHits(sensor, {k: names[k] for k in keep if k in names}))
+            # hit points in world: the ray end points (the hit point on a hit), else the hit
+            # positions when the sensor outputs them in world (outputFrameOfReference)
+            points = names.get("ray_end_points_world")
+            if points is None and fields.get("hit_positions") is not None:
+                if fields["hit_positions"].frame.lower() in ("world", ""):
+                    points = names["hit_positions"]
+            if points is not None and "hit" in names:
+                keep = {k: names[k] for k in ("hit", "depths", "valid") if k in names}
+                topics.append(_RayHits(sensor, {"points": points, **keep}))
             else:
-                LOGGER.info("%s: %s has no hit_positions; no point cloud", reader.path, sensor)
+                LOGGER.warning(
+                    "%s: %s: no world hit points and hit flags recorded; no point cloud",
+                    reader.path,
+                    sensor,
+                )
         elif kind == "joint_state":
             info = next(iter(fields.values()))
             dof = list(info.attrs.get("dof_names") or reader.meta.get("dof_names") or [])

@@ -9,8 +9,9 @@ Every message is stamped with the simulation time of its row (``log_time`` and
   collision geometry (the ray scene's triangles) as a frame-locked entity in the body's
   frame, so the moving robot is visible; static colliders in ``"world"``. Skipped with a
   logged warning when the scene cannot be opened.
-- ``/raycast<sensor path>`` (``foxglove.PointCloud``, one per step): the rays that hit
-  (``hit`` and ``valid``), world frame, fields ``x, y, z`` and ``depth`` (float32).
+- ``/raycast<sensor path>`` (``foxglove.PointCloud``, one per step): the hit points of the
+  rays that hit (``hit`` and ``valid``), world frame (``ray_end_points_world``, whatever the
+  sensor's output frame), fields ``x, y, z`` and ``depth`` (float32).
 - ``/joints<robot path>`` (``foxglove.JointStates``, one per step): joint positions,
   velocities and efforts by DOF name.
 - ``/<kind><sensor path>`` (JSON with a JSON schema named ``simrt.<kind>``, one per step) for
