@@ -46,6 +46,8 @@ class Topic:
 
 
 class BodyTransforms(Topic):
+    """``/bodies/tf``: every body's pose as a ``FrameTransform`` from ``world``."""
+
     def __init__(self, positions: str, orientations: str, body_paths: list[str]) -> None:
         self.topic = "/bodies/tf"
         self.names = [positions, orientations]
@@ -79,6 +81,8 @@ class BodyTransforms(Topic):
 
 
 class _RayHits(Topic):
+    """``/raycast<sensor>``: the hit points of one step as a world-frame ``PointCloud``."""
+
     def __init__(self, sensor: str, fields: dict[str, str]) -> None:
         self.topic = _topic_name("/raycast", sensor)
         self.sensor = sensor
@@ -129,6 +133,8 @@ class _RayHits(Topic):
 
 
 class _Joints(Topic):
+    """``/joints<robot>``: positions, velocities and efforts as ``JointStates``."""
+
     _FIELDS = (("positions", "position"), ("velocities", "velocity"), ("efforts", "effort"))
 
     def __init__(self, sensor: str, fields: dict[str, str], dof_names: list[str]) -> None:
