@@ -20,6 +20,7 @@ interleaved and the minimum over repeats is reported, because the machine is sha
 from __future__ import annotations
 
 import argparse
+import tempfile
 import time
 from pathlib import Path
 
@@ -41,7 +42,7 @@ def main() -> int:
 
     from runtime.engine.job import _find_robot, _SensorTap  # run-loop internals
     from runtime.engine.mujoco_engine import MujocoEngine
-    from runtime.engine.recorder import Recorder
+    from runtime.recording import StoreWriter
     from runtime.schema.dof import build_dof_table
     from runtime.sensors.runtime import SensorRuntime
 
@@ -101,7 +102,8 @@ def main() -> int:
     def record(name, seconds):
         results.setdefault(name, []).append(seconds / n)
 
-    recorder = Recorder(None)
+    scratch = tempfile.TemporaryDirectory()
+    recorder = StoreWriter(Path(scratch.name) / "bench.zarr", durable=False)
     taps = [_SensorTap(s, stage) for s in sensors.sensors]
     for tap in taps:
         tap.define(recorder)
@@ -146,6 +148,8 @@ def main() -> int:
                 tap.row(row)
             recorder.append(k + 1, st.time, row)
         record("recorder (all readings)", perf() - t0)
+    recorder.close()
+    scratch.cleanup()
 
     base = min(results["mj_step"])
     print(f"\n{'phase':32s} {'us/step':>10s} {'x mj_step':>10s}")

@@ -60,6 +60,7 @@ import dataclasses
 import logging
 import math
 import shutil
+import threading
 import time as _time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -321,10 +322,39 @@ class Progress:
         self._last = -1e9
         self._tty = bool(stream is not None and getattr(stream, "isatty", lambda: False)())
         self._last_decile = -1
+        self._base = 0  # steps done before the rate clock started (the first step)
+        self._notice: threading.Timer | None = None
+
+    def first_step_begins(self, after: float = 1.0) -> None:
+        """Announce the first step's one-off work if it takes longer than ``after`` seconds.
+
+        The first step loads the Numba kernels from the cache, or compiles them when the
+        cache is empty (tens of seconds): the user is told instead of watching a stalled
+        bar with a meaningless ETA.
+        """
+        if self.stream is None:
+            return
+        stream = self.stream
+
+        def say() -> None:
+            stream.write("compiling kernels (first run only; cached for later runs) ...\n")
+            stream.flush()
+
+        self._notice = threading.Timer(after, say)
+        self._notice.daemon = True
+        self._notice.start()
+
+    def first_step_done(self) -> None:
+        """Stop the announcement; rates and ETA count from here (first step excluded)."""
+        if self._notice is not None:
+            self._notice.cancel()
+            self._notice = None
+        self._start = _time.perf_counter()
+        self._base = 1
 
     def _line(self, done: int) -> str:
         elapsed = _time.perf_counter() - self._start
-        rate = done / elapsed if elapsed > 0 else 0.0
+        rate = (done - self._base) / elapsed if elapsed > 0 and done > self._base else 0.0
         frac = done / self.total if self.total else 1.0
         width = 30
         filled = int(round(width * frac))
@@ -354,6 +384,8 @@ class Progress:
 
     def close(self, done: int) -> None:
         """Final redraw and newline."""
+        if self._notice is not None:
+            self._notice.cancel()
         if self.stream is None:
             return
         if self._tty:
@@ -1347,6 +1379,8 @@ def run_scene(
     perf = _time.perf_counter
     try:
         for k in range(1, steps + 1):
+            if k == 1:
+                bar.first_step_begins()
             t0 = perf()
             if ik is not None and ik.disabled_reason is None:
                 in_contact = until_contact and any(
@@ -1442,6 +1476,7 @@ def run_scene(
             t6 = perf()
             if k == 1:  # one-off costs (ray scene build, kernel cache loads): kept apart
                 timings["first_step"] = t6 - t0
+                bar.first_step_done()
             else:
                 timings["ik"] += t1 - t0
                 timings["physics"] += t2 - t1

@@ -11,7 +11,8 @@ xarray, Dask, ...):
   array_key`, with the channel description under ``attributes["simrt"]`` and
   ``dimension_names`` (``"row"`` first) so xarray opens the group as one Dataset;
 - ``simrt-commits.jsonl``: the commit log, one JSON line appended (and fsynced) after each
-  batch of rows is on disk: ``{"rows": N, "step": .., "time": .., "paths": {...}}``. Readers
+  batch of rows is on disk: ``{"rows": N, "step": .., "time": .., "wall": unix time,
+  "paths": {new hit-path table entries}}``. Readers
   trust only the rows of the last complete line (or of the closed group's attributes).
 
 Writing: rows are copied into preallocated chunk buffers (``chunk_rows`` rows per chunk,
@@ -158,8 +159,14 @@ def _write_in_place(root: Path, key: str, value: Any, durable: bool) -> None:
     if not root.is_dir():  # never recreate a store folder someone removed
         raise FileNotFoundError(errno.ENOENT, "the output folder was removed", str(root))
     data = value.as_buffer_like() if hasattr(value, "as_buffer_like") else value.to_bytes()
+    folder = root
+    for part in Path(key).parent.parts:  # never mkdir -p: a removed root stays removed
+        folder = folder / part
+        try:
+            os.mkdir(folder)
+        except FileExistsError:
+            pass
     path = root / key
-    path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "wb") as handle:
         handle.write(data)
         if durable:
@@ -250,6 +257,7 @@ class StoreWriter:
         self._log_fd: int | None = None
         self._logged_paths: dict[str, int] = {}
         self.write_seconds = 0.0  # writer-thread time spent writing (compression included)
+        self.wait_seconds = 0.0  # step-loop time spent waiting for the writer (backpressure)
 
     # ------------------------------------------------------------------ channels
     @property
@@ -411,7 +419,16 @@ class StoreWriter:
             return
         self._queue.put((self._buffers, self._chunk_start, self._row, True))
         self._chunk_start += self._row
-        while True:  # waits while the writer is max_pending chunks behind (flat memory)
+        try:
+            buffers = self._free.get_nowait()
+        except queue.Empty:
+            buffers = self._wait_for_buffers()
+        self._take_buffers(buffers)
+
+    def _wait_for_buffers(self) -> list[np.ndarray]:
+        """Wait while the writer is ``max_pending`` chunks behind (flat memory)."""
+        began = time_module.perf_counter()
+        while True:
             try:
                 buffers = self._free.get(timeout=0.5)
                 break
@@ -419,7 +436,8 @@ class StoreWriter:
                 if self._thread is None or not self._thread.is_alive():
                     buffers = self._new_buffers()
                     break
-        self._take_buffers(buffers)
+        self.wait_seconds += time_module.perf_counter() - began
+        return buffers
 
     # ------------------------------------------------------------------ writer thread
     def _writer_loop(self) -> None:
@@ -453,6 +471,7 @@ class StoreWriter:
 
     def _commit(self, rows: int, step: int, time: float, **extra: Any) -> None:
         line: dict[str, Any] = {"rows": rows, "step": step, "time": time}
+        line["wall"] = round(time_module.time(), 3)  # when the rows became durable
         paths = self._new_paths()
         if paths:
             line["paths"] = paths

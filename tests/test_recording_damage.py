@@ -1,0 +1,283 @@
+"""Damaged, foreign and failing recordings: the data that is intact, or one clear error.
+
+Every case asserts the exact answer: the committed rows that are readable (compared with
+what was written), or a ``SimrtError`` naming the file and the problem. No library
+exception type may escape ``load_recording`` / ``simrt plot`` / ``simrt export``.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import shutil
+import subprocess
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("zarr")
+
+from runtime.cli import main  # noqa: E402
+from runtime.errors import SimrtError  # noqa: E402
+from runtime.recording import (  # noqa: E402
+    ChannelInfo,
+    RecordingError,
+    StoreWriter,
+    export_recording,
+    load_recording,
+    open_recording,
+)
+from runtime.recording import store as store_module  # noqa: E402
+from runtime.recording.store import COMMIT_LOG  # noqa: E402
+
+ROWS, CHUNK = 50, 8
+
+
+def _write(path: Path, rows: int = ROWS, close: bool = True) -> StoreWriter:
+    writer = StoreWriter(path, chunk_rows=CHUNK, meta={"scene": "synthetic"})
+    writer.add_channel(ChannelInfo("/W/imu.acc", (3,), "float64", "/W/imu", "imu", "acc"))
+    writer.add_channel(ChannelInfo("/W/c.on", (), "bool", "/W/c", "contact", "in_contact"))
+    for k in range(rows):
+        buffers, row = writer.begin_row()
+        buffers[0][row] = [k, 2 * k, 3 * k]
+        buffers[1][row] = k % 3 == 0
+        writer.end_row(k + 1, 0.01 * (k + 1))
+    if close:
+        writer.close(complete=True)
+    return writer
+
+
+def _expect_rows(path: Path, rows: int) -> None:
+    rec = load_recording(path)
+    assert len(rec) == rows
+    np.testing.assert_array_equal(rec.step, np.arange(1, rows + 1))
+    k = np.arange(rows, dtype=np.float64)
+    np.testing.assert_array_equal(rec.data["/W/imu.acc"], np.stack([k, 2 * k, 3 * k], axis=1))
+
+
+@pytest.fixture
+def store(tmp_path):
+    path = tmp_path / "run.zarr"
+    _write(path)
+    return path
+
+
+def test_complete_store_loads_every_row(store):
+    _expect_rows(store, ROWS)
+    assert load_recording(store).complete
+
+
+def test_unclosed_store_gives_its_committed_rows(tmp_path):
+    path = tmp_path / "run.zarr"
+    writer = _write(path, close=False)  # like a killed process: nothing closed
+    writer._queue.put(None)  # stop the writer thread only once the queued chunks are on disk
+    writer._thread.join()
+    reader = open_recording(path)
+    assert not reader.complete and reader.rows == (ROWS // CHUNK) * CHUNK
+    _expect_rows(path, (ROWS // CHUNK) * CHUNK)
+
+
+def test_truncated_tail_chunk_drops_only_that_chunk(store, caplog):
+    chunk = store / "W.imu.acc" / "c" / str(ROWS // CHUNK) / "0"
+    chunk.write_bytes(chunk.read_bytes()[:7])
+    _expect_rows(store, (ROWS // CHUNK) * CHUNK)
+    assert "unreadable" in caplog.text
+
+
+def test_missing_chunk_ends_the_data_there(store):
+    os.remove(store / "step" / "c" / "2")
+    _expect_rows(store, 2 * CHUNK)
+
+
+def test_bit_flip_in_a_chunk_is_caught_by_its_checksum(store):
+    chunk = store / "W.imu.acc" / "c" / "3" / "0"
+    data = bytearray(chunk.read_bytes())
+    data[len(data) // 2] ^= 0x10
+    chunk.write_bytes(bytes(data))
+    _expect_rows(store, 3 * CHUNK)
+
+
+def test_torn_commit_line_is_ignored(tmp_path):
+    path = tmp_path / "run.zarr"
+    writer = _write(path, close=False)
+    writer._queue.put(None)
+    writer._thread.join()
+    with open(path / COMMIT_LOG, "a") as log:
+        log.write('{"rows": 4')  # a kill while appending a line
+    _expect_rows(path, (ROWS // CHUNK) * CHUNK)
+
+
+@pytest.mark.parametrize(
+    "damage, message",
+    [
+        (lambda p: (p / "zarr.json").write_text("{not json"), "metadata unreadable"),
+        (lambda p: (p / "zarr.json").unlink(), "no zarr.json"),
+        (lambda p: (p / "zarr.json").write_bytes(b""), "metadata unreadable"),
+        (lambda p: shutil.rmtree(p / "W.c.on"), "'/W/c.on' missing"),
+        (lambda p: _edit_attrs(p, version=99), "version 99"),
+        (lambda p: _edit_attrs(p, format="other"), "not a simrt recording"),
+        (lambda p: _edit_attrs(p, channels="nope"), "metadata damaged"),
+    ],
+    ids=["corrupt-meta", "missing-meta", "empty-meta", "missing-array", "future", "foreign", "bad"],
+)
+def test_damaged_metadata_is_one_clear_error(store, damage, message):
+    damage(store)
+    with pytest.raises(SimrtError, match=message) as info:
+        load_recording(store)
+    assert str(store) in str(info.value)
+
+
+def _edit_attrs(path: Path, **changes) -> None:
+    meta = json.loads((path / "zarr.json").read_text())
+    meta["attributes"]["simrt"].update(changes)
+    (path / "zarr.json").write_text(json.dumps(meta))
+
+
+@pytest.mark.parametrize(
+    "name, content, message",
+    [
+        ("empty.npz", b"", "not an .npz"),
+        ("random.npz", os.urandom(4096), "not an .npz"),
+        ("random.zarr", os.urandom(512), "not a simrt recording"),
+        ("random.bin", os.urandom(64), "not a simrt recording"),
+        ("nothing.parquet", b"PAR1" + os.urandom(100), "not a readable Parquet"),
+    ],
+)
+def test_foreign_files_are_one_clear_error(tmp_path, name, content, message):
+    path = tmp_path / name
+    path.write_bytes(content)
+    with pytest.raises(SimrtError, match=message):
+        load_recording(path)
+    assert main(["plot", str(path)]) == 1
+    assert main(["export", str(path), "--to", str(tmp_path / "x.npz")]) == 1
+
+
+def test_truncated_npz_export_is_one_clear_error(store, tmp_path):
+    out = export_recording(store, tmp_path / "run.npz")
+    data = out.read_bytes()
+    out.write_bytes(data[: len(data) // 2])
+    with pytest.raises(SimrtError, match="run.npz"):
+        load_recording(out)
+
+
+def test_missing_path_and_empty_folder(tmp_path):
+    with pytest.raises(SimrtError, match="no such recording"):
+        load_recording(tmp_path / "absent.zarr")
+    (tmp_path / "empty.zarr").mkdir()
+    with pytest.raises(SimrtError, match="no zarr.json"):
+        load_recording(tmp_path / "empty.zarr")
+
+
+def test_version_1_npz_of_simrt_0_1_still_loads(tmp_path):
+    """The single-file format of simrt 0.1, written here by hand from its description."""
+    meta = {
+        "format": "simrt-recording",
+        "version": 1,
+        "complete": False,
+        "rows": 4,
+        "channels": {"/W/c.on": {"shape": [], "dtype": "bool", "kind": "contact"}},
+        "run": {"scene": "old.usda"},
+        "segments": [[0, 3], [3, 4]],
+    }
+    path = tmp_path / "old.npz"
+    with zipfile.ZipFile(path, "w") as zf:
+        for index, (start, stop) in enumerate(meta["segments"]):
+            for key, values in (
+                ("step", np.arange(start + 1, stop + 1)),
+                ("time", np.arange(start + 1, stop + 1) * 0.5),
+                ("/W/c.on", np.arange(start, stop) % 2 == 0),
+            ):
+                with zf.open(f"__seg{index:06d}__/{key}.npy", "w") as member:
+                    np.lib.format.write_array(member, values)
+        with zf.open("__meta__.npy", "w") as member:
+            np.lib.format.write_array(member, np.array(json.dumps(meta)))
+    rec = load_recording(path)
+    assert len(rec) == 4 and not rec.complete
+    np.testing.assert_array_equal(rec.step, [1, 2, 3, 4])
+    np.testing.assert_array_equal(rec.data["/W/c.on"], [True, False, True, False])
+
+
+def test_exports_equal_the_store(store, tmp_path):
+    original = load_recording(store)
+    for suffix in (".npz", ".parquet"):
+        out = tmp_path / f"run{suffix}"
+        out.write_bytes(b"old")
+        os.chmod(out, 0o640)
+        export_recording(store, out)
+        assert (os.stat(out).st_mode & 0o777) == 0o640  # the destination keeps its mode
+        copy = load_recording(out)
+        assert copy.complete and len(copy) == ROWS
+        for name, values in original.data.items():
+            np.testing.assert_array_equal(copy.data[name], values)
+    with pytest.raises(SimrtError, match="unsupported export format"):
+        export_recording(store, tmp_path / "run.csv")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["run.npz", "run.parquet", "run.zarr"]
+
+
+def test_disk_full_stops_with_the_rows_that_are_safe(tmp_path, monkeypatch):
+    path = tmp_path / "run.zarr"
+    real = store_module._write_in_place
+    calls = []
+
+    def fill_up(root, key, value, durable):
+        calls.append(key)
+        if len(calls) > 12:  # three chunks of the four arrays fit, then the disk is full
+            raise OSError(errno.ENOSPC, "No space left on device", str(root / key))
+        real(root, key, value, durable)
+
+    monkeypatch.setattr(store_module, "_write_in_place", fill_up)
+    with pytest.raises(RecordingError) as info:
+        _write(path, rows=10_000)
+    assert info.value.safe_rows == 3 * CHUNK
+    message = str(info.value)
+    assert str(path) in message and "No space left on device" in message
+    assert f"{3 * CHUNK} steps are safe on disk" in message
+    monkeypatch.setattr(store_module, "_write_in_place", real)
+    _expect_rows(path, 3 * CHUNK)
+
+
+def test_disk_full_on_a_real_small_filesystem(tmp_path):
+    """A 1 MiB tmpfs the test mounts (needs root and mount rights; skipped otherwise)."""
+    mount = tmp_path / "small"
+    mount.mkdir()
+    done = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(mount)], capture_output=True
+    )
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.decode().strip()}")
+    try:
+        path = mount / "run.zarr"
+        writer = StoreWriter(path, chunk_rows=64, compression_level=0)
+        writer.add_channel(ChannelInfo("noise", (256,), "float64"))
+        rng = np.random.default_rng(0)
+        with pytest.raises(RecordingError, match="No space left on device") as info:
+            for k in range(10_000):
+                buffers, row = writer.begin_row()
+                buffers[0][row] = rng.random(256)
+                writer.end_row(k + 1, float(k))
+        writer.close(complete=False)
+        safe = info.value.safe_rows
+        assert 0 < safe < 10_000
+        assert len(load_recording(path)) == safe
+    finally:
+        subprocess.run(["umount", str(mount)], check=False)
+
+
+def test_output_folder_removed_mid_run_stops_the_run(tmp_path):
+    path = tmp_path / "run.zarr"
+    writer = StoreWriter(path, chunk_rows=CHUNK)
+    writer.add_channel(ChannelInfo("x", (), "float64"))
+    with pytest.raises(RecordingError, match="output folder was removed") as info:
+        for k in range(100_000):
+            if k == 3 * CHUNK:
+                while path.exists():  # the writer thread may add a file meanwhile
+                    shutil.rmtree(path, ignore_errors=True)
+            buffers, row = writer.begin_row()
+            buffers[0][row] = k
+            writer.end_row(k + 1, float(k))
+    writer.close(complete=False)
+    assert "no step could be kept" in str(info.value)
+    assert not path.exists()  # never recreated half-way
