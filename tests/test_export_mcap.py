@@ -289,6 +289,11 @@ def test_geometry_follows_the_body_frames(exported):
         assert nearest.max() < 1e-3, body
     red = entities["/World/RedBox"].triangles[0].color
     assert (round(red.r, 2), round(red.g, 2), round(red.b, 2), red.a) == (0.85, 0.1, 0.1, 1.0)
+    # static colliders (ground, table top, legs) keep their own displayColor per triangle
+    (static,) = [e for e in update.entities if e.frame_id == "world"]
+    colors = {(round(c.r, 2), round(c.g, 2), round(c.b, 2)) for c in static.triangles[0].colors}
+    assert colors == {(0.5, 0.5, 0.5), (0.6, 0.45, 0.3), (0.5, 0.35, 0.2)}
+    assert len(static.triangles[0].colors) == len(static.triangles[0].points) == 6 * 12 * 3
 
 
 def test_missing_scene_skips_geometry_with_a_warning(exported, tmp_path, caplog):
