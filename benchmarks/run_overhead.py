@@ -40,9 +40,10 @@ def main() -> int:
     import mujoco
     from pxr import Usd
 
-    from runtime.engine.job import _find_robot, _SensorTap  # run-loop internals
     from runtime.engine.mujoco_engine import MujocoEngine
     from runtime.recording import StoreWriter
+    from runtime.run.loop import _find_robot  # run-loop internals
+    from runtime.run.taps import SensorTap
     from runtime.schema.dof import build_dof_table
     from runtime.sensors.runtime import SensorRuntime
 
@@ -104,7 +105,7 @@ def main() -> int:
 
     scratch = tempfile.TemporaryDirectory()
     recorder = StoreWriter(Path(scratch.name) / "bench.zarr", durable=False)
-    taps = [_SensorTap(s, stage) for s in sensors.sensors]
+    taps = [SensorTap(s, stage) for s in sensors.sensors]
     for tap in taps:
         tap.define(recorder)
 

@@ -13,7 +13,7 @@ each block below, interleaved, best of ``--repeats``:
 * ``one memcpy``        -- the row's bytes as one contiguous copy (the floor: no Python
   per array);
 * ``record (store)``    -- the run loop's recording into the streaming store: each tap
-  writes its reading in place (``StoreWriter.begin_row``, ``_SensorTap.write``,
+  writes its reading in place (``StoreWriter.begin_row``, ``SensorTap.write``,
   ``end_row``) while the writer thread compresses and writes full chunks beside it (what
   the loop pays, GIL contention included); split into the time the loop waited for the
   writer (this block records as fast as it can, with no physics between rows, so the
@@ -45,9 +45,10 @@ def cost(args: argparse.Namespace) -> None:
     from pxr import Usd
 
     import runtime.schema  # noqa: F401  (schemas registered before any stage)
-    from runtime.engine.job import _find_robot, _SensorTap  # run-loop internals
     from runtime.engine.mujoco_engine import MujocoEngine
     from runtime.recording import ChannelInfo, StoreWriter
+    from runtime.run.loop import _find_robot  # run-loop internals
+    from runtime.run.taps import SensorTap
     from runtime.schema.dof import build_dof_table
     from runtime.sensors.runtime import SensorRuntime
 
@@ -56,7 +57,7 @@ def cost(args: argparse.Namespace) -> None:
     engine = MujocoEngine(stage, robot_prim=robot)
     state = engine.state()
     sensors = SensorRuntime(stage, state.body_paths, build_dof_table(stage, robot))
-    taps = [_SensorTap(s, stage) for s in sensors.sensors]
+    taps = [SensorTap(s, stage) for s in sensors.sensors]
     kept = []
     for _ in range(args.steps):
         engine.step()

@@ -21,7 +21,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "show robots, links, joints/DOFs and sensors of a USD scene",
     ),
     "schema": ("runtime.schema.schema_cli", "apply or validate the Isaac robot schema on an asset"),
-    "run": ("runtime.engine.run_cli", "step a scene headless in MuJoCo and record sensor readings"),
+    "run": ("runtime.run.cli", "step a scene headless in MuJoCo and record sensor readings"),
     "plot": (
         "runtime.recording.plot_cli",
         "render a recording's IMU, contact and raycast data to PNG",

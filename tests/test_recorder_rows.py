@@ -17,8 +17,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from runtime.engine.job import _HitPathIds, _SensorTap
 from runtime.recording import ChannelInfo, StoreWriter, load_recording
+from runtime.run.taps import HitPathIds, SensorTap
 
 SCENE = Path(__file__).resolve().parents[1] / "scenes" / "panda_table.usda"
 
@@ -120,7 +120,7 @@ def test_hit_path_ids_match_the_paths_over_repeated_and_new_patterns():
     names = ["", "", "", "/W/table", "/W/box", "/W/robot/hand", "/W/ground"]
     patterns = [tuple(rng.choice(names) for _ in range(40)) for _ in range(6)]
     table: list[str] = []
-    mapper = _HitPathIds(table, (40,))
+    mapper = HitPathIds(table, (40,))
     all_paths, all_hits, got = [], [], []
     for step in range(60):
         paths = patterns[rng.randrange(len(patterns))]  # the same tuple objects recur
@@ -141,7 +141,7 @@ def test_hit_path_ids_match_the_paths_over_repeated_and_new_patterns():
 
 def test_hit_path_ids_without_hits_cover_the_given_paths_only():
     table: list[str] = []
-    ids = _HitPathIds(table, (5,)).ids(("/a", "", "/b"), None)
+    ids = HitPathIds(table, (5,)).ids(("/a", "", "/b"), None)
     assert table == ["/a", "/b"] and ids.tolist() == [0, -1, 1, -1, -1]
 
 
@@ -197,7 +197,7 @@ def test_tap_rows_equal_the_readings_for_valid_invalid_and_partial_readings(tmp_
     sensor = _Sensor([valid[0]])
     for mode in ("write", "row"):
         rec = StoreWriter(tmp_path / f"{mode}.zarr", chunk_rows=3)
-        tap = _SensorTap(sensor, stage=None)
+        tap = SensorTap(sensor, stage=None)
         tap.define(rec)
         for k, reading in enumerate(sequence, start=1):
             if mode == "write":
@@ -227,7 +227,7 @@ def test_tap_rows_equal_the_readings_for_valid_invalid_and_partial_readings(tmp_
 def test_disabled_sensor_rows_are_invalid_and_zero(tmp_path):
     sensor = _Sensor([_Reading(1.0, 1, 2.0, True, np.ones(3), True)])
     rec = StoreWriter(tmp_path / "run.zarr")
-    tap = _SensorTap(sensor, stage=None)
+    tap = SensorTap(sensor, stage=None)
     tap.define(rec)
     sensor.disabled_reason = "deleted prim"
     buffers, row = rec.begin_row()
@@ -243,7 +243,7 @@ def test_disabled_sensor_rows_are_invalid_and_zero(tmp_path):
 def test_panda_run_records_every_reading_as_read(tmp_path):
     """The run loop's in-place rows equal each step's sensor readings, field by field."""
     pytest.importorskip("mujoco")
-    from runtime.engine.job import run_scene
+    from runtime.run.loop import run_scene
 
     seen = []
 

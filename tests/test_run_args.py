@@ -5,8 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from runtime.engine.job import IkSchedule, parse_ik_target, read_scene_settings
 from runtime.errors import SchemaError
+from runtime.run.config import parse_ik_target, read_scene_settings
+from runtime.run.ik import IkSchedule
 
 
 def test_parse_ik_target_forms():

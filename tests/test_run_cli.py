@@ -79,7 +79,7 @@ def test_run_scene_without_robot_box_comes_to_rest(tmp_path):
     from pxr import Gf, Usd, UsdGeom, UsdPhysics
 
     import runtime.schema  # noqa: F401
-    from runtime.engine.job import run_scene
+    from runtime.run.loop import run_scene
 
     path = tmp_path / "box.usda"
     stage = Usd.Stage.CreateNew(str(path))
@@ -125,7 +125,7 @@ def test_run_scene_without_robot_box_comes_to_rest(tmp_path):
 
 
 def test_ik_target_without_orientation_keeps_the_start_orientation(tmp_path):
-    from runtime.engine.job import run_scene
+    from runtime.run.loop import run_scene
 
     out = tmp_path / "r.npz"
     run_scene(

@@ -187,7 +187,7 @@ class Oracle:
 
 @pytest.fixture(scope="module")
 def panda_run(tmp_path_factory):
-    from runtime.engine.job import run_scene
+    from runtime.run.loop import run_scene
 
     if not SCENE.exists():
         pytest.fail(f"{SCENE} missing: run scenes/build_panda_scene.py")
@@ -441,8 +441,8 @@ def test_raycast_hits_lie_on_scene_surfaces(panda_run):
 def test_unreachable_ik_target_runs_the_cold_start_ladder_once(tmp_path):
     """A target out of reach fails every seeded solve; the expensive cold-start ladder runs
     on the first failure only, and the hand keeps tracking its last good solution."""
-    from runtime.engine.job import run_scene
     from runtime.kinematics.poser import RobotPoser
+    from runtime.run.loop import run_scene
 
     ladders = []
     original = RobotPoser.solve_ik

@@ -14,8 +14,8 @@ import pytest
 
 pytest.importorskip("mujoco")
 
-from runtime.engine.job import run_scene  # noqa: E402
 from runtime.recording import load_recording  # noqa: E402
+from runtime.run.loop import run_scene  # noqa: E402
 
 SCENE = Path(__file__).resolve().parents[1] / "scenes" / "panda_table.usda"
 

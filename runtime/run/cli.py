@@ -11,7 +11,7 @@ Progress goes to stderr, the summary to stdout. ``--out`` is the recording store
 directory, streamed to disk while the run steps; ``.npz`` / ``.parquet`` record into the
 store beside it and export at the end). Without ``--out`` the readings go to a scratch store
 that is deleted after the summary. SIGINT, SIGTERM and SIGHUP close the recording
-(``complete = False``) and exit with 130 / 143 / 129. See :mod:`runtime.engine.job` for the
+(``complete = False``) and exit with 130 / 143 / 129. See :mod:`runtime.run.loop` for the
 scene's own run settings (``customData["simrt"]`` on the PhysicsScene) and the IK waypoint syntax.
 """
 
@@ -83,7 +83,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run ``simrt run``; returns the exit code (130 when interrupted)."""
-    from runtime.engine.job import format_summary, parse_ik_target, run_scene
+    from runtime.run.config import parse_ik_target
+    from runtime.run.loop import run_scene
+    from runtime.run.summary import format_summary
 
     if args.steps is not None and args.steps < 0:
         raise ValueError(f"--steps must be >= 0, got {args.steps}")

@@ -1,0 +1,192 @@
+"""Run configuration: the scene's own run settings and IK waypoints.
+
+Scene run settings
+------------------
+The first ``UsdPhysics.Scene`` prim may carry ``customData["simrt"]`` (a dictionary); every
+key is optional and command-line / keyword arguments override it:
+
+==================  ===========  ==========================================================
+key                 type         meaning
+==================  ===========  ==========================================================
+``steps``           int          number of physics steps
+``dt``              double       step size [s] (else the scene's own rate)
+``ikTargets``       string[]     IK waypoints, syntax ``LINK=x,y,z[,qw,qx,qy,qz][@T]``
+``ikEvery``         int          re-solve IK every this many steps (default 10)
+``ikUntilContact``  bool         freeze the IK targets once a contact sensor of the robot
+                                 reports contact (default False)
+``imuMode``         string       ``"isaac"`` (default) or ``"physical"``
+``robot``           string       robot prim path (default: first ``IsaacRobotAPI`` prim)
+==================  ===========  ==========================================================
+
+IK waypoint syntax (CLI ``--ik-target`` and ``ikTargets``)::
+
+    LINK=x,y,z[,qw,qx,qy,qz][@T]
+
+* ``LINK``: the end link of the IK chain: a link prim name (``panda_hand``) or a full prim
+  path. The chain starts at the robot's root link; the target is given in the
+  **robot-base frame** (as :meth:`runtime.kinematics.RobotPoser.solve_ik` expects), in
+  stage units.
+* ``qw,qx,qy,qz``: optional target orientation (w first; normalised). Without it the link
+  keeps the orientation it had at the start of the run.
+* ``@T``: optional time in seconds at which the target is reached (default 0). Several
+  waypoints for the same link form a schedule: the target moves linearly (position) and
+  by spherical interpolation (orientation) from one waypoint to the next and then holds
+  the last one. Before the first waypoint the first one is used.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+LOGGER = logging.getLogger("runtime.run")
+
+__all__ = ["IkWaypoint", "parse_ik_target", "read_scene_settings"]
+
+
+@dataclass(frozen=True)
+class IkWaypoint:
+    """One IK target waypoint.
+
+    Attributes:
+        link: end link name or prim path.
+        position: target position, robot-base frame [stage units], length 3.
+        orientation: unit quaternion (w, x, y, z), robot-base frame, or None (keep).
+        time: simulation time at which the target is reached [s].
+    """
+
+    link: str
+    position: tuple[float, float, float]
+    orientation: tuple[float, float, float, float] | None
+    time: float = 0.0
+
+
+def parse_ik_target(text: str) -> IkWaypoint:
+    """Parse ``LINK=x,y,z[,qw,qx,qy,qz][@T]``.
+
+    Args:
+        text: the waypoint string.
+
+    Returns:
+        The waypoint.
+
+    Raises:
+        ValueError: malformed text, naming the problem and the expected syntax.
+    """
+    syntax = "expected LINK=x,y,z[,qw,qx,qy,qz][@T]"
+    raw = str(text).strip()
+    if "=" not in raw:
+        raise ValueError(f"IK target {text!r}: missing '=' ({syntax})")
+    link, _, rest = raw.partition("=")
+    link = link.strip()
+    if not link:
+        raise ValueError(f"IK target {text!r}: empty link name ({syntax})")
+    when = 0.0
+    if "@" in rest:
+        rest, _, time_text = rest.partition("@")
+        try:
+            when = float(time_text)
+        except ValueError:
+            raise ValueError(f"IK target {text!r}: time {time_text!r} is not a number") from None
+        if not math.isfinite(when) or when < 0:
+            raise ValueError(f"IK target {text!r}: time must be finite and >= 0")
+    parts = [p for p in rest.split(",")]
+    try:
+        values = [float(p) for p in parts]
+    except ValueError:
+        raise ValueError(f"IK target {text!r}: non-numeric component ({syntax})") from None
+    if len(values) not in (3, 7):
+        raise ValueError(f"IK target {text!r}: {len(values)} numbers given ({syntax})")
+    if not all(math.isfinite(v) for v in values):
+        raise ValueError(f"IK target {text!r}: NaN or infinite component")
+    orientation = None
+    if len(values) == 7:
+        q = np.asarray(values[3:], dtype=np.float64)
+        norm = float(np.linalg.norm(q))
+        if norm < 1e-9:
+            raise ValueError(f"IK target {text!r}: zero quaternion")
+        q = q / norm
+        orientation = (float(q[0]), float(q[1]), float(q[2]), float(q[3]))
+    position = (values[0], values[1], values[2])
+    return IkWaypoint(link=link, position=position, orientation=orientation, time=when)
+
+
+# ---------------------------------------------------------------------------- settings
+
+
+def _first_physics_scene(stage: Any) -> Any:
+    from pxr import UsdPhysics
+
+    for prim in stage.Traverse():
+        if prim.IsA(UsdPhysics.Scene):
+            return prim
+    return None
+
+
+def read_scene_settings(stage: Any) -> dict[str, Any]:
+    """Run settings stored in the first PhysicsScene's ``customData["simrt"]``.
+
+    Args:
+        stage: the ``Usd.Stage``.
+
+    Returns:
+        Normalised settings (keys ``steps``, ``dt``, ``ik_targets`` (list of
+        :class:`IkWaypoint`), ``ik_every``, ``ik_until_contact``, ``imu_mode``, ``robot``),
+        only those authored.
+
+    Raises:
+        SchemaError: a setting of the wrong type or value (naming the scene prim and key).
+    """
+    from runtime.errors import SchemaError
+
+    prim = _first_physics_scene(stage)
+    if prim is None:
+        return {}
+    data = prim.GetCustomDataByKey("simrt")
+    if data is None:
+        return {}
+    path = str(prim.GetPath())
+    if not isinstance(data, Mapping):
+        raise SchemaError(path, "customData:simrt", f"expected a dictionary, got {data!r}")
+    out: dict[str, Any] = {}
+
+    def bad(key: str, problem: str, allowed: str) -> SchemaError:
+        return SchemaError(path, f"customData:simrt:{key}", problem, allowed)
+
+    for key, value in data.items():
+        if key == "steps":
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise bad(key, f"invalid value {value!r}", "an integer >= 0")
+            out["steps"] = int(value)
+        elif key == "dt":
+            if not isinstance(value, (int, float)) or not (value > 0 and math.isfinite(value)):
+                raise bad(key, f"invalid value {value!r}", "a finite number > 0 [s]")
+            out["dt"] = float(value)
+        elif key == "ikTargets":
+            texts = [value] if isinstance(value, str) else list(value)
+            try:
+                out["ik_targets"] = [parse_ik_target(str(t)) for t in texts]
+            except ValueError as exc:
+                raise bad(key, str(exc), "strings LINK=x,y,z[,qw,qx,qy,qz][@T]") from None
+        elif key == "ikEvery":
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise bad(key, f"invalid value {value!r}", "an integer >= 1")
+            out["ik_every"] = int(value)
+        elif key == "ikUntilContact":
+            if not isinstance(value, bool):
+                raise bad(key, f"invalid value {value!r}", "true or false")
+            out["ik_until_contact"] = value
+        elif key == "imuMode":
+            if value not in ("isaac", "physical"):
+                raise bad(key, f"invalid value {value!r}", "'isaac' or 'physical'")
+            out["imu_mode"] = str(value)
+        elif key == "robot":
+            out["robot"] = str(value)
+        else:
+            LOGGER.warning("%s: customData simrt:%s is not a known run setting; ignored", path, key)
+    return out

@@ -1,0 +1,478 @@
+"""The step loop: :func:`run_scene`.
+
+One run: open the scene, build the MuJoCo engine from its USD physics, bind the sensor
+loop (:class:`runtime.sensors.runtime.SensorRuntime`) to the engine's bodies and DOFs, then
+for every physics step: (optionally) update IK joint targets, ``engine.step()``,
+``sensors.step(engine.state())`` and write every sensor reading (plus joint state and body
+poses) into the recording store (:class:`runtime.recording.StoreWriter`), which streams it
+to disk. The store is closed in a ``finally`` block, so an exception, Ctrl-C or SIGTERM
+leaves every completed step (``complete = False``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import math
+import shutil
+import time as _time
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+import numpy as np
+
+from runtime.errors import SimrtError
+from runtime.run.config import IkWaypoint, parse_ik_target, read_scene_settings
+from runtime.run.ik import IkDriver, build_schedules
+from runtime.run.progress import Progress
+from runtime.run.summary import summarize
+from runtime.run.taps import SensorTap
+
+LOGGER = logging.getLogger("runtime.run")
+
+__all__ = ["RunResult", "run_scene"]
+
+
+# ---------------------------------------------------------------------------- run
+
+
+@dataclass
+class RunResult:
+    """Outcome of :func:`run_scene`.
+
+    Attributes:
+        steps: physics steps completed.
+        requested_steps: steps requested.
+        sim_time: simulation time after the last step [s].
+        wall_time: wall-clock time of the stepping loop [s].
+        out: recording path, or None.
+        complete: True when every requested step ran.
+        summary: :func:`summarize` of the recording.
+        timings: accumulated wall time per phase [s]: ``physics`` (engine step),
+            ``state`` (engine state extraction), ``sensors`` (``SensorRuntime.step``),
+            ``readings`` (each sensor's ``reading()``: lazily built parts such as the
+            raycast snapshot copy and the IMU's gravity term are built here), ``record``
+            (reading fields to channel rows and the recorder's buffer copy and periodic
+            flushes), ``ik`` -- each over the
+            steps after the first -- ``first_step`` (the whole first step: one-off costs such
+            as the ray scene build and kernel cache loads), ``wall_time`` (the stepping loop)
+            and ``close`` (the final recording write, after the loop).
+        disabled: sensor path -> reason, for sensors disabled by bad configuration.
+    """
+
+    steps: int
+    requested_steps: int
+    sim_time: float
+    wall_time: float
+    out: Path | None
+    complete: bool
+    summary: dict[str, Any] = field(default_factory=dict)
+    timings: dict[str, float] = field(default_factory=dict)
+    disabled: dict[str, str] = field(default_factory=dict)
+    store: Path | None = None
+
+
+STORE_SUFFIX = ".zarr"
+EXPORT_SUFFIXES = (".npz", ".parquet")
+
+
+def _output_paths(out: Any) -> tuple[Path, Path | None, Path | None]:
+    """(store, export file or None, scratch folder to delete or None) for ``out``.
+
+    ``*.zarr`` (or a path without a suffix) is the store itself; ``.npz`` / ``.parquet``
+    record into the store beside it (same name, ``.zarr``) and export it at the end; None
+    records into a scratch store that is deleted after the summary.
+
+    Raises:
+        SimrtError: another suffix, an unusable store path or a missing export package.
+    """
+    import tempfile
+
+    from runtime.recording import check_export_path, check_store_path
+
+    if out is None:
+        scratch = Path(tempfile.mkdtemp(prefix="simrt-run-"))
+        return scratch / "run.zarr", None, scratch
+    path = Path(out)
+    suffix = path.suffix.lower()
+    if suffix in EXPORT_SUFFIXES:
+        check_export_path(path)
+        return check_store_path(path.with_suffix(STORE_SUFFIX)), path, None
+    if suffix not in (STORE_SUFFIX, ""):
+        raise SimrtError(
+            f"{path}: unsupported recording format {suffix!r} (a store: .zarr; "
+            f"or an export written at the end: {', '.join(EXPORT_SUFFIXES)})"
+        )
+    return check_store_path(path), None, None
+
+
+def _stop_reason(error: BaseException, done: int) -> str:
+    """Why a run stopped early, for the recording's ``reason``."""
+    name = getattr(error, "signal_name", None)
+    if name:
+        return f"interrupted by {name} after {done} steps"
+    if isinstance(error, KeyboardInterrupt):
+        return f"interrupted (Ctrl-C / SIGINT) after {done} steps"
+    return f"stopped after {done} steps: {type(error).__name__}: {error}"
+
+
+def _open_stage(scene: Any) -> Any:
+    from pxr import Usd
+
+    import runtime.schema  # noqa: F401  (schemas registered before the stage exists)
+
+    if not isinstance(scene, (str, Path)):
+        return scene
+    path = Path(scene)
+    if not path.exists():
+        raise FileNotFoundError(f"{path}: no such file")
+    stage = Usd.Stage.Open(str(path))
+    if stage is None:
+        raise SimrtError(f"{path}: could not open as a USD stage")
+    return stage
+
+
+def _find_robot(stage: Any, robot: str | None) -> Any:
+    from runtime.errors import SchemaError
+
+    if robot:
+        prim = stage.GetPrimAtPath(robot)
+        if not prim or not prim.IsValid():
+            raise SchemaError(robot, "", "robot prim does not exist")
+        return prim
+    from runtime.schema.utils import find_robot_prims
+
+    robots = find_robot_prims(stage)
+    return robots[0] if robots else None
+
+
+def run_scene(
+    scene: Any,
+    *,
+    steps: int | None = None,
+    dt: float | None = None,
+    out: str | Path | None = None,
+    ik_targets: Iterable[IkWaypoint | str] | None = None,
+    ik_every: int | None = None,
+    ik_until_contact: bool | None = None,
+    imu_mode: str | None = None,
+    robot: str | None = None,
+    flush_every: int = 250,
+    min_flush_interval: float = 1.0,
+    progress: TextIO | None = None,
+    record_bodies: bool = True,
+    on_step: Callable[[int, Any, Any, Any], None] | None = None,
+    engine_factory: Callable[..., Any] | None = None,
+    setup: Callable[[Any], None] | None = None,
+    run_meta: Mapping[str, Any] | None = None,
+) -> RunResult:
+    """Step a scene headless and record every sensor reading.
+
+    Args:
+        scene: path of a USD scene, or an open ``Usd.Stage``.
+        steps: number of physics steps (default: scene setting, else 1000).
+        dt: step size [s] (default: scene setting, else the engine's rate from the scene).
+        out: recording path (``.npz`` / ``.parquet``); None records in memory only.
+        ik_targets: IK waypoints (strings or :class:`IkWaypoint`); None uses the scene's.
+        ik_every: re-solve IK every this many steps (default scene setting, else 10).
+        ik_until_contact: freeze IK targets at the first robot contact (default scene /
+            False).
+        imu_mode: ``"isaac"`` or ``"physical"`` (default scene setting, else isaac).
+        robot: robot prim path (default scene setting, else the first IsaacRobotAPI prim).
+        flush_every: rewrite the recording every this many steps ...
+        min_flush_interval: ... but not more often than every this many wall seconds (the
+            final write on completion, error or Ctrl-C always includes every step).
+        progress: stream for the progress bar (None: silent).
+        record_bodies: also record body poses every step.
+        on_step: callback ``on_step(step, engine, sensor_runtime, state)`` after each
+            recorded step (tests use it to interrupt runs or compare with an oracle).
+        engine_factory: ``factory(stage, robot_prim=..., dt=..., compute_accelerations=...)``
+            building the engine (default :class:`runtime.engine.mujoco_engine.MujocoEngine`;
+            accelerations are computed for the physical IMU mode).
+        setup: ``setup(engine)`` called once after the engine is built and before the first
+            state is read (episode randomization: initial joint positions, object poses,
+            mass / friction / gain scales on the engine's model and data).
+        run_meta: extra JSON-serialisable run metadata recorded with the run (e.g. an
+            episode's id, seed and drawn parameters, under ``run["episode"]``).
+
+    Returns:
+        The :class:`RunResult`.
+
+    Raises:
+        SimrtError / SchemaError / OSError: bad scene, settings or output path. Errors and
+        KeyboardInterrupt during stepping propagate after the recording is closed (valid,
+        ``complete = False``).
+    """
+    from runtime.recording import ChannelInfo, StoreWriter, open_recording
+    from runtime.run.interrupts import signals_deferred
+    from runtime.sensors.runtime import SensorRuntime
+
+    store_path, export_path, scratch = _output_paths(out)  # fail before the engine build
+    stage = _open_stage(scene)
+    settings = read_scene_settings(stage)
+    steps = int(steps if steps is not None else settings.get("steps", 1000))
+    if steps < 0:
+        raise ValueError(f"steps must be >= 0, got {steps}")
+    dt = dt if dt is not None else settings.get("dt")
+    if dt is not None and not (dt > 0 and math.isfinite(dt)):
+        raise ValueError(f"dt must be a finite number > 0, got {dt}")
+    imu_mode = imu_mode or settings.get("imu_mode", "isaac")
+    waypoints: list[IkWaypoint] = []
+    source = ik_targets if ik_targets is not None else settings.get("ik_targets", [])
+    for item in source:
+        waypoints.append(item if isinstance(item, IkWaypoint) else parse_ik_target(str(item)))
+    ik_every = int(ik_every if ik_every is not None else settings.get("ik_every", 10))
+    until_contact = bool(
+        ik_until_contact
+        if ik_until_contact is not None
+        else settings.get("ik_until_contact", False)
+    )
+    robot_prim = _find_robot(stage, robot or settings.get("robot"))
+
+    # The built-in engine can refill its own state buffers each step (no per-step allocation).
+    # Only safe when no user callback may keep a state object across steps.
+    reuse_state = engine_factory is None and on_step is None
+    if engine_factory is None:
+        from runtime.engine.mujoco_engine import MujocoEngine
+
+        engine_factory = MujocoEngine
+    engine = engine_factory(
+        stage, robot_prim=robot_prim, dt=dt, compute_accelerations=(imu_mode == "physical")
+    )
+    if setup is not None:
+        setup(engine)
+    state = engine.state()
+    body_paths = tuple(state.body_paths)
+    dof_table = getattr(engine, "dof_table", None)
+    if dof_table is None and robot_prim is not None:
+        from runtime.schema.dof import build_dof_table
+
+        dof_table = build_dof_table(stage, robot_prim)
+    sensors = SensorRuntime(stage, body_paths, dof_table, imu_mode=imu_mode)
+    robot_path = str(robot_prim.GetPath()) if robot_prim is not None else "/"
+    robot_bodies = {i for i, p in enumerate(body_paths) if p.startswith(robot_path + "/")}
+    robot_contacts = [
+        s
+        for s in sensors.of_kind("contact")
+        if getattr(s, "prim_path", "").startswith(robot_path + "/")
+    ]
+    del robot_bodies
+
+    ik = None
+    if waypoints:
+        if robot_prim is None or dof_table is None:
+            raise SimrtError("IK targets given but the scene has no robot (IsaacRobotAPI)")
+        ik = IkDriver(
+            stage,
+            robot_prim,
+            dof_table,
+            build_schedules(waypoints),
+            engine,
+            ik_every,
+            until_contact,
+        )
+
+    disabled = {
+        str(getattr(s, "prim_path", "")): str(s.disabled_reason)
+        for s in sensors.sensors
+        if getattr(s, "disabled_reason", None)
+    }
+    meta = {
+        "scene": str(scene) if isinstance(scene, (str, Path)) else "<stage>",
+        "dt": float(getattr(state, "dt", 0.0) or getattr(engine, "dt", 0.0) or dt or 0.0),
+        "requested_steps": steps,
+        "imu_mode": imu_mode,
+        "robot": robot_path,
+        "ik_targets": [dataclasses.asdict(w) for w in waypoints],
+        "disabled_sensors": disabled,
+        "body_paths": list(body_paths),
+        "dof_names": list(dof_table.names) if dof_table is not None else [],
+        **dict(run_meta or {}),
+    }
+    recorder = None
+    taps = [SensorTap(s, stage) for s in sensors.sensors]
+    readers = [tap.sensor.reading for tap in taps]  # bound once: no per-step lookups
+    joint_slots: dict[str, int] = {}  # recorder slots of the joint and body channels
+    body_slots: dict[str, int] = {}
+    timings = {
+        "physics": 0.0,
+        "state": 0.0,
+        "sensors": 0.0,
+        "readings": 0.0,
+        "record": 0.0,
+        "ik": 0.0,
+    }
+    bar = Progress(steps, progress)
+    done = 0
+    complete = False
+    reason = ""
+    loop_start = _time.perf_counter()
+    joint_positions = np.asarray(state.joint_positions, dtype=np.float64)
+    dof_count = joint_positions.shape[0]
+    step_dt = float(getattr(state, "dt", 0.0) or getattr(engine, "dt", 0.0) or dt or 1.0 / 60.0)
+    perf = _time.perf_counter
+    try:
+        for k in range(1, steps + 1):
+            if k == 1:
+                bar.first_step_begins()
+            t0 = perf()
+            if ik is not None and ik.disabled_reason is None:
+                in_contact = until_contact and any(
+                    bool(getattr(s.reading(), "in_contact", False)) for s in robot_contacts
+                )
+                try:
+                    ik.update(
+                        k, float(getattr(state, "time", 0.0)), step_dt, joint_positions, in_contact
+                    )
+                except Exception as error:  # noqa: BLE001 - a failing IK must not stop the run
+                    ik.disabled_reason = f"IK disabled at step {k}: {error!r}"
+                    LOGGER.error("%s; the joint targets keep their last values", ik.disabled_reason)
+            t1 = perf()
+            engine.step()
+            t2 = perf()
+            state = engine.state(reuse=True) if reuse_state else engine.state()
+            t3 = perf()
+            sensors.step(state)
+            t4 = perf()
+            readings = [read() for read in readers]
+            t5 = perf()
+            if recorder is None:
+                recorder = StoreWriter(store_path, meta=meta, expected_rows=steps)
+                for tap in taps:
+                    tap.define(recorder)
+                if dof_count:
+                    for name in ("positions", "velocities", "efforts"):
+                        joint_slots[name] = recorder.add_channel(
+                            ChannelInfo(
+                                f"{robot_path}.{name}",
+                                (dof_count,),
+                                "float64",
+                                robot_path,
+                                "joint_state",
+                                name,
+                                "",
+                                {"dof_names": meta["dof_names"]},
+                            )
+                        )
+                    joint_slots["targets"] = recorder.add_channel(
+                        ChannelInfo(
+                            f"{robot_path}.targets",
+                            (dof_count,),
+                            "float64",
+                            robot_path,
+                            "command",
+                            "targets",
+                            "",
+                            {"dof_names": meta["dof_names"]},
+                        )
+                    )
+                if record_bodies:
+                    nb = len(body_paths)
+                    body_slots["positions"] = recorder.add_channel(
+                        ChannelInfo(
+                            "bodies.positions",
+                            (nb, 3),
+                            "float64",
+                            "",
+                            "body",
+                            "positions",
+                            "stage_units",
+                            {"body_paths": list(body_paths)},
+                        )
+                    )
+                    body_slots["orientations"] = recorder.add_channel(
+                        ChannelInfo(
+                            "bodies.orientations",
+                            (nb, 4),
+                            "float64",
+                            "",
+                            "body",
+                            "orientations",
+                            "wxyz",
+                            {"body_paths": list(body_paths)},
+                            "world",
+                        )
+                    )
+            # the row is written in place into the recorder's buffers (one copy per channel)
+            buffers, row = recorder.begin_row()
+            for tap, reading in zip(taps, readings, strict=True):
+                tap.write(buffers, row, reading)
+            joint_positions = state.joint_positions.copy()
+            if dof_count:
+                buffers[joint_slots["positions"]][row] = state.joint_positions
+                buffers[joint_slots["velocities"]][row] = state.joint_velocities
+                buffers[joint_slots["efforts"]][row] = state.joint_efforts
+                buffers[joint_slots["targets"]][row] = ik.targets if ik is not None else 0.0
+            if record_bodies:
+                buffers[body_slots["positions"]][row] = state.body_positions
+                buffers[body_slots["orientations"]][row] = state.body_orientations
+            recorder.end_row(int(getattr(state, "step", k)), float(state.time))
+            t6 = perf()
+            if k == 1:  # one-off costs (ray scene build, kernel cache loads): kept apart
+                timings["first_step"] = t6 - t0
+                bar.first_step_done()
+            else:
+                timings["ik"] += t1 - t0
+                timings["physics"] += t2 - t1
+                timings["state"] += t3 - t2
+                timings["sensors"] += t4 - t3
+                timings["readings"] += t5 - t4
+                timings["record"] += t6 - t5
+            done = k
+            if on_step is not None:
+                on_step(k, engine, sensors, state)
+            bar.update(done)
+        complete = True
+    except BaseException as error:
+        reason = _stop_reason(error, done)
+        error.steps_done = done  # type: ignore[attr-defined]  # for the CLI's message
+        raise
+    finally:
+        wall = _time.perf_counter() - loop_start
+        if recorder is None:  # no step completed: an empty, loadable store
+            recorder = StoreWriter(store_path, meta=meta, expected_rows=0)
+        closing = _time.perf_counter()
+        try:
+            with signals_deferred():  # a stop signal now waits until the store is closed
+                recorder.close(complete=complete, reason=None if complete else reason)
+                if export_path is not None:  # also after an interruption: what was recorded
+                    from runtime.recording import export_recording
+
+                    exporting = _time.perf_counter()
+                    export_recording(store_path, export_path)
+                    timings["export"] = _time.perf_counter() - exporting
+        finally:
+            timings["close"] = _time.perf_counter() - closing
+            bar.close(done)
+            sensors.close()
+    try:
+        summary = summarize(open_recording(store_path))
+    finally:
+        if scratch is not None:
+            shutil.rmtree(scratch, ignore_errors=True)
+    timings["wall_time"] = wall
+    for s in sensors.sensors:
+        if getattr(s, "disabled_reason", None):
+            disabled[str(getattr(s, "prim_path", ""))] = str(s.disabled_reason)
+    if ik is not None:
+        summary["ik"] = {
+            "solves": ik.solves,
+            "seeded_failures": ik.failures,
+            "cold_start_ladders": ik.ladders,
+            "frozen_at": ik.frozen_at,
+            "disabled": ik.disabled_reason,
+        }
+    return RunResult(
+        steps=done,
+        requested_steps=steps,
+        sim_time=float(summary.get("sim_time", 0.0)),
+        wall_time=wall,
+        out=Path(out) if out is not None else None,
+        store=store_path if scratch is None else None,
+        complete=complete,
+        summary=summary,
+        timings=timings,
+        disabled=disabled,
+    )

@@ -1,0 +1,166 @@
+"""The run summary: per-sensor statistics read back from the store, and its text form."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+LOGGER = logging.getLogger("runtime.run")
+
+__all__ = ["format_summary", "summarize"]
+
+
+# ---------------------------------------------------------------------------- summary
+
+# what summarize() reads (run_scene snapshots only these channels for its summary)
+_SUMMARY_KINDS = frozenset({"contact", "imu", "raycast"})
+_SUMMARY_FIELDS = frozenset(
+    {"valid", "value", "force", "in_contact", "linear_acceleration", "angular_velocity", "hit"}
+)
+
+
+def summarize(recording: Any) -> dict[str, Any]:
+    """Per-sensor statistics of a recording, read chunk by chunk (flat memory).
+
+    Args:
+        recording: a :class:`runtime.recording.RecordingReader` (streamed) or a loaded
+            :class:`runtime.recording.Recording`.
+
+    Returns:
+        ``{"steps", "sim_time", "sensors": {path: stats}}`` where contact stats are
+        ``hits`` (steps in contact) and ``max_force``; IMU stats the per-axis ``min``/``max``
+        of ``linear_acceleration`` and ``angular_velocity`` over valid steps; raycast stats
+        ``hits`` (ray hits summed over steps) and ``valid_steps``.
+    """
+    wanted: dict[str, tuple[str, str, str]] = {}  # channel -> (sensor, kind, field)
+    for name, info in recording.channels.items():
+        if info.kind in _SUMMARY_KINDS and info.field in _SUMMARY_FIELDS:
+            wanted[name] = (info.sensor, info.kind, info.field)
+    stats: dict[str, dict[str, Any]] = {}
+    for sensor, kind, _ in wanted.values():
+        stats.setdefault(sensor, {"kind": kind, "valid_steps": 0})
+        if kind in ("contact", "raycast"):
+            stats[sensor]["hits"] = 0
+        if kind == "contact":
+            stats[sensor]["max_force"] = 0.0
+    by_sensor: dict[str, dict[str, str]] = {}
+    for name, (sensor, _, field_name) in wanted.items():
+        by_sensor.setdefault(sensor, {})[field_name] = name
+    steps, sim_time = 0, 0.0
+    for _, block in _blocks(recording, list(wanted)):
+        rows = int(block["time"].shape[0])
+        if not rows:
+            continue
+        steps += rows
+        sim_time = float(block["time"][-1])
+        for sensor, fields in by_sensor.items():
+            entry = stats[sensor]
+            valid = block[fields["valid"]].astype(bool) if "valid" in fields else None
+            entry["valid_steps"] += int(valid.sum()) if valid is not None else rows
+            if entry["kind"] == "contact":
+                if "in_contact" in fields:
+                    entry["hits"] += int(block[fields["in_contact"]].sum())
+                force = fields.get("value", fields.get("force"))
+                if force is not None and block[force].size:
+                    entry["max_force"] = max(entry["max_force"], float(block[force].max()))
+            elif entry["kind"] == "raycast":
+                if "hit" in fields:
+                    entry["hits"] += int(block[fields["hit"]].sum())
+            else:
+                for field_name in ("linear_acceleration", "angular_velocity"):
+                    if field_name not in fields:
+                        continue
+                    data = block[fields[field_name]]
+                    data = data[valid] if valid is not None else data
+                    if not data.size:
+                        continue
+                    low, high = data.min(axis=0), data.max(axis=0)
+                    if field_name in entry:
+                        low = np.minimum(low, entry[field_name]["min"])
+                        high = np.maximum(high, entry[field_name]["max"])
+                    entry[field_name] = {"min": low.tolist(), "max": high.tolist()}
+    return {"steps": steps, "sim_time": sim_time, "sensors": stats}
+
+
+def _blocks(recording: Any, names: list[str]) -> Any:
+    """``(start, {"time", name: rows})`` blocks of a reader, or one block of a Recording."""
+    if hasattr(recording, "iter_chunks"):
+        yield from recording.iter_chunks(names)
+        return
+    block = {name: np.asarray(recording.data[name]) for name in names}
+    block["time"] = np.asarray(recording.time)
+    yield 0, block
+
+
+def format_summary(summary: Mapping[str, Any], timings: Mapping[str, float] | None = None) -> str:
+    """Human-readable multi-line summary of :func:`summarize` plus timings."""
+    lines = [
+        f"steps: {summary.get('steps', 0)}   sim time: {summary.get('sim_time', 0.0):.4f} s",
+    ]
+    if timings:
+        wall = timings.get("wall_time", 0.0)
+        steps = summary.get("steps", 0)
+        rate = steps / wall if wall > 0 else float("nan")
+        lines.append(f"wall time: {wall:.3f} s   {rate:.0f} steps/s")
+        # the first step's one-off costs are reported apart from the per-step means
+        later = steps - 1 if "first_step" in timings else steps
+        parts = [
+            f"{name} {1e6 * timings[name] / max(later, 1):.1f} us"
+            for name in ("physics", "state", "sensors", "readings", "record", "ik")
+            if name in timings
+        ]
+        if parts and later > 0:
+            label = "per step after the first" if "first_step" in timings else "per step"
+            lines.append(f"{label}: " + ", ".join(parts))
+        if "first_step" in timings:
+            lines.append(
+                f"first step: {1e3 * timings['first_step']:.1f} ms (ray scene build; Numba kernels "
+                "loaded from the cache, or compiled when it is empty)"
+            )
+        if "close" in timings:
+            lines.append(f"final recording write: {1e3 * timings['close']:.1f} ms")
+    for full_path, stats in summary.get("sensors", {}).items():
+        kind = stats.get("kind", "")
+        parts = [p for p in str(full_path).split("/") if p]
+        path = ".../" + "/".join(parts[-2:]) if len(parts) > 3 else full_path
+        if kind == "contact":
+            lines.append(
+                f"contact {path}: in contact {stats['hits']} steps, "
+                f"max force {stats['max_force']:.4g}"
+            )
+        elif kind == "imu":
+            acc = stats.get("linear_acceleration")
+            gyro = stats.get("angular_velocity")
+            text = f"imu {path}:"
+            if acc:
+                text += " acc " + " ".join(
+                    f"{a}[{lo:.3g}, {hi:.3g}]"
+                    for a, lo, hi in zip("xyz", acc["min"], acc["max"], strict=True)
+                )
+            if gyro:
+                text += "  gyro " + " ".join(
+                    f"{a}[{lo:.3g}, {hi:.3g}]"
+                    for a, lo, hi in zip("xyz", gyro["min"], gyro["max"], strict=True)
+                )
+            lines.append(text)
+        elif kind == "raycast":
+            lines.append(
+                f"raycast {path}: {stats['hits']} ray hits over {stats['valid_steps']} valid steps"
+            )
+    ik = summary.get("ik")
+    if ik:
+        text = f"ik: {ik.get('solves', 0)} solves"
+        if ik.get("seeded_failures"):
+            text += (
+                f" ({ik['seeded_failures']} failed from the previous solution; "
+                f"cold-start ladder run {ik.get('cold_start_ladders', 0)} times)"
+            )
+        if ik.get("frozen_at") is not None:
+            text += f", targets frozen at first contact t = {ik['frozen_at']:.3f} s"
+        if ik.get("disabled"):
+            text += f"; {ik['disabled']}"
+        lines.append(text)
+    return "\n".join(lines)
