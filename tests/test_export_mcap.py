@@ -26,9 +26,9 @@ pytest.importorskip("foxglove")
 mcap_reader = pytest.importorskip("mcap.reader")
 pytest.importorskip("google.protobuf")
 
-from runtime.engine.job import run_scene  # noqa: E402
 from runtime.recording import open_recording  # noqa: E402
 from runtime.recording.export_mcap import export_mcap  # noqa: E402
+from runtime.run.loop import run_scene  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 SCENE = REPO / "scenes" / "panda_table.usda"
