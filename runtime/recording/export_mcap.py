@@ -231,6 +231,9 @@ def _scene_parts(
     """Collision geometry parts and metersPerUnit, or (None, None) with a warning."""
     explicit = stage is not None
     scene = stage if explicit else reader.meta.get("scene")
+    absolute = reader.meta.get("scene_path")
+    if not explicit and absolute and os.path.isfile(str(absolute)):
+        scene = absolute  # the scene as resolved when the run started
     opened, reason = open_scene(scene, Path(reader.path), explicit=explicit)
     if opened is None:
         LOGGER.warning("%s: no scene geometry in the MCAP export: %s", reader.path, reason)

@@ -297,6 +297,7 @@ def run_scene(
     }
     meta = {
         "scene": str(scene) if isinstance(scene, (str, Path)) else "<stage>",
+        "scene_path": str(Path(scene).resolve()) if isinstance(scene, (str, Path)) else "",
         "dt": float(getattr(state, "dt", 0.0) or getattr(engine, "dt", 0.0) or dt or 0.0),
         "requested_steps": steps,
         "imu_mode": imu_mode,
