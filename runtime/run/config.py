@@ -46,7 +46,7 @@ import numpy as np
 
 LOGGER = logging.getLogger("runtime.run")
 
-__all__ = ["IkWaypoint", "parse_ik_target", "read_scene_settings"]
+__all__ = ["IkWaypoint", "RunConfig", "parse_ik_target", "read_scene_settings"]
 
 
 @dataclass(frozen=True)
@@ -190,3 +190,84 @@ def read_scene_settings(stage: Any) -> dict[str, Any]:
         else:
             LOGGER.warning("%s: customData simrt:%s is not a known run setting; ignored", path, key)
     return out
+
+
+IMU_MODES = ("isaac", "physical")
+MAX_STEPS = 10**12
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """Everything that decides what a run does, validated once.
+
+    Built by :meth:`resolve` from the scene's ``customData["simrt"]`` settings overridden by
+    explicit values (command line / keyword arguments); ``None`` means "not given".
+
+    Attributes:
+        steps: physics steps to take (>= 0).
+        dt: step size [s] (> 0, finite), or None for the scene's own rate.
+        ik_targets: IK waypoints, robot-base frame.
+        ik_every: re-solve IK every this many steps (>= 1).
+        ik_until_contact: freeze the IK targets at the robot's first contact.
+        imu_mode: ``"isaac"`` or ``"physical"``.
+        robot: robot prim path, or None for the first ``IsaacRobotAPI`` prim.
+        record_bodies: record body poses every step.
+        cache: use the scene cache.
+    """
+
+    steps: int = 1000
+    dt: float | None = None
+    ik_targets: tuple[IkWaypoint, ...] = ()
+    ik_every: int = 10
+    ik_until_contact: bool = False
+    imu_mode: str = "isaac"
+    robot: str | None = None
+    record_bodies: bool = True
+    cache: bool = True
+
+    def __post_init__(self) -> None:
+        def bad(name: str, value: Any, allowed: str) -> ValueError:
+            return ValueError(f"{name}: {value!r} is not allowed ({allowed})")
+
+        steps = self.steps
+        if isinstance(steps, bool) or not isinstance(steps, (int, np.integer)):
+            raise bad("steps", steps, "an integer >= 0")
+        if not 0 <= int(steps) <= MAX_STEPS:
+            raise bad("steps", steps, f"an integer from 0 to {MAX_STEPS}")
+        if self.dt is not None:
+            dt = self.dt
+            if isinstance(dt, bool) or not isinstance(dt, (int, float, np.floating)):
+                raise bad("dt", dt, "a finite number > 0 [s]")
+            if not (math.isfinite(float(dt)) and 0.0 < float(dt) <= 1.0):
+                raise bad("dt", dt, "a finite step size > 0 and <= 1 s")
+        every = self.ik_every
+        if isinstance(every, bool) or not isinstance(every, (int, np.integer)) or every < 1:
+            raise bad("ik_every", every, "an integer >= 1")
+        if self.imu_mode not in IMU_MODES:
+            raise bad("imu_mode", self.imu_mode, " or ".join(IMU_MODES))
+        for waypoint in self.ik_targets:
+            if not isinstance(waypoint, IkWaypoint):
+                raise bad("ik_targets", waypoint, "IkWaypoint entries")
+
+    @classmethod
+    def resolve(cls, settings: Mapping[str, Any], **overrides: Any) -> RunConfig:
+        """The scene's settings (:func:`read_scene_settings`) with ``overrides`` on top.
+
+        Overrides that are None are not given. ``ik_targets`` may hold strings in the
+        ``LINK=x,y,z[,qw,qx,qy,qz][@T]`` syntax.
+
+        Raises:
+            ValueError: a value out of range (names the setting).
+            TypeError: an unknown override name.
+        """
+        known = {f for f in cls.__dataclass_fields__}
+        unknown = set(overrides) - known
+        if unknown:
+            raise TypeError(f"unknown run settings {sorted(unknown)}")
+        values: dict[str, Any] = {k: v for k, v in settings.items() if k in known}
+        values.update({k: v for k, v in overrides.items() if v is not None})
+        targets = values.get("ik_targets", ())
+        values["ik_targets"] = tuple(
+            t if isinstance(t, IkWaypoint) else parse_ik_target(str(t)) for t in targets
+        )
+        return cls(**values)

@@ -13,10 +13,9 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-import math
 import shutil
 import time as _time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
@@ -25,7 +24,7 @@ import numpy as np
 
 from runtime.errors import SimrtError
 from runtime.run.build import build_engine, cached_ray_scene, open_scene_cache, store_ray_scene
-from runtime.run.config import IkWaypoint, parse_ik_target, read_scene_settings
+from runtime.run.config import RunConfig, read_scene_settings
 from runtime.run.ik import IkDriver, build_schedules
 from runtime.run.progress import Progress
 from runtime.run.summary import summarize
@@ -151,55 +150,43 @@ def _find_robot(stage: Any, robot: str | None) -> Any:
 
 def run_scene(
     scene: Any,
+    config: RunConfig | None = None,
     *,
-    steps: int | None = None,
-    dt: float | None = None,
     out: str | Path | None = None,
-    ik_targets: Iterable[IkWaypoint | str] | None = None,
-    ik_every: int | None = None,
-    ik_until_contact: bool | None = None,
-    imu_mode: str | None = None,
-    robot: str | None = None,
-    flush_every: int = 250,
-    min_flush_interval: float = 1.0,
     progress: TextIO | None = None,
-    record_bodies: bool = True,
     on_step: Callable[[int, Any, Any, Any], None] | None = None,
     engine_factory: Callable[..., Any] | None = None,
     setup: Callable[[Any], None] | None = None,
     run_meta: Mapping[str, Any] | None = None,
-    cache: bool = True,
+    flush_every: int | None = None,
+    min_flush_interval: float | None = None,
+    **overrides: Any,
 ) -> RunResult:
     """Step a scene headless and record every sensor reading.
 
     Args:
         scene: path of a USD scene, or an open ``Usd.Stage``.
-        steps: number of physics steps (default: scene setting, else 1000).
-        dt: step size [s] (default: scene setting, else the engine's rate from the scene).
-        out: recording path (``.npz`` / ``.parquet``); None records in memory only.
-        ik_targets: IK waypoints (strings or :class:`IkWaypoint`); None uses the scene's.
-        ik_every: re-solve IK every this many steps (default scene setting, else 10).
-        ik_until_contact: freeze IK targets at the first robot contact (default scene /
-            False).
-        imu_mode: ``"isaac"`` or ``"physical"`` (default scene setting, else isaac).
-        robot: robot prim path (default scene setting, else the first IsaacRobotAPI prim).
-        flush_every: rewrite the recording every this many steps ...
-        min_flush_interval: ... but not more often than every this many wall seconds (the
-            final write on completion, error or Ctrl-C always includes every step).
+        config: the run's :class:`~runtime.run.config.RunConfig`; None resolves one from
+            the scene's ``customData["simrt"]`` settings and ``overrides``.
+        out: the recording store (``*.zarr``), or ``.npz`` / ``.parquet`` (a store beside
+            it, exported at the end); None records into a scratch store deleted after the
+            summary.
         progress: stream for the progress bar (None: silent).
-        record_bodies: also record body poses every step.
         on_step: callback ``on_step(step, engine, sensor_runtime, state)`` after each
             recorded step (tests use it to interrupt runs or compare with an oracle).
         engine_factory: ``factory(stage, robot_prim=..., dt=..., compute_accelerations=...)``
-            building the engine (default :class:`runtime.engine.mujoco_engine.MujocoEngine`;
-            accelerations are computed for the physical IMU mode).
+            building the engine (default: :class:`runtime.engine.mujoco_engine.MujocoEngine`
+            through the scene cache; accelerations are computed for the physical IMU mode).
         setup: ``setup(engine)`` called once after the engine is built and before the first
             state is read (episode randomization: initial joint positions, object poses,
             mass / friction / gain scales on the engine's model and data).
-        cache: use the scene cache (:mod:`runtime.run.scene_cache`) for the built engine
-            model and the ray scene (only with the default engine).
         run_meta: extra JSON-serialisable run metadata recorded with the run (e.g. an
             episode's id, seed and drawn parameters, under ``run["episode"]``).
+        flush_every: ignored (simrt 0.1; the store commits every chunk and every second).
+        min_flush_interval: ignored (simrt 0.1).
+        **overrides: :class:`RunConfig` fields (``steps``, ``dt``, ``ik_targets``,
+            ``ik_every``, ``ik_until_contact``, ``imu_mode``, ``robot``,
+            ``record_bodies``, ``cache``) on top of ``config`` / the scene's settings.
 
     Returns:
         The :class:`RunResult`.
@@ -215,25 +202,16 @@ def run_scene(
 
     store_path, export_path, scratch = _output_paths(out)  # fail before the engine build
     stage = _open_stage(scene)
-    settings = read_scene_settings(stage)
-    steps = int(steps if steps is not None else settings.get("steps", 1000))
-    if steps < 0:
-        raise ValueError(f"steps must be >= 0, got {steps}")
-    dt = dt if dt is not None else settings.get("dt")
-    if dt is not None and not (dt > 0 and math.isfinite(dt)):
-        raise ValueError(f"dt must be a finite number > 0, got {dt}")
-    imu_mode = imu_mode or settings.get("imu_mode", "isaac")
-    waypoints: list[IkWaypoint] = []
-    source = ik_targets if ik_targets is not None else settings.get("ik_targets", [])
-    for item in source:
-        waypoints.append(item if isinstance(item, IkWaypoint) else parse_ik_target(str(item)))
-    ik_every = int(ik_every if ik_every is not None else settings.get("ik_every", 10))
-    until_contact = bool(
-        ik_until_contact
-        if ik_until_contact is not None
-        else settings.get("ik_until_contact", False)
-    )
-    robot_prim = _find_robot(stage, robot or settings.get("robot"))
+    if config is None:
+        config = RunConfig.resolve(read_scene_settings(stage), **overrides)
+    elif overrides:
+        current = {name: getattr(config, name) for name in RunConfig.__dataclass_fields__}
+        config = RunConfig.resolve(current, **overrides)
+    steps, dt, imu_mode = config.steps, config.dt, config.imu_mode
+    waypoints = list(config.ik_targets)
+    ik_every, until_contact = config.ik_every, config.ik_until_contact
+    record_bodies, cache = config.record_bodies, config.cache
+    robot_prim = _find_robot(stage, config.robot)
 
     # The built-in engine can refill its own state buffers each step (no per-step allocation).
     # Only safe when no user callback may keep a state object across steps.
