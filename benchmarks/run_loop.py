@@ -1,0 +1,125 @@
+"""The whole `simrt run` loop against a bare `mj_step` loop, and cold / warm start times.
+
+    python benchmarks/run_loop.py loop [--long 4200 --short 200] [--repeats 3]
+    python benchmarks/run_loop.py start [--repeats 2]
+
+``loop``: for the Panda scene and simple_arm, in one process: the whole loop
+(``run_scene``: physics, state, every sensor, recording to a store on disk, IK every
+``ik_every`` steps from the scene's settings) measured from outside as the wall-time
+difference of a ``--long`` and a ``--short`` run (start-up cancels), per step; the peer is a
+bare ``mujoco.mj_step`` loop on the same compiled model (the engine's ``MjModel``), same
+number of steps, interleaved, best of ``--repeats``. Acceptance (issue 12): Panda <= 1.5x,
+simple_arm <= 2x.
+
+``start``: fresh subprocesses of ``simrt run``: cold (empty Numba cache and scene cache;
+2,000 Panda steps; acceptance <= 10 s) and warm (both caches filled; 200 Panda steps;
+acceptance <= 1.0 s), process wall time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+SCENES = {
+    "panda": REPO / "scenes" / "panda_table.usda",
+    "simple_arm": REPO / "scenes" / "simple_arm.usda",
+}
+LIMITS = {"panda": 1.5, "simple_arm": 2.0}
+
+
+def loop(args: argparse.Namespace) -> None:
+    import mujoco
+
+    from runtime.run.loop import run_scene
+
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, scene in SCENES.items():
+            run_scene(str(scene), steps=5, out=Path(tmp) / "warm.zarr")  # caches filled
+            whole, bare = [], []
+            for repeat in range(args.repeats):
+                walls = {}
+                for steps in (args.short, args.long):
+                    out = Path(tmp) / f"{name}{repeat}_{steps}.zarr"
+                    began = time.perf_counter()
+                    result = run_scene(str(scene), steps=steps, out=out)
+                    walls[steps] = time.perf_counter() - began
+                whole.append((walls[args.long] - walls[args.short]) / (args.long - args.short))
+                from pxr import Usd
+
+                import runtime.schema  # noqa: F401
+                from runtime.run.build import build_engine, open_scene_cache
+
+                stage = Usd.Stage.Open(str(scene))
+                engine = build_engine(
+                    stage,
+                    open_scene_cache(stage, None, True),
+                    robot_prim=None,
+                    dt=None,
+                    compute_accelerations=False,
+                )
+                model, data = engine.model, mujoco.MjData(engine.model)
+                steps = args.long - args.short
+                began = time.perf_counter()
+                for _ in range(steps):
+                    mujoco.mj_step(model, data)
+                bare.append((time.perf_counter() - began) / steps)
+            w, b = min(whole), min(bare)
+            verdict = "PASS" if w / b <= LIMITS[name] else "FAIL"
+            print(
+                f"{name:11s} whole loop {w * 1e6:8.1f} us/step   "
+                f"bare mj_step {b * 1e6:6.1f} us/step   "
+                f"ratio {w / b:6.2f} (limit {LIMITS[name]}): {verdict}"
+            )
+            print(
+                f"{'':11s} the run's own breakdown (us/step): "
+                + ", ".join(
+                    f"{k} {v / max(1, result.steps - 1) * 1e6:.1f}"
+                    for k, v in result.timings.items()
+                    if k in ("physics", "state", "sensors", "readings", "record", "ik")
+                )
+            )
+
+
+def _timed_run(env: dict[str, str], steps: int) -> float:
+    cmd = [sys.executable, "-m", "runtime.cli", "run", str(SCENES["panda"]), "--steps", str(steps)]
+    with tempfile.TemporaryDirectory() as tmp:
+        cmd += ["--out", str(Path(tmp) / "run.zarr"), "--no-progress"]
+        began = time.perf_counter()
+        subprocess.run(cmd, cwd=REPO, env=env, check=True, capture_output=True)
+        return time.perf_counter() - began
+
+
+def start(args: argparse.Namespace) -> None:
+    cold, warm = [], []
+    for _ in range(args.repeats):
+        with tempfile.TemporaryDirectory() as caches:
+            env = dict(os.environ)
+            env["NUMBA_CACHE_DIR"] = str(Path(caches) / "numba")
+            env["SIMRT_CACHE_DIR"] = str(Path(caches) / "scenes")
+            cold.append(_timed_run(env, 2000))
+            warm.append(_timed_run(env, 200))
+    c, w = min(cold), min(warm)
+    print(f"cold start, 2000 Panda steps: {c:6.2f} s (limit 10 s): {'PASS' if c <= 10 else 'FAIL'}")
+    print(f"warm start,  200 Panda steps: {w:6.2f} s (limit 1.0 s): {'PASS' if w <= 1 else 'FAIL'}")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("mode", choices=("loop", "start"))
+    parser.add_argument("--long", type=int, default=4200)
+    parser.add_argument("--short", type=int, default=200)
+    parser.add_argument("--repeats", type=int, default=3)
+    args = parser.parse_args()
+    loop(args) if args.mode == "loop" else start(args)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
