@@ -135,6 +135,8 @@ class _Builder(
         self.mjc_actuators()
         physics_attrs.report_ignored_attributes(self.stage, LOG)
         model = self.rescale_derived_inertia(self.compile())
+        if self.overlap_policy(parsed, self.exclude_overlaps):
+            model = self.exclude_reference_overlaps(model, initial)
         return self.result(model, gravity, initial, static_paths, static_pose)
 
     def add_bodies(self, forest: list) -> dict[str, tuple]:
@@ -227,13 +229,7 @@ class _Builder(
         for gid in range(model.ngeom):
             if int(model.geom_bodyid[gid]) == 0:
                 geom_body_index[gid] = index_of.get(owners.get(model.geom(gid).name, ""), -1)
-        for binding, mj_name in self.pending_dofs:
-            jid = model.joint(mj_name).id
-            binding.mj_joint = jid
-            binding.qpos_adr = int(model.jnt_qposadr[jid])
-            binding.dof_adr = int(model.jnt_dofadr[jid])
-            if binding.ball_axis >= 0:
-                binding.dof_adr += binding.ball_axis
+        self.resolve_dof_addresses(model)
         ctrl0 = np.zeros(model.nu)
         for binding, act_name, c0 in self.pending_actuators:
             aid = model.actuator(act_name).id
@@ -272,12 +268,18 @@ def _child_in_parent(joint: JointRecord, reversed_: bool) -> tuple[np.ndarray, n
     return compose(f_parent, inverse(f_child))
 
 
-def build_model(stage: Usd.Stage, dt: float | None = None) -> BuiltModel:
+def build_model(
+    stage: Usd.Stage, dt: float | None = None, *, exclude_reference_overlaps: bool | None = None
+) -> BuiltModel:
     """Build a MuJoCo model from the physics content of a USD stage.
 
     Args:
         stage: the opened stage (``runtime.schema`` imported before opening it).
         dt: time step override [s]; ``None`` reads it from the PhysicsScene (default 1/60).
+        exclude_reference_overlaps: exclude the body pairs of one articulation whose
+            collision shapes overlap at the initial pose (logged once, see
+            ``runtime/engine/_build_collision.py``); ``None``: the PhysicsScene's
+            ``customData["simrt"]["excludeReferenceOverlaps"]``, default True.
 
     Returns:
         The compiled model and the USD <-> MuJoCo bookkeeping.
@@ -285,4 +287,6 @@ def build_model(stage: Usd.Stage, dt: float | None = None) -> BuiltModel:
     Raises:
         SchemaError: USD physics content that cannot be simulated correctly, naming the prim.
     """
-    return _Builder(stage, dt).build()
+    builder = _Builder(stage, dt)
+    builder.exclude_overlaps = exclude_reference_overlaps
+    return builder.build()
