@@ -15,6 +15,7 @@ The stage's physics is parsed with usd-core's ``UsdPhysics`` stage parser
   aligned", as in PhysX. The authored USD world transforms give the *initial* joint
   positions (revolute / prismatic) and the pose of free bodies; a residual mismatch between
   authored poses and joint frames (the joint would have to snap) is logged as a warning.
+  Initial positions outside the joint limits are clamped into them (one warning).
 * **Mass.** ``PhysicsMassAPI`` mass, centre of mass, diagonal inertia and principal axes.
   Fallbacks (each logged as a warning naming the prim): no mass authored -> mass and inertia
   from the collision shapes with their density (shape ``physics:density``, else material
@@ -63,9 +64,13 @@ The stage's physics is parsed with usd-core's ``UsdPhysics`` stage parser
   (the default) exclude the two bodies from colliding, as PhysX does. An articulation root
   with ``physxArticulation:enabledSelfCollisions`` (or ``newton:selfCollisionEnabled``)
   false excludes every pair of its bodies; otherwise self-collisions are on (PhysX default).
+  Body pairs of one articulation whose collision shapes already overlap at the start pose
+  are excluded (logged once; ``exclude_reference_overlaps`` / the scene's
+  ``excludeReferenceOverlaps`` setting; ``_build_collision``).
 * **mjc attributes.** Body ``mjc:gravcomp``; joint ``mjc:actuatorgravcomp``,
   ``mjc:armature`` (also ``newton:armature`` / ``physxJoint:armature``), ``mjc:damping``
-  (SI; ``newton:damping`` is per degree on angular joints), ``mjc:frictionloss``; shape
+  (SI; ``newton:damping`` is per degree on angular joints), ``mjc:frictionloss`` (also
+  ``newton:friction``, the converters' URDF ``<dynamics friction>``); shape
   ``mjc:margin``, ``mjc:gap``, ``mjc:condim``, ``mjc:priority``, ``mjc:solmix``,
   ``mjc:solref``, ``mjc:solimp``, ``mjc:group``; material friction with
   ``newton:torsionalFriction`` / ``newton:rollingFriction``.
