@@ -12,7 +12,7 @@ import xml.etree.ElementTree as ET
 import mujoco
 import numpy as np
 import pytest
-from pxr import Usd, UsdPhysics
+from pxr import Gf, Sdf, Usd, UsdGeom, UsdPhysics
 
 import runtime.schema  # noqa: F401
 from runtime.engine.builder import build_model
@@ -154,3 +154,52 @@ def test_overlap_policy_scene_setting_off_and_bad_value():
     scene.SetCustomDataByKey("simrt", {"excludeReferenceOverlaps": "no"})
     with pytest.raises(Exception, match="excludeReferenceOverlaps"):
         build_model(stage)
+
+
+def _hinge_stage(attrs: dict, start_deg: float = 0.0, limits=(-30.0, 30.0)) -> Usd.Stage:
+    """A world hinge about Y carrying one body, with ``attrs`` authored on the joint."""
+    stage = Usd.Stage.CreateInMemory()
+    UsdGeom.SetStageUpAxis(stage, UsdGeom.Tokens.z)
+    UsdPhysics.Scene.Define(stage, "/World/scene")
+    arm = UsdGeom.Xform.Define(stage, "/World/arm")
+    arm.AddOrientOp().Set(Gf.Quatf(Gf.Rotation(Gf.Vec3d(0, 1, 0), start_deg).GetQuat()))
+    UsdPhysics.RigidBodyAPI.Apply(arm.GetPrim())
+    mass = UsdPhysics.MassAPI.Apply(arm.GetPrim())
+    mass.CreateMassAttr(1.0)
+    mass.CreateDiagonalInertiaAttr(Gf.Vec3f(0.01, 0.01, 0.01))
+    joint = UsdPhysics.RevoluteJoint.Define(stage, "/World/hinge")
+    joint.CreateBody1Rel().SetTargets(["/World/arm"])
+    joint.CreateAxisAttr("Y")
+    joint.CreateLowerLimitAttr(limits[0])
+    joint.CreateUpperLimitAttr(limits[1])
+    for name, value in attrs.items():
+        joint.GetPrim().CreateAttribute(name, Sdf.ValueTypeNames.Float).Set(value)
+    return stage
+
+
+@pytest.mark.parametrize(
+    "attrs, expected",
+    [
+        ({"newton:friction": 0.3}, (0.3, 0.0, 0.0)),
+        ({"newton:friction": 0.3, "mjc:frictionloss": 0.7}, (0.7, 0.0, 0.0)),
+        # newton:damping is per degree on revolute joints; mjc:damping is SI and wins
+        ({"newton:damping": 0.1 * np.pi / 180.0}, (0.0, 0.1, 0.0)),
+        ({"newton:damping": 1.0, "mjc:damping": 0.25}, (0.0, 0.25, 0.0)),
+        ({"physxJoint:armature": 0.02}, (0.0, 0.0, 0.02)),
+        ({"physxJoint:armature": 0.02, "newton:armature": 0.05}, (0.0, 0.0, 0.05)),
+    ],
+)
+def test_joint_dynamics_attribute_precedence(attrs, expected):
+    m = build_model(_hinge_stage(attrs)).model
+    got = (m.dof_frictionloss[0], m.dof_damping[0], m.dof_armature[0])
+    np.testing.assert_allclose(got, expected, rtol=1e-6, atol=1e-12)
+
+
+def test_start_outside_limits_clamped_with_one_warning():
+    built = build_model(_hinge_stage({}, start_deg=50.0))
+    assert built.initial_qpos[0] == pytest.approx(np.radians(30.0), rel=1e-6)
+    clamped = [w for w in built.warnings if "outside their limits" in w]
+    assert len(clamped) == 1 and "/World/hinge" in clamped[0]
+    inside = build_model(_hinge_stage({}, start_deg=20.0))
+    assert inside.initial_qpos[0] == pytest.approx(np.radians(20.0), rel=1e-6)
+    assert not any("outside their limits" in w for w in inside.warnings)
