@@ -33,7 +33,6 @@ mkdir -p "$OUT_DIR"
 
 # wanted <name>: true when no names were given on the command line or <name> is one of them
 wanted() {
-    [ "$#" -gt 0 ] || return 0
     local n
     [ "${#SELECTED[@]}" -eq 0 ] && return 0
     for n in "${SELECTED[@]}"; do [ "$n" = "$1" ] && return 0; done
