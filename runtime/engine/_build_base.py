@@ -58,6 +58,11 @@ class BuildContext:
         self.shape_groups: dict[str, list[str]] = {}  # shape path -> collision groups
         self.loop_joints: list[JointRecord] = []
         self.tendon_paths: set[str] = set()
+        # reference-pose overlap policy (_build_collision): None = scene setting / default on
+        self.exclude_overlaps: bool | None = None
+        self.articulation_of: dict[str, str] = {}  # body path -> articulation root path
+        self.reference_overlaps: list[tuple[str, str, float]] = []  # excluded (a, b, depth)
+        self._body_names: dict[str, int] | None = None
 
     def warn(self, path: str, message: str) -> None:
         """Record and log a warning about the prim at ``path``."""

@@ -7,7 +7,7 @@ import math
 import mujoco
 import numpy as np
 
-from runtime.engine._build_base import BuildContext
+from runtime.engine._build_base import LOG, BuildContext
 from runtime.engine._build_math import AXIS_INDEX, DEG, compose, inverse, qconj, qmul, qrot
 
 _POSE_TOL = 1e-4
@@ -41,11 +41,31 @@ class InitialStateStep(BuildContext):
             qvel[adr : adr + 3] = b.velocity - np.cross(w, com_world)  # body-origin velocity
             qvel[adr + 3 : adr + 6] = qrot(qconj(quat), w)  # body-local angular velocity
 
-    def initial_configuration(self, initial: dict, model: mujoco.MjModel, qpos: np.ndarray) -> None:
+    def resolve_dof_addresses(self, model: mujoco.MjModel) -> None:
+        """Fill the MuJoCo joint id and qpos / dof addresses of every DOF binding."""
+        for binding, mj_name in self.pending_dofs:
+            jid = model.joint(mj_name).id
+            binding.mj_joint = jid
+            binding.qpos_adr = int(model.jnt_qposadr[jid])
+            binding.dof_adr = int(model.jnt_dofadr[jid])
+            if binding.ball_axis >= 0:
+                binding.dof_adr += binding.ball_axis
+
+    def initial_configuration(
+        self, initial: dict, model: mujoco.MjModel, qpos: np.ndarray, *, report: bool = True
+    ) -> None:
         """Joint positions that reproduce the authored body poses, written into ``qpos``.
 
         ``initial`` maps each jointed body to ``(joint, reversed, parent path)``; whatever the
-        joint's DOFs cannot absorb is logged as a warning.
+        joint's DOFs cannot absorb is logged as a warning. Positions outside the joint limits
+        are then clamped into them (one warning naming the joints). The DOF addresses must be
+        resolved (:meth:`resolve_dof_addresses`).
+
+        Args:
+            initial: the jointed bodies.
+            model: the compiled model.
+            qpos: receives the configuration (starts as ``model.qpos0``).
+            report: log the warnings (False: compute silently, for a trial configuration).
         """
         for path, (joint, reversed_, parent) in initial.items():
             if joint.kind == "fixed":
@@ -87,10 +107,38 @@ class InitialStateStep(BuildContext):
                 residual_q = np.array([1.0, 0.0, 0.0, 0.0])
             err_p = float(np.linalg.norm(residual_p))
             err_q = 2.0 * math.asin(min(1.0, float(np.linalg.norm(residual_q[1:]))))
-            if err_p > _POSE_TOL or err_q > _POSE_TOL:
+            if report and (err_p > _POSE_TOL or err_q > _POSE_TOL):
                 self.warn(
                     joint.path,
                     f"authored body poses disagree with the joint frames by {err_p:.3g} "
                     f"(stage units) / {err_q:.3g} rad beyond the joint's DOFs; bodies are "
                     "placed by the joint frames",
                 )
+        self.clamp_to_limits(model, qpos, report)
+
+    def clamp_to_limits(self, model: mujoco.MjModel, qpos: np.ndarray, report: bool) -> None:
+        """Clamp hinge / slide positions outside their joint range into it (one warning).
+
+        A converted asset places its links at q = 0, which can lie outside a joint's limits
+        (e.g. the calves of the Unitree go2); MuJoCo would start with a violated limit and
+        snap the joint. The start is clamped instead and the joints are named once.
+        """
+        clamped = []
+        for d in self.dofs:
+            if d.ball_axis >= 0 or d.mj_joint < 0 or not model.jnt_limited[d.mj_joint]:
+                continue
+            lo, hi = (float(v) for v in model.jnt_range[d.mj_joint])
+            value = float(qpos[d.qpos_adr])
+            if lo <= value <= hi:
+                continue
+            inside = min(max(value, lo), hi)
+            qpos[d.qpos_adr] = inside
+            unit = "rad" if d.angular else "stage units"
+            clamped.append(f"{d.joint_path} ({value:.4g} -> {inside:.4g} {unit})")
+        if clamped and report:
+            text = (
+                f"{len(clamped)} initial joint positions outside their limits clamped to the "
+                "nearest limit: " + ", ".join(clamped)
+            )
+            self.warnings.append(text)
+            LOG.warning(text)

@@ -200,7 +200,7 @@ class JointStep(BuildContext):
         out = {}
         for key, names in (
             ("armature", ("mjc:armature", "newton:armature", "physxJoint:armature")),
-            ("frictionloss", ("mjc:frictionloss",)),
+            ("frictionloss", ("mjc:frictionloss", "newton:friction")),
         ):
             for n in names:
                 v = self.attr(jprim, n)

@@ -15,6 +15,7 @@ The stage's physics is parsed with usd-core's ``UsdPhysics`` stage parser
   aligned", as in PhysX. The authored USD world transforms give the *initial* joint
   positions (revolute / prismatic) and the pose of free bodies; a residual mismatch between
   authored poses and joint frames (the joint would have to snap) is logged as a warning.
+  Initial positions outside the joint limits are clamped into them (one warning).
 * **Mass.** ``PhysicsMassAPI`` mass, centre of mass, diagonal inertia and principal axes.
   Fallbacks (each logged as a warning naming the prim): no mass authored -> mass and inertia
   from the collision shapes with their density (shape ``physics:density``, else material
@@ -63,9 +64,13 @@ The stage's physics is parsed with usd-core's ``UsdPhysics`` stage parser
   (the default) exclude the two bodies from colliding, as PhysX does. An articulation root
   with ``physxArticulation:enabledSelfCollisions`` (or ``newton:selfCollisionEnabled``)
   false excludes every pair of its bodies; otherwise self-collisions are on (PhysX default).
+  Body pairs of one articulation whose collision shapes already overlap at the start pose
+  are excluded (logged once; ``exclude_reference_overlaps`` / the scene's
+  ``excludeReferenceOverlaps`` setting; ``_build_collision``).
 * **mjc attributes.** Body ``mjc:gravcomp``; joint ``mjc:actuatorgravcomp``,
   ``mjc:armature`` (also ``newton:armature`` / ``physxJoint:armature``), ``mjc:damping``
-  (SI; ``newton:damping`` is per degree on angular joints), ``mjc:frictionloss``; shape
+  (SI; ``newton:damping`` is per degree on angular joints), ``mjc:frictionloss`` (also
+  ``newton:friction``, the converters' URDF ``<dynamics friction>``); shape
   ``mjc:margin``, ``mjc:gap``, ``mjc:condim``, ``mjc:priority``, ``mjc:solmix``,
   ``mjc:solref``, ``mjc:solimp``, ``mjc:group``; material friction with
   ``newton:torsionalFriction`` / ``newton:rollingFriction``.
@@ -135,6 +140,8 @@ class _Builder(
         self.mjc_actuators()
         physics_attrs.report_ignored_attributes(self.stage, LOG)
         model = self.rescale_derived_inertia(self.compile())
+        if self.overlap_policy(parsed, self.exclude_overlaps):
+            model = self.exclude_reference_overlaps(model, initial)
         return self.result(model, gravity, initial, static_paths, static_pose)
 
     def add_bodies(self, forest: list) -> dict[str, tuple]:
@@ -227,13 +234,7 @@ class _Builder(
         for gid in range(model.ngeom):
             if int(model.geom_bodyid[gid]) == 0:
                 geom_body_index[gid] = index_of.get(owners.get(model.geom(gid).name, ""), -1)
-        for binding, mj_name in self.pending_dofs:
-            jid = model.joint(mj_name).id
-            binding.mj_joint = jid
-            binding.qpos_adr = int(model.jnt_qposadr[jid])
-            binding.dof_adr = int(model.jnt_dofadr[jid])
-            if binding.ball_axis >= 0:
-                binding.dof_adr += binding.ball_axis
+        self.resolve_dof_addresses(model)
         ctrl0 = np.zeros(model.nu)
         for binding, act_name, c0 in self.pending_actuators:
             aid = model.actuator(act_name).id
@@ -272,12 +273,18 @@ def _child_in_parent(joint: JointRecord, reversed_: bool) -> tuple[np.ndarray, n
     return compose(f_parent, inverse(f_child))
 
 
-def build_model(stage: Usd.Stage, dt: float | None = None) -> BuiltModel:
+def build_model(
+    stage: Usd.Stage, dt: float | None = None, *, exclude_reference_overlaps: bool | None = None
+) -> BuiltModel:
     """Build a MuJoCo model from the physics content of a USD stage.
 
     Args:
         stage: the opened stage (``runtime.schema`` imported before opening it).
         dt: time step override [s]; ``None`` reads it from the PhysicsScene (default 1/60).
+        exclude_reference_overlaps: exclude the body pairs of one articulation whose
+            collision shapes overlap at the initial pose (logged once, see
+            ``runtime/engine/_build_collision.py``); ``None``: the PhysicsScene's
+            ``customData["simrt"]["excludeReferenceOverlaps"]``, default True.
 
     Returns:
         The compiled model and the USD <-> MuJoCo bookkeeping.
@@ -285,4 +292,6 @@ def build_model(stage: Usd.Stage, dt: float | None = None) -> BuiltModel:
     Raises:
         SchemaError: USD physics content that cannot be simulated correctly, naming the prim.
     """
-    return _Builder(stage, dt).build()
+    builder = _Builder(stage, dt)
+    builder.exclude_overlaps = exclude_reference_overlaps
+    return builder.build()

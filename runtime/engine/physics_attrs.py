@@ -60,6 +60,7 @@ HONOURED_ATTRIBUTES: frozenset[str] = frozenset(
         "mjc:armature",
         "mjc:damping",
         "mjc:frictionloss",
+        "newton:friction",
         "mjc:margin",
         "mjc:gap",
         "mjc:condim",

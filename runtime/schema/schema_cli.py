@@ -1,12 +1,14 @@
 """``simrt schema``: apply or validate the Isaac Robot Schema on a robot asset.
 
-``simrt schema apply ROBOT.usd [--layer FILE] [--sites inline|last]`` follows the Asset
-Structure guideline: the schema (``IsaacRobotAPI`` with its populated ``robotLinks`` /
-``robotJoints``, link/joint/site APIs) is authored into a separate robot-schema layer
-(default ``<asset dir>/configuration/<asset>_robot_schema.usda``), which is added as a
-sublayer of the asset's root layer; no schema opinion is written into the root (interface)
-layer. Both files are written atomically. The robot link tree and the DOF table are
-printed.
+``simrt schema apply ROBOT.usd [--layer FILE] [--sites inline|last] [--floating-base]``
+follows the Asset Structure guideline: the schema (``IsaacRobotAPI`` with its populated
+``robotLinks`` / ``robotJoints``, link/joint/site APIs) is authored into a separate
+robot-schema layer (default ``<asset dir>/configuration/<asset>_robot_schema.usda``), which
+is added as a sublayer of the asset's root layer; no schema opinion is written into the
+root (interface) layer. Both files are written atomically. The robot link tree and the DOF
+table are printed. ``--floating-base`` also deactivates, in the same layer, the fixed
+joints that bolt the robot to the world (the URDF / MJCF converters' ``root_joint``), so a
+converted legged robot runs free-floating (:mod:`runtime.schema.floating_base`).
 
 ``simrt schema validate ROBOT.usd`` reports relationship targets that do not exist or are
 of the wrong kind, and DOF-table errors; it exits with 1 when any exist.
@@ -52,6 +54,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="detect sites (childless Xforms under links): after their link or all last",
     )
     parser.add_argument("--traversal", choices=("dfs", "bfs"), default="dfs")
+    parser.add_argument(
+        "--floating-base",
+        action="store_true",
+        help="deactivate (in the schema layer) the fixed joints that attach the robot to the "
+        "world, so a converted legged robot / humanoid runs free-floating",
+    )
     parser.add_argument(
         "--no-sublayer",
         action="store_true",
@@ -138,7 +146,12 @@ def _apply(args: argparse.Namespace) -> int:
         # compose the schema layer (through the session layer) while authoring into it
         stage.GetSessionLayer().subLayerPaths.append(layer.identifier)
     [robot] = _robot_prims(stage, args.robot, need_api=False)
+    floating: list[str] = []
     with Usd.EditContext(stage, layer):
+        if args.floating_base:
+            from runtime.schema.floating_base import make_floating_base
+
+            floating = make_floating_base(robot)
         rs.apply_robot_api(
             robot,
             detect_sites=args.sites is not None,
@@ -155,6 +168,11 @@ def _apply(args: argparse.Namespace) -> int:
         rs.print_robot_tree(tree, file=sys.stdout)
         for j in tree.loop_joints:
             _emit(f"loop-closing joint skipped: {j.GetPath()}", file=sys.stderr)
+    if args.floating_base:
+        if floating:
+            _emit("floating base: deactivated " + ", ".join(floating))
+        else:
+            _emit("floating base: no active fixed joint attaches the robot to the world")
     _emit()
     _print_dofs(table)
     _emit(f"\nwrote {layer_path}" + ("" if args.no_sublayer else f" (sublayer of {asset.name})"))
