@@ -187,12 +187,15 @@ def read_scene_settings(stage: Any) -> dict[str, Any]:
             out["imu_mode"] = str(value)
         elif key == "robot":
             out["robot"] = str(value)
+        elif key in _BUILD_SETTINGS:
+            continue  # read and checked by the engine builder
         else:
             LOGGER.warning("%s: customData simrt:%s is not a known run setting; ignored", path, key)
     return out
 
 
 IMU_MODES = ("isaac", "physical")
+_BUILD_SETTINGS = frozenset({"excludeReferenceOverlaps"})
 MAX_STEPS = 10**12
 
 
