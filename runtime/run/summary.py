@@ -103,8 +103,13 @@ def format_summary(summary: Mapping[str, Any], timings: Mapping[str, float] | No
     if timings:
         wall = timings.get("wall_time", 0.0)
         steps = summary.get("steps", 0)
-        rate = steps / wall if wall > 0 else float("nan")
-        lines.append(f"wall time: {wall:.3f} s   {rate:.0f} steps/s")
+        first = timings.get("first_step", 0.0)
+        later_wall = wall - first
+        rate = (steps - 1) / later_wall if first and later_wall > 0 and steps > 1 else float("nan")
+        if not first:
+            rate = steps / wall if wall > 0 else float("nan")
+        note = " after the first step" if first else ""
+        lines.append(f"wall time: {wall:.3f} s   {rate:.0f} steps/s{note}")
         # the first step's one-off costs are reported apart from the per-step means
         later = steps - 1 if "first_step" in timings else steps
         parts = [
@@ -117,11 +122,11 @@ def format_summary(summary: Mapping[str, Any], timings: Mapping[str, float] | No
             lines.append(f"{label}: " + ", ".join(parts))
         if "first_step" in timings:
             lines.append(
-                f"first step: {1e3 * timings['first_step']:.1f} ms (ray scene build; Numba kernels "
-                "loaded from the cache, or compiled when it is empty)"
+                f"first step: {1e3 * timings['first_step']:.1f} ms (ray scene build unless cached; "
+                "Numba kernels loaded from their cache, or compiled when it is empty)"
             )
         if "close" in timings:
-            lines.append(f"final recording write: {1e3 * timings['close']:.1f} ms")
+            lines.append(f"closing the recording: {1e3 * timings['close']:.1f} ms")
     for full_path, stats in summary.get("sensors", {}).items():
         kind = stats.get("kind", "")
         parts = [p for p in str(full_path).split("/") if p]
