@@ -58,3 +58,41 @@ def test_cli_rejects_bad_run_options_in_one_line(argv, text, capsys, tmp_path):
     err = capsys.readouterr().err
     assert code == 1 and text in err and "Traceback" not in err
     assert len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize(
+    "content, text",
+    [
+        (b'#usda 1.0\ndef Xform "A" {\n  double x = \n}\n', "bad.usda:3:3"),
+        (b"", "is not a valid usda layer"),
+        (bytes(range(256)) * 8, "not a readable USD stage"),
+    ],
+    ids=["syntax", "zero-byte", "random-bytes"],
+)
+def test_unparsable_scene_is_one_line_with_file_and_line(content, text, capsys, tmp_path):
+    path = tmp_path / ("bad.usdc" if b"usda" not in content and content else "bad.usda")
+    path.write_bytes(content)
+    assert main(["run", str(path), "--steps", "3", "--no-progress"]) == 1
+    err = capsys.readouterr().err
+    assert text in err and str(path) in err and "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_disabled_raycast_sensor_with_absurd_ray_count_records_valid_only(tmp_path):
+    pytest.importorskip("mujoco")
+    from pxr import Sdf, Usd
+
+    from runtime.recording import load_recording
+    from runtime.run.loop import run_scene
+
+    layer = Sdf.Layer.CreateAnonymous(".usda")
+    layer.subLayerPaths.append(str(REPO / "scenes" / "panda_table.usda"))
+    stage = Usd.Stage.Open(layer)
+    lidar = stage.GetPrimAtPath("/World/LidarMount/Lidar")
+    lidar.GetAttribute("numRays").Set(4_000_000_000)
+    result = run_scene(stage, steps=5, out=tmp_path / "r.zarr", cache=False)
+    assert "/World/LidarMount/Lidar" in result.disabled
+    rec = load_recording(tmp_path / "r.zarr")
+    assert len(rec) == 5
+    assert not rec.data["/World/LidarMount/Lidar.valid"].any()
+    assert all(a.nbytes < 10_000_000 for a in rec.data.values())

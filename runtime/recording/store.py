@@ -70,7 +70,8 @@ _LOG = logging.getLogger(__name__)
 COMMIT_LOG = "simrt-commits.jsonl"
 """File name of the commit log inside a store."""
 _TARGET_CHUNK_BYTES = 16 << 20
-_MIN_CHUNK_ROWS = 64
+MAX_ROW_BYTES = 1 << 28
+"""Largest row (all channels, uncompressed) a store accepts: 256 MiB."""
 _MAX_CHUNK_ROWS = 65536
 
 
@@ -236,6 +237,7 @@ class StoreWriter:
         self._target_bytes = max(1, int(target_chunk_bytes))
         self.chunk_rows = 0
         self._opened = False
+        self._open_failed = False
         self._closed = False
         self._buffers: list[np.ndarray] = []  # current chunk, by slot (+ step, time last)
         self._steps = np.empty(0, np.int64)
@@ -346,15 +348,25 @@ class StoreWriter:
         import zarr
         from zarr.codecs import BloscCodec, Crc32cCodec
 
-        self._opened = True
+        if self._open_failed:
+            raise SimrtError(f"{self.path}: the store could not be created")
+        self._open_failed = True  # until every step below succeeded
         infos = list(self._channels.values())
         row_bytes = 16 + sum(
             int(np.prod(info.shape, dtype=np.int64)) * np.dtype(info.dtype).itemsize
             for info in infos
         )
-        rows = self._chunk_rows_arg or min(
-            _MAX_CHUNK_ROWS, max(_MIN_CHUNK_ROWS, self._target_bytes // row_bytes)
-        )
+        if row_bytes > MAX_ROW_BYTES:
+            largest = max(
+                infos,
+                key=lambda i: int(np.prod(i.shape, dtype=np.int64)) * np.dtype(i.dtype).itemsize,
+            )
+            raise SimrtError(
+                f"{self.path}: one recorded step would take {row_bytes / 2**20:.0f} MiB "
+                f"(limit {MAX_ROW_BYTES / 2**20:.0f} MiB); largest channel {largest.name!r} "
+                f"with shape {largest.shape}"
+            )
+        rows = self._chunk_rows_arg or min(_MAX_CHUNK_ROWS, max(1, self._target_bytes // row_bytes))
         if self._expected_rows:
             rows = min(rows, self._expected_rows)
         self.chunk_rows = rows = max(1, rows)
@@ -394,6 +406,7 @@ class StoreWriter:
         self._next_commit = time_module.perf_counter() + self.commit_interval
         self._thread = threading.Thread(target=self._writer_loop, name="simrt-store", daemon=True)
         self._thread.start()
+        self._opened, self._open_failed = True, False
 
     def _new_buffers(self) -> list[np.ndarray]:
         rows = self.chunk_rows
@@ -418,7 +431,10 @@ class StoreWriter:
                 self._queue.put((self._buffers, self._chunk_start, self._row, False))
             return
         self._queue.put((self._buffers, self._chunk_start, self._row, True))
+        # the chunk belongs to the writer now: an interrupt while waiting below must not
+        # let close() hand the same rows over again
         self._chunk_start += self._row
+        self._row = 0
         try:
             buffers = self._free.get_nowait()
         except queue.Empty:
@@ -514,6 +530,8 @@ class StoreWriter:
         if self._closed:
             return
         self._closed = True
+        if self._open_failed:
+            return  # creating the store failed: that error is on its way already
         if not self._opened:
             self._open()  # a run without rows still leaves a loadable, empty store
         if self._row and self._error is None:

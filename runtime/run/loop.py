@@ -128,10 +128,21 @@ def _open_stage(scene: Any) -> Any:
     path = Path(scene)
     if not path.exists():
         raise FileNotFoundError(f"{path}: no such file")
-    stage = Usd.Stage.Open(str(path))
+    try:
+        stage = Usd.Stage.Open(str(path))
+    except Exception as error:  # noqa: BLE001 - pxr raises Tf.ErrorException for bad files
+        raise SimrtError(f"{path}: not a readable USD stage: {_tf_message(error)}") from None
     if stage is None:
         raise SimrtError(f"{path}: could not open as a USD stage")
     return stage
+
+
+def _tf_message(error: BaseException) -> str:
+    """The first USD diagnostic's own text (``'file:line:col: problem'``) of a Tf error."""
+    import re
+
+    messages = re.findall(r"in file \S+ : '(.*?)'\s*(?:\n|$)", str(error), flags=re.S)
+    return messages[0].strip() if messages else str(error).strip().splitlines()[-1]
 
 
 def _find_robot(stage: Any, robot: str | None) -> Any:
@@ -422,6 +433,8 @@ def run_scene(
             bar.update(done)
         complete = True
     except BaseException as error:
+        if recorder is not None:  # rows ended (an interrupt may land after end_row)
+            done = recorder.row_count
         reason = _stop_reason(error, done)
         error.steps_done = done  # type: ignore[attr-defined]  # for the CLI's message
         raise

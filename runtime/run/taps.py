@@ -91,6 +91,9 @@ class SensorTap:
         """Register this sensor's channels from its current reading."""
         from runtime.recording import ChannelInfo
 
+        if self.kind == "raycast" and getattr(self.sensor, "disabled_reason", None):
+            self.ray_count = 0  # a disabled sensor records `valid` only: no ray-sized channels
+            self._ray_shape = (0,)
         items = _reading_items(self.sensor.reading())
         for name, value in items.items():
             if name in _SKIP_FIELDS or name.startswith("_"):
