@@ -69,7 +69,7 @@ _LOG = logging.getLogger(__name__)
 
 COMMIT_LOG = "simrt-commits.jsonl"
 """File name of the commit log inside a store."""
-_TARGET_CHUNK_BYTES = 16 << 20
+_TARGET_CHUNK_BYTES = 32 << 20
 MAX_ROW_BYTES = 1 << 28
 """Largest row (all channels, uncompressed) a store accepts: 256 MiB."""
 _MAX_CHUNK_ROWS = 65536
