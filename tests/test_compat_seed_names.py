@@ -161,7 +161,6 @@ def test_robot_link_node_members() -> None:
 
 def test_math_aliases_behave_as_documented() -> None:
     import numpy as np
-
     from runtime.compat.isaac.math import axis_angle_to_quat, quat_conj, quat_mul
 
     # independent oracle: rotation matrices
@@ -189,7 +188,6 @@ def test_math_aliases_behave_as_documented() -> None:
 def test_prim_pose_in_robot_frame() -> None:
     import numpy as np
     from pxr import Gf, Usd, UsdGeom
-
     from runtime.compat.isaac.math import _prim_pose_in_robot_frame
 
     stage = Usd.Stage.CreateInMemory()
