@@ -119,6 +119,49 @@ POSER = [
     "IKSolverRegistry",
 ]
 
+# issue 17 / sensors.md 7: isaacsim.sensors.experimental.physics (seed 003 links it)
+SENSORS = [
+    "Contact",
+    "Contact.create",
+    "Contact.get_radius",
+    "Contact.set_radius",
+    "Contact.get_min_threshold",
+    "Contact.set_min_threshold",
+    "Contact.get_max_threshold",
+    "Contact.set_max_threshold",
+    "IMU",
+    "IMU.create",
+    "IMU.get_linear_acceleration_filter_width",
+    "IMU.set_linear_acceleration_filter_width",
+    "Raycast",
+    "Raycast.create",
+    "Raycast.get_min_range",
+    "Raycast.set_max_range",
+    "ContactSensor",
+    "IMUSensor",
+    "RaycastSensor",
+    "EffortSensor",
+    "JointStateSensor",
+    "ContactSensorReading",
+    "IMUSensorReading",
+    "EffortSensorReading",
+    "JointStateSensorReading",
+    "RaycastSensorReading",
+    "IMURawData",
+    "get_imu_sensor_interface",
+    "get_contact_sensor_interface",
+    "get_effort_sensor_interface",
+    "get_joint_state_sensor_interface",
+    "get_raycast_sensor_interface",
+]
+# seed 003: the typed sensor schemas (USD types, checked in the schema registry below)
+SENSOR_SCHEMA_TYPES = [
+    "IsaacBaseSensor",
+    "IsaacContactSensor",
+    "IsaacImuSensor",
+    "IsaacRaycastSensor",
+]
+
 NAMES: list[tuple[str, str]] = (
     [(f"{ISAAC}.utils", n) for n in UTILS]
     + [(ISAAC, n) for n in UTILS + ROBOT_SCHEMA]
@@ -128,6 +171,7 @@ NAMES: list[tuple[str, str]] = (
     + [(f"{ISAAC}.ik_solver", n) for n in IK_SOLVER]
     + [(f"{ISAAC}.lm_ik", n) for n in LM_IK]
     + [(f"{ISAAC}.poser", n) for n in POSER]
+    + [(ISAAC, n) for n in SENSORS]
 )
 
 
@@ -203,3 +247,12 @@ def test_prim_pose_in_robot_frame() -> None:
     np.testing.assert_allclose(angle, np.pi / 2, atol=1e-9)
     with pytest.raises(ValueError, match="robot_prim"):
         _prim_pose_in_robot_frame(link.GetPrim(), stage.GetPrimAtPath("/Nope"))
+
+
+@pytest.mark.parametrize("type_name", SENSOR_SCHEMA_TYPES)
+def test_seed_sensor_schema_types_registered(type_name: str) -> None:
+    from pxr import Usd
+
+    import runtime.compat.isaac  # noqa: F401  (registers the schemas)
+
+    assert Usd.SchemaRegistry.GetTypeFromSchemaTypeName(type_name), type_name

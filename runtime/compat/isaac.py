@@ -465,3 +465,42 @@ __all__ += [
     "quat_conj",
     "quat_mul",
 ]
+
+# ----------------------------------- physics-sensor API surface + loggers (compat, issue 17)
+# ``isaacsim.sensors.experimental.physics``: authoring classes, reading structs, interface
+# accessors. Importing this module also routes ``runtime.*`` log records to Isaac's logger
+# names (``runtime.compat.logging_bridge``).
+from runtime.compat import logging_bridge as _logging_bridge  # noqa: E402
+from runtime.compat.isaac_sensor_authoring import IMU, Contact, Raycast  # noqa: E402
+from runtime.compat.isaac_sensor_interfaces import (  # noqa: E402
+    ContactSensorReading,
+    EffortSensorReading,
+    IMURawData,
+    IMUSensorReading,
+    JointStateSensorReading,
+    RaycastSensorReading,
+    get_contact_sensor_interface,
+    get_effort_sensor_interface,
+    get_imu_sensor_interface,
+    get_joint_state_sensor_interface,
+    get_raycast_sensor_interface,
+)
+
+_logging_bridge.install()
+
+__all__ += [
+    "Contact",
+    "ContactSensorReading",
+    "EffortSensorReading",
+    "IMU",
+    "IMURawData",
+    "IMUSensorReading",
+    "JointStateSensorReading",
+    "Raycast",
+    "RaycastSensorReading",
+    "get_contact_sensor_interface",
+    "get_effort_sensor_interface",
+    "get_imu_sensor_interface",
+    "get_joint_state_sensor_interface",
+    "get_raycast_sensor_interface",
+]
