@@ -162,6 +162,63 @@ SENSOR_SCHEMA_TYPES = [
     "IsaacRaycastSensor",
 ]
 
+# seed 004 "Schema Configuration Classes": class hierarchy, spawner usage, routed fields
+LAB = "runtime.compat.isaaclab.sim"
+LAB_SIM = [
+    "UsdFileCfg",
+    "UsdFileCfg.usd_path",
+    "UsdFileCfg.rigid_props",
+    "UsdFileCfg.joint_drive_props",
+    "UsdFileCfg.collision_props",
+    "UsdFileCfg.articulation_props",
+    "UsdFileCfg.mass_props",
+    "MeshCuboidCfg",
+    "MeshSphereCfg",
+    "spawn_from_usd",
+    "schemas",
+]
+LAB_SCHEMAS = [
+    "RigidBodyBaseCfg",
+    "RigidBodyBaseCfg.disable_gravity",
+    "JointDriveBaseCfg",
+    "JointDriveBaseCfg.max_velocity",
+    "JointDriveBaseCfg.max_joint_velocity",
+    "JointDriveBaseCfg.max_effort",
+    "JointDriveBaseCfg.max_force",
+    "CollisionBaseCfg",
+    "ArticulationRootBaseCfg",
+    "MeshCollisionBaseCfg",
+]
+LAB_MATERIALS = ["RigidBodyMaterialBaseCfg"]
+PHYSX = "runtime.compat.isaaclab_physx.sim"
+PHYSX_SCHEMAS = [
+    "PhysxRigidBodyPropertiesCfg",
+    "PhysxJointDrivePropertiesCfg",
+    "PhysxCollisionPropertiesCfg",
+    "PhysxArticulationRootPropertiesCfg",
+    "PhysxConvexHullPropertiesCfg",
+    "PhysxConvexDecompositionPropertiesCfg",
+    "PhysxTriangleMeshPropertiesCfg",
+    "PhysxSDFMeshPropertiesCfg",
+]
+PHYSX_MATERIALS = ["PhysxRigidBodyMaterialCfg"]
+NEWTON = "runtime.compat.isaaclab_newton.sim.schemas"
+NEWTON_SCHEMAS = [
+    "NewtonRigidBodyPropertiesCfg",
+    "MujocoRigidBodyPropertiesCfg",
+    "MujocoRigidBodyPropertiesCfg.gravcomp",
+    "NewtonJointDrivePropertiesCfg",
+    "MujocoJointDrivePropertiesCfg",
+    "MujocoJointDrivePropertiesCfg.actuatorgravcomp",
+    "NewtonCollisionPropertiesCfg",
+    "NewtonCollisionPropertiesCfg.contact_margin",
+    "NewtonCollisionPropertiesCfg.contact_gap",
+    "NewtonArticulationRootPropertiesCfg",
+    "NewtonMeshCollisionPropertiesCfg",
+    "NewtonMeshCollisionPropertiesCfg.mesh_approximation_name",
+    "NewtonMaterialPropertiesCfg",
+]
+
 NAMES: list[tuple[str, str]] = (
     [(f"{ISAAC}.utils", n) for n in UTILS]
     + [(ISAAC, n) for n in UTILS + ROBOT_SCHEMA]
@@ -172,6 +229,12 @@ NAMES: list[tuple[str, str]] = (
     + [(f"{ISAAC}.lm_ik", n) for n in LM_IK]
     + [(f"{ISAAC}.poser", n) for n in POSER]
     + [(ISAAC, n) for n in SENSORS]
+    + [(LAB, n) for n in LAB_SIM + LAB_SCHEMAS]
+    + [(f"{LAB}.schemas", n) for n in LAB_SCHEMAS]
+    + [(f"{LAB}.spawners.materials", n) for n in LAB_MATERIALS]
+    + [(f"{PHYSX}.schemas", n) for n in PHYSX_SCHEMAS]
+    + [(f"{PHYSX}.spawners.materials", n) for n in PHYSX_MATERIALS]
+    + [(NEWTON, n) for n in NEWTON_SCHEMAS]
 )
 
 

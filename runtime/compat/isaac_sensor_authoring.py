@@ -29,36 +29,21 @@ import numpy as np
 from pxr import Gf, Sdf, Usd, UsdGeom
 
 import runtime.schema  # noqa: F401  (registers the sensor schema before any stage exists)
+from runtime.compat._stage import get_current_stage, resolve_stage, set_current_stage
 from runtime.schema._sensor_readers import find_parent_rigid_body
 
-__all__ = ["IMU", "Contact", "Raycast", "get_current_stage", "set_current_stage"]
-
-_CURRENT: list[Usd.Stage] = []
-
-
-def set_current_stage(stage: Usd.Stage | None) -> None:
-    """Set (or clear with None) the stage used when ``stage=`` is not given."""
-    _CURRENT.clear()
-    if stage is not None:
-        _CURRENT.append(stage)
-
-
-def get_current_stage() -> Usd.Stage:
-    """The stage set by :func:`set_current_stage`.
-
-    Raises:
-        RuntimeError: none was set.
-    """
-    if not _CURRENT:
-        raise RuntimeError(
-            "no current stage: pass stage=... or call "
-            "runtime.compat.isaac_sensor_authoring.set_current_stage(stage) first"
-        )
-    return _CURRENT[0]
+__all__ = [
+    "IMU",
+    "Contact",
+    "Raycast",
+    "find_parent_rigid_body_or_self",
+    "get_current_stage",
+    "set_current_stage",
+]
 
 
 def _stage(stage: Usd.Stage | None) -> Usd.Stage:
-    return stage if stage is not None else get_current_stage()
+    return resolve_stage(stage)
 
 
 def _free_path(stage: Usd.Stage, path: str) -> str:
