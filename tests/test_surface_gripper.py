@@ -376,3 +376,42 @@ def test_readings_report_status_and_gripped_objects():
     sim.step()
     (r,) = sim.grippers.readings()
     assert (r.status, r.status_code, r.gripped_objects, r.step) == ("Closed", 2, (CUBE,), 6)
+
+
+def test_isaac_named_interface_and_view():
+    from runtime.compat.isaac import (
+        GripperStatus,
+        GripperView,
+        acquire_surface_gripper_interface,
+        create_surface_gripper,
+    )
+
+    sim = started(make_scene(gap=0.005, clearance=0.004))
+    iface = acquire_surface_gripper_interface()
+    assert iface.close_gripper(GRIPPER) is False  # unbound: unknown
+    iface.bind_runtime(sim.grippers)
+    try:
+        assert iface.close_gripper(GRIPPER) is True
+        assert iface.get_gripper_status(GRIPPER) is GripperStatus.Closed
+        sim.step()
+        assert iface.get_gripped_objects(GRIPPER) == [CUBE]
+        view = GripperView("/World/Surface.*", stage=sim.stage, shear_force_limit=[5.0])
+        assert view.paths == [GRIPPER]
+        mgd, coax, shear, retry = view.get_surface_gripper_properties()
+        assert mgd == [pytest.approx(0.02)] and shear == [5.0] and coax == [-1.0]
+        assert sim.grippers._grippers[GRIPPER].shear_limit == 5.0  # re-read by the runtime
+        with pytest.raises(ValueError, match="one value per gripper"):
+            view.set_surface_gripper_properties(retry_interval=[1.0, 2.0])
+        with pytest.raises(ValueError, match="Length of values must match"):
+            view.apply_gripper_action([0.5, 0.5])
+        view.apply_gripper_action([-1.0])
+        assert view.get_surface_gripper_status() == [0]
+        assert view.get_gripped_objects() == [[]]
+    finally:
+        iface.bind_runtime(None)
+    first = create_surface_gripper(sim.stage, "/World")
+    second = create_surface_gripper(sim.stage, "/World")
+    # the scene already holds /World/SurfaceGripper: numbered names follow
+    assert str(first.GetPath()) == "/World/SurfaceGripper_01"
+    assert str(second.GetPath()) == "/World/SurfaceGripper_02"
+    assert first.GetTypeName() == "IsaacSurfaceGripper"

@@ -504,3 +504,21 @@ __all__ += [
     "get_joint_state_sensor_interface",
     "get_raycast_sensor_interface",
 ]
+
+# ----------------------------------------------------- surface gripper (compat, issue 17)
+# ``isaacsim.robot.surface_gripper``: bind the interface to a SurfaceGripperRuntime first.
+from runtime.compat.isaac_surface_gripper import (  # noqa: E402
+    GripperStatus,
+    GripperView,
+    SurfaceGripperInterface,
+    acquire_surface_gripper_interface,
+    create_surface_gripper,
+)
+
+__all__ += [
+    "GripperStatus",
+    "GripperView",
+    "SurfaceGripperInterface",
+    "acquire_surface_gripper_interface",
+    "create_surface_gripper",
+]

@@ -283,6 +283,23 @@ class SurfaceGripperRuntime:
         g = self._find(path)
         return [] if g is None else self._gripped(g)
 
+    def reload_config(self, path: str | None = None) -> None:
+        """Re-read ``maxGripDistance`` / ``retryInterval`` / force limits from USD.
+
+        The reference re-reads them on every change notice of the gripper prim (§1.3); here
+        call this after editing them during a run (``GripperView`` does). Status is never
+        re-read (§5.3 [REC]).
+
+        Args:
+            path: one gripper, or None for all.
+        """
+        from runtime.schema.readers import read_surface_gripper
+
+        for g in self._grippers.values():
+            if path is None or g.path == str(path):
+                prim = self.stage.GetPrimAtPath(g.path)
+                self._read_config(g, read_surface_gripper(prim), prim)
+
     def set_write_to_usd(self, flag: bool) -> bool:
         """Switch USD write-back (§5) for every gripper; returns True."""
         self._usd.enabled = bool(flag)
