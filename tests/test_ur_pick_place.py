@@ -140,3 +140,28 @@ def test_box_heavier_than_the_shear_limit_is_dropped_when_the_carry_starts():
     assert at_release > 0.8 * S.SHEAR_LIMIT
     assert np.all(inertia[lift_end : release - 2] < 1.2 * S.SHEAR_LIMIT)
     assert np.linalg.norm(out["end"][:2] - np.array(S.PLACE)) > 0.03  # not delivered
+
+
+def test_readme_start_link_relative_target_conversion():
+    """README: IK targets are in the robot-base frame even when the chain starts elsewhere."""
+    from runtime.compat.isaac.math import _prim_pose_in_robot_frame
+
+    from runtime.kinematics.poser import RobotPoser
+
+    stage = Usd.Stage.Open(str(S.SCENE))
+    robot = stage.GetPrimAtPath(S.ROBOT)
+    start = stage.GetPrimAtPath(S.ROBOT + "/Geometry/base/shoulder_link/upper_arm_link")
+    poser = RobotPoser(stage, robot, start, stage.GetPrimAtPath(S.TOOL_TIP))
+    q_true = np.array([1.2, -1.0, -1.5, 0.4])  # elbow, wrist_1, wrist_2, wrist_3
+    target_in_start, _ = poser.chain.compute_fk(q_true)  # chain FK is start-link relative
+    # the README's two lines
+    result = poser.solve_ik(_prim_pose_in_robot_frame(start, robot) @ target_in_start)
+    assert result.success
+    q = np.array([result.joints[j.prim_path] for j in poser.joints])
+    reached, _ = poser.chain.compute_fk(q)
+    np.testing.assert_allclose(reached.t, target_in_start.t, atol=1e-4)
+    # passing the start-relative target unconverted "succeeds" somewhere else
+    wrong = poser.solve_ik(target_in_start)
+    if wrong.success:
+        q = np.array([wrong.joints[j.prim_path] for j in poser.joints])
+        assert np.linalg.norm(poser.chain.compute_fk(q)[0].t - target_in_start.t) > 0.05
