@@ -415,3 +415,13 @@ def test_isaac_named_interface_and_view():
     assert str(first.GetPath()) == "/World/SurfaceGripper_01"
     assert str(second.GetPath()) == "/World/SurfaceGripper_02"
     assert first.GetTypeName() == "IsaacSurfaceGripper"
+
+
+def test_probe_reports_reachable_bodies_without_changing_state():
+    sim = started(make_scene(gap=0.03, clearance=0.004))
+    assert sim.grippers.probe_gripper(GRIPPER) == []  # 3 cm gap: out of reach
+    sim.lift(-0.02)
+    sim.step(60)
+    assert sim.grippers.probe_gripper(GRIPPER) == [CUBE]
+    assert sim.status() == "Open" and sim.gripped() == []  # probing grips nothing
+    assert sim.grippers.probe_gripper("/World/Nope") == []

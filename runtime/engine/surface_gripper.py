@@ -150,11 +150,7 @@ class SurfaceGripperRuntime:
         self.stage = engine.stage
         self._model: mujoco.MjModel = engine.model
         self._data: mujoco.MjData = engine.data
-        if ray_scene is None:
-            from runtime.sensors.ray_scene import RayScene
-
-            ray_scene = RayScene.from_stage(self.stage, engine.body_paths)
-        self.ray_scene = ray_scene
+        self._ray_scene = ray_scene
         built = engine.built
         self._body_row = {p: i for i, p in enumerate(built.body_paths) if not built.is_static[i]}
         self._body_id = {p: int(built.body_ids[i]) for p, i in self._body_row.items()}
@@ -166,6 +162,15 @@ class SurfaceGripperRuntime:
         self._out_d = np.empty(1)
         self._out_a = np.empty(1, np.int64)
         self._out_n = np.empty((1, 3))
+
+    @property
+    def ray_scene(self) -> Any:
+        """The ray scene of the grip tests (built from the stage on first use)."""
+        if self._ray_scene is None:
+            from runtime.sensors.ray_scene import RayScene
+
+            self._ray_scene = RayScene.from_stage(self.stage, self.engine.body_paths)
+        return self._ray_scene
 
     # ------------------------------------------------------------------ discovery (§1)
     def _start(self) -> None:
@@ -282,6 +287,30 @@ class SurfaceGripperRuntime:
         """Bodies held by an active weld (recomputed now, §5.2); [] if unknown."""
         g = self._find(path)
         return [] if g is None else self._gripped(g)
+
+    def probe_gripper(self, path: str) -> list[str]:
+        """Bodies the gripper's attachment points would grip now (no state change).
+
+        Runs the grip ray test of every attachment point against the current poses without
+        attaching, caching clearances or counting settle windows -- e.g. to close "on
+        contact" (``if grippers.probe_gripper(p): grippers.close_gripper(p)``).
+
+        Args:
+            path: gripper prim path.
+
+        Returns:
+            Sorted attachable body paths within reach ([] when unknown or none).
+        """
+        g = self._find(path)
+        if g is None or not g.points:
+            return []
+        positions, orientations = self._poses()
+        hits = set()
+        for p in g.points:
+            hit = self._ray_test(g, p, positions, orientations, commit=False)
+            if hit is not None:
+                hits.add(self._model.body(hit[0]).name)
+        return sorted(hits)
 
     def reload_config(self, path: str | None = None) -> None:
         """Re-read ``maxGripDistance`` / ``retryInterval`` / force limits from USD.
@@ -440,7 +469,12 @@ class SurfaceGripperRuntime:
             g.settle[i] = SETTLE_STEPS
 
     def _ray_test(
-        self, g: _Gripper, p: _Point, positions: np.ndarray, orientations: np.ndarray
+        self,
+        g: _Gripper,
+        p: _Point,
+        positions: np.ndarray,
+        orientations: np.ndarray,
+        commit: bool = True,
     ) -> tuple[int, np.ndarray, np.ndarray] | None:
         origin_w, rot_w = self._attach_frame_world(p)
         direction = rot_w @ p.axis
@@ -470,7 +504,7 @@ class SurfaceGripperRuntime:
         else:  # pragma: no cover - a ray never leaving the gripper
             return None
         t = float(self._out_d[0])
-        if c > 0.0 and c != p.clearance:
+        if commit and c > 0.0 and c != p.clearance:
             p.clearance = c
             self._usd.note_clearance(p.joint, c)
         body = self._body_id.get(hit_path)
