@@ -69,6 +69,7 @@ _AXES = {
 _SELF_STEP = 0.001
 _MIN_RAY = 0.001
 _MAX_SELF_STEPS = 100000
+_EQUALITY_ROW = int(mujoco.mjtConstraint.mjCNSTR_EQUALITY)
 
 
 @dataclass(frozen=True)
@@ -99,6 +100,7 @@ class _Point:
     body0: int
     body0_path: str
     axis: np.ndarray
+    axis_body0: np.ndarray
     clearance: float
     body1: str = ""
 
@@ -221,6 +223,7 @@ class SurfaceGripperRuntime:
         target = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_SITE, joint + SITE_TARGET)
         body0 = int(m.site_bodyid[site0])
         info = read_attachment_point(self.stage.GetPrimAtPath(joint))
+        axis = _AXES.get(str(info.forward_axis)[:1].upper(), _AXES["X"])
         return _Point(
             joint=joint,
             eq=eq,
@@ -228,7 +231,8 @@ class SurfaceGripperRuntime:
             target=target,
             body0=body0,
             body0_path=m.body(body0).name,
-            axis=_AXES.get(str(info.forward_axis)[:1].upper(), _AXES["X"]),
+            axis=axis,
+            axis_body0=_quat_to_matrix(m.site_quat[site0]) @ axis,
             clearance=float(info.clearance_offset),
         )
 
@@ -530,7 +534,7 @@ class SurfaceGripperRuntime:
             if force is None:
                 continue
             rb = self._data.xmat[p.body0].reshape(3, 3)
-            direction = rb @ _quat_to_matrix(self._model.site_quat[p.site0]) @ p.axis
+            direction = rb @ p.axis_body0
             coaxial = float(force @ direction)
             if g.coaxial_limit > 0.0 and coaxial > g.coaxial_limit:
                 released.append(i)
@@ -550,15 +554,16 @@ class SurfaceGripperRuntime:
     def _constraint_force(self, p: _Point) -> np.ndarray | None:
         """Linear force of the point's weld on the gripper body, world frame, or None."""
         d = self._data
-        if not d.eq_active[p.eq] or d.nefc == 0:
+        nefc = d.nefc
+        if not d.eq_active[p.eq] or nefc == 0:
             return None
-        rows = np.nonzero(
-            (d.efc_type[: d.nefc] == mujoco.mjtConstraint.mjCNSTR_EQUALITY)
-            & (d.efc_id[: d.nefc] == p.eq)
-        )[0]
+        # equality rows come first among the constraint rows (MuJoCo's row order)
+        n = min(nefc, int(d.ne))
+        efc_type = d.efc_type[:n]
+        rows = np.flatnonzero((efc_type == _EQUALITY_ROW) & (d.efc_id[:n] == p.eq))
         if rows.size < 3:
             return None
-        return np.array(d.efc_force[rows[:3]], dtype=np.float64)
+        return d.efc_force[rows[:3]].astype(np.float64)
 
     def _execute(self, g: _Gripper) -> None:
         m, d = self._model, self._data
