@@ -407,3 +407,118 @@ __all__ += [
     "JointStateSensor",
     "RaycastSensor",
 ]
+
+# ------------------------------------------------- seed import paths (compat area, issue 17)
+# Isaac's submodule paths: ``robot_schema.math`` / ``.kinematic_chain`` / ``.ik_solver`` /
+# ``.lm_ik`` and ``isaacsim.robot.poser`` (as ``poser``), each importable with
+# ``from runtime.compat.isaac.<name> import ...`` (see ``runtime.compat._submodules``).
+from runtime.compat import _isaac_math as math  # noqa: E402
+from runtime.compat._isaac_math import (  # noqa: E402
+    _prim_pose_in_robot_frame,
+    axis_angle_to_quat,
+    quat_conj,
+    quat_mul,
+)
+from runtime.compat._submodules import register_submodule as _register_submodule  # noqa: E402
+
+_register_submodule(__name__, "math", math)
+_register_submodule(__name__, "utils", utils)
+kinematic_chain = _register_submodule(
+    __name__, "kinematic_chain", KinematicChain=KinematicChain, Joint=Joint, Transform=Transform
+)
+ik_solver = _register_submodule(
+    __name__,
+    "ik_solver",
+    IKSolver=IKSolver,
+    IKSolverRegistry=IKSolverRegistry,
+    pose_error=pose_error,
+)
+lm_ik = _register_submodule(__name__, "lm_ik", IKSolverLM=IKSolverLM, ik_lm=ik_lm)
+poser = _register_submodule(
+    __name__,
+    "poser",
+    IKSolver=IKSolver,
+    IKSolverRegistry=IKSolverRegistry,
+    PoseResult=PoseResult,
+    RobotPoser=RobotPoser,
+    Transform=Transform,
+    apply_joint_state=apply_joint_state,
+    apply_joint_state_anchored=apply_joint_state_anchored,
+    apply_pose_by_name=apply_pose_by_name,
+    delete_named_pose=delete_named_pose,
+    export_poses=export_poses,
+    get_named_pose=get_named_pose,
+    import_poses=import_poses,
+    list_named_poses=list_named_poses,
+    store_named_pose=store_named_pose,
+    validate_robot_schema=validate_robot_schema,
+)
+
+__all__ += [
+    "_prim_pose_in_robot_frame",
+    "axis_angle_to_quat",
+    "ik_solver",
+    "kinematic_chain",
+    "lm_ik",
+    "math",
+    "poser",
+    "quat_conj",
+    "quat_mul",
+]
+
+# ----------------------------------- physics-sensor API surface + loggers (compat, issue 17)
+# ``isaacsim.sensors.experimental.physics``: authoring classes, reading structs, interface
+# accessors. Importing this module also routes ``runtime.*`` log records to Isaac's logger
+# names (``runtime.compat.logging_bridge``).
+from runtime.compat import logging_bridge as _logging_bridge  # noqa: E402
+from runtime.compat.isaac_sensor_authoring import IMU, Contact, Raycast  # noqa: E402
+from runtime.compat.isaac_sensor_interfaces import (  # noqa: E402
+    ContactSensorReading,
+    EffortSensorReading,
+    IMURawData,
+    IMUSensorReading,
+    JointStateSensorReading,
+    RaycastSensorReading,
+    get_contact_sensor_interface,
+    get_effort_sensor_interface,
+    get_imu_sensor_interface,
+    get_joint_state_sensor_interface,
+    get_raycast_sensor_interface,
+)
+
+_logging_bridge.install()
+
+__all__ += [
+    "Contact",
+    "ContactSensorReading",
+    "EffortSensorReading",
+    "IMU",
+    "IMURawData",
+    "IMUSensorReading",
+    "JointStateSensorReading",
+    "Raycast",
+    "RaycastSensorReading",
+    "get_contact_sensor_interface",
+    "get_effort_sensor_interface",
+    "get_imu_sensor_interface",
+    "get_joint_state_sensor_interface",
+    "get_raycast_sensor_interface",
+]
+
+# ----------------------------------------------------- surface gripper (compat, issue 17)
+# ``isaacsim.robot.surface_gripper``: bind the interface to a SurfaceGripperRuntime first.
+from runtime.compat.isaac_surface_gripper import (  # noqa: E402
+    GripperStatus,
+    GripperView,
+    SurfaceGripperInterface,
+    acquire_surface_gripper_interface,
+    create_surface_gripper,
+)
+
+__all__ += [
+    "GripperStatus",
+    "GripperView",
+    "SurfaceGripperInterface",
+    "acquire_surface_gripper_interface",
+    "create_surface_gripper",
+]

@@ -95,6 +95,7 @@ from runtime.engine._build_actuators import ActuatorStep
 from runtime.engine._build_base import LOG
 from runtime.engine._build_collision import CollisionFilterStep
 from runtime.engine._build_constraints import ConstraintStep
+from runtime.engine._build_grippers import GripperStep
 from runtime.engine._build_initial import InitialStateStep
 from runtime.engine._build_joints import JointStep
 from runtime.engine._build_mass import MassStep
@@ -116,6 +117,7 @@ class _Builder(
     JointStep,
     ActuatorStep,
     ConstraintStep,
+    GripperStep,
     InitialStateStep,
 ):
     """One build: the steps of the ``_build_*`` modules, run in order by :meth:`build`."""
@@ -126,7 +128,7 @@ class _Builder(
         self.collect_bodies(parsed)
         self.collision_groups(parsed)
         self.collect_shapes(parsed)
-        joints = self.collect_joints(parsed)
+        joints = self.take_gripper_joints(self.collect_joints(parsed))
         roots = []
         for _path, desc in parsed.get("Articulation", []):
             roots += [str(p) for p in desc.rootPrims]
@@ -135,6 +137,7 @@ class _Builder(
         # collision exclusions: joints without collisionEnabled, filtered pairs
         self.exclusions(joints, parsed)
         self.loop_constraints()
+        self.gripper_welds()  # surface-gripper attachment points (_build_grippers)
         self.mimic_constraints()
         self.tendons()
         self.mjc_actuators()

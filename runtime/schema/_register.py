@@ -24,11 +24,16 @@ _LOG = logging.getLogger("runtime.schema")
 
 _RESOURCES = Path(__file__).resolve().parent / "resources"
 
-RESOURCE_DIRS: tuple[Path, ...] = (_RESOURCES / "robot_schema", _RESOURCES / "sensor_schema")
-"""Directories holding ``plugInfo.json`` + ``generatedSchema.usda``, one per schema plugin."""
+RESOURCE_DIRS: tuple[Path, ...] = (
+    _RESOURCES / "robot_schema",
+    _RESOURCES / "sensor_schema",
+    _RESOURCES / "range_sensor_schema",
+)
+"""Directories holding ``plugInfo.json`` + ``generatedSchema.usda``, one per schema plugin
+(the legacy ``RangeSensorSchema`` -- typed ``Lidar`` / ``Generic`` prims -- is the third)."""
 
 # One schema of each plugin that must be known once registration succeeded.
-_PROBE_SCHEMAS = ("IsaacRobotAPI", "IsaacNamedPose", "IsaacContactSensor")
+_PROBE_SCHEMAS = ("IsaacRobotAPI", "IsaacNamedPose", "IsaacContactSensor", "Lidar")
 
 _FIX = (
     "The Isaac schemas must be registered before the first USD stage of the process is "

@@ -1,0 +1,76 @@
+"""``usd.schema.isaac.robot_schema.math`` names over :mod:`runtime.kinematics.math`.
+
+Registered as ``runtime.compat.isaac.math`` (``from runtime.compat.isaac.math import
+quat_mul`` works, as does ``robot_schema.math.quat_mul`` after
+``from runtime.compat import isaac as robot_schema``). The Isaac names are aliases of the
+simrt functions (same conventions: quaternions ``[w, x, y, z]``, Hamilton product).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from runtime.kinematics.chain import Joint
+from runtime.kinematics.math import (
+    Transform,
+    adjoint,
+    pose_error,
+    quat_conjugate,
+    quat_from_axis_angle,
+    quat_from_matrix,
+    quat_multiply,
+    quat_rotate,
+    quat_to_matrix,
+    skew,
+)
+
+__all__ = [
+    "Joint",
+    "Transform",
+    "adjoint",
+    "axis_angle_to_quat",
+    "pose_error",
+    "quat_conj",
+    "quat_from_matrix",
+    "quat_mul",
+    "quat_rotate",
+    "quat_to_matrix",
+    "skew",
+]
+
+quat_mul = quat_multiply
+"""Hamilton product ``q1 ⊗ q2`` (alias of :func:`runtime.kinematics.math.quat_multiply`)."""
+
+quat_conj = quat_conjugate
+"""Quaternion conjugate (alias of :func:`runtime.kinematics.math.quat_conjugate`)."""
+
+axis_angle_to_quat = quat_from_axis_angle
+"""Unit quaternion from axis and angle [rad] (alias of ``quat_from_axis_angle``)."""
+
+
+def _prim_pose_in_robot_frame(prim: Any, robot_prim: Any) -> Transform:
+    """Current pose of ``prim`` in the robot-base frame (the frame IK targets use).
+
+    Both poses come from the USD world transforms at the default time code; scale is
+    removed, so the result is rigid.
+
+    Args:
+        prim: a ``Usd.Prim`` (link, site, named pose, ...).
+        robot_prim: the robot root ``Usd.Prim``.
+
+    Returns:
+        ``Transform`` mapping ``prim`` coordinates to robot-base coordinates.
+
+    Raises:
+        ValueError: either prim is invalid or not transformable.
+    """
+    import numpy as np
+    from pxr import UsdGeom
+
+    from runtime.kinematics._xform import rigid_and_scale, world_matrix
+
+    for name, p in (("prim", prim), ("robot_prim", robot_prim)):
+        if p is None or not p.IsValid() or not p.IsA(UsdGeom.Xformable):
+            raise ValueError(f"_prim_pose_in_robot_frame: {name} {p} is not a valid Xformable")
+    relative = np.linalg.solve(world_matrix(robot_prim), world_matrix(prim))
+    return rigid_and_scale(relative)[0]

@@ -1,0 +1,1 @@
+"""``isaaclab_newton.sim``: see the ``schemas`` submodule."""

@@ -1,0 +1,1 @@
+"""``isaaclab_physx.sim``: see the ``schemas`` submodule."""

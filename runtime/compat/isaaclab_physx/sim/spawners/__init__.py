@@ -1,0 +1,1 @@
+"""``isaaclab_physx.sim.spawners``: see the ``materials`` submodule."""
