@@ -58,6 +58,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--ik-every", type=int, default=None, help="re-solve IK every N steps (default 10)"
     )
     parser.add_argument(
+        "--gripper",
+        action="append",
+        default=None,
+        metavar="GRIPPER=close@T|open@T|close@contact",
+        help="surface gripper action (repeatable; replaces the scene's gripperActions)",
+    )
+    parser.add_argument(
         "--ik-until-contact",
         action=argparse.BooleanOptionalAction,
         default=None,
@@ -115,6 +122,7 @@ def run(args: argparse.Namespace) -> int:
                 robot=args.robot,
                 progress=None if args.no_progress else sys.stderr,
                 cache=not args.no_cache,
+                gripper_actions=args.gripper,
             )
     except KeyboardInterrupt as stop:
         done = getattr(stop, "steps_done", None)

@@ -44,6 +44,8 @@ from typing import Any
 
 import numpy as np
 
+from runtime.run.grippers import GripperAction, parse_gripper_action
+
 LOGGER = logging.getLogger("runtime.run")
 
 __all__ = ["IkWaypoint", "RunConfig", "parse_ik_target", "read_scene_settings"]
@@ -187,6 +189,12 @@ def read_scene_settings(stage: Any) -> dict[str, Any]:
             out["imu_mode"] = str(value)
         elif key == "robot":
             out["robot"] = str(value)
+        elif key == "gripperActions":
+            texts = [value] if isinstance(value, str) else list(value)
+            try:
+                out["gripper_actions"] = [parse_gripper_action(str(t)) for t in texts]
+            except ValueError as exc:
+                raise bad(key, str(exc), "strings GRIPPER=close@T|open@T|close@contact") from None
         elif key in _BUILD_SETTINGS:
             continue  # read and checked by the engine builder
         else:
@@ -216,6 +224,7 @@ class RunConfig:
         robot: robot prim path, or None for the first ``IsaacRobotAPI`` prim.
         record_bodies: record body poses every step.
         cache: use the scene cache.
+        gripper_actions: scheduled surface-gripper actions (:mod:`runtime.run.grippers`).
     """
 
     steps: int = 1000
@@ -227,6 +236,7 @@ class RunConfig:
     robot: str | None = None
     record_bodies: bool = True
     cache: bool = True
+    gripper_actions: tuple[GripperAction, ...] = ()
 
     def __post_init__(self) -> None:
         def bad(name: str, value: Any, allowed: str) -> ValueError:
@@ -251,6 +261,9 @@ class RunConfig:
         for waypoint in self.ik_targets:
             if not isinstance(waypoint, IkWaypoint):
                 raise bad("ik_targets", waypoint, "IkWaypoint entries")
+        for action in self.gripper_actions:
+            if not isinstance(action, GripperAction):
+                raise bad("gripper_actions", action, "GripperAction entries")
 
     @classmethod
     def resolve(cls, settings: Mapping[str, Any], **overrides: Any) -> RunConfig:
@@ -272,5 +285,9 @@ class RunConfig:
         targets = values.get("ik_targets", ())
         values["ik_targets"] = tuple(
             t if isinstance(t, IkWaypoint) else parse_ik_target(str(t)) for t in targets
+        )
+        actions = values.get("gripper_actions", ())
+        values["gripper_actions"] = tuple(
+            a if isinstance(a, GripperAction) else parse_gripper_action(str(a)) for a in actions
         )
         return cls(**values)

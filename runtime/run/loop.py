@@ -25,6 +25,7 @@ import numpy as np
 from runtime.errors import SimrtError
 from runtime.run.build import build_engine, cached_ray_scene, open_scene_cache, store_ray_scene
 from runtime.run.config import RunConfig, read_scene_settings
+from runtime.run.grippers import GripperDriver
 from runtime.run.ik import IkDriver, build_schedules
 from runtime.run.progress import Progress
 from runtime.run.summary import summarize
@@ -256,6 +257,9 @@ def run_scene(
         imu_mode=imu_mode,
         ray_scene=cached_ray_scene(scene_cache, body_paths),
     )
+    grippers = None
+    if GripperDriver.wanted(stage, config.gripper_actions):
+        grippers = GripperDriver(engine, config.gripper_actions, sensors.ray_scene)
     robot_path = str(robot_prim.GetPath()) if robot_prim is not None else "/"
     robot_bodies = {i for i, p in enumerate(body_paths) if p.startswith(robot_path + "/")}
     robot_contacts = [
@@ -337,6 +341,8 @@ def run_scene(
                     LOGGER.error("%s; the joint targets keep their last values", ik.disabled_reason)
             t1 = perf()
             engine.step()
+            if grippers is not None:
+                grippers.after_step(k * step_dt)
             t2 = perf()
             state = engine.state(reuse=True) if reuse_state else engine.state()
             t3 = perf()
@@ -348,6 +354,8 @@ def run_scene(
                 recorder = StoreWriter(store_path, meta=meta, expected_rows=steps)
                 for tap in taps:
                     tap.define(recorder)
+                if grippers is not None:
+                    grippers.define(recorder)
                 if dof_count:
                     for name in ("positions", "velocities", "efforts"):
                         joint_slots[name] = recorder.add_channel(
@@ -405,6 +413,8 @@ def run_scene(
             buffers, row = recorder.begin_row()
             for tap, reading in zip(taps, readings, strict=True):
                 tap.write(buffers, row, reading)
+            if grippers is not None:
+                grippers.write(buffers, row)
             joint_positions = state.joint_positions.copy()
             if dof_count:
                 buffers[joint_slots["positions"]][row] = state.joint_positions
@@ -456,6 +466,8 @@ def run_scene(
             timings["close"] = _time.perf_counter() - closing
             bar.close(done)
             sensors.close()
+            if grippers is not None:
+                grippers.close()
     try:
         summary = summarize(open_recording(store_path))
     finally:
@@ -465,6 +477,10 @@ def run_scene(
     for s in sensors.sensors:
         if getattr(s, "disabled_reason", None):
             disabled[str(getattr(s, "prim_path", ""))] = str(s.disabled_reason)
+    if grippers is not None:
+        summary["grippers"] = [
+            {"time": t, "gripper": path, "action": what} for t, path, what in grippers.events
+        ]
     if ik is not None:
         summary["ik"] = {
             "solves": ik.solves,

@@ -168,4 +168,6 @@ def format_summary(summary: Mapping[str, Any], timings: Mapping[str, float] | No
         if ik.get("disabled"):
             text += f"; {ik['disabled']}"
         lines.append(text)
+    for event in summary.get("grippers", []):
+        lines.append(f"gripper {event['gripper']}: {event['action']} at t = {event['time']:.3f} s")
     return "\n".join(lines)
