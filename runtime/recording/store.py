@@ -371,13 +371,17 @@ class StoreWriter:
             rows = min(rows, self._expected_rows)
         self.chunk_rows = rows = max(1, rows)
         self._capacity = self._expected_rows or rows
-        if self.path.exists():
-            shutil.rmtree(self.path)  # a previous simrt store (check_store_path)
-        store = _chunk_store_class()(self.path)
-        store.durable = self._durable
-        self._group = zarr.open_group(
-            store=store, mode="w", zarr_format=3, attributes={"simrt": self._attrs(False)}
-        )
+        try:
+            if self.path.exists():
+                shutil.rmtree(self.path)  # a previous simrt store (check_store_path)
+            store = _chunk_store_class()(self.path)
+            store.durable = self._durable
+            self._group = zarr.open_group(
+                store=store, mode="w", zarr_format=3, attributes={"simrt": self._attrs(False)}
+            )
+        except OSError as error:
+            problem = error.strerror or str(error)
+            raise SimrtError(f"{self.path}: cannot create the recording store: {problem}") from None
         shapes = [(name, info.shape, info.dtype) for name, info in self._channels.items()]
         shapes += [("step", (), "int64"), ("time", (), "float64")]
         for name, shape, dtype in shapes:
