@@ -162,7 +162,7 @@ def _rss_kib(pid: int) -> int:
 
 def _committed(store: Path) -> int:
     try:
-        lines = (store / "simrt-commits.jsonl").read_text().split("\n")[:-1]
+        lines = (store / "simrt" / "commits.jsonl").read_text().split("\n")[:-1]
         return json.loads(lines[-1])["rows"] if lines else 0
     except (OSError, ValueError, KeyError):
         return 0

@@ -281,3 +281,19 @@ def test_output_folder_removed_mid_run_stops_the_run(tmp_path):
     writer.close(complete=False)
     assert "no step could be kept" in str(info.value)
     assert not path.exists()  # never recreated half-way
+
+
+def test_store_is_plain_zarr_that_zarr_itself_reads_without_warnings(store):
+    import warnings
+
+    import zarr
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        group = zarr.open_group(store, mode="r")
+        names = sorted(name for name, _ in group.arrays())
+    assert names == sorted(["step", "time", "W.imu.acc", "W.c.on"])
+    rec = load_recording(store)
+    np.testing.assert_array_equal(group["W.imu.acc"][:], rec.data["/W/imu.acc"])
+    assert group["W.imu.acc"].attrs["simrt"]["name"] == "/W/imu.acc"
+    assert group["W.imu.acc"].metadata.dimension_names[0] == "row"

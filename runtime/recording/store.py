@@ -10,7 +10,8 @@ xarray, Dask, ...):
   channel of shape ``(rows, *channel_shape)``, named by :func:`~runtime.recording.channels.
   array_key`, with the channel description under ``attributes["simrt"]`` and
   ``dimension_names`` (``"row"`` first) so xarray opens the group as one Dataset;
-- ``simrt-commits.jsonl``: the commit log, one JSON line appended (and fsynced) after each
+- ``simrt/commits.jsonl`` (inside an empty group ``simrt``, so Zarr readers listing the
+  store see only Zarr objects): the commit log, one JSON line appended (and fsynced) after each
   batch of rows is on disk: ``{"rows": N, "step": .., "time": .., "wall": unix time,
   "paths": {new hit-path table entries}}``. Readers
   trust only the rows of the last complete line (or of the closed group's attributes).
@@ -67,7 +68,8 @@ __all__ = ["COMMIT_LOG", "RecordingError", "StoreWriter", "check_store_path", "i
 
 _LOG = logging.getLogger(__name__)
 
-COMMIT_LOG = "simrt-commits.jsonl"
+COMMIT_GROUP = "simrt"
+COMMIT_LOG = "simrt/commits.jsonl"
 """File name of the commit log inside a store."""
 _TARGET_CHUNK_BYTES = 32 << 20
 MAX_ROW_BYTES = 1 << 28
@@ -290,7 +292,7 @@ class StoreWriter:
             raise ValueError(f"channel {info.name!r} added after rows were recorded")
         if info.name in RESERVED_NAMES or info.name in self._channels:
             raise ValueError(f"channel name {info.name!r} is reserved or already used")
-        keys = {array_key(name) for name in self._channels}
+        keys = {array_key(name) for name in self._channels} | {COMMIT_GROUP, "step", "time"}
         if array_key(info.name) in keys:
             raise ValueError(f"channel name {info.name!r} collides with another channel")
         np.dtype(info.dtype)
@@ -403,6 +405,9 @@ class StoreWriter:
                 config={"write_empty_chunks": True},
             )
             self._arrays.append(array)
+        self._group.create_group(
+            COMMIT_GROUP, attributes={"about": "simrt commit log: commits.jsonl (rows durable)"}
+        )
         self._log_fd = os.open(self.path / COMMIT_LOG, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
         for _ in range(self._max_pending):
             self._free.put(self._new_buffers())
