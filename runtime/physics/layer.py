@@ -13,10 +13,12 @@ import os
 import tempfile
 from typing import Any
 
-from pxr import Sdf, Usd
+from pxr import Sdf, Tf, Usd
 
+from runtime.errors import SchemaError
 from runtime.physics._meta import PhysicsCfgError
 from runtime.physics.spawn import SLOTS, PhysicsApplyReport, apply_asset_physics
+from runtime.schema import open_stage, tf_error_line
 
 __all__ = ["author_physics_layer"]
 
@@ -110,7 +112,8 @@ def author_physics_layer(
         PhysicsCfgError: bad root, bad value, or (``strict``) a cfg without targets.
         TypeError: unknown slot keyword or wrong cfg family.
         FileExistsError: ``layer_path`` exists and is not a physics layer of this asset.
-        OSError: unreadable asset or unwritable layer.
+        SchemaError: the asset (or an existing layer) cannot be read as USD.
+        OSError: missing asset or unwritable layer.
     """
     unknown = sorted(set(cfgs) - set(SLOTS))
     if unknown:
@@ -121,6 +124,8 @@ def author_physics_layer(
     layer_abs = os.path.abspath(os.fspath(layer_path))
     if asset_abs == layer_abs:
         raise ValueError("author_physics_layer: the layer must differ from the asset file")
+    # One clear error (file:line, missing reference) instead of a Tf.ErrorException.
+    open_stage(asset_abs)
     asset_layer = Sdf.Layer.FindOrOpen(asset_abs)
     if asset_layer is None:
         raise OSError(f"cannot open asset {asset_abs}")
@@ -130,7 +135,10 @@ def author_physics_layer(
         sublayer_entry = "./" + sublayer_entry
 
     if os.path.exists(layer_abs) and not overwrite:
-        layer = Sdf.Layer.OpenAsAnonymous(layer_abs)
+        try:
+            layer = Sdf.Layer.OpenAsAnonymous(layer_abs)
+        except Tf.ErrorException as exc:
+            raise SchemaError(layer_abs, "", f"existing layer: {tf_error_line(exc)}") from None
         if layer is None:
             raise OSError(f"cannot open existing layer {layer_abs}")
         resolved = [_resolve_sublayer(layer_dir, p) for p in layer.subLayerPaths]

@@ -113,22 +113,26 @@ def _print_dofs(table) -> None:  # noqa: ANN001
 
 
 def _apply(args: argparse.Namespace) -> int:
-    from pxr import Sdf, Usd
+    from pxr import Sdf, Tf, Usd
 
     import runtime.schema as rs
+    from runtime.errors import SchemaError
 
     asset = Path(args.usd).resolve()
-    if not asset.is_file():
-        raise FileNotFoundError(f"{asset}: no such file")
-    stage = Usd.Stage.Open(str(asset))
-    if stage is None:
-        raise OSError(f"{asset}: could not open as a USD stage")
+    stage = rs.open_stage(asset)
     root_layer = stage.GetRootLayer()
     if args.layer:
         layer_path = Path(args.layer).resolve()
     else:
         layer_path = asset.parent / "configuration" / f"{asset.stem}_robot_schema.usda"
-    layer = Sdf.Layer.FindOrOpen(str(layer_path)) if layer_path.exists() else None
+    layer = None
+    if layer_path.exists():
+        try:
+            layer = Sdf.Layer.FindOrOpen(str(layer_path))
+        except Tf.ErrorException as exc:
+            raise SchemaError(
+                str(layer_path), "", f"existing schema layer: {rs.tf_error_line(exc)}"
+            ) from None
     if layer is None:
         layer = Sdf.Layer.CreateAnonymous(layer_path.name)
     rel_path = os.path.relpath(layer_path, asset.parent).replace(os.sep, "/")
@@ -162,15 +166,13 @@ def _apply(args: argparse.Namespace) -> int:
 
 
 def _validate(args: argparse.Namespace) -> int:
-    from pxr import Usd, UsdPhysics
+    from pxr import UsdPhysics
 
     import runtime.schema as rs
     from runtime.errors import SchemaError
     from runtime.schema.utils import is_site
 
-    stage = Usd.Stage.Open(str(Path(args.usd).resolve()))
-    if stage is None:
-        raise OSError(f"{args.usd}: could not open as a USD stage")
+    stage = rs.open_stage(args.usd)
     problems = 0
     for robot in _robot_prims(stage, args.robot, need_api=True):
         rpath = robot.GetPath()
