@@ -357,6 +357,8 @@ def format_text(data: dict[str, Any]) -> str:
     if not data["robots"]:
         out.append("")
         out.append("No prim with IsaacRobotAPI and no articulation.")
+        if data.get("composition_errors"):
+            out.append("(the stage did not compose completely: see the composition errors above)")
     for robot in data["robots"]:
         if robot["kind"] == "articulation":
             out += [
@@ -484,7 +486,8 @@ def run(args: argparse.Namespace) -> int:
     """
     from pxr import Tf
 
-    stage = open_stage(args.scene)
+    # composition errors (a missing referenced file) are listed in the output
+    stage = open_stage(args.scene, allow_composition_errors=True)
     try:
         data = inspect_stage(stage, args.robot)
     except Tf.ErrorException as exc:
