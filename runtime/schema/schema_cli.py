@@ -170,7 +170,8 @@ def _validate(args: argparse.Namespace) -> int:
 
     import runtime.schema as rs
     from runtime.errors import SchemaError
-    from runtime.schema.utils import is_site
+    from runtime.schema import readers
+    from runtime.schema.utils import find_loop_joints, is_site
 
     stage = rs.open_stage(args.usd)
     problems = 0
@@ -204,17 +205,23 @@ def _validate(args: argparse.Namespace) -> int:
                     f"{p.GetTypeName()!r}) is not a joint"
                 )
                 problems += 1
+            elif p.IsA(UsdPhysics.Joint):
+                try:  # body targets exist, body0 != body1, limits, axis, local frames
+                    readers.read_joint(p)
+                except SchemaError as exc:
+                    _emit(str(exc))
+                    problems += 1
         try:
             table = rs.build_dof_table(stage, robot)
         except SchemaError as exc:
             _emit(f"DOF table: {exc}")
             problems += 1
             table = None
-        tree = rs.generate_robot_link_tree(stage, robot)
-        loops = tree.loop_joints if tree is not None else []
-        for j in loops:
+        links = {str(p.GetPath()) for p in rs.get_all_robot_links(stage, robot)}
+        for j, reason in find_loop_joints(rs.get_all_robot_joints(stage, robot), links):
             _emit(
-                f"warning: {j.GetPath()} closes a kinematic loop (not excluded from articulation)"
+                f"warning: {j.GetPath()} closes a kinematic loop: {reason}; set "
+                "physics:excludeFromArticulation on it"
             )
         dofs = table.dof_count if table is not None else "?"
         _emit(
