@@ -18,6 +18,7 @@ from runtime.schema._stage import open_stage, tf_error_line
 
 __all__ = ["add_arguments", "inspect_stage", "open_stage", "run", "tf_error_line"]
 
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Declare the command line of ``simrt inspect``.
 
