@@ -12,14 +12,13 @@ from __future__ import annotations
 import json
 import logging
 import math
-import os
-import tempfile
 from dataclasses import dataclass, field
 from typing import Any
 
 from pxr import Gf, Sdf, Tf, Usd, UsdGeom
 
 import runtime.schema  # noqa: F401  (registers the Isaac schemas before any stage)
+from runtime._files import atomic_write_text
 from runtime.kinematics.poser import PoseResult, apply_joint_state, is_revolute_joint
 
 __all__ = [
@@ -209,18 +208,7 @@ def apply_pose_by_name(
 
 
 def _atomic_write_json(filepath: str, data: Any) -> None:
-    directory = os.path.dirname(os.path.abspath(filepath))
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".tmp_", suffix=".json")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(data, handle, indent=2)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, filepath)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    atomic_write_text(filepath, json.dumps(data, indent=2))
 
 
 def export_poses(

@@ -4,17 +4,18 @@ The new layer *sublayers* the asset (asset-structure guideline: physics tuning l
 own layer on top of the asset), so opening the layer gives the asset with the overrides, and
 the asset's own files are never written. The layer copies the asset's stage metadata
 (``upAxis``, ``metersPerUnit``, ...) and ``defaultPrim`` so it can be opened as a stage on its
-own. It is saved atomically (temporary file in the same directory, then ``os.replace``).
+own. It is saved atomically (temporary file in the same directory, then ``os.replace``),
+keeping an existing layer file's mode (``runtime._files.atomic_write``).
 """
 
 from __future__ import annotations
 
 import os
-import tempfile
 from typing import Any
 
 from pxr import Sdf, Tf, Usd
 
+from runtime._files import atomic_write
 from runtime.errors import SchemaError
 from runtime.physics._meta import PhysicsCfgError
 from runtime.physics.spawn import SLOTS, PhysicsApplyReport, apply_asset_physics
@@ -45,17 +46,12 @@ def _save_atomically(layer: Sdf.Layer, layer_path: str, sublayer_entry: str) -> 
     out.TransferContent(layer)
     out.subLayerPaths.clear()
     out.subLayerPaths.append(sublayer_entry)
-    directory = os.path.dirname(layer_path) or "."
-    fd, tmp = tempfile.mkstemp(prefix=".simrt-physics-", suffix=suffix, dir=directory)
-    os.close(fd)
-    try:
+
+    def export(tmp: str) -> None:
         if not out.Export(tmp):
             raise OSError(f"could not write {tmp}")
-        os.replace(tmp, layer_path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+
+    atomic_write(layer_path, export, suffix=suffix)
     # A layer of that name already open in this process would otherwise keep stale content.
     opened = Sdf.Layer.Find(layer_path)
     if opened is not None:

@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import tempfile
 from pathlib import Path
 
 __all__ = ["add_arguments", "run"]
@@ -60,6 +59,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _atomic_export(layer, path: Path) -> None:  # noqa: ANN001 - Sdf.Layer
+    from runtime._files import atomic_write
+
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     args = {}
@@ -70,15 +71,12 @@ def _atomic_export(layer, path: Path) -> None:  # noqa: ANN001 - Sdf.Layer
             args["format"] = "usdc" if head.startswith(b"PXR-USDC") else "usda"
         except OSError:
             args["format"] = "usda"
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.stem}.", suffix=path.suffix, dir=path.parent)
-    os.close(fd)
-    try:
+
+    def export(tmp: str) -> None:
         if not layer.Export(tmp, args=args):
             raise OSError(f"could not write {path}")
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+
+    atomic_write(path, export)
 
 
 def _robot_prims(stage, robot: str | None, need_api: bool):  # noqa: ANN001, ANN202
