@@ -7,7 +7,6 @@ exit 0 with a named warning. The commands run in-process through ``runtime.cli.m
 
 from __future__ import annotations
 
-import os
 import re
 from pathlib import Path
 
@@ -236,8 +235,8 @@ def test_robot_schema_target_missing_fails_validate(tmp_path, capsys):
     path = variant(
         tmp_path,
         (
-            "            </World/SimpleArm/joints/elbow>,\n            </World/SimpleArm/joints/wrist",
-            "            </World/SimpleArm/joints/elbow_gone>,\n            </World/SimpleArm/joints/wrist",
+            "joints/elbow>,\n            </World/SimpleArm/joints/wrist_slide>,\n        ]",
+            "joints/elbow_gone>,\n            </World/SimpleArm/joints/wrist_slide>,\n        ]",
         ),
     )
     code, out, _ = cli(capsys, "schema", "validate", str(path))
