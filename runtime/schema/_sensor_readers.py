@@ -371,7 +371,7 @@ def _degenerate_raycast(config: RaycastSensorConfig) -> str | None:
             i = int(negative[0])
             return (
                 f"rayTimeOffsets entry {i} ({_fmt(float(offsets[i]))}) is negative while "
-                f"others are positive (the sweep window never reaches it)"
+                "others are positive"
             )
     return None
 
@@ -387,9 +387,11 @@ def validate_raycast(config: RaycastSensorConfig) -> str | None:
     * ``minRange`` < 0 (the reference accepts it and starts rays behind their origin);
     * a ray direction of length <= :data:`RAY_DIRECTION_MIN_NORM` (the reference silently
       casts it along +X);
-    * a time offset > :data:`RAY_TIME_OFFSET_MAX`, or < 0 while other offsets are > 0 (the
-      sweep window of period ``max(offsets)`` never reaches it in time). All offsets <= 0
-      stay legal (sensors.md §5.4: no windowing, pose extrapolated backwards).
+    * a time offset > :data:`RAY_TIME_OFFSET_MAX` (the sweep period ``max(offsets)`` is
+      so long that rays fire once and never again), or < 0 while other offsets are > 0
+      (such a ray fires only in the step where the sweep wraps, cast backwards in time).
+      All offsets <= 0 stay legal (sensors.md §5.4: no windowing, pose extrapolated
+      backwards).
 
     Args:
         config: a configuration from :func:`read_raycast_sensor`.

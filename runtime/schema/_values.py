@@ -187,7 +187,7 @@ def _read_float_array(prim: Usd.Prim, name: str) -> np.ndarray | None:
     if not np.all(np.isfinite(out)):
         bad = int(np.argwhere(~np.isfinite(out))[0][0])
         raise SchemaError(
-            _path(prim), name, f"entry {bad} ({out[bad]!r}) is not finite", "finite numbers"
+            _path(prim), name, f"entry {bad} ({float(out[bad])!r}) is not finite", "finite numbers"
         )
     return _tidy_array(out) if kind in ("FloatArray", "HalfArray") else out
 
