@@ -16,7 +16,7 @@ from typing import Any
 from runtime.errors import SimrtError
 from runtime.schema._stage import open_stage, tf_error_line
 
-__all__ = ["add_arguments", "inspect_stage", "open_stage", "run", "tf_error_line"]
+__all__ = ["add_arguments", "inspect_stage", "run"]
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
