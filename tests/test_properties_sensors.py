@@ -277,7 +277,8 @@ def _mesh_and_rays(draw):
     vertices = draw(hnp.arrays(np.float64, (faces_n * 3, 3), elements=coords))
     if draw(st.booleans()):  # degenerate triangles: a repeated vertex, a collinear one
         vertices[1] = vertices[0]
-        vertices[5] = 0.5 * (vertices[3] + vertices[4])
+        if faces_n > 1:
+            vertices[5] = 0.5 * (vertices[3] + vertices[4])
     faces = np.arange(faces_n * 3, dtype=np.int64).reshape(faces_n, 3)
     rays = draw(st.integers(1, 30))
     origins = draw(hnp.arrays(np.float64, (rays, 3), elements=st.floats(-4.0, 4.0)))
