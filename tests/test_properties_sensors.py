@@ -363,3 +363,69 @@ def test_inside_solid_matches_reference(kind, params, point):
     planes = np.zeros((0, 4))
     got = _bvh_kernels.inside_solid_kernel(code, table, 0, planes, 0, 0, *point)
     assert bool(got) == _inside_reference(code, params, point)
+
+
+# ------------------------------------------------------------------ ray against a box solid
+
+
+def _slab_or_inside(o, d, half):
+    """Distance from ``o`` along ``d`` into the box ``|x| <= half`` (box frame): 0 from
+    inside (a solid), else the slab entry distance, ``inf`` when missed."""
+    if np.all(np.abs(o) <= half):
+        return 0.0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t1 = (-half - o) / d
+        t2 = (half - o) / d
+    near = np.nanmax(np.minimum(t1, t2))
+    far = np.nanmin(np.maximum(t1, t2))
+    return near if (near <= far and near >= 0) else np.inf
+
+
+@SETTINGS
+@given(
+    half=hnp.arrays(np.float64, (3,), elements=st.sampled_from([1e-3, 0.05, 0.5, 2.0, 300.0])),
+    body_q=_unit_quats(1, 1),
+    body_p=hnp.arrays(np.float64, (3,), elements=st.floats(-5.0, 5.0)),
+    rays=st.integers(1, 12).flatmap(
+        lambda n: st.tuples(
+            hnp.arrays(np.float64, (n, 3), elements=st.floats(-8.0, 8.0)),
+            hnp.arrays(np.float64, (n, 3), elements=_UNIT),
+        )
+    ),
+)
+def test_ray_against_box_solid_matches_slab_reference(half, body_q, body_p, rays):
+    from pxr import Gf, Usd, UsdGeom, UsdPhysics
+
+    from runtime.sensors.ray_scene import RayScene
+
+    stage = Usd.Stage.CreateInMemory()
+    UsdGeom.Xform.Define(stage, "/World")
+    body = UsdGeom.Xform.Define(stage, "/World/Body")
+    UsdPhysics.RigidBodyAPI.Apply(body.GetPrim())
+    cube = UsdGeom.Cube.Define(stage, "/World/Body/box")
+    UsdPhysics.CollisionAPI.Apply(cube.GetPrim())
+    cube.GetSizeAttr().Set(2.0)
+    cube.AddScaleOp(UsdGeom.XformOp.PrecisionDouble).Set(Gf.Vec3d(*half.tolist()))
+    scene = RayScene.from_stage(stage, ["/World/Body"])
+    origins, raw = rays
+    norms = np.linalg.norm(raw, axis=1)
+    assume(np.all(norms > 1e-3))
+    directions = np.ascontiguousarray(raw / norms[:, None])
+    n = len(origins)
+    dist, actors, normals = np.empty(n), np.empty(n, np.int64), np.empty((n, 3))
+    scene.cast(
+        np.ascontiguousarray(origins), directions, np.full(n, 1e4),
+        body_p.reshape(1, 3), body_q.copy(), dist, actors, normals,
+    )  # fmt: skip
+    rot = quat_to_matrix(body_q[0])
+    for i in range(n):
+        local_o = rot.T @ (origins[i] - body_p)
+        local_d = rot.T @ directions[i]
+        expected = _slab_or_inside(local_o, local_d, half)
+        if np.isfinite(expected):
+            assert dist[i] == pytest.approx(expected, rel=1e-9, abs=1e-9 * max(1.0, half.max()))
+            assert actors[i] == 0
+            assert np.linalg.norm(normals[i]) == pytest.approx(1.0, abs=1e-9)
+            assert normals[i] @ directions[i] <= 1e-9
+        else:
+            assert not np.isfinite(dist[i]) and actors[i] == -1
