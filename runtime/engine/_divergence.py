@@ -12,6 +12,7 @@ contacts dropped) are logged by the engine and not fatal.
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 import mujoco
@@ -19,7 +20,9 @@ import numpy as np
 
 from runtime.errors import EngineDivergenceError
 
-__all__ = ["divergence_error", "is_fatal"]
+__all__ = ["check_warnings", "divergence_error", "is_fatal"]
+
+_LOG = logging.getLogger("runtime.engine")
 
 _W = mujoco.mjtWarning
 _FATAL = {
@@ -93,3 +96,30 @@ def divergence_error(engine: Any, kind: int) -> EngineDivergenceError:
         dofs=tuple(labels.get(i, f"MuJoCo DOF {i}") for i in dofs),
         bodies=tuple(bodies),
     )
+
+
+def check_warnings(engine: Any) -> None:
+    """Raise for an instability warning of the engine's last step; log the others once.
+
+    Called by :meth:`~runtime.engine.MujocoEngine.step` only when a warning counter is
+    non-zero. Capacity warnings (arena full) are logged and their counters cleared.
+
+    Args:
+        engine: the engine (its ``data`` and step counter).
+
+    Raises:
+        EngineDivergenceError: for ``mjWARN_INERTIA`` / ``BADQPOS`` / ``BADQVEL`` /
+            ``BADQACC`` / ``BADCTRL``.
+    """
+    d = engine.data
+    counters = d.warning.number
+    for kind in np.flatnonzero(counters):
+        if is_fatal(int(kind)):
+            raise divergence_error(engine, int(kind))
+        _LOG.warning(
+            "MuJoCo warning %s at step %d (info %d)",
+            _W(int(kind)).name,
+            int(engine._step),
+            int(d.warning[int(kind)].lastinfo),
+        )
+        d.warning[int(kind)].number = 0

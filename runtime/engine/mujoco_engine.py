@@ -51,6 +51,7 @@ import numpy as np
 from pxr import Usd
 
 from runtime.engine import _kernels as K
+from runtime.engine._divergence import check_warnings
 from runtime.engine._dof_order import order_dofs
 from runtime.engine._kernels import state_kernel
 from runtime.engine.builder import BuiltModel, DofBinding, build_model
@@ -369,24 +370,8 @@ class MujocoEngine:
             self._step += 1
             if warnings.tobytes() != clean:
                 self._dirty = True
-                self._check_warnings()
+                check_warnings(self)
         self._dirty = True
-
-    def _check_warnings(self) -> None:
-        """Raise for an instability warning; log (once) and clear capacity warnings."""
-        from runtime.engine._divergence import divergence_error, is_fatal
-
-        d = self.data
-        for kind in np.flatnonzero(self._warnings):
-            if is_fatal(int(kind)):
-                raise divergence_error(self, int(kind))
-            _LOG.warning(
-                "MuJoCo warning %s at step %d (info %d)",
-                mujoco.mjtWarning(int(kind)).name,
-                self._step,
-                int(d.warning[int(kind)].lastinfo),
-            )
-            d.warning[int(kind)].number = 0
 
     def resolve_dofs(self, names: Sequence[str | int] | None, count: int) -> np.ndarray:
         """Map DOF names / joint paths / indices onto DOF indices.
