@@ -429,3 +429,30 @@ def test_ray_against_box_solid_matches_slab_reference(half, body_q, body_p, rays
             assert normals[i] @ directions[i] <= 1e-9
         else:
             assert not np.isfinite(dist[i]) and actors[i] == -1
+
+
+@SETTINGS
+@given(
+    case=_mesh_and_rays(),
+    bad=st.sampled_from([np.nan, np.inf, -np.inf, 0.0]),
+    where=st.sampled_from(["origin", "direction", "zero direction"]),
+)
+def test_bvh_non_finite_or_zero_rays_never_hit(case, bad, where):
+    """Kernels trust their inputs, but a NaN / inf / zero ray must not invent a hit."""
+    vertices, faces, origins, directions, max_d = case
+    boxes, refs, tris, order = build(vertices, faces)
+    origins, directions = origins.copy(), directions.copy()
+    if where == "origin":
+        assume(bad != 0.0)
+        origins[:, 1] = bad
+    elif where == "direction":
+        assume(bad != 0.0)
+        directions[:, 0] = bad
+    else:
+        directions[:] = 0.0
+    dist = np.empty(len(origins))
+    face = np.empty(len(origins), np.int64)
+    _bvh_kernels.bvh_closest_hit_kernel(
+        boxes, refs, tris, order, 0, origins, directions, max_d, True, dist, face
+    )
+    assert np.all(np.isinf(dist)) and np.all(face == -1)
