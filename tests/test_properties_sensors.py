@@ -152,10 +152,11 @@ def test_contact_kernel_thresholds_match_reference(case, dt):
         pos, quat, c0, c1, cp, ci, dts, dt, 0.5, 3, -1, block_f, block_i
     )
     for s in range(n):
-        value, in_contact, count = contact_reference(
-            pos, quat, sb[s], off[s], radius[s], fmin[s], fmax[s], c0, c1, cp, ci,
-            dts if len(dts) else None, dt,
-        )  # fmt: skip
+        with np.errstate(over="ignore"):  # huge impulses: float32(inf), compared as such
+            value, in_contact, count = contact_reference(
+                pos, quat, sb[s], off[s], radius[s], fmin[s], fmax[s], c0, c1, cp, ci,
+                dts if len(dts) else None, dt,
+            )  # fmt: skip
         assert block_f[s, 6] == pytest.approx(value, rel=1e-6, abs=0)
         assert bool(block_i[s, 2]) == in_contact and block_i[s, 3] == count
         assert block_i[s, 4] == 1  # valid
