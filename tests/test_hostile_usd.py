@@ -257,3 +257,13 @@ def test_schema_apply_layer_under_a_file_is_one_line(tmp_path, capsys):
     assert code == 1 and "not_a_dir" in one_error_line(err, "schema")
     assert scene.read_text() == SCENE.read_text()
     assert blocker.read_text() == "x"
+
+
+def test_schema_apply_on_a_prim_without_links_writes_nothing(tmp_path, capsys):
+    scene = variant(tmp_path)
+    layer = tmp_path / "schema.usda"
+    code, _, err = cli(capsys, "schema", "apply", str(scene), "--robot", "/World/Ground",
+                       "--layer", str(layer))  # fmt: skip
+    assert code == 1
+    assert "/World/Ground: no links found" in one_error_line(err, "schema")
+    assert not layer.exists() and scene.read_text() == SCENE.read_text()

@@ -148,6 +148,13 @@ def _apply(args: argparse.Namespace) -> int:
             traversal=args.traversal,
         )
     tree = rs.generate_robot_link_tree(stage, robot)
+    if tree is None:  # nothing written yet: refuse a prim without any rigid-body link
+        raise SchemaError(
+            str(robot.GetPath()),
+            "",
+            "no links found (no rigid body at or under this prim, not an articulation)",
+            "a robot prim with rigid-body links (pass --robot)",
+        )
     table = rs.build_dof_table(stage, robot)
     _atomic_export(layer, layer_path)
     if not args.no_sublayer and not already:
