@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["SchemaError", "SimrtError", "RegistrationError"]
+__all__ = ["EngineDivergenceError", "RegistrationError", "SchemaError", "SimrtError"]
 
 
 class SimrtError(Exception):
@@ -39,3 +39,40 @@ class SchemaError(SimrtError, ValueError):
 
 class RegistrationError(SimrtError, RuntimeError):
     """The Isaac schemas could not be registered with USD in this process."""
+
+
+class EngineDivergenceError(SimrtError, RuntimeError):
+    """The physics engine became unstable; the state after this step is meaningless.
+
+    Raised by :meth:`runtime.engine.MujocoEngine.step` when MuJoCo reports an instability
+    (non-finite or huge positions, velocities, accelerations or controls, which make it
+    reset its state, or a near-singular inertia matrix). A run loop should stop, keep what
+    it recorded up to the previous step and mark it incomplete with ``str(error)``.
+
+    Attributes:
+        step: number of the step that failed (1 = the first step after a reset).
+        time: simulation time at the end of that step [s].
+        reason: what MuJoCo reported, e.g. ``"mjWARN_BADQACC: ..."``.
+        dofs: reported DOF names (or joint paths) involved, worst first.
+        bodies: USD paths of the bodies involved, worst first.
+    """
+
+    def __init__(
+        self,
+        step: int,
+        time: float,
+        reason: str,
+        dofs: tuple[str, ...] = (),
+        bodies: tuple[str, ...] = (),
+    ) -> None:
+        self.step = int(step)
+        self.time = float(time)
+        self.reason = reason
+        self.dofs = tuple(dofs)
+        self.bodies = tuple(bodies)
+        message = f"simulation diverged at step {self.step} (t = {self.time:.6g} s): {reason}"
+        if self.dofs:
+            message += f"; DOFs: {', '.join(self.dofs)}"
+        if self.bodies:
+            message += f"; bodies: {', '.join(self.bodies)}"
+        super().__init__(message)

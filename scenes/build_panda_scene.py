@@ -28,12 +28,12 @@ import math
 import os
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 from pxr import Gf, Sdf, Usd, UsdGeom, UsdPhysics, Vt
 
 import runtime.schema  # noqa: F401  (registers the Isaac schemas before any stage exists)
+from runtime._files import atomic_write
 
 REPO = Path(__file__).resolve().parents[1]
 SCENES = REPO / "scenes"
@@ -90,15 +90,12 @@ IK_TARGETS = [
 def _save_atomic(layer: Sdf.Layer, path: Path) -> None:
     """Export ``layer`` to ``path`` through a temp file in the same directory."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    handle, tmp = tempfile.mkstemp(prefix=f".{path.stem}.", suffix=path.suffix, dir=path.parent)
-    os.close(handle)
-    try:
+
+    def export(tmp: str) -> None:
         if not layer.Export(tmp):
             raise RuntimeError(f"could not export {path}")
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+
+    atomic_write(path, export)  # keeps the existing file's mode
 
 
 def apply_robot_schema() -> None:
@@ -249,18 +246,15 @@ def _contact(stage: Usd.Stage, path: str, translate) -> None:
 
 def build_scene() -> None:
     """Author ``scenes/panda_table.usda`` (the robot-schema layer must exist)."""
+
     # author in a temp layer next to the destination so relative asset paths resolve
-    handle, tmp = tempfile.mkstemp(prefix=".panda_table.", suffix=".usda", dir=SCENES)
-    os.close(handle)
-    layer = Sdf.Layer.CreateNew(tmp)
-    try:
+    def author(tmp: str) -> None:
+        layer = Sdf.Layer.CreateNew(tmp)
         stage = Usd.Stage.Open(layer)
         _author_scene(stage, layer)
         layer.Save()
-        os.replace(tmp, SCENE)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+
+    atomic_write(SCENE, author)  # keeps the existing file's mode
     print(f"wrote {SCENE.relative_to(REPO)}")
 
 

@@ -237,21 +237,23 @@ def test_legacy_flat_and_invalid_entries(tmp_path, caplog):
     path.write_text(json.dumps(partial))
     with caplog.at_level(logging.WARNING, logger="runtime.kinematics.named_poses"):
         report = import_poses_report(stage, robot, str(path))
-    assert report.stored == ["good", "missing_joint_prim"]
+    assert report.stored == ["good"]
     assert [name for name, _ in report.skipped] == [
         "bad_value",
         "bad_type",
         "bad_position",
         "bad_path",
+        "missing_joint_prim",
     ]
     assert all(reason for _, reason in report.skipped)
-    for name in ("bad_value", "bad_type", "bad_position", "bad_path"):
+    for name in ("bad_value", "bad_type", "bad_position", "bad_path", "missing_joint_prim"):
         assert name in caplog.text
     assert get_named_pose(stage, robot, "good").joints[J] == pytest.approx(math.pi / 2, abs=1e-6)
-    # joint missing from the stage: stored unconverted (no crash in degrees mode)
-    assert get_named_pose(stage, robot, "missing_joint_prim").joints == {
-        "/World/Robot/nojoint": pytest.approx(0.5)
-    }
+    # a joint missing from the stage: no crash in degrees mode, and not stored (issue 14)
+    assert dict(report.skipped)["missing_joint_prim"] == (
+        "/World/Robot/nojoint is not a joint of robot /World/Robot"
+    )
+    assert get_named_pose(stage, robot, "missing_joint_prim") is None
 
 
 def test_corrupt_json_imports_nothing_and_reports(tmp_path):

@@ -501,11 +501,16 @@ def test_r14_direction_normalisation():
     rt = SensorRuntime(stage, [])
     rt.step(state_for([], step=1))
     a, b, c = (rt.sensor(p).reading() for p in ("/World/A", "/World/B", "/World/C"))
-    for r in (b, c):
-        np.testing.assert_array_equal(r.depths, a.depths)
-        np.testing.assert_array_equal(r.hit_positions, a.hit_positions)
-        np.testing.assert_array_equal(r.hit_normals, a.hit_normals)
+    np.testing.assert_array_equal(b.depths, a.depths)
+    np.testing.assert_array_equal(b.hit_positions, a.hit_positions)
+    np.testing.assert_array_equal(b.hit_normals, a.hit_normals)
     assert a.depths[0] == pytest.approx(4.9, abs=1e-5)
+    # divergence from R14 (issue 14): a zero direction is not cast along +X, the sensor is
+    # disabled with its reason and its readings are invalid
+    assert not c.is_valid
+    assert "rayDirections entry 0 (0.0, 0.0, 0.0) has zero length" in (
+        rt.sensor("/World/C").disabled_reason or ""
+    )
 
 
 # ---------------------------------------------------------------------------- more

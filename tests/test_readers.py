@@ -211,7 +211,11 @@ def test_raycast_config(fixture_stage):
     assert r.ray_directions.tolist() == [[2, 0, 0], [1, 0, 0], [0, 0, 0]]
     assert r.ray_time_offsets.tolist() == pytest.approx([0, 0.05, 0.1])
     assert r.output_frame_of_reference == "WORLD" and r.report_hit_prim_paths
-    assert readers.validate_raycast(r) is None
+    # the fixture's third direction is zero: the reference casts it along +X, simrt disables
+    assert readers.validate_raycast(r) == (
+        "IsaacRaycastSensor '/World/Robot/Base/ray': rayDirections entry 2 (0.0, 0.0, 0.0) "
+        "has zero length. Sensor disabled."
+    )
     static = readers.read_raycast_sensor(fixture_stage.GetPrimAtPath("/World/StaticRay"))
     assert static.parent_body == ""
     assert readers.validate_raycast(static) == (

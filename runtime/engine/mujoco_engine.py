@@ -51,6 +51,7 @@ import numpy as np
 from pxr import Usd
 
 from runtime.engine import _kernels as K
+from runtime.engine._divergence import check_warnings
 from runtime.engine._dof_order import order_dofs
 from runtime.engine._kernels import state_kernel
 from runtime.engine.builder import BuiltModel, DofBinding, build_model
@@ -344,32 +345,35 @@ class MujocoEngine:
         self._tab_f[-1] = self._dt
         self._step = 0
         self._dirty = False
-        self._badqacc = int(mujoco.mjtWarning.mjWARN_BADQACC)
-        self._bad_seen = 0
         mujoco.mj_forward(self.model, self.data)
+        self._warnings = self.data.warning.number  # view of MuJoCo's warning counters
+        self._warnings[:] = 0  # build-time warnings are reported by the builder
+        self._no_warnings = self._warnings.tobytes()
 
     def step(self, n: int = 1) -> None:
         """Advance the simulation.
+
+        After every physics step one comparison of MuJoCo's warning counters (a few hundred
+        nanoseconds) detects instability; the arrays themselves are not scanned.
 
         Args:
             n: number of physics steps (>= 1).
 
         Raises:
-            SimrtError: when the simulation diverged (MuJoCo detected non-finite
-                accelerations and reset its state); the message names the step.
+            EngineDivergenceError: MuJoCo reported non-finite or huge positions,
+                velocities, accelerations or controls (it then resets its state) or a
+                near-singular inertia matrix; names the step, the time and the DOFs and
+                bodies involved. The engine must be :meth:`reset` before stepping again.
         """
         m, d = self.model, self.data
+        warnings, clean = self._warnings, self._no_warnings
         for _ in range(int(n)):
             mujoco.mj_step(m, d)
-        self._step += int(n)
+            self._step += 1
+            if warnings.tobytes() != clean:
+                self._dirty = True
+                check_warnings(self)
         self._dirty = True
-        bad = int(d.warning[self._badqacc].number)
-        if bad != self._bad_seen:
-            self._bad_seen = bad
-            raise SimrtError(
-                f"simulation diverged (MuJoCo reset the state after non-finite accelerations) "
-                f"by step {self._step}"
-            )
 
     def resolve_dofs(self, names: Sequence[str | int] | None, count: int) -> np.ndarray:
         """Map DOF names / joint paths / indices onto DOF indices.

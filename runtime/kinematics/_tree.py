@@ -19,6 +19,7 @@ from pxr import Usd, UsdPhysics
 from runtime.errors import SchemaError
 from runtime.kinematics._xform import world_pose
 from runtime.kinematics.math import Transform
+from runtime.schema.utils import find_loop_joints
 
 __all__ = [
     "NO_MOTION",
@@ -253,7 +254,11 @@ class LinkTree:
                 if path:
                     adjacency.setdefault(path, []).append((joint, slot))
         self._add(LinkNode(prim=root, path=str(root.GetPath())))
-        processed: set[str] = set()
+        # the same loop-closing joints as the schema's link tree (the later-listed joint)
+        link_paths = {p for p in adjacency if is_link(stage.GetPrimAtPath(p))}
+        processed: set[str] = {
+            str(j.GetPath()) for j, _reason in find_loop_joints(joints, link_paths)
+        }
         stack = [0]
         while stack:
             ni = stack.pop()

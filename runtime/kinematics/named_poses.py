@@ -1,10 +1,17 @@
 """Named poses stored as ``IsaacNamedPose`` prims under the robot, and JSON import/export.
 
 Spec ``kinematics.md`` §9. Divergences (spec [REC]): reading follows the robot's
-``isaac:robot:namedPoses`` relationship (any scope name); JSON files are written atomically;
-degrees conversion treats a joint missing from the stage as non-revolute (no crash); and
-``import_poses`` skips invalid entries instead of failing, reporting each skipped entry and
-why (logged, and available via ``import_poses_report``).
+``isaac:robot:namedPoses`` relationship (any scope name); JSON files are written atomically
+(keeping the file's mode); degrees conversion treats a joint missing from the stage as
+non-revolute (no crash); and ``import_poses`` skips invalid entries instead of failing,
+reporting each skipped entry and why (logged, and available via ``import_poses_report``).
+
+Imports are checked against the robot (issue 14): joints must be joints of this robot,
+links its links (paths of another robot are mapped to the same relative path, fixing
+§10.9), the joint set must not be empty, values outside the limits are clamped and
+reported, and an existing pose name is only overwritten with ``replace=True``.
+``apply_pose_by_name`` refuses (``SchemaError``) a stored pose that names foreign joints or
+holds values outside the limits.
 """
 
 from __future__ import annotations
@@ -12,14 +19,14 @@ from __future__ import annotations
 import json
 import logging
 import math
-import os
-import tempfile
 from dataclasses import dataclass, field
 from typing import Any
 
 from pxr import Gf, Sdf, Tf, Usd, UsdGeom
 
 import runtime.schema  # noqa: F401  (registers the Isaac schemas before any stage)
+from runtime._files import atomic_write_text
+from runtime.errors import SchemaError
 from runtime.kinematics.poser import PoseResult, apply_joint_state, is_revolute_joint
 
 __all__ = [
@@ -200,27 +207,39 @@ def delete_named_pose(stage: Usd.Stage, robot_prim: Usd.Prim, pose_name: str) ->
 def apply_pose_by_name(
     stage: Usd.Stage, robot_prim: Usd.Prim, pose_name: str, *, target_sink: Any = None
 ) -> bool:
-    """Apply a stored valid pose (teleport, or joint targets through ``target_sink``)."""
+    """Apply a stored valid pose (teleport, or joint targets through ``target_sink``).
+
+    Returns:
+        True when applied; False when no valid pose of that name exists.
+
+    Raises:
+        SchemaError: the stored pose has no joints, names a prim that is not a joint of
+            this robot, or holds a value outside a joint's limits (nothing is applied).
+    """
     pose = get_named_pose(stage, robot_prim, pose_name)
     if pose is None or not pose.success:
         return False
+    where = str(_pose_prim(stage, robot_prim, pose_name).GetPath())  # type: ignore[union-attr]
+    robot = _RobotMembers.of(stage, robot_prim)
+    if not pose.joints:
+        raise SchemaError(where, _JOINTS, "no joints (an empty joint set)", "robot joints")
+    for path, value in pose.joints.items():
+        if path not in robot.joints:
+            raise SchemaError(where, _JOINTS, f"{path} is not a joint of robot {robot.robot_path}")
+        limits = robot.joints[path]
+        if limits is not None and not limits[0] <= value <= limits[1]:
+            raise SchemaError(
+                where,
+                _VALUES,
+                f"{path} value {value:g} is outside the joint limits",
+                f"[{limits[0]:g}, {limits[1]:g}] (rad or stage units)",
+            )
     apply_joint_state(stage, robot_prim, pose.joints, target_sink=target_sink)
     return True
 
 
 def _atomic_write_json(filepath: str, data: Any) -> None:
-    directory = os.path.dirname(os.path.abspath(filepath))
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".tmp_", suffix=".json")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(data, handle, indent=2)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, filepath)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    atomic_write_text(filepath, json.dumps(data, indent=2))
 
 
 def export_poses(
@@ -273,12 +292,115 @@ class ImportReport:
     """Outcome of :func:`import_poses_report`.
 
     Attributes:
-        stored: names of the poses stored.
+        stored: names of the poses stored (new or replaced).
         skipped: (name, reason) for every entry not stored.
+        replaced: names of stored poses that overwrote an existing pose (``replace=True``).
+        clamped: (name, joint path, value, clamped value) for every joint value outside
+            the joint's limits that was clamped to them (rad or stage units).
+        remapped: (name, source path, robot path) for every joint or link path of another
+            robot mapped onto this robot's prim at the same relative path.
     """
 
     stored: list[str] = field(default_factory=list)
     skipped: list[tuple[str, str]] = field(default_factory=list)
+    replaced: list[str] = field(default_factory=list)
+    clamped: list[tuple[str, str, float, float]] = field(default_factory=list)
+    remapped: list[tuple[str, str, str]] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class _RobotMembers:
+    """The robot's joints (path -> SI limits, None for multi-DOF) and link paths."""
+
+    robot_path: str
+    joints: dict[str, tuple[float, float] | None]
+    links: frozenset[str]
+
+    @classmethod
+    def of(cls, stage: Usd.Stage, robot_prim: Usd.Prim) -> _RobotMembers:
+        from runtime.schema.readers import read_joint
+        from runtime.schema.utils import get_all_robot_joints, get_all_robot_links
+
+        joints: dict[str, tuple[float, float] | None] = {}
+        for prim in get_all_robot_joints(stage, robot_prim):
+            info = read_joint(prim)
+            one_dof = info.joint_type in ("revolute", "prismatic")
+            joints[info.path] = (info.lower, info.upper) if one_dof else None
+        links = {str(p.GetPath()) for p in get_all_robot_links(stage, robot_prim)}
+        links.add(str(robot_prim.GetPath()))
+        return cls(str(robot_prim.GetPath()), joints, frozenset(links))
+
+    def source_prefix(self, paths: list[str]) -> str | None:
+        """The prefix that maps every path of ``paths`` onto this robot's joints.
+
+        ``""`` when all are already joints of this robot; else the shortest prefix ``Q`` of
+        the first foreign path such that ``robot_path + p[len(Q):]`` is a joint for every
+        ``p`` (the other robot's root); None when there is none.
+        """
+        foreign = [p for p in paths if p not in self.joints]
+        if not foreign:
+            return ""
+        if not Sdf.Path.IsValidPathString(foreign[0]):
+            return None
+        for prefix in Sdf.Path(foreign[0]).GetPrefixes():
+            q = str(prefix)
+            if all(self.map(p, q) in self.joints for p in paths):
+                return q
+        return None
+
+    def map(self, path: str, prefix: str) -> str:
+        """``path`` moved from under ``prefix`` to under this robot (unchanged if not under)."""
+        if not prefix or not (path == prefix or path.startswith(prefix + "/")):
+            return path
+        return self.robot_path + path[len(prefix) :]
+
+
+def _check_members(
+    robot: _RobotMembers, name: str, pose: PoseResult, report: ImportReport
+) -> tuple[PoseResult | None, str]:
+    """Map the pose's joints and links onto the robot, clamp its values to the limits."""
+    if not pose.joints:
+        return None, "no joints (an empty joint set)"
+    joints: dict[str, float] = {}
+    fixed: dict[str, bool] = {}
+    remaps: list[tuple[str, str, str]] = []
+    clamps: list[tuple[str, str, float, float]] = []
+    prefix = robot.source_prefix(list(pose.joints))
+    if prefix is None:
+        bad = next(p for p in pose.joints if p not in robot.joints)
+        return None, f"{bad} is not a joint of robot {robot.robot_path}"
+    for path, value in pose.joints.items():
+        own = robot.map(path, prefix)
+        if own != path:
+            remaps.append((name, path, own))
+        limits = robot.joints[own]
+        if limits is not None:
+            low, high = limits
+            clamped = min(max(value, low), high)
+            if clamped != value:
+                clamps.append((name, own, value, clamped))
+                value = clamped
+        joints[own] = value
+        fixed[own] = bool(pose.joint_fixed.get(path, False))
+    links = []
+    for key, path in (("start_link", pose.start_link), ("end_link", pose.end_link)):
+        own = robot.map(path, prefix) if path else ""
+        if own and own not in robot.links:
+            return None, f"'{key}' {path} is not a link of robot {robot.robot_path}"
+        if own != path:
+            remaps.append((name, path, own))
+        links.append(own)
+    report.remapped.extend(remaps)
+    report.clamped.extend(clamps)
+    return PoseResult(
+        success=True,
+        joints=joints,
+        joint_fixed=fixed,
+        start_link=links[0],
+        end_link=links[1],
+        target_position=pose.target_position,
+        target_orientation=pose.target_orientation,
+    ), ""
 
 
 def _number(value: Any) -> float | None:
@@ -337,20 +459,35 @@ def _parse_entry(stage: Usd.Stage, entry: Any, degrees: bool) -> tuple[PoseResul
     ), ""
 
 
-def import_poses_report(stage: Usd.Stage, robot_prim: Usd.Prim, filepath: str) -> ImportReport:
+def import_poses_report(
+    stage: Usd.Stage, robot_prim: Usd.Prim, filepath: str, *, replace: bool = False
+) -> ImportReport:
     """Import poses from JSON, storing every valid entry and reporting the rest.
 
     Accepts the envelope format (``_meta`` + ``poses``) and the legacy flat map (radians).
     A file that is not valid JSON at all, or whose top level is not an object, stores
     nothing and reports one skipped entry named ``"<file>"``.
 
+    Every entry is checked against the robot before it is stored: each joint must be a
+    joint of this robot and each start / end link a link of it (a path of another robot
+    is mapped onto this robot's prim at the same relative path and reported in
+    ``remapped``; spec kinematics.md §10.9 kept foreign paths); the joint set must not be
+    empty; a revolute / prismatic value outside the joint's limits is clamped to them and
+    reported in ``clamped``. An entry whose (sanitized) name is already a pose of the robot
+    is skipped with that reason unless ``replace`` is True; then the old pose is deleted
+    first and the name is listed in ``replaced``.
+
     Args:
         stage: USD stage.
         robot_prim: robot root prim.
         filepath: JSON file path.
+        replace: overwrite existing poses of the same name.
 
     Returns:
         ImportReport with stored names and (name, reason) per skipped entry.
+
+    Raises:
+        SchemaError: a joint of the robot itself is invalid (e.g. missing body target).
     """
     report = ImportReport()
     try:
@@ -375,21 +512,49 @@ def import_poses_report(stage: Usd.Stage, robot_prim: Usd.Prim, filepath: str) -
             return report
     else:
         poses = data
+    robot = _RobotMembers.of(stage, robot_prim)
     for name, entry in poses.items():
+        name = str(name)
         result, reason = _parse_entry(stage, entry, degrees)
+        if result is not None:
+            result, reason = _check_members(robot, name, result, report)
+        exists = result is not None and _pose_prim(stage, robot_prim, name) is not None
+        if exists and not replace:
+            result, reason = (
+                None,
+                (
+                    f"a pose named {sanitize_pose_name(name)!r} already exists "
+                    "(pass replace=True to overwrite it)"
+                ),
+            )
         if result is None:
-            report.skipped.append((str(name), reason))
+            report.skipped.append((name, reason))
             _LOG.warning("import_poses: skipped %r: %s", name, reason)
             continue
-        if store_named_pose(stage, robot_prim, str(name), result):
-            report.stored.append(str(name))
+        if exists:
+            delete_named_pose(stage, robot_prim, name)
+        if store_named_pose(stage, robot_prim, name, result):
+            report.stored.append(name)
+            if exists:
+                report.replaced.append(name)
+    for name, joint, value, clamped in report.clamped:
+        _LOG.warning(
+            "import_poses: %r: %s value %g is outside the joint limits; clamped to %g",
+            name,
+            joint,
+            value,
+            clamped,
+        )
     return report
 
 
-def import_poses(stage: Usd.Stage, robot_prim: Usd.Prim, filepath: str) -> int:
+def import_poses(
+    stage: Usd.Stage, robot_prim: Usd.Prim, filepath: str, *, replace: bool = False
+) -> int:
     """Import named poses from a JSON file; returns the number stored.
 
-    Invalid entries are skipped and each is logged with its reason (see
-    :func:`import_poses_report` for the structured report).
+    Invalid entries (and, without ``replace``, entries whose name already exists) are
+    skipped and each is logged with its reason (see :func:`import_poses_report` for the
+    checks and the structured report).
     """
-    return len(import_poses_report(stage, robot_prim, filepath).stored)
+    return len(import_poses_report(stage, robot_prim, filepath, replace=replace).stored)

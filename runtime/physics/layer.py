@@ -4,19 +4,22 @@ The new layer *sublayers* the asset (asset-structure guideline: physics tuning l
 own layer on top of the asset), so opening the layer gives the asset with the overrides, and
 the asset's own files are never written. The layer copies the asset's stage metadata
 (``upAxis``, ``metersPerUnit``, ...) and ``defaultPrim`` so it can be opened as a stage on its
-own. It is saved atomically (temporary file in the same directory, then ``os.replace``).
+own. It is saved atomically (temporary file in the same directory, then ``os.replace``),
+keeping an existing layer file's mode (``runtime._files.atomic_write``).
 """
 
 from __future__ import annotations
 
 import os
-import tempfile
 from typing import Any
 
-from pxr import Sdf, Usd
+from pxr import Sdf, Tf, Usd
 
+from runtime._files import atomic_write
+from runtime.errors import SchemaError
 from runtime.physics._meta import PhysicsCfgError
 from runtime.physics.spawn import SLOTS, PhysicsApplyReport, apply_asset_physics
+from runtime.schema import open_stage, tf_error_line
 
 __all__ = ["author_physics_layer"]
 
@@ -43,17 +46,12 @@ def _save_atomically(layer: Sdf.Layer, layer_path: str, sublayer_entry: str) -> 
     out.TransferContent(layer)
     out.subLayerPaths.clear()
     out.subLayerPaths.append(sublayer_entry)
-    directory = os.path.dirname(layer_path) or "."
-    fd, tmp = tempfile.mkstemp(prefix=".simrt-physics-", suffix=suffix, dir=directory)
-    os.close(fd)
-    try:
+
+    def export(tmp: str) -> None:
         if not out.Export(tmp):
             raise OSError(f"could not write {tmp}")
-        os.replace(tmp, layer_path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+
+    atomic_write(layer_path, export, suffix=suffix)
     # A layer of that name already open in this process would otherwise keep stale content.
     opened = Sdf.Layer.Find(layer_path)
     if opened is not None:
@@ -110,7 +108,8 @@ def author_physics_layer(
         PhysicsCfgError: bad root, bad value, or (``strict``) a cfg without targets.
         TypeError: unknown slot keyword or wrong cfg family.
         FileExistsError: ``layer_path`` exists and is not a physics layer of this asset.
-        OSError: unreadable asset or unwritable layer.
+        SchemaError: the asset (or an existing layer) cannot be read as USD.
+        OSError: missing asset or unwritable layer.
     """
     unknown = sorted(set(cfgs) - set(SLOTS))
     if unknown:
@@ -121,6 +120,8 @@ def author_physics_layer(
     layer_abs = os.path.abspath(os.fspath(layer_path))
     if asset_abs == layer_abs:
         raise ValueError("author_physics_layer: the layer must differ from the asset file")
+    # One clear error (file:line, missing reference) instead of a Tf.ErrorException.
+    open_stage(asset_abs)
     asset_layer = Sdf.Layer.FindOrOpen(asset_abs)
     if asset_layer is None:
         raise OSError(f"cannot open asset {asset_abs}")
@@ -130,7 +131,10 @@ def author_physics_layer(
         sublayer_entry = "./" + sublayer_entry
 
     if os.path.exists(layer_abs) and not overwrite:
-        layer = Sdf.Layer.OpenAsAnonymous(layer_abs)
+        try:
+            layer = Sdf.Layer.OpenAsAnonymous(layer_abs)
+        except Tf.ErrorException as exc:
+            raise SchemaError(layer_abs, "", f"existing layer: {tf_error_line(exc)}") from None
         if layer is None:
             raise OSError(f"cannot open existing layer {layer_abs}")
         resolved = [_resolve_sublayer(layer_dir, p) for p in layer.subLayerPaths]

@@ -10,6 +10,7 @@ from runtime.schema._register import register_schemas
 register_schemas()
 
 from runtime.errors import RegistrationError, SchemaError  # noqa: E402
+from runtime.schema._stage import USD_SUFFIXES, open_stage, tf_error_line  # noqa: E402
 from runtime.schema.tokens import (  # noqa: E402
     Attributes,
     Classes,
@@ -26,7 +27,10 @@ __all__ = [
     "Relations",
     "SchemaError",
     "SensorTypes",
+    "USD_SUFFIXES",
+    "open_stage",
     "register_schemas",
+    "tf_error_line",
 ]
 
 # Robot-schema utilities: authoring, queries, populate/recalculate, migration, DOF table.

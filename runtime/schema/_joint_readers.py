@@ -161,7 +161,22 @@ def _to_si(token: str, value: float, mpu: float) -> float:
 
 def _body_target(prim: Usd.Prim, name: str) -> str:
     targets = _targets(prim, name)
+    if len(targets) > 1:
+        raise SchemaError(
+            _path(prim), name, f"{len(targets)} targets {list(targets)}", "at most one body"
+        )
     return targets[0] if targets else ""
+
+
+def _local_rotation(prim: Usd.Prim, name: str) -> np.ndarray:
+    """A joint frame rotation (wxyz), rejected when its norm is zero (no rotation at all)."""
+    quat = _read_vec(prim, name, 4, (1.0, 0.0, 0.0, 0.0))
+    norm = float(np.linalg.norm(quat))
+    if norm < 1e-12:
+        raise SchemaError(
+            _path(prim), name, f"zero quaternion {tuple(quat.tolist())}", "a non-zero quaternion"
+        )
+    return _freeze(quat)
 
 
 def _read_dof_order(prim: Usd.Prim) -> tuple[str, ...]:
@@ -188,7 +203,8 @@ def read_joint(prim: Usd.Prim) -> JointInfo:
 
     Raises:
         SchemaError: not a joint, no body target at all, a body target that does not exist,
-            an unknown axis or DOF token, a wrong value type, or NaN in a limit or local pose.
+            more than one target, body0 == body1, an unknown axis or DOF token, a wrong value
+            type, NaN in a limit or local pose, or a zero local rotation quaternion.
     """
     path = _path(prim)
     joint_type = joint_type_of(prim)
@@ -208,6 +224,13 @@ def read_joint(prim: Usd.Prim) -> JointInfo:
             "physics:body0",
             "neither physics:body0 nor physics:body1 has a target",
             "at least one body target",
+        )
+    if body0 and body0 == body1:
+        raise SchemaError(
+            path,
+            "physics:body1",
+            f"body0 and body1 are the same prim {body0}",
+            "two different bodies (or one empty for the world)",
         )
     axis = ""
     if joint_type in ("revolute", "prismatic", "spherical"):
@@ -257,9 +280,9 @@ def read_joint(prim: Usd.Prim) -> JointInfo:
         body0=body0,
         body1=body1,
         local_pos0=_freeze(_read_vec(prim, "physics:localPos0", 3, (0.0, 0.0, 0.0))),
-        local_rot0=_freeze(_read_vec(prim, "physics:localRot0", 4, (1.0, 0.0, 0.0, 0.0))),
+        local_rot0=_local_rotation(prim, "physics:localRot0"),
         local_pos1=_freeze(_read_vec(prim, "physics:localPos1", 3, (0.0, 0.0, 0.0))),
-        local_rot1=_freeze(_read_vec(prim, "physics:localRot1", 4, (1.0, 0.0, 0.0, 0.0))),
+        local_rot1=_local_rotation(prim, "physics:localRot1"),
         dof_offset_op_order=_read_dof_order(prim),
         dofs=tuple(dofs),
         has_joint_api=bool(prim.HasAPI("IsaacJointAPI")),

@@ -111,14 +111,67 @@ def _sub_robot_members(
     return links, joints
 
 
+def find_loop_joints(
+    joints: list[Usd.Prim], link_paths: set[str] | frozenset[str]
+) -> list[tuple[Usd.Prim, str]]:
+    """The joints that close kinematic loops among ``link_paths``, with the reason for each.
+
+    Only joints whose two bodies are both links take part. The joints are added to a
+    spanning forest in ``joints`` order (union-find); a joint whose two links are already
+    connected by earlier joints closes a loop. So the joint reported is always the one
+    listed last among the joints forming the loop (for a link given two parent joints, the
+    later of the two when it is listed after the rest of the loop), and the result does not
+    depend on the walk order of the tree.
+
+    Args:
+        joints: joint prims in robot-joint order (excluded joints are ignored).
+        link_paths: paths of the robot's links.
+
+    Returns:
+        (joint prim, reason) per loop-closing joint, in ``joints`` order.
+    """
+    parent_joint: dict[str, str] = {}
+    root: dict[str, str] = {}
+
+    def find(path: str) -> str:
+        root.setdefault(path, path)
+        while root[path] != path:
+            root[path] = root[root[path]]
+            path = root[path]
+        return path
+
+    loops: list[tuple[Usd.Prim, str]] = []
+    for j in joints:
+        b0 = get_joint_body_relationship(j, 0)
+        b1 = get_joint_body_relationship(j, 1)
+        if b0 is None or b1 is None or str(b0) == str(b1):
+            continue
+        p0, p1 = str(b0), str(b1)
+        if p0 not in link_paths or p1 not in link_paths:
+            continue
+        jp = str(j.GetPath())
+        if find(p0) == find(p1):
+            if p1 in parent_joint:
+                reason = f"link {p1} already has the parent joint {parent_joint[p1]}"
+            else:
+                reason = f"{p0} and {p1} are already connected"
+            loops.append((j, reason + " (kinematic loop)"))
+            continue
+        parent_joint.setdefault(p1, jp)
+        root[find(p1)] = find(p0)
+    return loops
+
+
 def generate_robot_link_tree(stage: Usd.Stage, robot_prim: Usd.Prim) -> RobotLinkNode | None:
     """Build the link tree of a robot, rooted at its first link.
 
     Links and joints come from :func:`get_all_robot_links` / :func:`get_all_robot_joints`;
     links and joints of nested robots are grafted in. The walk is depth-first (LIFO) and
     follows joints in either direction, so reversed (child→parent) joints give the right
-    edge. A joint whose other body is already in the tree closes a kinematic loop: it is
-    skipped (no duplicated link), logged, and recorded in ``root.loop_joints``. Joints to
+    edge. Joints that close kinematic loops (:func:`find_loop_joints`: the later of two
+    parent joints of a link, or the later joint of a cycle) are skipped (no duplicated
+    link), logged, and recorded in ``root.loop_joints``; any other joint whose other body
+    is already in the tree is skipped the same way. Joints to
     an existing prim that is neither a listed link nor a rigid body (a world anchor such as
     the robot Xform) or to a rigid body outside the robot prim add no node; a missing prim
     gives a node without name, like the reference.
@@ -158,6 +211,16 @@ def generate_robot_link_tree(stage: Usd.Stage, robot_prim: Usd.Prim) -> RobotLin
     root = RobotLinkNode(links[0])
     in_tree = {str(links[0].GetPath())}
     processed: set[str] = set()
+    for j, reason in find_loop_joints(joints, link_paths):
+        processed.add(str(j.GetPath()))
+        root.loop_joints.append(j)
+        _LOG.warning(
+            "Kinematic loop: joint %s of robot %s is skipped: %s (set "
+            "physics:excludeFromArticulation on loop-closing joints).",
+            j.GetPath(),
+            robot_prim.GetPath(),
+            reason,
+        )
     stack = [root]
     while stack:
         node = stack.pop()

@@ -39,6 +39,18 @@ from runtime.schema._values import (
 
 _RIGID_BODY_ENABLED = "physics:rigidBodyEnabled"
 
+IMU_FILTER_WIDTH_MAX = 100_000
+"""Largest IMU filter width accepted [steps] (the ring buffer holds 2x the widest)."""
+
+RAY_COUNT_MAX = 1 << 24
+"""Largest ``numRays`` of one raycast sensor (16.7 M rays; about 1 GiB of per-ray state)."""
+
+RAY_TIME_OFFSET_MAX = 3600.0
+"""Largest ray time offset [s]; the sweep period is the largest offset."""
+
+RAY_DIRECTION_MIN_NORM = 1e-8
+"""Ray directions not longer than this are rejected (the reference casts them along +X)."""
+
 
 def find_parent_rigid_body(prim: Usd.Prim) -> Usd.Prim | None:
     """Parent rigid body of a sensor (sensors.md §1.8).
@@ -129,8 +141,8 @@ def read_contact_sensor(prim: Usd.Prim) -> ContactSensorConfig:
         The contact sensor configuration.
 
     Raises:
-        SchemaError: wrong type name, no parent rigid body, wrong value type, NaN/inf, or
-            ``threshold`` min > max.
+        SchemaError: wrong type name, no parent rigid body, wrong value type, NaN/inf,
+            ``threshold`` min > max or a negative threshold.
     """
     path, enabled = _sensor_common(prim, "IsaacContactSensor")
     body = _required_body(prim, "contact sensor")
@@ -139,6 +151,13 @@ def read_contact_sensor(prim: Usd.Prim) -> ContactSensorConfig:
     if threshold[0] > threshold[1]:
         raise SchemaError(
             path, "threshold", f"min {threshold[0]} > max {threshold[1]}", "(min, max), min <= max"
+        )
+    if threshold[1] < 0.0 or threshold[0] < 0.0:
+        raise SchemaError(
+            path,
+            "threshold",
+            f"negative force threshold ({threshold[0]:g}, {threshold[1]:g})",
+            "(min, max) with 0 <= min <= max",
         )
     color = _read_vec(prim, "color", 4, fb["color"])
     translation, orientation = _checked_pose(prim, body)
@@ -204,8 +223,8 @@ def read_imu_sensor(prim: Usd.Prim) -> ImuSensorConfig:
         The IMU configuration.
 
     Raises:
-        SchemaError: wrong type name, no parent rigid body, wrong value type, NaN transform
-            or a negative filter width.
+        SchemaError: wrong type name, no parent rigid body, wrong value type, NaN transform,
+            or a filter width < 0 or > :data:`IMU_FILTER_WIDTH_MAX`.
     """
     path, enabled = _sensor_common(prim, "IsaacImuSensor")
     body = _required_body(prim, "IMU sensor")
@@ -218,6 +237,13 @@ def read_imu_sensor(prim: Usd.Prim) -> ImuSensorConfig:
         width = _read_int(prim, name, IMU_FALLBACKS[name])
         if width < 0:
             raise SchemaError(path, name, f"negative filter width {width}", "an integer >= 0")
+        if width > IMU_FILTER_WIDTH_MAX:
+            raise SchemaError(
+                path,
+                name,
+                f"filter width {width} is too large",
+                f"an integer in 0 .. {IMU_FILTER_WIDTH_MAX}",
+            )
         widths.append(width)
     translation, orientation = _checked_pose(prim, body)
     return ImuSensorConfig(
@@ -321,8 +347,51 @@ def _fmt(value: float) -> str:
     return f"{value:g}"
 
 
+def _degenerate_raycast(config: RaycastSensorConfig) -> str | None:
+    """The checks simrt adds after the reference's five (see :func:`validate_raycast`)."""
+    if config.min_range < 0.0:
+        return f"minRange ({_fmt(config.min_range)}) must be >= 0"
+    norms = np.linalg.norm(np.asarray(config.ray_directions, np.float64), axis=1)
+    zero = np.flatnonzero(norms <= RAY_DIRECTION_MIN_NORM)
+    if zero.size:
+        i = int(zero[0])
+        d = tuple(float(x) for x in config.ray_directions[i])
+        return f"rayDirections entry {i} {d} has zero length"
+    offsets = np.asarray(config.ray_time_offsets, np.float64)
+    if offsets.size:
+        too_large = np.flatnonzero(offsets > RAY_TIME_OFFSET_MAX)
+        if too_large.size:
+            i = int(too_large[0])
+            return (
+                f"rayTimeOffsets entry {i} ({_fmt(float(offsets[i]))}) exceeds "
+                f"{_fmt(RAY_TIME_OFFSET_MAX)} s"
+            )
+        negative = np.flatnonzero(offsets < 0.0)
+        if negative.size and float(offsets.max()) > 0.0:
+            i = int(negative[0])
+            return (
+                f"rayTimeOffsets entry {i} ({_fmt(float(offsets[i]))}) is negative while "
+                "others are positive"
+            )
+    return None
+
+
 def validate_raycast(config: RaycastSensorConfig) -> str | None:
-    """Check a raycast configuration in the order of sensors.md §5.2.
+    """Check a raycast configuration: the five checks of sensors.md §5.2, then simrt's.
+
+    The reference's checks, in its order: ``numRays`` 0, ``minRange >= maxRange``, and the
+    lengths of ``rayOrigins`` / ``rayDirections`` / ``rayTimeOffsets``. simrt adds (a sensor
+    that would silently report wrong or no readings is disabled instead):
+
+    * ``numRays`` above :data:`RAY_COUNT_MAX` (checked second, before any buffer is sized);
+    * ``minRange`` < 0 (the reference accepts it and starts rays behind their origin);
+    * a ray direction of length <= :data:`RAY_DIRECTION_MIN_NORM` (the reference silently
+      casts it along +X);
+    * a time offset > :data:`RAY_TIME_OFFSET_MAX` (the sweep period ``max(offsets)`` is
+      so long that rays fire once and never again), or < 0 while other offsets are > 0
+      (such a ray fires only in the step where the sweep wraps, cast backwards in time).
+      All offsets <= 0 stay legal (sensors.md §5.4: no windowing, pose extrapolated
+      backwards).
 
     Args:
         config: a configuration from :func:`read_raycast_sensor`.
@@ -332,8 +401,11 @@ def validate_raycast(config: RaycastSensorConfig) -> str | None:
         ``"IsaacRaycastSensor '/World/R': numRays (0) must be > 0. Sensor disabled."``.
     """
     n = config.num_rays
+    problem: str | None
     if n == 0:
         problem = f"numRays ({n}) must be > 0"
+    elif n > RAY_COUNT_MAX:
+        problem = f"numRays ({n}) exceeds the limit of {RAY_COUNT_MAX} rays per sensor"
     elif config.min_range >= config.max_range:
         problem = f"minRange ({_fmt(config.min_range)}) >= maxRange ({_fmt(config.max_range)})"
     else:
@@ -343,9 +415,12 @@ def validate_raycast(config: RaycastSensorConfig) -> str | None:
             ("rayTimeOffsets", len(config.ray_time_offsets)),  # empty = all zero, allowed
         )
         bad = [(a, k) for a, k in lengths if k != n and (k or a != "rayTimeOffsets")]
-        if not bad:
-            return None
-        problem = f"{bad[0][0]} length ({bad[0][1]}) != numRays ({n})"
+        if bad:
+            problem = f"{bad[0][0]} length ({bad[0][1]}) != numRays ({n})"
+        else:
+            problem = _degenerate_raycast(config)
+            if problem is None:
+                return None
     return f"IsaacRaycastSensor '{config.path}': {problem}. Sensor disabled."
 
 

@@ -187,7 +187,7 @@ def _read_float_array(prim: Usd.Prim, name: str) -> np.ndarray | None:
     if not np.all(np.isfinite(out)):
         bad = int(np.argwhere(~np.isfinite(out))[0][0])
         raise SchemaError(
-            _path(prim), name, f"entry {bad} ({out[bad]!r}) is not finite", "finite numbers"
+            _path(prim), name, f"entry {bad} ({float(out[bad])!r}) is not finite", "finite numbers"
         )
     return _tidy_array(out) if kind in ("FloatArray", "HalfArray") else out
 
@@ -223,7 +223,7 @@ def _targets(prim: Usd.Prim, name: str, *, must_exist: bool = True) -> tuple[str
 
 
 def _check_xform_ops(prim: Usd.Prim) -> None:
-    """Raise when an xformOp of ``prim`` holds NaN/inf."""
+    """Raise when an xformOp of ``prim`` holds NaN/inf or collapses space (zero quat/scale)."""
     if not prim.IsA(UsdGeom.Xformable):
         return
     for op in UsdGeom.Xformable(prim).GetOrderedXformOps():
@@ -245,10 +245,41 @@ def _check_xform_ops(prim: Usd.Prim) -> None:
                 f"transform value {value} is not finite",
                 "finite numbers",
             )
+        _check_degenerate_op(prim, op, numbers)
+
+
+def _check_degenerate_op(prim: Usd.Prim, op: UsdGeom.XformOp, numbers: list[float]) -> None:
+    """Raise when an xformOp collapses space: a zero orient quaternion or a zero scale."""
+    kind = op.GetOpType()
+    if kind == UsdGeom.XformOp.TypeOrient and sum(x * x for x in numbers) < 1e-24:
+        raise SchemaError(
+            _path(prim), op.GetName(), f"zero quaternion {tuple(numbers)}", "a unit quaternion"
+        )
+    if kind == UsdGeom.XformOp.TypeScale and any(x == 0.0 for x in numbers):
+        raise SchemaError(
+            _path(prim),
+            op.GetName(),
+            f"scale {tuple(numbers)} has a zero component (collapses the prim)",
+            "non-zero scale factors",
+        )
+    if kind == UsdGeom.XformOp.TypeTransform:
+        linear = np.array(numbers, dtype=np.float64).reshape(4, 4)[:3, :3]
+        if abs(float(np.linalg.det(linear))) < 1e-300:
+            raise SchemaError(
+                _path(prim),
+                op.GetName(),
+                "matrix is singular (zero scale)",
+                "an invertible transform",
+            )
 
 
 def _check_chain_finite(prim: Usd.Prim, stop: Usd.Prim | None = None) -> None:
-    """Check the xformOps of ``prim`` and its ancestors up to (including) ``stop``."""
+    """Check the xformOps of ``prim`` and its ancestors up to (including) ``stop``.
+
+    Raises:
+        SchemaError: an op holds NaN/inf, a zero orient quaternion, a zero scale factor or
+            a singular matrix (names the prim and the op).
+    """
     current = prim
     while current and not current.IsPseudoRoot():
         _check_xform_ops(current)
@@ -279,6 +310,14 @@ def _matrix_to_pose(matrix: Gf.Matrix4d) -> tuple[np.ndarray, np.ndarray]:
 def _pose_in_body(prim: Usd.Prim, body: Usd.Prim | None) -> tuple[np.ndarray, np.ndarray]:
     """Pose of ``prim`` in ``body``'s frame (world when ``body`` is None)."""
     world = _world_matrix(prim)
+    for owner, matrix in ((prim, world), (body, _world_matrix(body) if body else None)):
+        if matrix is not None and matrix.ExtractRotationMatrix().GetDeterminant() == 0.0:
+            raise SchemaError(
+                _path(owner),
+                "xformOpOrder",
+                "world transform is singular (a zero scale here or on an ancestor)",
+                "non-zero scale factors",
+            )
     if body is not None:
         world = world * _world_matrix(body).GetInverse()
     translation, orientation = _matrix_to_pose(world)
@@ -303,3 +342,29 @@ def _freeze(array: np.ndarray) -> np.ndarray:
     array = np.ascontiguousarray(array, dtype=np.float64)
     array.setflags(write=False)
     return array
+
+
+def check_collider_transform(prim: Usd.Prim) -> None:
+    """Check that a collider's world transform is finite and not degenerate.
+
+    A collider scaled by zero on any axis (or under a zero-scaled ancestor), or rotated by
+    a zero orient quaternion, has no volume and no well-defined surface; it is rejected
+    rather than silently treated as unscaled.
+
+    Args:
+        prim: the collider prim (any ``UsdGeom.Xformable``).
+
+    Raises:
+        SchemaError: names the prim and the xformOp (or ``xformOpOrder``) at fault.
+    """
+    _check_chain_finite(prim, None)
+    if not prim.IsA(UsdGeom.Xformable):
+        return
+    matrix = _world_matrix(prim)
+    if matrix.ExtractRotationMatrix().GetDeterminant() == 0.0:
+        raise SchemaError(
+            _path(prim),
+            "xformOpOrder",
+            "world transform is singular (a zero scale here or on an ancestor)",
+            "non-zero scale factors",
+        )

@@ -10,16 +10,13 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import re
 import sys
-from pathlib import Path
 from typing import Any
 
 from runtime.errors import SimrtError
+from runtime.schema._stage import open_stage, tf_error_line
 
-__all__ = ["add_arguments", "inspect_stage", "open_stage", "run", "tf_error_line"]
-
-_USD_SUFFIXES = (".usd", ".usda", ".usdc", ".usdz")
+__all__ = ["add_arguments", "inspect_stage", "run"]
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -33,58 +30,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--robot", default=None, help="only this robot prim path (default: every robot)"
     )
-
-
-def tf_error_line(exc: BaseException) -> str:
-    """One line from a (multi-line) ``Tf.ErrorException`` message.
-
-    Args:
-        exc: the exception raised by USD.
-
-    Returns:
-        The first error's own text, e.g. ``"Failed to open layer @x.usd@"``.
-    """
-    text = str(exc).strip()
-    found = re.findall(r"Error in '[^']*' at line \d+ in file [^:]+ : '(.*)'", text)
-    if found:
-        return found[0]
-    return text.splitlines()[0] if text else type(exc).__name__
-
-
-def open_stage(path: str) -> Any:
-    """Open a USD file, turning USD's errors into one-line ``SimrtError`` / ``OSError``.
-
-    Args:
-        path: file path.
-
-    Returns:
-        The ``Usd.Stage``.
-
-    Raises:
-        FileNotFoundError: the file does not exist.
-        SimrtError: not a USD file, or USD cannot read it.
-    """
-    from pxr import Tf, Usd
-
-    import runtime.schema  # noqa: F401  (registers the schemas before the first stage)
-
-    file = Path(path)
-    if not file.exists():
-        raise FileNotFoundError(f"{path}: no such file")
-    if file.is_dir():
-        raise SimrtError(f"{path}: is a directory, expected a USD file")
-    if file.suffix.lower() not in _USD_SUFFIXES:
-        raise SimrtError(
-            f"{path}: not a USD file (suffix {file.suffix or 'none'!r}; "
-            f"allowed: {', '.join(_USD_SUFFIXES)})"
-        )
-    try:
-        stage = Usd.Stage.Open(str(file))
-    except Tf.ErrorException as exc:
-        raise SimrtError(f"{path}: cannot read as USD: {tf_error_line(exc)}") from None
-    if stage is None:
-        raise SimrtError(f"{path}: cannot read as USD")
-    return stage
 
 
 def _num(value: float) -> float | str:
@@ -413,6 +358,8 @@ def format_text(data: dict[str, Any]) -> str:
     if not data["robots"]:
         out.append("")
         out.append("No prim with IsaacRobotAPI and no articulation.")
+        if data.get("composition_errors"):
+            out.append("(the stage did not compose completely: see the composition errors above)")
     for robot in data["robots"]:
         if robot["kind"] == "articulation":
             out += [
@@ -540,7 +487,8 @@ def run(args: argparse.Namespace) -> int:
     """
     from pxr import Tf
 
-    stage = open_stage(args.scene)
+    # composition errors (a missing referenced file) are listed in the output
+    stage = open_stage(args.scene, allow_composition_errors=True)
     try:
         data = inspect_stage(stage, args.robot)
     except Tf.ErrorException as exc:

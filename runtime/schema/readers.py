@@ -72,8 +72,10 @@ from runtime.schema._sensor_readers import (
     read_sensor,
     validate_raycast,
 )
+from runtime.schema._values import check_collider_transform
 
 __all__ = [
+    "check_collider_transform",
     "ATTACHMENT_POINT_FALLBACKS",
     "AttachmentPointInfo",
     "CONTACT_FALLBACKS",

@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import tempfile
 from pathlib import Path
 
 __all__ = ["add_arguments", "run"]
@@ -68,6 +67,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _atomic_export(layer, path: Path) -> None:  # noqa: ANN001 - Sdf.Layer
+    from runtime._files import atomic_write
+
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     args = {}
@@ -78,15 +79,12 @@ def _atomic_export(layer, path: Path) -> None:  # noqa: ANN001 - Sdf.Layer
             args["format"] = "usdc" if head.startswith(b"PXR-USDC") else "usda"
         except OSError:
             args["format"] = "usda"
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.stem}.", suffix=path.suffix, dir=path.parent)
-    os.close(fd)
-    try:
+
+    def export(tmp: str) -> None:
         if not layer.Export(tmp, args=args):
             raise OSError(f"could not write {path}")
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+
+    atomic_write(path, export)
 
 
 def _robot_prims(stage, robot: str | None, need_api: bool):  # noqa: ANN001, ANN202
@@ -121,22 +119,26 @@ def _print_dofs(table) -> None:  # noqa: ANN001
 
 
 def _apply(args: argparse.Namespace) -> int:
-    from pxr import Sdf, Usd
+    from pxr import Sdf, Tf, Usd
 
     import runtime.schema as rs
+    from runtime.errors import SchemaError
 
     asset = Path(args.usd).resolve()
-    if not asset.is_file():
-        raise FileNotFoundError(f"{asset}: no such file")
-    stage = Usd.Stage.Open(str(asset))
-    if stage is None:
-        raise OSError(f"{asset}: could not open as a USD stage")
+    stage = rs.open_stage(asset)
     root_layer = stage.GetRootLayer()
     if args.layer:
         layer_path = Path(args.layer).resolve()
     else:
         layer_path = asset.parent / "configuration" / f"{asset.stem}_robot_schema.usda"
-    layer = Sdf.Layer.FindOrOpen(str(layer_path)) if layer_path.exists() else None
+    layer = None
+    if layer_path.exists():
+        try:
+            layer = Sdf.Layer.FindOrOpen(str(layer_path))
+        except Tf.ErrorException as exc:
+            raise SchemaError(
+                str(layer_path), "", f"existing schema layer: {rs.tf_error_line(exc)}"
+            ) from None
     if layer is None:
         layer = Sdf.Layer.CreateAnonymous(layer_path.name)
     rel_path = os.path.relpath(layer_path, asset.parent).replace(os.sep, "/")
@@ -159,6 +161,13 @@ def _apply(args: argparse.Namespace) -> int:
             traversal=args.traversal,
         )
     tree = rs.generate_robot_link_tree(stage, robot)
+    if tree is None:  # nothing written yet: refuse a prim without any rigid-body link
+        raise SchemaError(
+            str(robot.GetPath()),
+            "",
+            "no links found (no rigid body at or under this prim, not an articulation)",
+            "a robot prim with rigid-body links (pass --robot)",
+        )
     table = rs.build_dof_table(stage, robot)
     _atomic_export(layer, layer_path)
     if not args.no_sublayer and not already:
@@ -180,15 +189,14 @@ def _apply(args: argparse.Namespace) -> int:
 
 
 def _validate(args: argparse.Namespace) -> int:
-    from pxr import Usd, UsdPhysics
+    from pxr import UsdPhysics
 
     import runtime.schema as rs
     from runtime.errors import SchemaError
-    from runtime.schema.utils import is_site
+    from runtime.schema import readers
+    from runtime.schema.utils import find_loop_joints, is_site
 
-    stage = Usd.Stage.Open(str(Path(args.usd).resolve()))
-    if stage is None:
-        raise OSError(f"{args.usd}: could not open as a USD stage")
+    stage = rs.open_stage(args.usd)
     problems = 0
     for robot in _robot_prims(stage, args.robot, need_api=True):
         rpath = robot.GetPath()
@@ -220,17 +228,23 @@ def _validate(args: argparse.Namespace) -> int:
                     f"{p.GetTypeName()!r}) is not a joint"
                 )
                 problems += 1
+            elif p.IsA(UsdPhysics.Joint):
+                try:  # body targets exist, body0 != body1, limits, axis, local frames
+                    readers.read_joint(p)
+                except SchemaError as exc:
+                    _emit(str(exc))
+                    problems += 1
         try:
             table = rs.build_dof_table(stage, robot)
         except SchemaError as exc:
             _emit(f"DOF table: {exc}")
             problems += 1
             table = None
-        tree = rs.generate_robot_link_tree(stage, robot)
-        loops = tree.loop_joints if tree is not None else []
-        for j in loops:
+        links = {str(p.GetPath()) for p in rs.get_all_robot_links(stage, robot)}
+        for j, reason in find_loop_joints(rs.get_all_robot_joints(stage, robot), links):
             _emit(
-                f"warning: {j.GetPath()} closes a kinematic loop (not excluded from articulation)"
+                f"warning: {j.GetPath()} closes a kinematic loop: {reason}; set "
+                "physics:excludeFromArticulation on it"
             )
         dofs = table.dof_count if table is not None else "?"
         _emit(

@@ -23,6 +23,7 @@ from pxr import UsdPhysics
 
 from runtime.schema._link_tree import (
     RobotLinkNode,
+    find_loop_joints,
     format_robot_tree,
     generate_robot_link_tree,
     get_links_from_joint,
@@ -59,6 +60,7 @@ __all__ = [
     "UsdPhysics",
     "clear_warning_cache",
     "find_articulation_root",
+    "find_loop_joints",
     "find_robot_prims",
     "format_robot_tree",
     "generate_robot_link_tree",

@@ -452,6 +452,9 @@ class RayScene:
     ) -> None:
         path = str(prim.GetPath())
         type_name = str(prim.GetTypeName())
+        from runtime.schema.readers import check_collider_transform
+
+        check_collider_transform(prim)  # zero scale / zero quaternion: SchemaError
         t, r, scale = _decompose(to_group)
         if not (np.all(np.isfinite(to_group))):
             raise SchemaError(path, "xformOpOrder", "collider transform is not finite", "finite")
