@@ -89,6 +89,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (SimrtError, OSError, ValueError) as exc:
         print(f"simrt {name}: error: {exc}", file=sys.stderr)
         return 1
+    except Exception as exc:
+        if type(exc).__name__ != "ErrorException" or not type(exc).__module__.startswith("pxr"):
+            raise
+        from runtime.schema import tf_error_line  # USD content that USD itself refused
+
+        print(f"simrt {name}: error: USD: {tf_error_line(exc)}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt as exc:
         print(f"simrt {name}: {exc or 'interrupted'}", file=sys.stderr)
         return int(getattr(exc, "exit_code", 130))

@@ -33,6 +33,16 @@ COMMANDS: dict[str, Callable[[Path], list[str]]] = {
     "inspect": lambda scene: ["inspect", str(scene)],
     "inspect --json": lambda scene: ["inspect", "--json", str(scene)],
     "schema validate": lambda scene: ["schema", "validate", str(scene)],
+    "run --steps 20": lambda scene: [
+        "run",
+        str(scene),
+        "--steps",
+        "20",
+        "--no-progress",
+        "--no-cache",
+        "--out",
+        str(scene.with_suffix(".zarr")),
+    ],
 }
 """Command name -> argv (without ``simrt``) for a mutated scene file."""
 
@@ -152,3 +162,25 @@ def test_mutated_scene_gives_exit_0_or_one_error_line(tmp_path, capfd, case, see
             assert len(lines) == 1 and ": error: " in lines[0], f"{name}: {err}\nmutations: {done}"
         elif code == 1:  # validate's own report: one line per problem, then the count
             assert out.rstrip().endswith("problem(s)"), f"{name}: {out}\nmutations: {done}"
+        if name.startswith("run") and code == 0:
+            _assert_valid_readings_finite(scene.with_suffix(".zarr"), done)
+
+
+def _assert_valid_readings_finite(store: Path, done: list[str]) -> None:
+    """No row a sensor marks valid holds a NaN or an infinity (raycast misses excepted)."""
+    import numpy as np
+
+    from runtime.recording import load_recording
+
+    rec = load_recording(store)
+    for name, info in rec.channels.items():
+        if info.field == "valid" or info.kind not in ("contact", "imu", "raycast"):
+            continue
+        valid_name = f"{info.sensor}.valid"
+        if valid_name not in rec.data or rec.data[name].dtype.kind != "f":
+            continue
+        valid = rec.data[valid_name].astype(bool)
+        values = rec.data[name][valid]
+        if info.kind == "raycast":
+            values = values[~np.isinf(values)]  # inf: a miss by spec; NaN never
+        assert np.isfinite(values).all(), f"{name}: non-finite valid reading\nmutations: {done}"

@@ -64,8 +64,8 @@ def test_cli_rejects_bad_run_options_in_one_line(argv, text, capsys, tmp_path):
     "content, text",
     [
         (b'#usda 1.0\ndef Xform "A" {\n  double x = \n}\n', "bad.usda:3:3"),
-        (b"", "is not a valid usda layer"),
-        (bytes(range(256)) * 8, "not a readable USD stage"),
+        (b"", "the file is empty"),
+        (bytes(range(256)) * 8, "cannot read as USD"),
     ],
     ids=["syntax", "zero-byte", "random-bytes"],
 )

@@ -120,30 +120,12 @@ def _stop_reason(error: BaseException, done: int) -> str:
 
 
 def _open_stage(scene: Any) -> Any:
-    from pxr import Usd
-
-    import runtime.schema  # noqa: F401  (schemas registered before the stage exists)
-
+    """The stage of ``scene`` (a path, opened with one-line errors; or a stage as is)."""
     if not isinstance(scene, (str, Path)):
         return scene
-    path = Path(scene)
-    if not path.exists():
-        raise FileNotFoundError(f"{path}: no such file")
-    try:
-        stage = Usd.Stage.Open(str(path))
-    except Exception as error:  # noqa: BLE001 - pxr raises Tf.ErrorException for bad files
-        raise SimrtError(f"{path}: not a readable USD stage: {_tf_message(error)}") from None
-    if stage is None:
-        raise SimrtError(f"{path}: could not open as a USD stage")
-    return stage
+    from runtime.schema import open_stage
 
-
-def _tf_message(error: BaseException) -> str:
-    """The first USD diagnostic's own text (``'file:line:col: problem'``) of a Tf error."""
-    import re
-
-    messages = re.findall(r"in file \S+ : '(.*?)'\s*(?:\n|$)", str(error), flags=re.S)
-    return messages[0].strip() if messages else str(error).strip().splitlines()[-1]
+    return open_stage(scene)
 
 
 def _find_robot(stage: Any, robot: str | None) -> Any:
