@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
@@ -88,26 +87,18 @@ def export_recording(
 def write_atomically(path: Path, write: Callable[[Any], None]) -> None:
     """Call ``write(binary file)`` on a temp file beside ``path``, then rename it over it.
 
-    The result keeps an existing destination's mode; a new file gets the umask default.
-    The temp file is removed on any failure (also Ctrl-C).
+    Through :func:`runtime._files.atomic_write`: the result keeps an existing destination's
+    mode (a new file gets the umask default); the temp file is removed on any failure.
     """
+    from runtime._files import atomic_write
+
     path.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        mode = os.stat(path).st_mode & 0o7777
-    except FileNotFoundError:
-        mask = os.umask(0)
-        os.umask(mask)
-        mode = 0o666 & ~mask
-    fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    tmp = Path(name)
-    try:
-        with os.fdopen(fd, "wb") as handle:
+
+    def to_file(tmp: str) -> None:
+        with open(tmp, "wb") as handle:
             write(handle)
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+
+    atomic_write(path, to_file, suffix=".tmp")
 
 
 def _meta(reader: RecordingReader, rows: int) -> dict[str, Any]:
