@@ -8,10 +8,12 @@ import trimesh
 
 from runtime.sensors import _bvh_kernels as kernels
 from runtime.sensors.ray_backends import (
+    PARALLEL_MIN_RAYS,
     EmbreexBackend,
     NumbaBvhBackend,
     RayBackend,
     make_ray_backend,
+    resolve_threads,
 )
 
 
@@ -328,3 +330,62 @@ def test_morton_ordered_large_batch_returns_results_in_caller_order():
     assert 50 < hit.sum() < 300
     np.testing.assert_array_equal(np.isfinite(results[0][0][sample]), hit)
     np.testing.assert_allclose(results[0][0][sample][hit], ref_d[hit], atol=1e-9)
+
+
+@pytest.mark.parametrize("sort_threshold", [NumbaBvhBackend.coherent_sort_threshold, 0])
+def test_two_threads_are_bit_identical_to_one(sort_threshold):
+    """The parallel cast (blocks of rays over Numba's threads) returns exactly the
+    single-threaded results, over moving groups, in caller order; and the oracle agrees."""
+    rng = np.random.default_rng(21)
+    meshes = []
+    for k in range(3):
+        m = trimesh.creation.icosphere(subdivisions=3, radius=0.6 + 0.2 * k)
+        meshes.append((np.asarray(m.vertices), np.asarray(m.faces)))
+    positions = rng.uniform(-1.5, 1.5, (3, 3))
+    q = rng.normal(size=(3, 4))
+    q /= np.linalg.norm(q, axis=1, keepdims=True)
+    count = 3 * PARALLEL_MIN_RAYS + 17  # several blocks and a partial one
+    o, d = random_rays(rng, count, radius=4.0)
+    max_d = rng.uniform(3.0, 8.0, count)
+    results = []
+    for threads in (1, 2):
+        backend = NumbaBvhBackend(meshes, threads=threads)
+        backend.coherent_sort_threshold = sort_threshold
+        dist = np.empty(count)
+        face = np.empty(count, np.int64)
+        backend.cast(o, d, max_d, positions, q, dist, face)
+        results.append((dist, face))
+    np.testing.assert_array_equal(results[0][0], results[1][0])
+    np.testing.assert_array_equal(results[0][1], results[1][1])
+    # the parallel kernel itself (also when Numba has a single thread here)
+    b = NumbaBvhBackend(meshes)
+    dist = np.empty(count)
+    face = np.empty(count, np.int64)
+    b.cast(o, d, max_d, positions, q, np.empty(count), np.empty(count, np.int64))  # boxes
+    kernels.scene_closest_hit_parallel_kernel(
+        b.node_boxes, b.node_refs, b.triangles, b.triangle_ids, b.group_roots, positions, q,
+        b._world_boxes, o, d, max_d, False, dist, face, 2,
+    )  # fmt: skip
+    np.testing.assert_array_equal(dist, results[0][0])
+    np.testing.assert_array_equal(face, results[0][1])
+    assert 0.2 < np.isfinite(dist).mean() < 0.95
+    # Embree as the oracle on the same moving groups
+    emb = EmbreexBackend(meshes)
+    ref = np.empty(count)
+    emb.cast(o, d, max_d, positions, q, ref, np.empty(count, np.int64))
+    hit = np.isfinite(ref)
+    assert np.mean(np.isfinite(dist) == hit) > 0.999
+    both = hit & np.isfinite(dist)
+    assert np.mean(np.abs(dist[both] - ref[both]) < 1e-5) > 0.999
+
+
+def test_thread_count_setting_is_validated_and_clamped():
+    import numba
+
+    assert resolve_threads(None) == numba.get_num_threads()
+    assert resolve_threads(1) == 1
+    assert resolve_threads(10_000) == numba.config.NUMBA_NUM_THREADS
+    v = np.array([[0, 0, 0], [1, 0, 0], [0, 1, 0]], float)
+    for bad in (0, -1, 1.5, True):
+        with pytest.raises(ValueError, match="threads"):
+            NumbaBvhBackend([(v, np.array([[0, 1, 2]]))], threads=bad)

@@ -13,6 +13,7 @@ import pytest
 from pxr import Gf, Sdf, Usd, UsdGeom, UsdPhysics
 
 from runtime.errors import SchemaError
+from runtime.sensors.ray_backends import PARALLEL_MIN_RAYS
 from runtime.sensors.ray_scene import RayScene
 
 
@@ -282,3 +283,30 @@ def test_colliders_inside_instanceable_prims_are_found():
     dist, actors, _ = cast(scene, [[0, 0, 0]], [[1, 0, 0]], 10.0, np.zeros((1, 3)),
                            np.array([[1.0, 0, 0, 0]]))  # fmt: skip
     assert dist[0] == pytest.approx(2.5) and scene.actor_paths[actors[0]] == "/World/Car"
+
+
+def test_parallel_scene_query_is_bit_identical():
+    """A large query on two threads (closest hit, normals, inside-solid rule) returns
+    exactly the single-threaded results."""
+    stage = make_stage()
+    rng = np.random.default_rng(8)
+    for k in range(8):
+        kind = ["Cube", "Sphere", "Capsule", "Cylinder"][k % 4]
+        g = collider(getattr(UsdGeom, kind).Define(stage, f"/World/G{k}"))
+        g.AddTranslateOp().Set(Gf.Vec3d(*rng.uniform(-3, 3, 3)))
+    body = UsdGeom.Xform.Define(stage, "/World/B")
+    UsdPhysics.RigidBodyAPI.Apply(body.GetPrim())
+    collider(UsdGeom.Cube.Define(stage, "/World/B/C"))
+    n = 3 * PARALLEL_MIN_RAYS + 5
+    o = rng.uniform(-4, 4, (n, 3))
+    d = rng.uniform(-4, 4, (n, 3)) - o
+    pos = np.array([[0.5, 0.5, 0.5]])
+    quat = np.array([[0.9, 0.1, 0.3, 0.2]]) / np.linalg.norm([0.9, 0.1, 0.3, 0.2])
+    out = [
+        cast(RayScene.from_stage(stage, ["/World/B"], threads=t), o, d, 30.0, pos, quat)
+        for t in (1, 2)
+    ]
+    for a, b in zip(out[0], out[1], strict=True):
+        np.testing.assert_array_equal(a, b)
+    assert np.sum(out[0][0] == 0.0) > 50  # rays starting inside solids
+    assert np.isfinite(out[0][0]).sum() > n // 4

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from runtime._jit import jit
+from runtime._jit import JIT_DISABLED, jit
 
 __all__ = [
     "MAX_LEAF_SIZE",
@@ -33,7 +33,9 @@ __all__ = [
     "ray_morton_codes_kernel",
     "scatter_hits_kernel",
     "scene_cast_kernel",
+    "scene_cast_parallel_kernel",
     "scene_closest_hit_kernel",
+    "scene_closest_hit_parallel_kernel",
     "scene_group_poses_kernel",
     "scene_hit_attributes_kernel",
     "scene_inside_solid_kernel",
@@ -57,6 +59,29 @@ SOLID_SPHERE = 1
 SOLID_CAPSULE = 2
 SOLID_CYLINDER = 3
 SOLID_CONVEX = 4
+
+PARALLEL_BLOCK = 256
+"""Rays per work item of the parallel kernels (items interleaved over the threads)."""
+
+
+def _jit_parallel(function):
+    """Like :func:`runtime._jit.jit`, with ``parallel=True`` (``prange`` over ray blocks).
+
+    Each block runs the sequential kernel on its slice of the rays, so results are
+    bit-identical to the sequential kernel whatever the thread count.
+    """
+    if JIT_DISABLED:
+        return function
+    import numba
+
+    return numba.njit(cache=True, nogil=True, parallel=True)(function)
+
+
+_prange = range
+if not JIT_DISABLED:
+    import numba as _numba
+
+    _prange = _numba.prange
 
 
 # --------------------------------------------------------------------------------------------
@@ -1248,15 +1273,65 @@ def scene_cast_kernel(
         io_group_orientations,
         out_world_boxes,
     )
+    scene_cast_rays_kernel(
+        node_boxes, node_refs, triangles, triangle_ids, group_roots, face_groups, face_actors,
+        face_normals, solid_groups, solid_kinds, solid_positions, solid_orientations,
+        solid_params, solid_plane_ranges, planes, solid_bounds, solid_actors,
+        group_solid_ranges, group_solid_boxes, origins, directions, max_distances,
+        double_sided, io_group_positions, io_group_orientations, out_world_boxes, out_faces,
+        out_inside, out_distances, out_actors, out_normals,
+    )  # fmt: skip
+
+
+@jit
+def scene_cast_rays_kernel(
+    node_boxes,
+    node_refs,
+    triangles,
+    triangle_ids,
+    group_roots,
+    face_groups,
+    face_actors,
+    face_normals,
+    solid_groups,
+    solid_kinds,
+    solid_positions,
+    solid_orientations,
+    solid_params,
+    solid_plane_ranges,
+    planes,
+    solid_bounds,
+    solid_actors,
+    group_solid_ranges,
+    group_solid_boxes,
+    origins,
+    directions,
+    max_distances,
+    double_sided,
+    group_positions,
+    group_orientations,
+    world_boxes,
+    out_faces,
+    out_inside,
+    out_distances,
+    out_actors,
+    out_normals,
+):
+    """The per-ray part of :func:`scene_cast_kernel` with the group poses already set.
+
+    Closest hit, hit attributes and the "starts inside a solid" rule of every given ray;
+    arguments as :func:`scene_cast_kernel` documents them (``group_positions``,
+    ``group_orientations`` and ``world_boxes`` are read).
+    """
     scene_closest_hit_kernel(
         node_boxes,
         node_refs,
         triangles,
         triangle_ids,
         group_roots,
-        io_group_positions,
-        io_group_orientations,
-        out_world_boxes,
+        group_positions,
+        group_orientations,
+        world_boxes,
         origins,
         directions,
         max_distances,
@@ -1269,7 +1344,7 @@ def scene_cast_kernel(
         face_groups,
         face_actors,
         face_normals,
-        io_group_orientations,
+        group_orientations,
         directions,
         double_sided,
         out_actors,
@@ -1288,8 +1363,8 @@ def scene_cast_kernel(
         solid_bounds,
         group_solid_ranges,
         group_solid_boxes,
-        io_group_positions,
-        io_group_orientations,
+        group_positions,
+        group_orientations,
         origins,
         out_inside,
     )
@@ -1301,6 +1376,122 @@ def scene_cast_kernel(
             out_normals[i, 0] = -directions[i, 0]
             out_normals[i, 1] = -directions[i, 1]
             out_normals[i, 2] = -directions[i, 2]
+
+
+# --------------------------------------------------------------------------------------------
+# Parallel (both cores): prange over blocks of rays, each block the sequential kernel
+# --------------------------------------------------------------------------------------------
+
+
+@_jit_parallel
+def scene_closest_hit_parallel_kernel(
+    node_boxes,
+    node_refs,
+    triangles,
+    triangle_ids,
+    group_roots,
+    group_positions,
+    group_orientations,
+    group_world_boxes,
+    origins,
+    directions,
+    max_distances,
+    double_sided,
+    out_distances,
+    out_triangle_ids,
+    threads,
+):
+    """:func:`scene_closest_hit_kernel` over blocks of :data:`PARALLEL_BLOCK` rays in parallel.
+
+    Same arguments plus ``threads`` (>= 1), and bit-identical results: worker ``w`` of
+    ``threads`` workers (run on Numba's thread pool) casts blocks ``w, w + threads, ...``,
+    interleaved so that coherent batches (lidar fans) share the work evenly.
+    """
+    ray_count = origins.shape[0]
+    blocks = (ray_count + PARALLEL_BLOCK - 1) // PARALLEL_BLOCK
+    workers = max(1, min(threads, blocks))
+    for w in _prange(workers):
+        for b in range(w, blocks, workers):
+            s = b * PARALLEL_BLOCK
+            e = min(ray_count, s + PARALLEL_BLOCK)
+            scene_closest_hit_kernel(
+                node_boxes, node_refs, triangles, triangle_ids, group_roots, group_positions,
+                group_orientations, group_world_boxes, origins[s:e], directions[s:e],
+                max_distances[s:e], double_sided, out_distances[s:e], out_triangle_ids[s:e],
+            )  # fmt: skip
+
+
+@_jit_parallel
+def scene_cast_parallel_kernel(
+    node_boxes,
+    node_refs,
+    triangles,
+    triangle_ids,
+    group_roots,
+    group_local_boxes,
+    group_body,
+    body_positions,
+    body_orientations,
+    face_groups,
+    face_actors,
+    face_normals,
+    solid_groups,
+    solid_kinds,
+    solid_positions,
+    solid_orientations,
+    solid_params,
+    solid_plane_ranges,
+    planes,
+    solid_bounds,
+    solid_actors,
+    group_solid_ranges,
+    group_solid_boxes,
+    origins,
+    directions,
+    max_distances,
+    double_sided,
+    io_group_positions,
+    io_group_orientations,
+    out_world_boxes,
+    out_faces,
+    out_inside,
+    out_distances,
+    out_actors,
+    out_normals,
+    threads,
+):
+    """:func:`scene_cast_kernel` with the per-ray work in parallel blocks of rays.
+
+    Same arguments plus ``threads`` (>= 1), and bit-identical results: group poses are set
+    once, then ``threads`` workers run :func:`scene_cast_rays_kernel` on interleaved blocks
+    of :data:`PARALLEL_BLOCK` rays.
+    """
+    scene_group_poses_kernel(
+        group_body,
+        body_positions,
+        body_orientations,
+        group_local_boxes,
+        group_roots,
+        io_group_positions,
+        io_group_orientations,
+        out_world_boxes,
+    )
+    ray_count = origins.shape[0]
+    blocks = (ray_count + PARALLEL_BLOCK - 1) // PARALLEL_BLOCK
+    workers = max(1, min(threads, blocks))
+    for w in _prange(workers):
+        for b in range(w, blocks, workers):
+            s = b * PARALLEL_BLOCK
+            e = min(ray_count, s + PARALLEL_BLOCK)
+            scene_cast_rays_kernel(
+                node_boxes, node_refs, triangles, triangle_ids, group_roots, face_groups,
+                face_actors, face_normals, solid_groups, solid_kinds, solid_positions,
+                solid_orientations, solid_params, solid_plane_ranges, planes, solid_bounds,
+                solid_actors, group_solid_ranges, group_solid_boxes, origins[s:e],
+                directions[s:e], max_distances[s:e], double_sided, io_group_positions,
+                io_group_orientations, out_world_boxes, out_faces[s:e], out_inside[s:e],
+                out_distances[s:e], out_actors[s:e], out_normals[s:e],
+            )  # fmt: skip
 
 
 @jit

@@ -10,6 +10,11 @@ One :class:`RayBackend` protocol, two implementations with identical signatures:
 Both report misses as distance ``inf`` and triangle ``-1``, and are single-sided unless built
 with ``double_sided=True`` (a triangle is hit from its front side, i.e. where its
 counter-clockwise winding ``(v1 - v0) x (v2 - v0)`` points towards the ray origin).
+
+Threads: the Numba backend casts batches of at least :data:`PARALLEL_MIN_RAYS` rays on
+``threads`` threads of Numba's pool (default: Numba's thread count, i.e.
+``NUMBA_NUM_THREADS`` or ``numba.set_num_threads``), blocks of rays interleaved over the
+threads; the results are bit-identical to the single-threaded cast.
 """
 
 from __future__ import annotations
@@ -24,9 +29,14 @@ __all__ = [
     "EmbreexBackend",
     "MeshArrays",
     "NumbaBvhBackend",
+    "PARALLEL_MIN_RAYS",
     "RayBackend",
     "make_ray_backend",
+    "resolve_threads",
 ]
+
+PARALLEL_MIN_RAYS = 4096
+"""Smallest batch the Numba kernels cast on several threads (smaller: one thread)."""
 
 BACKEND_NAMES = ("numba", "embreex")
 """Names accepted by :func:`make_ray_backend`."""
@@ -72,6 +82,28 @@ class RayBackend(Protocol):
             out_faces: global face id of the hit or -1, shape (R,), int64 (written).
         """
         ...
+
+
+def resolve_threads(threads: int | None) -> int:
+    """The number of threads a cast uses.
+
+    Args:
+        threads: requested count, or None for Numba's current thread count (the
+            ``NUMBA_NUM_THREADS`` environment variable, or ``numba.set_num_threads``).
+
+    Returns:
+        ``threads`` clamped to ``1 .. NUMBA_NUM_THREADS`` (Numba cannot run more).
+
+    Raises:
+        ValueError: ``threads`` is not a positive integer.
+    """
+    import numba
+
+    if threads is None:
+        return int(numba.get_num_threads())
+    if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) or threads < 1:
+        raise ValueError(f"threads must be a positive integer or None, got {threads!r}")
+    return min(int(threads), int(numba.config.NUMBA_NUM_THREADS))
 
 
 def _check_meshes(meshes: Sequence[MeshArrays]) -> list[MeshArrays]:
@@ -127,16 +159,24 @@ class NumbaBvhBackend:
         meshes: per group, (vertices (V, 3) float64 [stage units], faces (F, 3) int64),
             vertices in the group frame. Groups may be empty.
         double_sided: hit back faces too (default False: single-sided like PhysX meshes).
+        threads: threads per cast of :data:`PARALLEL_MIN_RAYS` rays or more (None: Numba's
+            thread count at each cast); settable later through :attr:`threads`.
     """
 
     name = "numba"
     coherent_sort_threshold = 4096
     """Batches of at least this many rays are cast in Morton order (0 disables sorting)."""
 
-    def __init__(self, meshes: Sequence[MeshArrays], double_sided: bool = False) -> None:
+    def __init__(
+        self,
+        meshes: Sequence[MeshArrays],
+        double_sided: bool = False,
+        threads: int | None = None,
+    ) -> None:
         from runtime.sensors import _bvh_kernels as kernels
 
         self._kernels = kernels
+        self.threads = threads
         checked = _check_meshes(meshes)
         self.group_count = len(checked)
         self.double_sided = bool(double_sided)
@@ -204,6 +244,26 @@ class NumbaBvhBackend:
         # reused buffers of the Morton-ordered path (one cast at a time per backend)
         self._sort_scratch: tuple[np.ndarray, ...] | None = None
 
+    @property
+    def threads(self) -> int | None:
+        """Requested threads per large cast (None: Numba's thread count at each cast)."""
+        return self._threads
+
+    @threads.setter
+    def threads(self, value: int | None) -> None:
+        if value is not None:
+            resolve_threads(value)  # validates
+        self._threads = value
+
+    def _closest_hit(self, *args: object) -> None:
+        """The closest-hit kernel on one thread or, for large batches, several."""
+        ray_count = args[8].shape[0]  # type: ignore[attr-defined]
+        threads = resolve_threads(self._threads) if ray_count >= PARALLEL_MIN_RAYS else 1
+        if threads > 1:
+            self._kernels.scene_closest_hit_parallel_kernel(*args, threads)
+        else:
+            self._kernels.scene_closest_hit_kernel(*args)
+
     def cast(
         self,
         origins: np.ndarray,
@@ -238,7 +298,7 @@ class NumbaBvhBackend:
         ray_count = origins.shape[0]
         threshold = self.coherent_sort_threshold
         if threshold <= 0 or ray_count < threshold:
-            self._kernels.scene_closest_hit_kernel(
+            self._closest_hit(
                 self.node_boxes,
                 self.node_refs,
                 self.triangles,
@@ -273,7 +333,7 @@ class NumbaBvhBackend:
         kernels.ray_morton_codes_kernel(origins, directions, codes)
         order = np.argsort(codes)
         kernels.gather_rays_kernel(order, origins, directions, max_distances, o, d, m)
-        kernels.scene_closest_hit_kernel(
+        self._closest_hit(
             self.node_boxes,
             self.node_refs,
             self.triangles,
@@ -429,7 +489,10 @@ class EmbreexBackend:
 
 
 def make_ray_backend(
-    name: str, meshes: Sequence[MeshArrays], double_sided: bool = False
+    name: str,
+    meshes: Sequence[MeshArrays],
+    double_sided: bool = False,
+    threads: int | None = None,
 ) -> RayBackend:
     """Construct a backend by name.
 
@@ -437,6 +500,8 @@ def make_ray_backend(
         name: ``"numba"`` (default BVH) or ``"embreex"``.
         meshes: per group, (vertices (V, 3) float64, faces (F, 3) int64) in the group frame.
         double_sided: hit back faces too.
+        threads: threads per large cast of the Numba backend (None: Numba's count); Embree
+            through embreex casts on one thread.
 
     Returns:
         The backend.
@@ -446,7 +511,7 @@ def make_ray_backend(
         ImportError: the backend's optional dependency is missing.
     """
     if name == "numba":
-        return NumbaBvhBackend(meshes, double_sided)
+        return NumbaBvhBackend(meshes, double_sided, threads)
     if name == "embreex":
         return EmbreexBackend(meshes, double_sided)
     raise ValueError(f"unknown ray backend {name!r} (allowed: {', '.join(BACKEND_NAMES)})")

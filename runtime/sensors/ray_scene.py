@@ -29,7 +29,12 @@ from typing import Any
 import numpy as np
 
 from runtime.errors import SchemaError
-from runtime.sensors.ray_backends import RayBackend, make_ray_backend
+from runtime.sensors.ray_backends import (
+    PARALLEL_MIN_RAYS,
+    RayBackend,
+    make_ray_backend,
+    resolve_threads,
+)
 
 __all__ = ["RayScene", "SolidShape", "DEFAULT_PLANE_HALF_EXTENT"]
 
@@ -256,6 +261,7 @@ class RayScene:
         groups: Sequence[_Group],
         backend: str = "numba",
         double_sided: bool = False,
+        threads: int | None = None,
     ) -> None:
         from runtime.sensors import _bvh_kernels as kernels
 
@@ -286,7 +292,7 @@ class RayScene:
             normals.append(np.divide(n, length, out=np.zeros_like(n), where=length > 0.0))
             for solid, actor in group.solids:
                 solids.append((solid, g, actor))
-        self.backend: RayBackend = make_ray_backend(backend, meshes, self.double_sided)
+        self.backend: RayBackend = make_ray_backend(backend, meshes, self.double_sided, threads)
         self.face_count = self.backend.face_count
         self._face_groups = np.ascontiguousarray(np.concatenate(face_groups or [np.zeros(0)]))
         self._face_groups = self._face_groups.astype(np.int64)
@@ -370,6 +376,7 @@ class RayScene:
         backend: str = "numba",
         plane_half_extent: float = DEFAULT_PLANE_HALF_EXTENT,
         double_sided: bool = False,
+        threads: int | None = None,
     ) -> RayScene:
         """Collect the collision geometry of ``stage``.
 
@@ -381,6 +388,10 @@ class RayScene:
             backend: ``"numba"`` (default) or ``"embreex"``.
             plane_half_extent: half size of the quad used for collision planes.
             double_sided: hit back faces of triangle meshes too (PhysX: False).
+            threads: threads per query of at least
+                :data:`~runtime.sensors.ray_backends.PARALLEL_MIN_RAYS` rays with the Numba
+                backend (None: Numba's thread count, ``NUMBA_NUM_THREADS``); results do not
+                depend on it.
 
         Returns:
             The scene.
@@ -438,7 +449,14 @@ class RayScene:
                 actor_paths.append(actor_path)
             actor = actor_index[actor_path]
             cls._add_collider(trimesh, prim, to_group, group, actor, dynamic, plane_half_extent)
-        return cls(body_paths, actor_paths, groups, backend=backend, double_sided=double_sided)
+        return cls(
+            body_paths,
+            actor_paths,
+            groups,
+            backend=backend,
+            double_sided=double_sided,
+            threads=threads,
+        )
 
     @staticmethod
     def _add_collider(
@@ -778,7 +796,13 @@ class RayScene:
                 f"{len(self.body_paths)} bodies"
             )
         b = self.backend
-        self._kernels.scene_cast_kernel(
+        kernel = self._kernels.scene_cast_kernel
+        threads = 1
+        if ray_count >= PARALLEL_MIN_RAYS:
+            threads = resolve_threads(b.threads)  # type: ignore[attr-defined]
+            if threads > 1:
+                kernel = self._kernels.scene_cast_parallel_kernel
+        args = (
             b.node_boxes,  # type: ignore[attr-defined]
             b.node_refs,  # type: ignore[attr-defined]
             b.triangles,  # type: ignore[attr-defined]
@@ -815,3 +839,7 @@ class RayScene:
             out_actors,
             out_normals,
         )
+        if threads > 1:
+            kernel(*args, threads)
+        else:
+            kernel(*args)
