@@ -242,13 +242,43 @@ def _trimesh_rate(np, trimesh, vertices, faces, o, d, count: int):
     return count / (time.perf_counter() - t0) / 1e6
 
 
+class _TimedScene:
+    """An Embree scene whose ``run`` calls add their duration to ``spent[0]``."""
+
+    def __init__(self, scene, spent):
+        self.scene = scene
+        self.spent = spent
+
+    def run(self, *args, **kwargs):
+        t0 = time.perf_counter()
+        result = self.scene.run(*args, **kwargs)
+        self.spent[0] += time.perf_counter() - t0
+        return result
+
+
+def _inside_embree_share(np, scene, call, rounds: int = 20):
+    """Total time of ``call`` over the time spent inside Embree's ``run`` (overhead factor)."""
+    backend = scene.backend
+    spent = [0.0]
+    saved = (backend._static, list(backend._scenes))
+    if backend._static is not None:
+        backend._static = _TimedScene(backend._static, spent)
+    backend._scenes = [s if s is None else _TimedScene(s, spent) for s in backend._scenes]
+    t0 = time.perf_counter()
+    for _ in range(rounds):
+        call()
+    total = time.perf_counter() - t0
+    backend._static, backend._scenes = saved
+    return total / max(spent[0], 1e-12)
+
+
 def _sensor_path(np, repeats: int):
     """RayScene.cast (embreex and numba backends) against raw Embree, Panda scene."""
     from pathlib import Path
 
     from embreex import rtcore_scene
     from embreex.mesh_construction import TriangleMesh
-    from pxr import Usd
+    from pxr import Usd, UsdPhysics
 
     from runtime.sensors.ray_scene import RayScene
 
@@ -257,15 +287,23 @@ def _sensor_path(np, repeats: int):
         print("sensor path: scenes/panda_table.usda missing, skipped")
         return
     stage = Usd.Stage.Open(str(path))
-    scenes = {b: RayScene.from_stage(stage, [], backend=b) for b in ("numba", "embreex")}
-    # raw Embree on the same triangles, posed in the world frame (all groups fixed here)
+    bodies = [str(p.GetPath()) for p in stage.Traverse() if p.HasAPI(UsdPhysics.RigidBodyAPI)]
+    # fixed: every group at its USD pose and known fixed; moving: the robot's links follow
+    # body poses (here their USD poses) every cast
+    scenes = {
+        (b, moving): RayScene.from_stage(stage, bodies if moving else [], backend=b)
+        for b in ("numba", "embreex")
+        for moving in (False, True)
+    }
+    # raw Embree on the same triangles, posed in the world frame, one scene
+    reference = scenes["numba", False]
     vertices, faces = [], []
     base = 0
-    positions, orientations = scenes["numba"].group_poses(None, None)
+    positions, orientations = reference.group_poses(None, None)
     from runtime.sensors.ray_backends import _rotation_matrices
 
     rotations = _rotation_matrices(orientations)
-    for g, (_, mesh) in enumerate(scenes["numba"].group_meshes()):
+    for g, (_, mesh) in enumerate(reference.group_meshes()):
         v = np.asarray(mesh.vertices) @ rotations[g].T + positions[g]
         vertices.append(v)
         faces.append(np.asarray(mesh.faces) + base)
@@ -274,13 +312,15 @@ def _sensor_path(np, repeats: int):
     TriangleMesh(raw, np.concatenate(vertices).astype(np.float32),
                  np.concatenate(faces).astype(np.int32))  # fmt: skip
     rng = np.random.default_rng(5)
-    print(f"sensor path, Panda scene ({scenes['numba'].face_count} triangles, "
-          f"{scenes['numba'].group_count} groups), per ray [us]:")  # fmt: skip
-    print(f"  {'rays':>6} {'raw Embree':>11} {'RayScene embreex':>17} {'ratio':>6} "
-          f"{'RayScene numba':>15}")  # fmt: skip
+    print(f"sensor path, Panda scene ({reference.face_count} triangles, "
+          f"{reference.group_count} groups, {len(bodies)} bodies), RayScene.cast per ray [us] "
+          "(rays from one point above the table):")  # fmt: skip
+    print(f"  {'rays':>6} {'raw Embree':>11} {'embreex fixed':>14} {'ratio':>6} "
+          f"{'embreex moving':>15} {'ratio':>6} {'numba fixed':>12} "
+          f"{'numba moving':>13}")  # fmt: skip
     for count in (720, 10_000):
         # lidar-like rays from above the table
-        o = np.tile([0.4, 0.0, 1.4], (count, 1)) + rng.normal(0.0, 0.01, (count, 3))
+        o = np.tile([0.4, 0.0, 1.4], (count, 1))
         d = rng.normal(size=(count, 3))
         d[:, 2] = -np.abs(d[:, 2]) - 0.3
         o, d = _f32_exact(np, o, d)
@@ -307,8 +347,16 @@ def _sensor_path(np, repeats: int):
                 call()
                 times[name].append(time.perf_counter() - t0)
         per = {k: _best(t) / count * 1e6 for k, t in times.items()}
-        print(f"  {count:6d} {per['raw']:11.3f} {per['embreex']:17.3f} "
-              f"{per['embreex'] / per['raw']:5.2f}x {per['numba']:15.3f}")  # fmt: skip
+        overhead = {
+            moving: _inside_embree_share(np, scenes["embreex", moving], calls["embreex", moving])
+            for moving in (False, True)
+        }
+        ef, em = per["embreex", False], per["embreex", True]
+        print(f"  {count:6d} {per['raw']:11.3f} {ef:14.3f} {ef / per['raw']:5.2f}x {em:15.3f} "
+              f"{em / per['raw']:5.2f}x {per['numba', False]:12.3f} "
+              f"{per['numba', True]:13.3f}")  # fmt: skip
+        print(f"  {'':6} embreex backend total / time inside its Embree calls: fixed "
+              f"{overhead[False]:.2f}x, moving {overhead[True]:.2f}x")  # fmt: skip
 
 
 def main() -> int:
@@ -338,7 +386,7 @@ def main() -> int:
           f"(layer {numba.threading_layer()})")  # fmt: skip
     print("first-call compile (or cache load): " + ", ".join(
         f"{k} {v:.2f} s" for k, v in compile_times.items()))  # fmt: skip
-    for size in args.sizes.split(","):
+    for size in filter(None, args.sizes.split(",")):
         vertices, faces, rng = _scene(np, trimesh, size, args.seed)
         backend, scene, ours, embree, nodes = _build_times(np, vertices, faces, 3)
         print(f"\n== scene {size}: {len(faces)} triangles; build simrt {ours * 1e3:.1f} ms "

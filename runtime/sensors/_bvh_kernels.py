@@ -29,6 +29,8 @@ __all__ = [
     "STACK_SIZE",
     "bvh_build_kernel",
     "bvh_closest_hit_kernel",
+    "embree_merge_kernel",
+    "embree_pack_rays_kernel",
     "gather_rays_kernel",
     "ray_morton_codes_kernel",
     "scatter_hits_kernel",
@@ -947,12 +949,62 @@ def scene_inside_solid_kernel(
         spheres[g, 1] = wy
         spheres[g, 2] = wz
         spheres[g, 3] = radius * radius
-    for i in range(points.shape[0]):
+    # candidates: solids whose world bounding sphere meets the box of all the points (the
+    # rays of a sensor start close together), in solid order, listed group by group
+    point_count = points.shape[0]
+    lo_x = np.inf
+    lo_y = np.inf
+    lo_z = np.inf
+    hi_x = -np.inf
+    hi_y = -np.inf
+    hi_z = -np.inf
+    for i in range(point_count):
+        lo_x = min(lo_x, points[i, 0])
+        lo_y = min(lo_y, points[i, 1])
+        lo_z = min(lo_z, points[i, 2])
+        hi_x = max(hi_x, points[i, 0])
+        hi_y = max(hi_y, points[i, 1])
+        hi_z = max(hi_z, points[i, 2])
+    candidates = np.empty(solid_groups.shape[0], np.int64)
+    group_candidates = np.zeros((group_count, 2), np.int64)
+    candidate_count = 0
+    for g in range(group_count):
+        group_candidates[g, 0] = candidate_count
+        if group_solid_ranges[g, 1] == 0 or not _sphere_meets_box_kernel(
+            spheres[g, 0], spheres[g, 1], spheres[g, 2], spheres[g, 3],
+            lo_x, lo_y, lo_z, hi_x, hi_y, hi_z,
+        ):  # fmt: skip
+            continue
+        first = group_solid_ranges[g, 0]
+        for s in range(first, first + group_solid_ranges[g, 1]):
+            wx, wy, wz = _rotate_inverse_kernel(
+                group_orientations[g, 0], -group_orientations[g, 1],
+                -group_orientations[g, 2], -group_orientations[g, 3],
+                solid_bounds[s, 0], solid_bounds[s, 1], solid_bounds[s, 2],
+            )  # fmt: skip
+            wx += group_positions[g, 0]
+            wy += group_positions[g, 1]
+            wz += group_positions[g, 2]
+            r = solid_bounds[s, 3]
+            r += 1e-9 * (1.0 + r + abs(wx) + abs(wy) + abs(wz))
+            if _sphere_meets_box_kernel(wx, wy, wz, r * r, lo_x, lo_y, lo_z, hi_x, hi_y, hi_z):
+                candidates[candidate_count] = s
+                candidate_count += 1
+        group_candidates[g, 1] = candidate_count - group_candidates[g, 0]
+    for i in range(point_count):
         out_solids[i] = -1
+        if candidate_count == 0:
+            continue
+        if (
+            i > 0
+            and points[i, 0] == points[i - 1, 0]
+            and points[i, 1] == points[i - 1, 1]
+            and points[i, 2] == points[i - 1, 2]
+        ):
+            out_solids[i] = out_solids[i - 1]  # rays of one sensor share their start
+            continue
         for g in range(group_count):
-            first = group_solid_ranges[g, 0]
-            count = group_solid_ranges[g, 1]
-            if count == 0:
+            if group_candidates[g, 1] == 0:
                 continue
             ex = points[i, 0] - spheres[g, 0]
             ey = points[i, 1] - spheres[g, 1]
@@ -977,12 +1029,26 @@ def scene_inside_solid_kernel(
                 or gz > group_solid_boxes[g, 5]
             ):
                 continue
-            out_solids[i] = group_inside_solid_kernel(
-                solid_kinds, solid_positions, solid_orientations, solid_params,
-                solid_plane_ranges, planes, solid_bounds, first, count, gx, gy, gz,
-            )  # fmt: skip
+            start = group_candidates[g, 0]
+            for m in range(start, start + group_candidates[g, 1]):
+                found = group_inside_solid_kernel(
+                    solid_kinds, solid_positions, solid_orientations, solid_params,
+                    solid_plane_ranges, planes, solid_bounds, candidates[m], 1, gx, gy, gz,
+                )  # fmt: skip
+                if found >= 0:
+                    out_solids[i] = found
+                    break
             if out_solids[i] >= 0:
                 break
+
+
+@jit
+def _sphere_meets_box_kernel(cx, cy, cz, r2, lo_x, lo_y, lo_z, hi_x, hi_y, hi_z):
+    """Whether the sphere (centre c, squared radius r2) meets the box [lo, hi]."""
+    dx = max(lo_x - cx, 0.0, cx - hi_x)
+    dy = max(lo_y - cy, 0.0, cy - hi_y)
+    dz = max(lo_z - cz, 0.0, cz - hi_z)
+    return dx * dx + dy * dy + dz * dz <= r2
 
 
 @jit
@@ -1582,3 +1648,191 @@ def scatter_hits_kernel(order, distances, faces, out_distances, out_faces):
     for k in range(order.shape[0]):
         out_distances[order[k]] = distances[k]
         out_faces[order[k]] = faces[k]
+
+
+# --------------------------------------------------------------------------------------------
+# Embree backend helpers (runtime.sensors.embree_backend)
+# --------------------------------------------------------------------------------------------
+
+
+@jit
+def embree_pack_rays_kernel(
+    origins,
+    directions,
+    limits,
+    group_moving,
+    group_local_boxes,
+    group_positions,
+    group_orientations,
+    out_world_boxes,
+    out_offsets,
+    out_origins,
+    out_directions,
+    out_limits,
+    out_rays,
+):
+    """Group-frame float32 rays of every (ray, moving group) pair whose world box it meets.
+
+    Pairs are packed group by group: group ``g``'s rays are rows ``out_offsets[g] ..
+    out_offsets[g + 1] - 1``. Nothing is written past the buffers: when they are too small
+    only the counts are computed and the needed size is returned.
+
+    Args:
+        origins: ray origins [stage units], shape (R, 3), float64, world.
+        directions: unit ray directions, shape (R, 3), float64, world.
+        limits: largest useful hit distance per ray, shape (R,), float64.
+        group_moving: 1 for a group with its own Embree scene, else 0, shape (G,), int64.
+        group_local_boxes: group-frame box of each group's triangles, shape (G, 6), float64.
+        group_positions: group origins, shape (G, 3), float64, world.
+        group_orientations: group orientations (w, x, y, z), shape (G, 4), float64.
+        out_world_boxes: scratch, shape (G, 6), float64 (written).
+        out_offsets: first pair row of each group, shape (G + 1,), int64 (written).
+        out_origins: group-frame origins, shape (P, 3), float32 (written).
+        out_directions: group-frame directions, shape (P, 3), float32 (written).
+        out_limits: float32 limits (at most float32 max), shape (P,), float32 (written).
+        out_rays: ray index of each pair, shape (P,), int64 (written).
+
+    Returns:
+        The number of pairs (the buffers were filled only when it is <= P).
+    """
+    group_count = group_moving.shape[0]
+    ray_count = origins.shape[0]
+    for g in range(group_count):
+        if group_moving[g] == 0:
+            continue
+        store_world_box_kernel(
+            group_orientations[g, 0], group_orientations[g, 1], group_orientations[g, 2],
+            group_orientations[g, 3], group_positions[g, 0], group_positions[g, 1],
+            group_positions[g, 2], group_local_boxes, g, 0, out_world_boxes, g, 0,
+        )  # fmt: skip
+    capacity = out_rays.shape[0]
+    big = 3.4028234663852886e38
+    total = 0
+    for write in range(2):
+        total = 0
+        for g in range(group_count):
+            out_offsets[g] = total
+            if group_moving[g] == 0:
+                continue
+            qw = group_orientations[g, 0]
+            qx = group_orientations[g, 1]
+            qy = group_orientations[g, 2]
+            qz = group_orientations[g, 3]
+            for i in range(ray_count):
+                wix = inverse_direction_kernel(directions[i, 0])
+                wiy = inverse_direction_kernel(directions[i, 1])
+                wiz = inverse_direction_kernel(directions[i, 2])
+                ax = (out_world_boxes[g, 0] - origins[i, 0]) * wix
+                bx = (out_world_boxes[g, 3] - origins[i, 0]) * wix
+                ay = (out_world_boxes[g, 1] - origins[i, 1]) * wiy
+                by = (out_world_boxes[g, 4] - origins[i, 1]) * wiy
+                az = (out_world_boxes[g, 2] - origins[i, 2]) * wiz
+                bz = (out_world_boxes[g, 5] - origins[i, 2]) * wiz
+                enter = max(min(ax, bx), min(ay, by), min(az, bz), 0.0)
+                leave = min(max(ax, bx), max(ay, by), max(az, bz), limits[i])
+                if enter > leave:
+                    continue
+                # the group-frame ray against the group's own (tighter) box, padded
+                ox, oy, oz = _rotate_inverse_kernel(
+                    qw, qx, qy, qz, origins[i, 0] - group_positions[g, 0],
+                    origins[i, 1] - group_positions[g, 1], origins[i, 2] - group_positions[g, 2],
+                )  # fmt: skip
+                dx, dy, dz = _rotate_inverse_kernel(
+                    qw, qx, qy, qz, directions[i, 0], directions[i, 1], directions[i, 2]
+                )
+                pad = 1e-6 * (1.0 + abs(ox) + abs(oy) + abs(oz))
+                lix = inverse_direction_kernel(dx)
+                liy = inverse_direction_kernel(dy)
+                liz = inverse_direction_kernel(dz)
+                ax = (group_local_boxes[g, 0] - pad - ox) * lix
+                bx = (group_local_boxes[g, 3] + pad - ox) * lix
+                ay = (group_local_boxes[g, 1] - pad - oy) * liy
+                by = (group_local_boxes[g, 4] + pad - oy) * liy
+                az = (group_local_boxes[g, 2] - pad - oz) * liz
+                bz = (group_local_boxes[g, 5] + pad - oz) * liz
+                enter = max(min(ax, bx), min(ay, by), min(az, bz), 0.0)
+                leave = min(max(ax, bx), max(ay, by), max(az, bz), limits[i] * (1.0 + 1e-6))
+                if enter > leave:
+                    continue
+                if write == 1:
+                    out_origins[total, 0] = ox
+                    out_origins[total, 1] = oy
+                    out_origins[total, 2] = oz
+                    out_directions[total, 0] = dx
+                    out_directions[total, 1] = dy
+                    out_directions[total, 2] = dz
+                    out_limits[total] = min(limits[i], big)
+                    out_rays[total] = i
+                total += 1
+        out_offsets[group_count] = total
+        if total > capacity:
+            return total
+    return total
+
+
+@jit
+def embree_merge_kernel(
+    prim,
+    tfar,
+    static_ids,
+    rays,
+    directions,
+    group,
+    face_base,
+    face_normals,
+    double_sided,
+    group_orientations,
+    io_distances,
+    io_faces,
+):
+    """Merge one Embree call's hits into the closest hits so far.
+
+    Args:
+        prim: Embree primitive id per cast row, -1 on a miss, shape (n,), int32.
+        tfar: Embree hit distance per row, shape (n,), float32.
+        static_ids: global face of each triangle of the fixed-groups scene, shape (S,).
+        rays: ray index of each row, shape (n,), int64; empty: row i is ray i.
+        directions: world ray directions, shape (R, 3), float64.
+        group: the group cast (its faces start at ``face_base[group]``), or -1 for the
+            fixed-groups scene (faces through ``static_ids``, normals already world).
+        face_base: first global face of each group, shape (G,), int64.
+        face_normals: front normal (not unit) of each global face, its group frame (world
+            for fixed groups), shape (F, 3), float64.
+        double_sided: when False a hit whose normal faces along the ray is a back face.
+        group_orientations: group orientations (w, x, y, z), shape (G, 4), float64.
+        io_distances: closest distance so far per ray, shape (R,), float64 (updated).
+        io_faces: its global face or -1, shape (R,), int64 (updated).
+
+    Returns:
+        The rows that hit a back face (to re-cast), int64.
+    """
+    n = prim.shape[0]
+    back = np.empty(n, np.int64)
+    back_count = 0
+    for row in range(n):
+        p = prim[row]
+        if p < 0:
+            continue
+        i = rays[row] if rays.shape[0] > 0 else row
+        if group < 0:
+            f = static_ids[p]
+            nx = face_normals[f, 0]
+            ny = face_normals[f, 1]
+            nz = face_normals[f, 2]
+        else:
+            f = face_base[group] + p
+            nx, ny, nz = _rotate_inverse_kernel(
+                group_orientations[group, 0], -group_orientations[group, 1],
+                -group_orientations[group, 2], -group_orientations[group, 3],
+                face_normals[f, 0], face_normals[f, 1], face_normals[f, 2],
+            )  # fmt: skip
+        if not double_sided:
+            if nx * directions[i, 0] + ny * directions[i, 1] + nz * directions[i, 2] >= 0.0:
+                back[back_count] = row
+                back_count += 1
+                continue
+        t = np.float64(tfar[row])
+        if t < io_distances[i]:
+            io_distances[i] = t
+            io_faces[i] = f
+    return back[:back_count]

@@ -292,7 +292,12 @@ class RayScene:
             normals.append(np.divide(n, length, out=np.zeros_like(n), where=length > 0.0))
             for solid, actor in group.solids:
                 solids.append((solid, g, actor))
-        self.backend: RayBackend = make_ray_backend(backend, meshes, self.double_sided, threads)
+        fixed_poses = [
+            None if g.body_index >= 0 else (g.fixed_position, g.fixed_orientation) for g in groups
+        ]
+        self.backend: RayBackend = make_ray_backend(
+            backend, meshes, self.double_sided, threads, fixed_poses
+        )
         self.face_count = self.backend.face_count
         self._face_groups = np.ascontiguousarray(np.concatenate(face_groups or [np.zeros(0)]))
         self._face_groups = self._face_groups.astype(np.int64)
