@@ -29,6 +29,7 @@ __all__ = [
     "STACK_SIZE",
     "bvh_build_kernel",
     "bvh_closest_hit_kernel",
+    "embree_merge_groups_kernel",
     "embree_merge_kernel",
     "embree_pack_rays_kernel",
     "gather_rays_kernel",
@@ -1707,66 +1708,87 @@ def embree_pack_rays_kernel(
         )  # fmt: skip
     capacity = out_rays.shape[0]
     big = 3.4028234663852886e38
-    total = 0
-    for write in range(2):
-        total = 0
+    # pass 1, ray by ray: which groups each ray can reach (world box, then group box)
+    reach = np.zeros((ray_count, group_count), np.uint8)
+    counts = np.zeros(group_count, np.int64)
+    for i in range(ray_count):
+        wix = inverse_direction_kernel(directions[i, 0])
+        wiy = inverse_direction_kernel(directions[i, 1])
+        wiz = inverse_direction_kernel(directions[i, 2])
         for g in range(group_count):
-            out_offsets[g] = total
             if group_moving[g] == 0:
                 continue
-            qw = group_orientations[g, 0]
-            qx = group_orientations[g, 1]
-            qy = group_orientations[g, 2]
-            qz = group_orientations[g, 3]
-            for i in range(ray_count):
-                wix = inverse_direction_kernel(directions[i, 0])
-                wiy = inverse_direction_kernel(directions[i, 1])
-                wiz = inverse_direction_kernel(directions[i, 2])
-                ax = (out_world_boxes[g, 0] - origins[i, 0]) * wix
-                bx = (out_world_boxes[g, 3] - origins[i, 0]) * wix
-                ay = (out_world_boxes[g, 1] - origins[i, 1]) * wiy
-                by = (out_world_boxes[g, 4] - origins[i, 1]) * wiy
-                az = (out_world_boxes[g, 2] - origins[i, 2]) * wiz
-                bz = (out_world_boxes[g, 5] - origins[i, 2]) * wiz
-                enter = max(min(ax, bx), min(ay, by), min(az, bz), 0.0)
-                leave = min(max(ax, bx), max(ay, by), max(az, bz), limits[i])
-                if enter > leave:
-                    continue
-                # the group-frame ray against the group's own (tighter) box, padded
-                ox, oy, oz = _rotate_inverse_kernel(
-                    qw, qx, qy, qz, origins[i, 0] - group_positions[g, 0],
-                    origins[i, 1] - group_positions[g, 1], origins[i, 2] - group_positions[g, 2],
-                )  # fmt: skip
-                dx, dy, dz = _rotate_inverse_kernel(
-                    qw, qx, qy, qz, directions[i, 0], directions[i, 1], directions[i, 2]
-                )
-                pad = 1e-6 * (1.0 + abs(ox) + abs(oy) + abs(oz))
-                lix = inverse_direction_kernel(dx)
-                liy = inverse_direction_kernel(dy)
-                liz = inverse_direction_kernel(dz)
-                ax = (group_local_boxes[g, 0] - pad - ox) * lix
-                bx = (group_local_boxes[g, 3] + pad - ox) * lix
-                ay = (group_local_boxes[g, 1] - pad - oy) * liy
-                by = (group_local_boxes[g, 4] + pad - oy) * liy
-                az = (group_local_boxes[g, 2] - pad - oz) * liz
-                bz = (group_local_boxes[g, 5] + pad - oz) * liz
-                enter = max(min(ax, bx), min(ay, by), min(az, bz), 0.0)
-                leave = min(max(ax, bx), max(ay, by), max(az, bz), limits[i] * (1.0 + 1e-6))
-                if enter > leave:
-                    continue
-                if write == 1:
-                    out_origins[total, 0] = ox
-                    out_origins[total, 1] = oy
-                    out_origins[total, 2] = oz
-                    out_directions[total, 0] = dx
-                    out_directions[total, 1] = dy
-                    out_directions[total, 2] = dz
-                    out_limits[total] = min(limits[i], big)
-                    out_rays[total] = i
-                total += 1
-        out_offsets[group_count] = total
-        if total > capacity:
-            return total
+            ax = (out_world_boxes[g, 0] - origins[i, 0]) * wix
+            bx = (out_world_boxes[g, 3] - origins[i, 0]) * wix
+            ay = (out_world_boxes[g, 1] - origins[i, 1]) * wiy
+            by = (out_world_boxes[g, 4] - origins[i, 1]) * wiy
+            az = (out_world_boxes[g, 2] - origins[i, 2]) * wiz
+            bz = (out_world_boxes[g, 5] - origins[i, 2]) * wiz
+            enter = max(min(ax, bx), min(ay, by), min(az, bz), 0.0)
+            leave = min(max(ax, bx), max(ay, by), max(az, bz), limits[i])
+            if enter > leave:
+                continue
+            # the group-frame ray against the group's own (tighter) box, padded
+            ox, oy, oz = _rotate_inverse_kernel(
+                group_orientations[g, 0], group_orientations[g, 1], group_orientations[g, 2],
+                group_orientations[g, 3], origins[i, 0] - group_positions[g, 0],
+                origins[i, 1] - group_positions[g, 1], origins[i, 2] - group_positions[g, 2],
+            )  # fmt: skip
+            dx, dy, dz = _rotate_inverse_kernel(
+                group_orientations[g, 0], group_orientations[g, 1], group_orientations[g, 2],
+                group_orientations[g, 3], directions[i, 0], directions[i, 1], directions[i, 2],
+            )  # fmt: skip
+            pad = 1e-6 * (1.0 + abs(ox) + abs(oy) + abs(oz))
+            lix = inverse_direction_kernel(dx)
+            liy = inverse_direction_kernel(dy)
+            liz = inverse_direction_kernel(dz)
+            ax = (group_local_boxes[g, 0] - pad - ox) * lix
+            bx = (group_local_boxes[g, 3] + pad - ox) * lix
+            ay = (group_local_boxes[g, 1] - pad - oy) * liy
+            by = (group_local_boxes[g, 4] + pad - oy) * liy
+            az = (group_local_boxes[g, 2] - pad - oz) * liz
+            bz = (group_local_boxes[g, 5] + pad - oz) * liz
+            enter = max(min(ax, bx), min(ay, by), min(az, bz), 0.0)
+            leave = min(max(ax, bx), max(ay, by), max(az, bz), limits[i] * (1.0 + 1e-6))
+            if enter > leave:
+                continue
+            reach[i, g] = 1
+            counts[g] += 1
+    total = 0
+    for g in range(group_count):
+        out_offsets[g] = total
+        total += counts[g]
+    out_offsets[group_count] = total
+    if total > capacity:
+        return total
+    # pass 2: the group-frame float32 rays, group by group
+    for g in range(group_count):
+        if counts[g] == 0:
+            continue
+        qw = group_orientations[g, 0]
+        qx = group_orientations[g, 1]
+        qy = group_orientations[g, 2]
+        qz = group_orientations[g, 3]
+        row = out_offsets[g]
+        for i in range(ray_count):
+            if reach[i, g] == 0:
+                continue
+            ox, oy, oz = _rotate_inverse_kernel(
+                qw, qx, qy, qz, origins[i, 0] - group_positions[g, 0],
+                origins[i, 1] - group_positions[g, 1], origins[i, 2] - group_positions[g, 2],
+            )  # fmt: skip
+            dx, dy, dz = _rotate_inverse_kernel(
+                qw, qx, qy, qz, directions[i, 0], directions[i, 1], directions[i, 2]
+            )
+            out_origins[row, 0] = ox
+            out_origins[row, 1] = oy
+            out_origins[row, 2] = oz
+            out_directions[row, 0] = dx
+            out_directions[row, 1] = dy
+            out_directions[row, 2] = dz
+            out_limits[row] = min(limits[i], big)
+            out_rays[row] = i
+            row += 1
     return total
 
 
@@ -1836,3 +1858,55 @@ def embree_merge_kernel(
             io_distances[i] = t
             io_faces[i] = f
     return back[:back_count]
+
+
+@jit
+def embree_merge_groups_kernel(
+    prim,
+    tfar,
+    offsets,
+    static_ids,
+    rays,
+    directions,
+    face_base,
+    face_normals,
+    double_sided,
+    group_orientations,
+    io_distances,
+    io_faces,
+):
+    """:func:`embree_merge_kernel` of every moving group's packed rows in one call.
+
+    Args:
+        prim: Embree primitive id per packed row (-1 miss), shape (P,), int32.
+        tfar: Embree hit distance per packed row, shape (P,), float32.
+        offsets: first packed row of each group, shape (G + 1,), int64.
+        static_ids: as :func:`embree_merge_kernel` (unused rows of fixed groups).
+        rays: ray index of each packed row, shape (P,), int64.
+        directions: world ray directions, shape (R, 3), float64.
+        face_base: first global face of each group, shape (G,), int64.
+        face_normals: front normal of each global face, group frame, shape (F, 3), float64.
+        double_sided: when False hits on back faces are returned instead of merged.
+        group_orientations: group orientations (w, x, y, z), shape (G, 4), float64.
+        io_distances: closest distance so far per ray, shape (R,), float64 (updated).
+        io_faces: its global face or -1, shape (R,), int64 (updated).
+
+    Returns:
+        The packed rows that hit a back face, int64, ascending.
+    """
+    total = offsets[offsets.shape[0] - 1]
+    back = np.empty(total, np.int64)
+    count = 0
+    for g in range(offsets.shape[0] - 1):
+        s = offsets[g]
+        e = offsets[g + 1]
+        if e == s:
+            continue
+        rows = embree_merge_kernel(
+            prim[s:e], tfar[s:e], static_ids, rays[s:e], directions, g, face_base,
+            face_normals, double_sided, group_orientations, io_distances, io_faces,
+        )  # fmt: skip
+        for r in range(rows.shape[0]):
+            back[count] = rows[r] + s
+            count += 1
+    return back[:count]

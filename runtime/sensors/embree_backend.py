@@ -4,10 +4,11 @@ Built once: the groups whose pose never changes (``fixed_poses``) are merged, in
 frame, into one Embree scene; every other group gets its own Embree scene in its group
 frame. A cast is then one Embree call for the fixed groups (the world rays as they are)
 and one per moving group that some ray can reach: a Numba kernel tests every ray against
-every moving group's world box and writes the group-frame float32 rays of the pairs that
-pass, packed group by group, in one pass. A second kernel merges the hits (closest wins,
-back faces marked for single-sided casts); the rare back-face hits are re-cast from just
-past the hit triangle. Geometry and rays are float32 (Embree's precision).
+every moving group's world box (then its own box in the group frame) and writes the
+group-frame float32 rays of the pairs that pass, packed group by group, in one pass. One
+more kernel call merges all hits (closest wins, back faces marked for single-sided
+casts); the rare back-face hits are re-cast from just past the hit triangle. Geometry
+and rays are float32 (Embree's precision).
 """
 
 from __future__ import annotations
@@ -138,6 +139,8 @@ class EmbreexBackend:
         self._pair_dirs = np.empty((self._capacity, 3), np.float32)
         self._pair_limits = np.empty(self._capacity, np.float32)
         self._pair_index = np.empty(self._capacity, np.int64)
+        self._pair_prim = np.empty(self._capacity, np.int32)
+        self._pair_tfar = np.empty(self._capacity, np.float32)
 
     def cast(
         self,
@@ -191,28 +194,37 @@ class EmbreexBackend:
                     break
                 self._grow(needed)
             offsets = self._offsets
+            total = int(offsets[-1])
+            prim = self._pair_prim[:total]
+            tfar = self._pair_tfar[:total]
             for g in self._moving_rows:
                 start, end = offsets[g], offsets[g + 1]
                 if end == start:
                     continue
-                result = self._scenes[
-                    g
-                ].run(  # type: ignore[union-attr]
+                scene = self._scenes[g]
+                result = scene.run(  # type: ignore[union-attr]
                     self._pair_rays[start:end],
                     self._pair_dirs[start:end],
                     dists=self._pair_limits[start:end],
                     output=1,
                 )
-                rays = self._pair_index[start:end]
-                back = k.embree_merge_kernel(
-                    np.asarray(result["primID"]), np.asarray(result["tfar"]), self._static_ids,
-                    rays, directions, g, self._face_base, self._normals, self.double_sided,
-                    group_orientations, out_distances, out_faces,
+                prim[start:end] = result["primID"]
+                tfar[start:end] = result["tfar"]
+            if total:
+                back = k.embree_merge_groups_kernel(
+                    prim, tfar, offsets, self._static_ids, self._pair_index, directions,
+                    self._face_base, self._normals, self.double_sided, group_orientations,
+                    out_distances, out_faces,
                 )  # fmt: skip
                 if back.size:
-                    self._recast(rays[back], _past(result, back), g, origins, directions,
-                                 group_positions, group_orientations, out_distances,
-                                 out_faces)  # fmt: skip
+                    groups = np.searchsorted(offsets, back, side="right") - 1
+                    past = tfar[back].astype(np.float64)
+                    past += 1e-5 * np.maximum(1.0, past)
+                    for g in np.unique(groups):
+                        mine = groups == g
+                        self._recast(self._pair_index[back[mine]], past[mine], int(g), origins,
+                                     directions, group_positions, group_orientations,
+                                     out_distances, out_faces)  # fmt: skip
         out_distances[out_faces < 0] = np.inf
 
     def _recast(
