@@ -42,6 +42,7 @@ __all__ = [
     "scene_group_poses_kernel",
     "scene_hit_attributes_kernel",
     "scene_inside_solid_kernel",
+    "scene_solid_hits_kernel",
 ]
 
 MAX_LEAF_SIZE = 4
@@ -1386,7 +1387,9 @@ def scene_cast_rays_kernel(
 ):
     """The per-ray part of :func:`scene_cast_kernel` with the group poses already set.
 
-    Closest hit, hit attributes and the "starts inside a solid" rule of every given ray;
+    Closest triangle hit, hit attributes, exact entries into analytic solids (boxes,
+    spheres, capsules, cylinders: :func:`scene_solid_hits_kernel`) and the "starts inside
+    a solid" rule of every given ray;
     arguments as :func:`scene_cast_kernel` documents them (``group_positions``,
     ``group_orientations`` and ``world_boxes`` are read).
     """
@@ -1419,6 +1422,12 @@ def scene_cast_rays_kernel(
     )
     if solid_groups.shape[0] == 0:
         return
+    scene_solid_hits_kernel(
+        solid_kinds, solid_positions, solid_orientations, solid_params, solid_bounds,
+        solid_actors, group_solid_ranges, group_solid_boxes, group_positions,
+        group_orientations, origins, directions, max_distances, out_distances, out_actors,
+        out_normals,
+    )  # fmt: skip
     scene_inside_solid_kernel(
         solid_groups,
         solid_kinds,
@@ -1910,3 +1919,310 @@ def embree_merge_groups_kernel(
             back[count] = rows[r] + s
             count += 1
     return back[:count]
+
+
+# --------------------------------------------------------------------------------------------
+# Analytic solids: exact ray intersections (box, sphere, capsule, cylinder)
+# --------------------------------------------------------------------------------------------
+
+
+@jit
+def _sphere_entry_kernel(cz, r, ox, oy, oz, dx, dy, dz):
+    """Entry distance of a ray into the sphere (centre (0, 0, cz), radius r), else inf.
+
+    A ray starting inside (or moving away) has no entry. The discriminant is taken from
+    the ray's closest approach to the centre, which keeps grazing hits accurate.
+    """
+    px = ox
+    py = oy
+    pz = oz - cz
+    b = px * dx + py * dy + pz * dz
+    c = (px * px + py * py + pz * pz) - r * r
+    if c <= 0.0 or b >= 0.0:
+        return np.inf
+    fx = px - b * dx
+    fy = py - b * dy
+    fz = pz - b * dz
+    disc = r * r - (fx * fx + fy * fy + fz * fz)
+    if disc < 0.0:
+        return np.inf
+    # the near root c / (-b + sqrt(disc)) without cancellation
+    return c / (-b + np.sqrt(disc))
+
+
+@jit
+def _side_entry_kernel(r, ox, oy, dx, dy):
+    """Entry distance of a ray into the infinite cylinder x^2 + y^2 <= r^2, else inf."""
+    a = dx * dx + dy * dy
+    if a <= 0.0:
+        return np.inf
+    b = ox * dx + oy * dy
+    c = (ox * ox + oy * oy) - r * r
+    if c <= 0.0 or b >= 0.0:
+        return np.inf
+    s = b / a
+    fx = ox - s * dx
+    fy = oy - s * dy
+    disc = r * r - (fx * fx + fy * fy)
+    if disc < 0.0:
+        return np.inf
+    return c / (-b + np.sqrt(a * disc))
+
+
+@jit
+def ray_solid_kernel(kind, params, s, ox, oy, oz, dx, dy, dz):
+    """Entry of a ray into an analytic solid, in the solid's frame.
+
+    Boxes (half extents ``params[s]``), spheres (radius ``params[s, 0]``), capsules and
+    cylinders (radius ``params[s, 0]``, half height ``params[s, 1]`` of the axis part along
+    z); convex solids are triangles and never hit here. Only entering hits count: a ray
+    starting inside has none (the "starts inside" rule answers it).
+
+    Args:
+        kind: ``SOLID_*`` code.
+        params: solid parameters, shape (S, 3), float64 [stage units].
+        s: the solid's row.
+        ox: ray origin x, solid frame.
+        oy: ray origin y.
+        oz: ray origin z.
+        dx: unit direction x, solid frame.
+        dy: direction y.
+        dz: direction z.
+
+    Returns:
+        ``(t, nx, ny, nz)``: entry distance (inf when none) and unit outward normal there.
+    """
+    if kind == SOLID_BOX:
+        t_in = -np.inf
+        t_out = np.inf
+        axis = -1
+        for a in range(3):
+            o = ox if a == 0 else (oy if a == 1 else oz)
+            d = dx if a == 0 else (dy if a == 1 else dz)
+            h = params[s, a]
+            if d == 0.0:
+                if o < -h or o > h:
+                    return np.inf, 0.0, 0.0, 0.0
+                continue
+            t0 = (-h - o) / d
+            t1 = (h - o) / d
+            if t0 > t1:
+                t0, t1 = t1, t0
+            if t0 > t_in:
+                t_in = t0
+                axis = a
+            t_out = min(t_out, t1)
+        if axis < 0 or t_in > t_out or t_in <= 0.0:
+            return np.inf, 0.0, 0.0, 0.0
+        d = dx if axis == 0 else (dy if axis == 1 else dz)
+        sign = -1.0 if d > 0.0 else 1.0
+        return (
+            t_in,
+            sign if axis == 0 else 0.0,
+            sign if axis == 1 else 0.0,
+            sign if axis == 2 else 0.0,
+        )
+    r = params[s, 0]
+    if kind == SOLID_SPHERE:
+        t = _sphere_entry_kernel(0.0, r, ox, oy, oz, dx, dy, dz)
+        if t == np.inf:
+            return np.inf, 0.0, 0.0, 0.0
+        return t, (ox + t * dx) / r, (oy + t * dy) / r, (oz + t * dz) / r
+    if kind != SOLID_CAPSULE and kind != SOLID_CYLINDER:
+        return np.inf, 0.0, 0.0, 0.0
+    h = params[s, 1]
+    best = np.inf
+    nx = 0.0
+    ny = 0.0
+    nz = 0.0
+    t = _side_entry_kernel(r, ox, oy, dx, dy)
+    if t < best:
+        z = oz + t * dz
+        if -h <= z <= h:
+            best = t
+            nx = (ox + t * dx) / r
+            ny = (oy + t * dy) / r
+            nz = 0.0
+    for end in range(2):
+        cz = h if end == 0 else -h
+        if kind == SOLID_CAPSULE:
+            t = _sphere_entry_kernel(cz, r, ox, oy, oz, dx, dy, dz)
+            if t < best:
+                z = oz + t * dz
+                if (z >= cz) if end == 0 else (z <= cz):
+                    best = t
+                    nx = (ox + t * dx) / r
+                    ny = (oy + t * dy) / r
+                    nz = (z - cz) / r
+        else:
+            # flat cap at z = cz, entered from outside (above the top, below the bottom)
+            outside = oz > cz if end == 0 else oz < cz
+            toward = dz < 0.0 if end == 0 else dz > 0.0
+            if outside and toward:
+                t = (cz - oz) / dz
+                x = ox + t * dx
+                y = oy + t * dy
+                if t < best and x * x + y * y <= r * r:
+                    best = t
+                    nx = 0.0
+                    ny = 0.0
+                    nz = 1.0 if end == 0 else -1.0
+    return best, nx, ny, nz
+
+
+@jit
+def group_solid_hit_kernel(
+    solid_kinds,
+    solid_positions,
+    solid_orientations,
+    solid_params,
+    solid_bounds,
+    first,
+    count,
+    ox,
+    oy,
+    oz,
+    dx,
+    dy,
+    dz,
+    t_best,
+):
+    """Closest analytic-solid entry closer than ``t_best`` among one group's solids.
+
+    Args:
+        solid_kinds: ``SOLID_*`` code per solid, shape (S,), int64.
+        solid_positions: solid origin in its group frame, shape (S, 3), float64.
+        solid_orientations: solid orientation in its group frame (w, x, y, z), (S, 4).
+        solid_params: solid parameters, shape (S, 3), float64.
+        solid_bounds: bounding sphere ``[c, r]`` per solid, group frame, shape (S, 4).
+        first: the group's first solid.
+        count: its number of solids.
+        ox: ray origin x [stage units], group frame.
+        oy: ray origin y.
+        oz: ray origin z.
+        dx: unit direction x, group frame.
+        dy: direction y.
+        dz: direction z.
+        t_best: only entries closer than this count.
+
+    Returns:
+        ``(t, solid, nx, ny, nz)``: distance, solid index (-1 when none is closer) and unit
+        normal in the group frame.
+    """
+    best = -1
+    nx = 0.0
+    ny = 0.0
+    nz = 0.0
+    for s in range(first, first + count):
+        kind = solid_kinds[s]
+        if kind == SOLID_CONVEX:
+            continue
+        # bounding-sphere reject: closest approach and entry distance along the ray
+        cx = solid_bounds[s, 0] - ox
+        cy = solid_bounds[s, 1] - oy
+        cz = solid_bounds[s, 2] - oz
+        along = cx * dx + cy * dy + cz * dz
+        r = solid_bounds[s, 3]
+        gap = cx * cx + cy * cy + cz * cz - along * along
+        if gap > r * r or along + r < 0.0 or along - r > t_best:
+            continue
+        qw = solid_orientations[s, 0]
+        qx = solid_orientations[s, 1]
+        qy = solid_orientations[s, 2]
+        qz = solid_orientations[s, 3]
+        lx, ly, lz = _rotate_inverse_kernel(
+            qw, qx, qy, qz, ox - solid_positions[s, 0], oy - solid_positions[s, 1],
+            oz - solid_positions[s, 2],
+        )  # fmt: skip
+        ex, ey, ez = _rotate_inverse_kernel(qw, qx, qy, qz, dx, dy, dz)
+        t, mx, my, mz = ray_solid_kernel(kind, solid_params, s, lx, ly, lz, ex, ey, ez)
+        if t < t_best:
+            t_best = t
+            best = s
+            # solid normal to the group frame: rotation by q
+            nx, ny, nz = _rotate_inverse_kernel(qw, -qx, -qy, -qz, mx, my, mz)
+    return t_best, best, nx, ny, nz
+
+
+@jit
+def scene_solid_hits_kernel(
+    solid_kinds,
+    solid_positions,
+    solid_orientations,
+    solid_params,
+    solid_bounds,
+    solid_actors,
+    group_solid_ranges,
+    group_solid_boxes,
+    group_positions,
+    group_orientations,
+    origins,
+    directions,
+    max_distances,
+    io_distances,
+    io_actors,
+    io_normals,
+):
+    """Analytic solids closer than the triangle hits replace them (exact hits, normals).
+
+    Args:
+        solid_kinds: ``SOLID_*`` code per solid, shape (S,), int64.
+        solid_positions: solid origin in its group frame, shape (S, 3), float64.
+        solid_orientations: solid orientation in its group frame, shape (S, 4), float64.
+        solid_params: solid parameters, shape (S, 3), float64.
+        solid_bounds: bounding sphere per solid, group frame, shape (S, 4), float64.
+        solid_actors: actor index per solid, shape (S,), int64.
+        group_solid_ranges: (first solid, count) per group, shape (G, 2), int64.
+        group_solid_boxes: group-frame box around each group's solids, shape (G, 6).
+        group_positions: group origins, shape (G, 3), float64, world.
+        group_orientations: group orientations (w, x, y, z), shape (G, 4), float64.
+        origins: ray origins, shape (R, 3), float64, world.
+        directions: unit ray directions, shape (R, 3), float64, world.
+        max_distances: largest accepted distance per ray, shape (R,), float64.
+        io_distances: triangle hit distance or inf, shape (R,), float64 (updated).
+        io_actors: actor or -1, shape (R,), int64 (updated).
+        io_normals: unit world normal, shape (R, 3), float64 (updated).
+    """
+    group_count = group_solid_ranges.shape[0]
+    for i in range(origins.shape[0]):
+        t_best = min(io_distances[i], max_distances[i])
+        for g in range(group_count):
+            count = group_solid_ranges[g, 1]
+            if count == 0:
+                continue
+            qw = group_orientations[g, 0]
+            qx = group_orientations[g, 1]
+            qy = group_orientations[g, 2]
+            qz = group_orientations[g, 3]
+            ox, oy, oz = _rotate_inverse_kernel(
+                qw, qx, qy, qz, origins[i, 0] - group_positions[g, 0],
+                origins[i, 1] - group_positions[g, 1], origins[i, 2] - group_positions[g, 2],
+            )  # fmt: skip
+            dx, dy, dz = _rotate_inverse_kernel(
+                qw, qx, qy, qz, directions[i, 0], directions[i, 1], directions[i, 2]
+            )
+            ix = inverse_direction_kernel(dx)
+            iy = inverse_direction_kernel(dy)
+            iz = inverse_direction_kernel(dz)
+            ax = (group_solid_boxes[g, 0] - ox) * ix
+            bx = (group_solid_boxes[g, 3] - ox) * ix
+            ay = (group_solid_boxes[g, 1] - oy) * iy
+            by = (group_solid_boxes[g, 4] - oy) * iy
+            az = (group_solid_boxes[g, 2] - oz) * iz
+            bz = (group_solid_boxes[g, 5] - oz) * iz
+            enter = max(min(ax, bx), min(ay, by), min(az, bz), 0.0)
+            leave = min(max(ax, bx), max(ay, by), max(az, bz), t_best)
+            if enter > leave:
+                continue
+            t, s, nx, ny, nz = group_solid_hit_kernel(
+                solid_kinds, solid_positions, solid_orientations, solid_params, solid_bounds,
+                group_solid_ranges[g, 0], count, ox, oy, oz, dx, dy, dz, t_best,
+            )  # fmt: skip
+            if s >= 0:
+                t_best = t
+                io_distances[i] = t
+                io_actors[i] = solid_actors[s]
+                wx, wy, wz = _rotate_inverse_kernel(qw, -qx, -qy, -qz, nx, ny, nz)
+                io_normals[i, 0] = wx
+                io_normals[i, 1] = wy
+                io_normals[i, 2] = wz
