@@ -197,11 +197,14 @@ def _compare(np, kernels, backend, scene, o, d, repeats: int, threads_list):
     for call in candidates.values():  # warm up (compile, scratch buffers)
         call()
     times = {name: [] for name in candidates}
+    cpu = {name: [] for name in candidates}
     for _ in range(repeats):
         for name, call in candidates.items():
+            c0 = time.process_time()
             t0 = time.perf_counter()
             call()
             times[name].append(time.perf_counter() - t0)
+            cpu[name].append(time.process_time() - c0)
     # correctness on this ray set: simrt vs Embree's full query
     result = scene.run(o32, d32, output=1)
     prim = np.asarray(result["primID"])
@@ -212,6 +215,7 @@ def _compare(np, kernels, backend, scene, o, d, repeats: int, threads_list):
     agree = np.abs(dist[both] - tfar[both]) <= 1e-5
     same_hits = float(np.mean(np.isfinite(dist) == hit))
     rates = {name: count / _best(t) / 1e6 for name, t in times.items()}
+    rates.update({("cpu", name): _best(c) for name, c in cpu.items()})
     return rates, float(hit.mean()), float(agree.mean()) if agree.size else 1.0, same_hits
 
 
@@ -222,13 +226,19 @@ def _print_rates(rates, threads_list):
     ref_sorted = rates["embree distance-only, Morton order (sort incl.)"]
     print(f"  {'candidate':<52} {'Mrays/s':>8} {'vs Embree':>10} {'vs Embree same order':>21}")
     for name, rate in rates.items():
+        if isinstance(name, tuple):
+            continue
         same = ref_sorted if "Morton" in name else ref
         print(f"  {name:<52} {rate:8.2f} {rate / ref:9.2f}x {rate / same:20.2f}x")
     one = rates.get("simrt 1 thr, as given")
     for threads in threads_list:
         if threads > 1 and one:
-            two = rates[f"simrt {threads} thr, as given"]
-            print(f"  simrt {threads} threads / 1 thread (as given): {two / one:.2f}x")
+            label = f"simrt {threads} thr, as given"
+            two = rates[label]
+            cpu_ratio = rates["cpu", label] / rates["cpu", "simrt 1 thr, as given"]
+            print(f"  simrt {threads} threads / 1 thread (as given): {two / one:.2f}x wall; "
+                  f"process CPU time {cpu_ratio:.2f}x of one thread's (1.00 = no parallel "
+                  "overhead: the wall speedup is then up to the free cores)")  # fmt: skip
 
 
 def _trimesh_rate(np, trimesh, vertices, faces, o, d, count: int):
@@ -383,7 +393,7 @@ def main() -> int:
     threads_list = sorted(set(threads_list))
     compile_times = _compile_times(np, kernels)
     print(f"machine: {os.cpu_count()} CPUs, Numba threads {numba.config.NUMBA_NUM_THREADS} "
-          f"(layer {numba.threading_layer()})")  # fmt: skip
+          f"(layer {numba.threading_layer()}), load average {os.getloadavg()[0]:.1f}")  # fmt: skip
     print("first-call compile (or cache load): " + ", ".join(
         f"{k} {v:.2f} s" for k, v in compile_times.items()))  # fmt: skip
     for size in filter(None, args.sizes.split(",")):
@@ -408,6 +418,7 @@ def main() -> int:
     if not args.no_sensor_path:
         print()
         _sensor_path(np, args.repeats)
+    print(f"load average at the end: {os.getloadavg()[0]:.1f} (on {os.cpu_count()} CPUs)")
     return 0
 
 

@@ -389,3 +389,44 @@ def test_thread_count_setting_is_validated_and_clamped():
     for bad in (0, -1, 1.5, True):
         with pytest.raises(ValueError, match="threads"):
             NumbaBvhBackend([(v, np.array([[0, 1, 2]]))], threads=bad)
+
+
+def test_embreex_fixed_groups_in_one_world_scene_match_per_group_scenes():
+    """Fixed groups merged into one world-frame Embree scene give the per-group answers
+    (single- and double-sided, rays starting inside closed meshes, moving groups beside)."""
+    rng = np.random.default_rng(4)
+    meshes = []
+    for k in range(4):
+        m = trimesh.creation.icosphere(subdivisions=2, radius=0.5 + 0.1 * k)
+        meshes.append((np.asarray(m.vertices), np.asarray(m.faces)))
+    positions = rng.uniform(-2, 2, (4, 3))
+    q = rng.normal(size=(4, 4))
+    q /= np.linalg.norm(q, axis=1, keepdims=True)
+    fixed = [(positions[g], q[g]) if g % 2 == 0 else None for g in range(4)]
+    o = rng.uniform(-3, 3, (3000, 3))
+    o[:300] = positions[rng.integers(0, 4, 300)]  # starting inside a sphere
+    d = positions[rng.integers(0, 4, 3000)] + rng.normal(0.0, 0.4, (3000, 3)) - o
+    d[:300] = rng.normal(size=(300, 3))
+    d /= np.linalg.norm(d, axis=1, keepdims=True)
+    max_d = np.full(3000, 20.0)
+    for double_sided in (False, True):
+        out = []
+        for poses in (None, fixed):
+            b = EmbreexBackend(meshes, double_sided, poses)
+            dist = np.empty(3000)
+            face = np.empty(3000, np.int64)
+            b.cast(o, d, max_d, positions, q, dist, face)
+            out.append((dist, face))
+        hit = np.isfinite(out[0][0])
+        assert hit.sum() > 500
+        np.testing.assert_array_equal(hit, np.isfinite(out[1][0]))
+        # float32 rays in the world vs the group frame: equal within 1e-5 but for rounding
+        gap = np.abs(out[0][0][hit] - out[1][0][hit])
+        assert np.mean(gap <= 1e-5) > 0.998 and gap.max() < 1e-4
+        assert np.mean(out[0][1] == out[1][1]) > 0.995
+        numba_b = NumbaBvhBackend(meshes, double_sided)
+        ref = np.empty(3000)
+        numba_b.cast(o, d, max_d, positions, q, ref, np.empty(3000, np.int64))
+        np.testing.assert_array_equal(np.isfinite(ref), hit)
+        gap = np.abs(ref[hit] - out[1][0][hit])
+        assert np.mean(gap <= 1e-5) > 0.998 and gap.max() < 1e-4
