@@ -411,7 +411,9 @@ def main() -> int:
                   f"Embree's within 1e-5 on {agree * 100:.3f} % of common hits, same hit/miss "
                   f"on {same * 100:.3f} % of rays")  # fmt: skip
             _print_rates(rates, threads_list)
-            if args.trimesh_rays > 0 and label == "scattered":
+            if args.trimesh_rays > 0 and label == "scattered" and len(faces) > 200_000:
+                print("  trimesh: skipped above 200k triangles (its ray queries need many GB)")
+            elif args.trimesh_rays > 0 and label == "scattered":
                 rate = _trimesh_rate(np, trimesh, vertices, faces, o, d, args.trimesh_rays)
                 print(f"  trimesh (rtree + NumPy, {args.trimesh_rays} rays): "
                       f"{rate * 1e3:.3f} krays/s")  # fmt: skip
