@@ -2183,13 +2183,56 @@ def scene_solid_hits_kernel(
         io_actors: actor or -1, shape (R,), int64 (updated).
         io_normals: unit world normal, shape (R, 3), float64 (updated).
     """
+    # groups holding analytic solids (convex ones are triangles), with a world bounding
+    # sphere of their solids' box for a cheap reject before the ray is rotated
     group_count = group_solid_ranges.shape[0]
+    groups = np.empty(group_count, np.int64)
+    spheres = np.empty((group_count, 4))
+    n_groups = 0
+    for g in range(group_count):
+        first = group_solid_ranges[g, 0]
+        analytic = False
+        for s in range(first, first + group_solid_ranges[g, 1]):
+            if solid_kinds[s] != SOLID_CONVEX:
+                analytic = True
+                break
+        if not analytic:
+            continue
+        hx = 0.5 * (group_solid_boxes[g, 3] - group_solid_boxes[g, 0])
+        hy = 0.5 * (group_solid_boxes[g, 4] - group_solid_boxes[g, 1])
+        hz = 0.5 * (group_solid_boxes[g, 5] - group_solid_boxes[g, 2])
+        wx, wy, wz = _rotate_inverse_kernel(
+            group_orientations[g, 0], -group_orientations[g, 1], -group_orientations[g, 2],
+            -group_orientations[g, 3], group_solid_boxes[g, 0] + hx,
+            group_solid_boxes[g, 1] + hy, group_solid_boxes[g, 2] + hz,
+        )  # fmt: skip
+        wx += group_positions[g, 0]
+        wy += group_positions[g, 1]
+        wz += group_positions[g, 2]
+        radius = np.sqrt(hx * hx + hy * hy + hz * hz)
+        radius += 1e-9 * (1.0 + radius + abs(wx) + abs(wy) + abs(wz))
+        groups[n_groups] = g
+        spheres[n_groups, 0] = wx
+        spheres[n_groups, 1] = wy
+        spheres[n_groups, 2] = wz
+        spheres[n_groups, 3] = radius
+        n_groups += 1
     for i in range(origins.shape[0]):
+        if n_groups == 0:
+            break
         t_best = min(io_distances[i], max_distances[i])
-        for g in range(group_count):
-            count = group_solid_ranges[g, 1]
-            if count == 0:
+        for m in range(n_groups):
+            cx = spheres[m, 0] - origins[i, 0]
+            cy = spheres[m, 1] - origins[i, 1]
+            cz = spheres[m, 2] - origins[i, 2]
+            along = cx * directions[i, 0] + cy * directions[i, 1] + cz * directions[i, 2]
+            r = spheres[m, 3]
+            if along + r < 0.0 or along - r > t_best:
                 continue
+            if cx * cx + cy * cy + cz * cz - along * along > r * r:
+                continue
+            g = groups[m]
+            count = group_solid_ranges[g, 1]
             qw = group_orientations[g, 0]
             qx = group_orientations[g, 1]
             qy = group_orientations[g, 2]

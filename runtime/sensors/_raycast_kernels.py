@@ -17,6 +17,7 @@ import numpy as np
 
 from runtime._jit import jit
 from runtime.sensors._bvh_kernels import (
+    SOLID_CONVEX,
     STACK_SIZE,
     _rotate_inverse_kernel,
     group_closest_hit_kernel,
@@ -889,6 +890,12 @@ def raycast_batch_step_kernel(
         solid_bounds[solid, 1] = solid_boxes[solid, 1] + ey
         solid_bounds[solid, 2] = solid_boxes[solid, 2] + ez
         solid_bounds[solid, 3] = math.sqrt(ex * ex + ey * ey + ez * ez) * (1.0 + 1e-12)
+    group_analytic = np.zeros(group_count, np.bool_)  # holds a non-convex solid
+    for g in range(group_count):
+        for solid in range(group_i[g, 2], group_i[g, 2] + group_i[g, 3]):
+            if solid_kinds[solid] != SOLID_CONVEX:
+                group_analytic[g] = True
+                break
     candidate_count = 0
     for g in range(group_count):
         moving = group_flags[g, 2] != 0.0
@@ -1022,7 +1029,7 @@ def raycast_batch_step_kernel(
                 tri_ok = root >= 0 and _slab_kernel(
                     group_boxes, g, 0, wox, woy, woz, wix, wiy, wiz, t_best
                 )
-                solid_ok = group_i[g, 3] > 0 and _slab_kernel(
+                solid_ok = group_analytic[g] and _slab_kernel(
                     group_boxes, g, 6, wox, woy, woz, wix, wiy, wiz, t_best
                 )
                 if not (tri_ok or solid_ok):
