@@ -8,10 +8,12 @@ import trimesh
 
 from runtime.sensors import _bvh_kernels as kernels
 from runtime.sensors.ray_backends import (
+    PARALLEL_MIN_RAYS,
     EmbreexBackend,
     NumbaBvhBackend,
     RayBackend,
     make_ray_backend,
+    resolve_threads,
 )
 
 
@@ -328,3 +330,103 @@ def test_morton_ordered_large_batch_returns_results_in_caller_order():
     assert 50 < hit.sum() < 300
     np.testing.assert_array_equal(np.isfinite(results[0][0][sample]), hit)
     np.testing.assert_allclose(results[0][0][sample][hit], ref_d[hit], atol=1e-9)
+
+
+@pytest.mark.parametrize("sort_threshold", [NumbaBvhBackend.coherent_sort_threshold, 0])
+def test_two_threads_are_bit_identical_to_one(sort_threshold):
+    """The parallel cast (blocks of rays over Numba's threads) returns exactly the
+    single-threaded results, over moving groups, in caller order; and the oracle agrees."""
+    rng = np.random.default_rng(21)
+    meshes = []
+    for k in range(3):
+        m = trimesh.creation.icosphere(subdivisions=3, radius=0.6 + 0.2 * k)
+        meshes.append((np.asarray(m.vertices), np.asarray(m.faces)))
+    positions = rng.uniform(-1.5, 1.5, (3, 3))
+    q = rng.normal(size=(3, 4))
+    q /= np.linalg.norm(q, axis=1, keepdims=True)
+    count = 3 * PARALLEL_MIN_RAYS + 17  # several blocks and a partial one
+    o, d = random_rays(rng, count, radius=4.0)
+    max_d = rng.uniform(3.0, 8.0, count)
+    results = []
+    for threads in (1, 2):
+        backend = NumbaBvhBackend(meshes, threads=threads)
+        backend.coherent_sort_threshold = sort_threshold
+        dist = np.empty(count)
+        face = np.empty(count, np.int64)
+        backend.cast(o, d, max_d, positions, q, dist, face)
+        results.append((dist, face))
+    np.testing.assert_array_equal(results[0][0], results[1][0])
+    np.testing.assert_array_equal(results[0][1], results[1][1])
+    # the parallel kernel itself (also when Numba has a single thread here)
+    b = NumbaBvhBackend(meshes)
+    dist = np.empty(count)
+    face = np.empty(count, np.int64)
+    b.cast(o, d, max_d, positions, q, np.empty(count), np.empty(count, np.int64))  # boxes
+    kernels.scene_closest_hit_parallel_kernel(
+        b.node_boxes, b.node_refs, b.triangles, b.triangle_ids, b.group_roots, positions, q,
+        b._world_boxes, o, d, max_d, False, dist, face, 2,
+    )  # fmt: skip
+    np.testing.assert_array_equal(dist, results[0][0])
+    np.testing.assert_array_equal(face, results[0][1])
+    assert 0.2 < np.isfinite(dist).mean() < 0.95
+    # Embree as the oracle on the same moving groups
+    emb = EmbreexBackend(meshes)
+    ref = np.empty(count)
+    emb.cast(o, d, max_d, positions, q, ref, np.empty(count, np.int64))
+    hit = np.isfinite(ref)
+    assert np.mean(np.isfinite(dist) == hit) > 0.999
+    both = hit & np.isfinite(dist)
+    assert np.mean(np.abs(dist[both] - ref[both]) < 1e-5) > 0.999
+
+
+def test_thread_count_setting_is_validated_and_clamped():
+    import numba
+
+    assert resolve_threads(None) == numba.get_num_threads()
+    assert resolve_threads(1) == 1
+    assert resolve_threads(10_000) == numba.config.NUMBA_NUM_THREADS
+    v = np.array([[0, 0, 0], [1, 0, 0], [0, 1, 0]], float)
+    for bad in (0, -1, 1.5, True):
+        with pytest.raises(ValueError, match="threads"):
+            NumbaBvhBackend([(v, np.array([[0, 1, 2]]))], threads=bad)
+
+
+def test_embreex_fixed_groups_in_one_world_scene_match_per_group_scenes():
+    """Fixed groups merged into one world-frame Embree scene give the per-group answers
+    (single- and double-sided, rays starting inside closed meshes, moving groups beside)."""
+    rng = np.random.default_rng(4)
+    meshes = []
+    for k in range(4):
+        m = trimesh.creation.icosphere(subdivisions=2, radius=0.5 + 0.1 * k)
+        meshes.append((np.asarray(m.vertices), np.asarray(m.faces)))
+    positions = rng.uniform(-2, 2, (4, 3))
+    q = rng.normal(size=(4, 4))
+    q /= np.linalg.norm(q, axis=1, keepdims=True)
+    fixed = [(positions[g], q[g]) if g % 2 == 0 else None for g in range(4)]
+    o = rng.uniform(-3, 3, (3000, 3))
+    o[:300] = positions[rng.integers(0, 4, 300)]  # starting inside a sphere
+    d = positions[rng.integers(0, 4, 3000)] + rng.normal(0.0, 0.4, (3000, 3)) - o
+    d[:300] = rng.normal(size=(300, 3))
+    d /= np.linalg.norm(d, axis=1, keepdims=True)
+    max_d = np.full(3000, 20.0)
+    for double_sided in (False, True):
+        out = []
+        for poses in (None, fixed):
+            b = EmbreexBackend(meshes, double_sided, poses)
+            dist = np.empty(3000)
+            face = np.empty(3000, np.int64)
+            b.cast(o, d, max_d, positions, q, dist, face)
+            out.append((dist, face))
+        hit = np.isfinite(out[0][0])
+        assert hit.sum() > 500
+        np.testing.assert_array_equal(hit, np.isfinite(out[1][0]))
+        # float32 rays in the world vs the group frame: equal within 1e-5 but for rounding
+        gap = np.abs(out[0][0][hit] - out[1][0][hit])
+        assert np.mean(gap <= 1e-5) > 0.998 and gap.max() < 1e-4
+        assert np.mean(out[0][1] == out[1][1]) > 0.995
+        numba_b = NumbaBvhBackend(meshes, double_sided)
+        ref = np.empty(3000)
+        numba_b.cast(o, d, max_d, positions, q, ref, np.empty(3000, np.int64))
+        np.testing.assert_array_equal(np.isfinite(ref), hit)
+        gap = np.abs(ref[hit] - out[1][0][hit])
+        assert np.mean(gap <= 1e-5) > 0.998 and gap.max() < 1e-4

@@ -423,9 +423,9 @@ def test_raycast_hits_lie_on_scene_surfaces(panda_run):
         if meshes:
             assert dist.max() < 1e-5, f"{path}: hit {dist.max():.2e} off the surface"
         else:
-            # spheres / cylinders are tessellated by the ray scene (icosphere subdivision 3,
-            # 48-sided cylinders): hits lie within the tessellation sag of the true surface
-            assert adist.max() < 2e-4, f"{path}: hit {adist.max():.2e} off the surface"
+            # spheres / cylinders are intersected exactly by the ray scene: hits lie on the
+            # true surface up to the float32 rounding of the recorded end points
+            assert adist.max() < 2e-6, f"{path}: hit {adist.max():.2e} off the surface"
             worst_analytic = max(worst_analytic, float(adist.max()))
         checked += len(points)
     assert checked == int(hit.sum())

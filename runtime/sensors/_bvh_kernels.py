@@ -22,21 +22,27 @@ from __future__ import annotations
 
 import numpy as np
 
-from runtime._jit import jit
+from runtime._jit import JIT_DISABLED, jit
 
 __all__ = [
     "MAX_LEAF_SIZE",
     "STACK_SIZE",
     "bvh_build_kernel",
     "bvh_closest_hit_kernel",
+    "embree_merge_groups_kernel",
+    "embree_merge_kernel",
+    "embree_pack_rays_kernel",
     "gather_rays_kernel",
     "ray_morton_codes_kernel",
     "scatter_hits_kernel",
     "scene_cast_kernel",
+    "scene_cast_parallel_kernel",
     "scene_closest_hit_kernel",
+    "scene_closest_hit_parallel_kernel",
     "scene_group_poses_kernel",
     "scene_hit_attributes_kernel",
     "scene_inside_solid_kernel",
+    "scene_solid_hits_kernel",
 ]
 
 MAX_LEAF_SIZE = 4
@@ -57,6 +63,29 @@ SOLID_SPHERE = 1
 SOLID_CAPSULE = 2
 SOLID_CYLINDER = 3
 SOLID_CONVEX = 4
+
+PARALLEL_BLOCK = 256
+"""Rays per work item of the parallel kernels (items interleaved over the threads)."""
+
+
+def _jit_parallel(function):
+    """Like :func:`runtime._jit.jit`, with ``parallel=True`` (``prange`` over ray blocks).
+
+    Each block runs the sequential kernel on its slice of the rays, so results are
+    bit-identical to the sequential kernel whatever the thread count.
+    """
+    if JIT_DISABLED:
+        return function
+    import numba
+
+    return numba.njit(cache=True, nogil=True, parallel=True)(function)
+
+
+_prange = range
+if not JIT_DISABLED:
+    import numba as _numba
+
+    _prange = _numba.prange
 
 
 # --------------------------------------------------------------------------------------------
@@ -922,12 +951,62 @@ def scene_inside_solid_kernel(
         spheres[g, 1] = wy
         spheres[g, 2] = wz
         spheres[g, 3] = radius * radius
-    for i in range(points.shape[0]):
+    # candidates: solids whose world bounding sphere meets the box of all the points (the
+    # rays of a sensor start close together), in solid order, listed group by group
+    point_count = points.shape[0]
+    lo_x = np.inf
+    lo_y = np.inf
+    lo_z = np.inf
+    hi_x = -np.inf
+    hi_y = -np.inf
+    hi_z = -np.inf
+    for i in range(point_count):
+        lo_x = min(lo_x, points[i, 0])
+        lo_y = min(lo_y, points[i, 1])
+        lo_z = min(lo_z, points[i, 2])
+        hi_x = max(hi_x, points[i, 0])
+        hi_y = max(hi_y, points[i, 1])
+        hi_z = max(hi_z, points[i, 2])
+    candidates = np.empty(solid_groups.shape[0], np.int64)
+    group_candidates = np.zeros((group_count, 2), np.int64)
+    candidate_count = 0
+    for g in range(group_count):
+        group_candidates[g, 0] = candidate_count
+        if group_solid_ranges[g, 1] == 0 or not _sphere_meets_box_kernel(
+            spheres[g, 0], spheres[g, 1], spheres[g, 2], spheres[g, 3],
+            lo_x, lo_y, lo_z, hi_x, hi_y, hi_z,
+        ):  # fmt: skip
+            continue
+        first = group_solid_ranges[g, 0]
+        for s in range(first, first + group_solid_ranges[g, 1]):
+            wx, wy, wz = _rotate_inverse_kernel(
+                group_orientations[g, 0], -group_orientations[g, 1],
+                -group_orientations[g, 2], -group_orientations[g, 3],
+                solid_bounds[s, 0], solid_bounds[s, 1], solid_bounds[s, 2],
+            )  # fmt: skip
+            wx += group_positions[g, 0]
+            wy += group_positions[g, 1]
+            wz += group_positions[g, 2]
+            r = solid_bounds[s, 3]
+            r += 1e-9 * (1.0 + r + abs(wx) + abs(wy) + abs(wz))
+            if _sphere_meets_box_kernel(wx, wy, wz, r * r, lo_x, lo_y, lo_z, hi_x, hi_y, hi_z):
+                candidates[candidate_count] = s
+                candidate_count += 1
+        group_candidates[g, 1] = candidate_count - group_candidates[g, 0]
+    for i in range(point_count):
         out_solids[i] = -1
+        if candidate_count == 0:
+            continue
+        if (
+            i > 0
+            and points[i, 0] == points[i - 1, 0]
+            and points[i, 1] == points[i - 1, 1]
+            and points[i, 2] == points[i - 1, 2]
+        ):
+            out_solids[i] = out_solids[i - 1]  # rays of one sensor share their start
+            continue
         for g in range(group_count):
-            first = group_solid_ranges[g, 0]
-            count = group_solid_ranges[g, 1]
-            if count == 0:
+            if group_candidates[g, 1] == 0:
                 continue
             ex = points[i, 0] - spheres[g, 0]
             ey = points[i, 1] - spheres[g, 1]
@@ -952,12 +1031,26 @@ def scene_inside_solid_kernel(
                 or gz > group_solid_boxes[g, 5]
             ):
                 continue
-            out_solids[i] = group_inside_solid_kernel(
-                solid_kinds, solid_positions, solid_orientations, solid_params,
-                solid_plane_ranges, planes, solid_bounds, first, count, gx, gy, gz,
-            )  # fmt: skip
+            start = group_candidates[g, 0]
+            for m in range(start, start + group_candidates[g, 1]):
+                found = group_inside_solid_kernel(
+                    solid_kinds, solid_positions, solid_orientations, solid_params,
+                    solid_plane_ranges, planes, solid_bounds, candidates[m], 1, gx, gy, gz,
+                )  # fmt: skip
+                if found >= 0:
+                    out_solids[i] = found
+                    break
             if out_solids[i] >= 0:
                 break
+
+
+@jit
+def _sphere_meets_box_kernel(cx, cy, cz, r2, lo_x, lo_y, lo_z, hi_x, hi_y, hi_z):
+    """Whether the sphere (centre c, squared radius r2) meets the box [lo, hi]."""
+    dx = max(lo_x - cx, 0.0, cx - hi_x)
+    dy = max(lo_y - cy, 0.0, cy - hi_y)
+    dz = max(lo_z - cz, 0.0, cz - hi_z)
+    return dx * dx + dy * dy + dz * dz <= r2
 
 
 @jit
@@ -1248,15 +1341,67 @@ def scene_cast_kernel(
         io_group_orientations,
         out_world_boxes,
     )
+    scene_cast_rays_kernel(
+        node_boxes, node_refs, triangles, triangle_ids, group_roots, face_groups, face_actors,
+        face_normals, solid_groups, solid_kinds, solid_positions, solid_orientations,
+        solid_params, solid_plane_ranges, planes, solid_bounds, solid_actors,
+        group_solid_ranges, group_solid_boxes, origins, directions, max_distances,
+        double_sided, io_group_positions, io_group_orientations, out_world_boxes, out_faces,
+        out_inside, out_distances, out_actors, out_normals,
+    )  # fmt: skip
+
+
+@jit
+def scene_cast_rays_kernel(
+    node_boxes,
+    node_refs,
+    triangles,
+    triangle_ids,
+    group_roots,
+    face_groups,
+    face_actors,
+    face_normals,
+    solid_groups,
+    solid_kinds,
+    solid_positions,
+    solid_orientations,
+    solid_params,
+    solid_plane_ranges,
+    planes,
+    solid_bounds,
+    solid_actors,
+    group_solid_ranges,
+    group_solid_boxes,
+    origins,
+    directions,
+    max_distances,
+    double_sided,
+    group_positions,
+    group_orientations,
+    world_boxes,
+    out_faces,
+    out_inside,
+    out_distances,
+    out_actors,
+    out_normals,
+):
+    """The per-ray part of :func:`scene_cast_kernel` with the group poses already set.
+
+    Closest triangle hit, hit attributes, exact entries into analytic solids (boxes,
+    spheres, capsules, cylinders: :func:`scene_solid_hits_kernel`) and the "starts inside
+    a solid" rule of every given ray;
+    arguments as :func:`scene_cast_kernel` documents them (``group_positions``,
+    ``group_orientations`` and ``world_boxes`` are read).
+    """
     scene_closest_hit_kernel(
         node_boxes,
         node_refs,
         triangles,
         triangle_ids,
         group_roots,
-        io_group_positions,
-        io_group_orientations,
-        out_world_boxes,
+        group_positions,
+        group_orientations,
+        world_boxes,
         origins,
         directions,
         max_distances,
@@ -1269,7 +1414,7 @@ def scene_cast_kernel(
         face_groups,
         face_actors,
         face_normals,
-        io_group_orientations,
+        group_orientations,
         directions,
         double_sided,
         out_actors,
@@ -1277,6 +1422,12 @@ def scene_cast_kernel(
     )
     if solid_groups.shape[0] == 0:
         return
+    scene_solid_hits_kernel(
+        solid_kinds, solid_positions, solid_orientations, solid_params, solid_bounds,
+        solid_actors, group_solid_ranges, group_solid_boxes, group_positions,
+        group_orientations, origins, directions, max_distances, out_distances, out_actors,
+        out_normals,
+    )  # fmt: skip
     scene_inside_solid_kernel(
         solid_groups,
         solid_kinds,
@@ -1288,8 +1439,8 @@ def scene_cast_kernel(
         solid_bounds,
         group_solid_ranges,
         group_solid_boxes,
-        io_group_positions,
-        io_group_orientations,
+        group_positions,
+        group_orientations,
         origins,
         out_inside,
     )
@@ -1301,6 +1452,122 @@ def scene_cast_kernel(
             out_normals[i, 0] = -directions[i, 0]
             out_normals[i, 1] = -directions[i, 1]
             out_normals[i, 2] = -directions[i, 2]
+
+
+# --------------------------------------------------------------------------------------------
+# Parallel (both cores): prange over blocks of rays, each block the sequential kernel
+# --------------------------------------------------------------------------------------------
+
+
+@_jit_parallel
+def scene_closest_hit_parallel_kernel(
+    node_boxes,
+    node_refs,
+    triangles,
+    triangle_ids,
+    group_roots,
+    group_positions,
+    group_orientations,
+    group_world_boxes,
+    origins,
+    directions,
+    max_distances,
+    double_sided,
+    out_distances,
+    out_triangle_ids,
+    threads,
+):
+    """:func:`scene_closest_hit_kernel` over blocks of :data:`PARALLEL_BLOCK` rays in parallel.
+
+    Same arguments plus ``threads`` (>= 1), and bit-identical results: worker ``w`` of
+    ``threads`` workers (run on Numba's thread pool) casts blocks ``w, w + threads, ...``,
+    interleaved so that coherent batches (lidar fans) share the work evenly.
+    """
+    ray_count = origins.shape[0]
+    blocks = (ray_count + PARALLEL_BLOCK - 1) // PARALLEL_BLOCK
+    workers = max(1, min(threads, blocks))
+    for w in _prange(workers):
+        for b in range(w, blocks, workers):
+            s = b * PARALLEL_BLOCK
+            e = min(ray_count, s + PARALLEL_BLOCK)
+            scene_closest_hit_kernel(
+                node_boxes, node_refs, triangles, triangle_ids, group_roots, group_positions,
+                group_orientations, group_world_boxes, origins[s:e], directions[s:e],
+                max_distances[s:e], double_sided, out_distances[s:e], out_triangle_ids[s:e],
+            )  # fmt: skip
+
+
+@_jit_parallel
+def scene_cast_parallel_kernel(
+    node_boxes,
+    node_refs,
+    triangles,
+    triangle_ids,
+    group_roots,
+    group_local_boxes,
+    group_body,
+    body_positions,
+    body_orientations,
+    face_groups,
+    face_actors,
+    face_normals,
+    solid_groups,
+    solid_kinds,
+    solid_positions,
+    solid_orientations,
+    solid_params,
+    solid_plane_ranges,
+    planes,
+    solid_bounds,
+    solid_actors,
+    group_solid_ranges,
+    group_solid_boxes,
+    origins,
+    directions,
+    max_distances,
+    double_sided,
+    io_group_positions,
+    io_group_orientations,
+    out_world_boxes,
+    out_faces,
+    out_inside,
+    out_distances,
+    out_actors,
+    out_normals,
+    threads,
+):
+    """:func:`scene_cast_kernel` with the per-ray work in parallel blocks of rays.
+
+    Same arguments plus ``threads`` (>= 1), and bit-identical results: group poses are set
+    once, then ``threads`` workers run :func:`scene_cast_rays_kernel` on interleaved blocks
+    of :data:`PARALLEL_BLOCK` rays.
+    """
+    scene_group_poses_kernel(
+        group_body,
+        body_positions,
+        body_orientations,
+        group_local_boxes,
+        group_roots,
+        io_group_positions,
+        io_group_orientations,
+        out_world_boxes,
+    )
+    ray_count = origins.shape[0]
+    blocks = (ray_count + PARALLEL_BLOCK - 1) // PARALLEL_BLOCK
+    workers = max(1, min(threads, blocks))
+    for w in _prange(workers):
+        for b in range(w, blocks, workers):
+            s = b * PARALLEL_BLOCK
+            e = min(ray_count, s + PARALLEL_BLOCK)
+            scene_cast_rays_kernel(
+                node_boxes, node_refs, triangles, triangle_ids, group_roots, face_groups,
+                face_actors, face_normals, solid_groups, solid_kinds, solid_positions,
+                solid_orientations, solid_params, solid_plane_ranges, planes, solid_bounds,
+                solid_actors, group_solid_ranges, group_solid_boxes, origins[s:e],
+                directions[s:e], max_distances[s:e], double_sided, io_group_positions,
+                io_group_orientations, out_world_boxes, out_faces[s:e], out_inside[s:e],
+                out_distances[s:e], out_actors[s:e], out_normals[s:e],
+            )  # fmt: skip
 
 
 @jit
@@ -1391,3 +1658,614 @@ def scatter_hits_kernel(order, distances, faces, out_distances, out_faces):
     for k in range(order.shape[0]):
         out_distances[order[k]] = distances[k]
         out_faces[order[k]] = faces[k]
+
+
+# --------------------------------------------------------------------------------------------
+# Embree backend helpers (runtime.sensors.embree_backend)
+# --------------------------------------------------------------------------------------------
+
+
+@jit
+def embree_pack_rays_kernel(
+    origins,
+    directions,
+    limits,
+    group_moving,
+    group_local_boxes,
+    group_positions,
+    group_orientations,
+    out_world_boxes,
+    out_offsets,
+    out_origins,
+    out_directions,
+    out_limits,
+    out_rays,
+):
+    """Group-frame float32 rays of every (ray, moving group) pair whose world box it meets.
+
+    Pairs are packed group by group: group ``g``'s rays are rows ``out_offsets[g] ..
+    out_offsets[g + 1] - 1``. Nothing is written past the buffers: when they are too small
+    only the counts are computed and the needed size is returned.
+
+    Args:
+        origins: ray origins [stage units], shape (R, 3), float64, world.
+        directions: unit ray directions, shape (R, 3), float64, world.
+        limits: largest useful hit distance per ray, shape (R,), float64.
+        group_moving: 1 for a group with its own Embree scene, else 0, shape (G,), int64.
+        group_local_boxes: group-frame box of each group's triangles, shape (G, 6), float64.
+        group_positions: group origins, shape (G, 3), float64, world.
+        group_orientations: group orientations (w, x, y, z), shape (G, 4), float64.
+        out_world_boxes: scratch, shape (G, 6), float64 (written).
+        out_offsets: first pair row of each group, shape (G + 1,), int64 (written).
+        out_origins: group-frame origins, shape (P, 3), float32 (written).
+        out_directions: group-frame directions, shape (P, 3), float32 (written).
+        out_limits: float32 limits (at most float32 max), shape (P,), float32 (written).
+        out_rays: ray index of each pair, shape (P,), int64 (written).
+
+    Returns:
+        The number of pairs (the buffers were filled only when it is <= P).
+    """
+    group_count = group_moving.shape[0]
+    ray_count = origins.shape[0]
+    for g in range(group_count):
+        if group_moving[g] == 0:
+            continue
+        store_world_box_kernel(
+            group_orientations[g, 0], group_orientations[g, 1], group_orientations[g, 2],
+            group_orientations[g, 3], group_positions[g, 0], group_positions[g, 1],
+            group_positions[g, 2], group_local_boxes, g, 0, out_world_boxes, g, 0,
+        )  # fmt: skip
+    capacity = out_rays.shape[0]
+    big = 3.4028234663852886e38
+    # pass 1, ray by ray: which groups each ray can reach (world box, then group box)
+    reach = np.zeros((ray_count, group_count), np.uint8)
+    counts = np.zeros(group_count, np.int64)
+    for i in range(ray_count):
+        wix = inverse_direction_kernel(directions[i, 0])
+        wiy = inverse_direction_kernel(directions[i, 1])
+        wiz = inverse_direction_kernel(directions[i, 2])
+        for g in range(group_count):
+            if group_moving[g] == 0:
+                continue
+            ax = (out_world_boxes[g, 0] - origins[i, 0]) * wix
+            bx = (out_world_boxes[g, 3] - origins[i, 0]) * wix
+            ay = (out_world_boxes[g, 1] - origins[i, 1]) * wiy
+            by = (out_world_boxes[g, 4] - origins[i, 1]) * wiy
+            az = (out_world_boxes[g, 2] - origins[i, 2]) * wiz
+            bz = (out_world_boxes[g, 5] - origins[i, 2]) * wiz
+            enter = max(min(ax, bx), min(ay, by), min(az, bz), 0.0)
+            leave = min(max(ax, bx), max(ay, by), max(az, bz), limits[i])
+            if enter > leave:
+                continue
+            # the group-frame ray against the group's own (tighter) box, padded
+            ox, oy, oz = _rotate_inverse_kernel(
+                group_orientations[g, 0], group_orientations[g, 1], group_orientations[g, 2],
+                group_orientations[g, 3], origins[i, 0] - group_positions[g, 0],
+                origins[i, 1] - group_positions[g, 1], origins[i, 2] - group_positions[g, 2],
+            )  # fmt: skip
+            dx, dy, dz = _rotate_inverse_kernel(
+                group_orientations[g, 0], group_orientations[g, 1], group_orientations[g, 2],
+                group_orientations[g, 3], directions[i, 0], directions[i, 1], directions[i, 2],
+            )  # fmt: skip
+            pad = 1e-6 * (1.0 + abs(ox) + abs(oy) + abs(oz))
+            lix = inverse_direction_kernel(dx)
+            liy = inverse_direction_kernel(dy)
+            liz = inverse_direction_kernel(dz)
+            ax = (group_local_boxes[g, 0] - pad - ox) * lix
+            bx = (group_local_boxes[g, 3] + pad - ox) * lix
+            ay = (group_local_boxes[g, 1] - pad - oy) * liy
+            by = (group_local_boxes[g, 4] + pad - oy) * liy
+            az = (group_local_boxes[g, 2] - pad - oz) * liz
+            bz = (group_local_boxes[g, 5] + pad - oz) * liz
+            enter = max(min(ax, bx), min(ay, by), min(az, bz), 0.0)
+            leave = min(max(ax, bx), max(ay, by), max(az, bz), limits[i] * (1.0 + 1e-6))
+            if enter > leave:
+                continue
+            reach[i, g] = 1
+            counts[g] += 1
+    total = 0
+    for g in range(group_count):
+        out_offsets[g] = total
+        total += counts[g]
+    out_offsets[group_count] = total
+    if total > capacity:
+        return total
+    # pass 2: the group-frame float32 rays, group by group
+    for g in range(group_count):
+        if counts[g] == 0:
+            continue
+        qw = group_orientations[g, 0]
+        qx = group_orientations[g, 1]
+        qy = group_orientations[g, 2]
+        qz = group_orientations[g, 3]
+        row = out_offsets[g]
+        for i in range(ray_count):
+            if reach[i, g] == 0:
+                continue
+            ox, oy, oz = _rotate_inverse_kernel(
+                qw, qx, qy, qz, origins[i, 0] - group_positions[g, 0],
+                origins[i, 1] - group_positions[g, 1], origins[i, 2] - group_positions[g, 2],
+            )  # fmt: skip
+            dx, dy, dz = _rotate_inverse_kernel(
+                qw, qx, qy, qz, directions[i, 0], directions[i, 1], directions[i, 2]
+            )
+            out_origins[row, 0] = ox
+            out_origins[row, 1] = oy
+            out_origins[row, 2] = oz
+            out_directions[row, 0] = dx
+            out_directions[row, 1] = dy
+            out_directions[row, 2] = dz
+            out_limits[row] = min(limits[i], big)
+            out_rays[row] = i
+            row += 1
+    return total
+
+
+@jit
+def embree_merge_kernel(
+    prim,
+    tfar,
+    static_ids,
+    rays,
+    directions,
+    group,
+    face_base,
+    face_normals,
+    double_sided,
+    group_orientations,
+    io_distances,
+    io_faces,
+):
+    """Merge one Embree call's hits into the closest hits so far.
+
+    Args:
+        prim: Embree primitive id per cast row, -1 on a miss, shape (n,), int32.
+        tfar: Embree hit distance per row, shape (n,), float32.
+        static_ids: global face of each triangle of the fixed-groups scene, shape (S,).
+        rays: ray index of each row, shape (n,), int64; empty: row i is ray i.
+        directions: world ray directions, shape (R, 3), float64.
+        group: the group cast (its faces start at ``face_base[group]``), or -1 for the
+            fixed-groups scene (faces through ``static_ids``, normals already world).
+        face_base: first global face of each group, shape (G,), int64.
+        face_normals: front normal (not unit) of each global face, its group frame (world
+            for fixed groups), shape (F, 3), float64.
+        double_sided: when False a hit whose normal faces along the ray is a back face.
+        group_orientations: group orientations (w, x, y, z), shape (G, 4), float64.
+        io_distances: closest distance so far per ray, shape (R,), float64 (updated).
+        io_faces: its global face or -1, shape (R,), int64 (updated).
+
+    Returns:
+        The rows that hit a back face (to re-cast), int64.
+    """
+    n = prim.shape[0]
+    back = np.empty(n, np.int64)
+    back_count = 0
+    for row in range(n):
+        p = prim[row]
+        if p < 0:
+            continue
+        i = rays[row] if rays.shape[0] > 0 else row
+        if group < 0:
+            f = static_ids[p]
+            nx = face_normals[f, 0]
+            ny = face_normals[f, 1]
+            nz = face_normals[f, 2]
+        else:
+            f = face_base[group] + p
+            nx, ny, nz = _rotate_inverse_kernel(
+                group_orientations[group, 0], -group_orientations[group, 1],
+                -group_orientations[group, 2], -group_orientations[group, 3],
+                face_normals[f, 0], face_normals[f, 1], face_normals[f, 2],
+            )  # fmt: skip
+        if not double_sided:
+            if nx * directions[i, 0] + ny * directions[i, 1] + nz * directions[i, 2] >= 0.0:
+                back[back_count] = row
+                back_count += 1
+                continue
+        t = np.float64(tfar[row])
+        if t < io_distances[i]:
+            io_distances[i] = t
+            io_faces[i] = f
+    return back[:back_count]
+
+
+@jit
+def embree_merge_groups_kernel(
+    prim,
+    tfar,
+    offsets,
+    static_ids,
+    rays,
+    directions,
+    face_base,
+    face_normals,
+    double_sided,
+    group_orientations,
+    io_distances,
+    io_faces,
+):
+    """:func:`embree_merge_kernel` of every moving group's packed rows in one call.
+
+    Args:
+        prim: Embree primitive id per packed row (-1 miss), shape (P,), int32.
+        tfar: Embree hit distance per packed row, shape (P,), float32.
+        offsets: first packed row of each group, shape (G + 1,), int64.
+        static_ids: as :func:`embree_merge_kernel` (unused rows of fixed groups).
+        rays: ray index of each packed row, shape (P,), int64.
+        directions: world ray directions, shape (R, 3), float64.
+        face_base: first global face of each group, shape (G,), int64.
+        face_normals: front normal of each global face, group frame, shape (F, 3), float64.
+        double_sided: when False hits on back faces are returned instead of merged.
+        group_orientations: group orientations (w, x, y, z), shape (G, 4), float64.
+        io_distances: closest distance so far per ray, shape (R,), float64 (updated).
+        io_faces: its global face or -1, shape (R,), int64 (updated).
+
+    Returns:
+        The packed rows that hit a back face, int64, ascending.
+    """
+    total = offsets[offsets.shape[0] - 1]
+    back = np.empty(total, np.int64)
+    count = 0
+    for g in range(offsets.shape[0] - 1):
+        s = offsets[g]
+        e = offsets[g + 1]
+        if e == s:
+            continue
+        rows = embree_merge_kernel(
+            prim[s:e], tfar[s:e], static_ids, rays[s:e], directions, g, face_base,
+            face_normals, double_sided, group_orientations, io_distances, io_faces,
+        )  # fmt: skip
+        for r in range(rows.shape[0]):
+            back[count] = rows[r] + s
+            count += 1
+    return back[:count]
+
+
+# --------------------------------------------------------------------------------------------
+# Analytic solids: exact ray intersections (box, sphere, capsule, cylinder)
+# --------------------------------------------------------------------------------------------
+
+
+@jit
+def _sphere_entry_kernel(cz, r, ox, oy, oz, dx, dy, dz):
+    """Entry distance of a ray into the sphere (centre (0, 0, cz), radius r), else inf.
+
+    A ray starting inside (or moving away) has no entry. The discriminant is taken from
+    the ray's closest approach to the centre, which keeps grazing hits accurate.
+    """
+    px = ox
+    py = oy
+    pz = oz - cz
+    b = px * dx + py * dy + pz * dz
+    c = (px * px + py * py + pz * pz) - r * r
+    if c <= 0.0 or b >= 0.0:
+        return np.inf
+    fx = px - b * dx
+    fy = py - b * dy
+    fz = pz - b * dz
+    disc = r * r - (fx * fx + fy * fy + fz * fz)
+    if disc < 0.0:
+        return np.inf
+    # the near root c / (-b + sqrt(disc)) without cancellation
+    return c / (-b + np.sqrt(disc))
+
+
+@jit
+def _side_entry_kernel(r, ox, oy, dx, dy):
+    """Entry distance of a ray into the infinite cylinder x^2 + y^2 <= r^2, else inf."""
+    a = dx * dx + dy * dy
+    if a <= 0.0:
+        return np.inf
+    b = ox * dx + oy * dy
+    c = (ox * ox + oy * oy) - r * r
+    if c <= 0.0 or b >= 0.0:
+        return np.inf
+    s = b / a
+    fx = ox - s * dx
+    fy = oy - s * dy
+    disc = r * r - (fx * fx + fy * fy)
+    if disc < 0.0:
+        return np.inf
+    return c / (-b + np.sqrt(a * disc))
+
+
+@jit
+def ray_solid_kernel(kind, params, s, ox, oy, oz, dx, dy, dz):
+    """Entry of a ray into an analytic solid, in the solid's frame.
+
+    Boxes (half extents ``params[s]``), spheres (radius ``params[s, 0]``), capsules and
+    cylinders (radius ``params[s, 0]``, half height ``params[s, 1]`` of the axis part along
+    z); convex solids are triangles and never hit here. Only entering hits count: a ray
+    starting inside has none (the "starts inside" rule answers it).
+
+    Args:
+        kind: ``SOLID_*`` code.
+        params: solid parameters, shape (S, 3), float64 [stage units].
+        s: the solid's row.
+        ox: ray origin x, solid frame.
+        oy: ray origin y.
+        oz: ray origin z.
+        dx: unit direction x, solid frame.
+        dy: direction y.
+        dz: direction z.
+
+    Returns:
+        ``(t, nx, ny, nz)``: entry distance (inf when none) and unit outward normal there.
+    """
+    if kind == SOLID_BOX:
+        t_in = -np.inf
+        t_out = np.inf
+        axis = -1
+        for a in range(3):
+            o = ox if a == 0 else (oy if a == 1 else oz)
+            d = dx if a == 0 else (dy if a == 1 else dz)
+            h = params[s, a]
+            if d == 0.0:
+                if o < -h or o > h:
+                    return np.inf, 0.0, 0.0, 0.0
+                continue
+            t0 = (-h - o) / d
+            t1 = (h - o) / d
+            if t0 > t1:
+                t0, t1 = t1, t0
+            if t0 > t_in:
+                t_in = t0
+                axis = a
+            t_out = min(t_out, t1)
+        if axis < 0 or t_in > t_out or t_in <= 0.0:
+            return np.inf, 0.0, 0.0, 0.0
+        d = dx if axis == 0 else (dy if axis == 1 else dz)
+        sign = -1.0 if d > 0.0 else 1.0
+        return (
+            t_in,
+            sign if axis == 0 else 0.0,
+            sign if axis == 1 else 0.0,
+            sign if axis == 2 else 0.0,
+        )
+    r = params[s, 0]
+    if kind == SOLID_SPHERE:
+        t = _sphere_entry_kernel(0.0, r, ox, oy, oz, dx, dy, dz)
+        if t == np.inf:
+            return np.inf, 0.0, 0.0, 0.0
+        return t, (ox + t * dx) / r, (oy + t * dy) / r, (oz + t * dz) / r
+    if kind != SOLID_CAPSULE and kind != SOLID_CYLINDER:
+        return np.inf, 0.0, 0.0, 0.0
+    h = params[s, 1]
+    best = np.inf
+    nx = 0.0
+    ny = 0.0
+    nz = 0.0
+    t = _side_entry_kernel(r, ox, oy, dx, dy)
+    if t < best:
+        z = oz + t * dz
+        if -h <= z <= h:
+            best = t
+            nx = (ox + t * dx) / r
+            ny = (oy + t * dy) / r
+            nz = 0.0
+    for end in range(2):
+        cz = h if end == 0 else -h
+        if kind == SOLID_CAPSULE:
+            t = _sphere_entry_kernel(cz, r, ox, oy, oz, dx, dy, dz)
+            if t < best:
+                z = oz + t * dz
+                if (z >= cz) if end == 0 else (z <= cz):
+                    best = t
+                    nx = (ox + t * dx) / r
+                    ny = (oy + t * dy) / r
+                    nz = (z - cz) / r
+        else:
+            # flat cap at z = cz, entered from outside (above the top, below the bottom)
+            outside = oz > cz if end == 0 else oz < cz
+            toward = dz < 0.0 if end == 0 else dz > 0.0
+            if outside and toward:
+                t = (cz - oz) / dz
+                x = ox + t * dx
+                y = oy + t * dy
+                if t < best and x * x + y * y <= r * r:
+                    best = t
+                    nx = 0.0
+                    ny = 0.0
+                    nz = 1.0 if end == 0 else -1.0
+    return best, nx, ny, nz
+
+
+@jit
+def group_solid_hit_kernel(
+    solid_kinds,
+    solid_positions,
+    solid_orientations,
+    solid_params,
+    solid_bounds,
+    first,
+    count,
+    ox,
+    oy,
+    oz,
+    dx,
+    dy,
+    dz,
+    t_best,
+):
+    """Closest analytic-solid entry closer than ``t_best`` among one group's solids.
+
+    Args:
+        solid_kinds: ``SOLID_*`` code per solid, shape (S,), int64.
+        solid_positions: solid origin in its group frame, shape (S, 3), float64.
+        solid_orientations: solid orientation in its group frame (w, x, y, z), (S, 4).
+        solid_params: solid parameters, shape (S, 3), float64.
+        solid_bounds: bounding sphere ``[c, r]`` per solid, group frame, shape (S, 4).
+        first: the group's first solid.
+        count: its number of solids.
+        ox: ray origin x [stage units], group frame.
+        oy: ray origin y.
+        oz: ray origin z.
+        dx: unit direction x, group frame.
+        dy: direction y.
+        dz: direction z.
+        t_best: only entries closer than this count.
+
+    Returns:
+        ``(t, solid, nx, ny, nz)``: distance, solid index (-1 when none is closer) and unit
+        normal in the group frame.
+    """
+    best = -1
+    nx = 0.0
+    ny = 0.0
+    nz = 0.0
+    for s in range(first, first + count):
+        kind = solid_kinds[s]
+        if kind == SOLID_CONVEX:
+            continue
+        # bounding-sphere reject: closest approach and entry distance along the ray
+        cx = solid_bounds[s, 0] - ox
+        cy = solid_bounds[s, 1] - oy
+        cz = solid_bounds[s, 2] - oz
+        along = cx * dx + cy * dy + cz * dz
+        r = solid_bounds[s, 3]
+        gap = cx * cx + cy * cy + cz * cz - along * along
+        if gap > r * r or along + r < 0.0 or along - r > t_best:
+            continue
+        qw = solid_orientations[s, 0]
+        qx = solid_orientations[s, 1]
+        qy = solid_orientations[s, 2]
+        qz = solid_orientations[s, 3]
+        lx, ly, lz = _rotate_inverse_kernel(
+            qw, qx, qy, qz, ox - solid_positions[s, 0], oy - solid_positions[s, 1],
+            oz - solid_positions[s, 2],
+        )  # fmt: skip
+        ex, ey, ez = _rotate_inverse_kernel(qw, qx, qy, qz, dx, dy, dz)
+        t, mx, my, mz = ray_solid_kernel(kind, solid_params, s, lx, ly, lz, ex, ey, ez)
+        if t < t_best:
+            t_best = t
+            best = s
+            # solid normal to the group frame: rotation by q
+            nx, ny, nz = _rotate_inverse_kernel(qw, -qx, -qy, -qz, mx, my, mz)
+    return t_best, best, nx, ny, nz
+
+
+@jit
+def scene_solid_hits_kernel(
+    solid_kinds,
+    solid_positions,
+    solid_orientations,
+    solid_params,
+    solid_bounds,
+    solid_actors,
+    group_solid_ranges,
+    group_solid_boxes,
+    group_positions,
+    group_orientations,
+    origins,
+    directions,
+    max_distances,
+    io_distances,
+    io_actors,
+    io_normals,
+):
+    """Analytic solids closer than the triangle hits replace them (exact hits, normals).
+
+    Args:
+        solid_kinds: ``SOLID_*`` code per solid, shape (S,), int64.
+        solid_positions: solid origin in its group frame, shape (S, 3), float64.
+        solid_orientations: solid orientation in its group frame, shape (S, 4), float64.
+        solid_params: solid parameters, shape (S, 3), float64.
+        solid_bounds: bounding sphere per solid, group frame, shape (S, 4), float64.
+        solid_actors: actor index per solid, shape (S,), int64.
+        group_solid_ranges: (first solid, count) per group, shape (G, 2), int64.
+        group_solid_boxes: group-frame box around each group's solids, shape (G, 6).
+        group_positions: group origins, shape (G, 3), float64, world.
+        group_orientations: group orientations (w, x, y, z), shape (G, 4), float64.
+        origins: ray origins, shape (R, 3), float64, world.
+        directions: unit ray directions, shape (R, 3), float64, world.
+        max_distances: largest accepted distance per ray, shape (R,), float64.
+        io_distances: triangle hit distance or inf, shape (R,), float64 (updated).
+        io_actors: actor or -1, shape (R,), int64 (updated).
+        io_normals: unit world normal, shape (R, 3), float64 (updated).
+    """
+    # groups holding analytic solids (convex ones are triangles), with a world bounding
+    # sphere of their solids' box for a cheap reject before the ray is rotated
+    group_count = group_solid_ranges.shape[0]
+    groups = np.empty(group_count, np.int64)
+    spheres = np.empty((group_count, 4))
+    n_groups = 0
+    for g in range(group_count):
+        first = group_solid_ranges[g, 0]
+        analytic = False
+        for s in range(first, first + group_solid_ranges[g, 1]):
+            if solid_kinds[s] != SOLID_CONVEX:
+                analytic = True
+                break
+        if not analytic:
+            continue
+        hx = 0.5 * (group_solid_boxes[g, 3] - group_solid_boxes[g, 0])
+        hy = 0.5 * (group_solid_boxes[g, 4] - group_solid_boxes[g, 1])
+        hz = 0.5 * (group_solid_boxes[g, 5] - group_solid_boxes[g, 2])
+        wx, wy, wz = _rotate_inverse_kernel(
+            group_orientations[g, 0], -group_orientations[g, 1], -group_orientations[g, 2],
+            -group_orientations[g, 3], group_solid_boxes[g, 0] + hx,
+            group_solid_boxes[g, 1] + hy, group_solid_boxes[g, 2] + hz,
+        )  # fmt: skip
+        wx += group_positions[g, 0]
+        wy += group_positions[g, 1]
+        wz += group_positions[g, 2]
+        radius = np.sqrt(hx * hx + hy * hy + hz * hz)
+        radius += 1e-9 * (1.0 + radius + abs(wx) + abs(wy) + abs(wz))
+        groups[n_groups] = g
+        spheres[n_groups, 0] = wx
+        spheres[n_groups, 1] = wy
+        spheres[n_groups, 2] = wz
+        spheres[n_groups, 3] = radius
+        n_groups += 1
+    for i in range(origins.shape[0]):
+        if n_groups == 0:
+            break
+        t_best = min(io_distances[i], max_distances[i])
+        for m in range(n_groups):
+            cx = spheres[m, 0] - origins[i, 0]
+            cy = spheres[m, 1] - origins[i, 1]
+            cz = spheres[m, 2] - origins[i, 2]
+            along = cx * directions[i, 0] + cy * directions[i, 1] + cz * directions[i, 2]
+            r = spheres[m, 3]
+            if along + r < 0.0 or along - r > t_best:
+                continue
+            if cx * cx + cy * cy + cz * cz - along * along > r * r:
+                continue
+            g = groups[m]
+            count = group_solid_ranges[g, 1]
+            qw = group_orientations[g, 0]
+            qx = group_orientations[g, 1]
+            qy = group_orientations[g, 2]
+            qz = group_orientations[g, 3]
+            ox, oy, oz = _rotate_inverse_kernel(
+                qw, qx, qy, qz, origins[i, 0] - group_positions[g, 0],
+                origins[i, 1] - group_positions[g, 1], origins[i, 2] - group_positions[g, 2],
+            )  # fmt: skip
+            dx, dy, dz = _rotate_inverse_kernel(
+                qw, qx, qy, qz, directions[i, 0], directions[i, 1], directions[i, 2]
+            )
+            ix = inverse_direction_kernel(dx)
+            iy = inverse_direction_kernel(dy)
+            iz = inverse_direction_kernel(dz)
+            ax = (group_solid_boxes[g, 0] - ox) * ix
+            bx = (group_solid_boxes[g, 3] - ox) * ix
+            ay = (group_solid_boxes[g, 1] - oy) * iy
+            by = (group_solid_boxes[g, 4] - oy) * iy
+            az = (group_solid_boxes[g, 2] - oz) * iz
+            bz = (group_solid_boxes[g, 5] - oz) * iz
+            enter = max(min(ax, bx), min(ay, by), min(az, bz), 0.0)
+            leave = min(max(ax, bx), max(ay, by), max(az, bz), t_best)
+            if enter > leave:
+                continue
+            t, s, nx, ny, nz = group_solid_hit_kernel(
+                solid_kinds, solid_positions, solid_orientations, solid_params, solid_bounds,
+                group_solid_ranges[g, 0], count, ox, oy, oz, dx, dy, dz, t_best,
+            )  # fmt: skip
+            if s >= 0:
+                t_best = t
+                io_distances[i] = t
+                io_actors[i] = solid_actors[s]
+                wx, wy, wz = _rotate_inverse_kernel(qw, -qx, -qy, -qz, nx, ny, nz)
+                io_normals[i, 0] = wx
+                io_normals[i, 1] = wy
+                io_normals[i, 2] = wz

@@ -17,9 +17,11 @@ import numpy as np
 
 from runtime._jit import jit
 from runtime.sensors._bvh_kernels import (
+    SOLID_CONVEX,
     STACK_SIZE,
     _rotate_inverse_kernel,
     group_closest_hit_kernel,
+    group_solid_hit_kernel,
     inside_solid_kernel,
     inverse_direction_kernel,
     store_world_box_kernel,
@@ -533,7 +535,8 @@ L_GROUP_BOXES = 13  # (G, 12) world box of the triangles (6), around the solids 
 L_GROUP_FLAGS = 14  # (G, 3) solids may hold a start, off this step's bundle, moving
 L_RAYS = 15  # (R, 12) world ray of each ray as last fired: origin (3), cast start (3),
 #              direction (3), max distance, then for a static sensor's ray (the same at
-#              every firing, so kept) its closest hit [t, face] over the fixed groups
+#              every firing, so kept) its closest hit [t, face] over the fixed groups (face:
+#              -1 none, >= 0 a triangle, <= -2 the analytic solid -2 - face)
 #              (t NaN until the ray first fires, inf: no hit)
 L_RAY_POSES = 16  # (R, 7) extrapolated sensor pose [p'(3), q'(4)] of each ray as last fired
 L_SOLID_WORLD_BOXES = 17  # (S, 6) world box of each solid (fixed groups: first call;
@@ -596,6 +599,24 @@ def _write_rays_not_firing_kernel(
         out_e[i, 0] = px
         out_e[i, 1] = py
         out_e[i, 2] = pz
+
+
+@jit
+def _slab_kernel(boxes, row, col, ox, oy, oz, ix, iy, iz, t_max):
+    """Whether a ray meets the box ``boxes[row, col:col + 6]`` within ``0 .. t_max``.
+
+    The ray is its origin (ox, oy, oz) and inverse direction (ix, iy, iz); the box is
+    ``[lo(3), hi(3)]``.
+    """
+    ax = (boxes[row, col] - ox) * ix
+    bx = (boxes[row, col + 3] - ox) * ix
+    ay = (boxes[row, col + 1] - oy) * iy
+    by = (boxes[row, col + 4] - oy) * iy
+    az = (boxes[row, col + 2] - oz) * iz
+    bz = (boxes[row, col + 5] - oz) * iz
+    enter = max(min(ax, bx), min(ay, by), min(az, bz), 0.0)
+    leave = min(max(ax, bx), max(ay, by), max(az, bz), t_max)
+    return enter <= leave
 
 
 @jit
@@ -856,6 +877,25 @@ def raycast_batch_step_kernel(
     candidate_groups = _block_column_kernel(block_i, layout, L_CANDIDATE_GROUPS)
     solid_world = _block_rows_kernel(block_f, layout, L_SOLID_WORLD_BOXES)
     solid_boxes = _block_rows_kernel(block_f, layout, L_SOLID_BOXES)
+    # analytic solids: kinds, and a bounding sphere of each from its group-frame box
+    n_solids = solid_i.shape[0]
+    solid_kinds = np.empty(n_solids, np.int64)
+    solid_bounds = np.empty((n_solids, 4))
+    for solid in range(n_solids):
+        solid_kinds[solid] = solid_i[solid, 0]
+        ex = 0.5 * (solid_boxes[solid, 3] - solid_boxes[solid, 0])
+        ey = 0.5 * (solid_boxes[solid, 4] - solid_boxes[solid, 1])
+        ez = 0.5 * (solid_boxes[solid, 5] - solid_boxes[solid, 2])
+        solid_bounds[solid, 0] = solid_boxes[solid, 0] + ex
+        solid_bounds[solid, 1] = solid_boxes[solid, 1] + ey
+        solid_bounds[solid, 2] = solid_boxes[solid, 2] + ez
+        solid_bounds[solid, 3] = math.sqrt(ex * ex + ey * ey + ez * ez) * (1.0 + 1e-12)
+    group_analytic = np.zeros(group_count, np.bool_)  # holds a non-convex solid
+    for g in range(group_count):
+        for solid in range(group_i[g, 2], group_i[g, 2] + group_i[g, 3]):
+            if solid_kinds[solid] != SOLID_CONVEX:
+                group_analytic[g] = True
+                break
     candidate_count = 0
     for g in range(group_count):
         moving = group_flags[g, 2] != 0.0
@@ -921,13 +961,31 @@ def raycast_batch_step_kernel(
         margin = max(margin, off + spread)
     margin += 1e-9 * (1.0 + abs(s0x) + abs(s0y) + abs(s0z) + margin)
     for g in range(group_count):
-        cx = 0.5 * (group_boxes[g, 0] + group_boxes[g, 3]) - s0x
-        cy = 0.5 * (group_boxes[g, 1] + group_boxes[g, 4]) - s0y
-        cz = 0.5 * (group_boxes[g, 2] + group_boxes[g, 5]) - s0z
+        # the group's world box: around its triangles and its analytic solids
+        lo0 = math.inf
+        lo1 = math.inf
+        lo2 = math.inf
+        hi0 = -math.inf
+        hi1 = -math.inf
+        hi2 = -math.inf
+        for part in range(2):
+            if (group_i[g, 0] < 0) if part == 0 else (group_i[g, 3] == 0):
+                continue
+            c = 6 * part
+            lo0 = min(lo0, group_boxes[g, c])
+            lo1 = min(lo1, group_boxes[g, c + 1])
+            lo2 = min(lo2, group_boxes[g, c + 2])
+            hi0 = max(hi0, group_boxes[g, c + 3])
+            hi1 = max(hi1, group_boxes[g, c + 4])
+            hi2 = max(hi2, group_boxes[g, c + 5])
+        if not lo0 <= hi0:
+            group_flags[g, 1] = 1.0  # nothing to hit
+            continue
+        cx = 0.5 * (lo0 + hi0) - s0x
+        cy = 0.5 * (lo1 + hi1) - s0y
+        cz = 0.5 * (lo2 + hi2) - s0z
         reach = (
-            abs(nx) * 0.5 * (group_boxes[g, 3] - group_boxes[g, 0])
-            + abs(ny) * 0.5 * (group_boxes[g, 4] - group_boxes[g, 1])
-            + abs(nz) * 0.5 * (group_boxes[g, 5] - group_boxes[g, 2])
+            abs(nx) * 0.5 * (hi0 - lo0) + abs(ny) * 0.5 * (hi1 - lo1) + abs(nz) * 0.5 * (hi2 - lo2)
         )
         off_bundle = abs(nx * cx + ny * cy + nz * cz) - reach > margin
         group_flags[g, 1] = 1.0 if off_bundle else 0.0
@@ -957,26 +1015,24 @@ def raycast_batch_step_kernel(
                 mode = 1  # first time this ray fires
             else:
                 mode = 2
-                if rays[i, 11] >= 0.0:
+                if rays[i, 11] != -1.0:  # a triangle (>= 0) or an analytic solid (<= -2)
                     t_best = rays[i, 10]
                     face = int(rays[i, 11])
         while True:
             for g in range(group_count):
                 root = group_i[g, 0]
-                if root < 0 or group_flags[g, 1] != 0.0:
+                if group_flags[g, 1] != 0.0:
                     continue
                 if mode != 0 and (group_flags[g, 2] != 0.0) != (mode == 2):
                     continue
-                # broad phase: the group's world box (slab test)
-                ax = (group_boxes[g, 0] - wox) * wix
-                bx = (group_boxes[g, 3] - wox) * wix
-                ay = (group_boxes[g, 1] - woy) * wiy
-                by = (group_boxes[g, 4] - woy) * wiy
-                az = (group_boxes[g, 2] - woz) * wiz
-                bz = (group_boxes[g, 5] - woz) * wiz
-                enter = max(min(ax, bx), min(ay, by), min(az, bz), 0.0)
-                leave = min(max(ax, bx), max(ay, by), max(az, bz), t_best)
-                if enter > leave:
+                # broad phase: the group's world boxes (slab tests) of triangles and solids
+                tri_ok = root >= 0 and _slab_kernel(
+                    group_boxes, g, 0, wox, woy, woz, wix, wiy, wiz, t_best
+                )
+                solid_ok = group_analytic[g] and _slab_kernel(
+                    group_boxes, g, 6, wox, woy, woz, wix, wiy, wiz, t_best
+                )
+                if not (tri_ok or solid_ok):
                     continue
                 qw = group_pose[g, 3]
                 qx = group_pose[g, 4]
@@ -987,14 +1043,24 @@ def raycast_batch_step_kernel(
                     wox - group_pose[g, 0], woy - group_pose[g, 1], woz - group_pose[g, 2],
                 )  # fmt: skip
                 dx, dy, dz = _rotate_inverse_kernel(qw, qx, qy, qz, wdx, wdy, wdz)
-                t_best, hit = group_closest_hit_kernel(
-                    node_boxes, node_refs, triangles, triangle_ids, root, ox, oy, oz, dx, dy,
-                    dz, t_best, double_sided, stack_ref, stack_cnt, stack_t,
-                )  # fmt: skip
-                if hit >= 0:
-                    face = hit
+                if tri_ok:
+                    t_best, hit = group_closest_hit_kernel(
+                        node_boxes, node_refs, triangles, triangle_ids, root, ox, oy, oz, dx,
+                        dy, dz, t_best, double_sided, stack_ref, stack_cnt, stack_t,
+                    )  # fmt: skip
+                    if hit >= 0:
+                        face = hit
+                if solid_ok:
+                    t, solid, _, _, _ = group_solid_hit_kernel(
+                        solid_kinds, solid_positions, solid_orientations, solid_params,
+                        solid_bounds, group_i[g, 2], group_i[g, 3], ox, oy, oz, dx, dy, dz,
+                        t_best,
+                    )  # fmt: skip
+                    if solid >= 0:
+                        t_best = t
+                        face = -2 - solid  # an analytic solid
             if mode == 1:
-                rays[i, 10] = t_best if face >= 0 else math.inf
+                rays[i, 10] = t_best if face != -1 else math.inf
                 rays[i, 11] = face
                 mode = 2
                 continue
@@ -1004,7 +1070,29 @@ def raycast_batch_step_kernel(
         n0 = 0.0
         n1 = 0.0
         n2 = 0.0
-        if face >= 0:
+        if face <= -2:
+            # an analytic solid: its normal, recomputed exactly as found (the same call)
+            h = t_best
+            solid = -2 - face
+            actor = solid_i[solid, 3]
+            g = 0
+            while not (group_i[g, 2] <= solid < group_i[g, 2] + group_i[g, 3]):
+                g += 1
+            qw = group_pose[g, 3]
+            qx = group_pose[g, 4]
+            qy = group_pose[g, 5]
+            qz = group_pose[g, 6]
+            ox, oy, oz = _rotate_inverse_kernel(
+                qw, qx, qy, qz,
+                wox - group_pose[g, 0], woy - group_pose[g, 1], woz - group_pose[g, 2],
+            )  # fmt: skip
+            dx, dy, dz = _rotate_inverse_kernel(qw, qx, qy, qz, wdx, wdy, wdz)
+            _, _, gx, gy, gz = group_solid_hit_kernel(
+                solid_kinds, solid_positions, solid_orientations, solid_params, solid_bounds,
+                solid, 1, ox, oy, oz, dx, dy, dz, math.inf,
+            )  # fmt: skip
+            n0, n1, n2 = _rotate_inverse_kernel(qw, -qx, -qy, -qz, gx, gy, gz)
+        elif face >= 0:
             h = t_best
             g = face_i[face, 0]
             actor = face_i[face, 1]

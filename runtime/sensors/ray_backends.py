@@ -4,12 +4,18 @@ One :class:`RayBackend` protocol, two implementations with identical signatures:
 
 * :class:`NumbaBvhBackend` (default): a binned-SAH BVH per group, built once with Numba;
   rays are transformed into each group's frame per cast, so moving groups never rebuild.
-* :class:`EmbreexBackend`: Intel Embree through the optional ``embreex`` package (float32),
-  imported lazily; constructing it without ``embreex`` raises a clear ``ImportError``.
+* :class:`~runtime.sensors.embree_backend.EmbreexBackend`: Intel Embree through the
+  optional ``embreex`` package (float32), imported lazily; constructing it without
+  ``embreex`` raises a clear ``ImportError``.
 
 Both report misses as distance ``inf`` and triangle ``-1``, and are single-sided unless built
 with ``double_sided=True`` (a triangle is hit from its front side, i.e. where its
 counter-clockwise winding ``(v1 - v0) x (v2 - v0)`` points towards the ray origin).
+
+Threads: the Numba backend casts batches of at least :data:`PARALLEL_MIN_RAYS` rays on
+``threads`` threads of Numba's pool (default: Numba's thread count, i.e.
+``NUMBA_NUM_THREADS`` or ``numba.set_num_threads``), blocks of rays interleaved over the
+threads; the results are bit-identical to the single-threaded cast.
 """
 
 from __future__ import annotations
@@ -21,12 +27,17 @@ import numpy as np
 
 __all__ = [
     "BACKEND_NAMES",
-    "EmbreexBackend",
+    "EmbreexBackend",  # noqa: F822 - resolved lazily by __getattr__ (embree_backend)
     "MeshArrays",
     "NumbaBvhBackend",
+    "PARALLEL_MIN_RAYS",
     "RayBackend",
     "make_ray_backend",
+    "resolve_threads",
 ]
+
+PARALLEL_MIN_RAYS = 4096
+"""Smallest batch the Numba kernels cast on several threads (smaller: one thread)."""
 
 BACKEND_NAMES = ("numba", "embreex")
 """Names accepted by :func:`make_ray_backend`."""
@@ -72,6 +83,28 @@ class RayBackend(Protocol):
             out_faces: global face id of the hit or -1, shape (R,), int64 (written).
         """
         ...
+
+
+def resolve_threads(threads: int | None) -> int:
+    """The number of threads a cast uses.
+
+    Args:
+        threads: requested count, or None for Numba's current thread count (the
+            ``NUMBA_NUM_THREADS`` environment variable, or ``numba.set_num_threads``).
+
+    Returns:
+        ``threads`` clamped to ``1 .. NUMBA_NUM_THREADS`` (Numba cannot run more).
+
+    Raises:
+        ValueError: ``threads`` is not a positive integer.
+    """
+    import numba
+
+    if threads is None:
+        return int(numba.get_num_threads())
+    if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) or threads < 1:
+        raise ValueError(f"threads must be a positive integer or None, got {threads!r}")
+    return min(int(threads), int(numba.config.NUMBA_NUM_THREADS))
 
 
 def _check_meshes(meshes: Sequence[MeshArrays]) -> list[MeshArrays]:
@@ -127,16 +160,24 @@ class NumbaBvhBackend:
         meshes: per group, (vertices (V, 3) float64 [stage units], faces (F, 3) int64),
             vertices in the group frame. Groups may be empty.
         double_sided: hit back faces too (default False: single-sided like PhysX meshes).
+        threads: threads per cast of :data:`PARALLEL_MIN_RAYS` rays or more (None: Numba's
+            thread count at each cast); settable later through :attr:`threads`.
     """
 
     name = "numba"
     coherent_sort_threshold = 4096
     """Batches of at least this many rays are cast in Morton order (0 disables sorting)."""
 
-    def __init__(self, meshes: Sequence[MeshArrays], double_sided: bool = False) -> None:
+    def __init__(
+        self,
+        meshes: Sequence[MeshArrays],
+        double_sided: bool = False,
+        threads: int | None = None,
+    ) -> None:
         from runtime.sensors import _bvh_kernels as kernels
 
         self._kernels = kernels
+        self.threads = threads
         checked = _check_meshes(meshes)
         self.group_count = len(checked)
         self.double_sided = bool(double_sided)
@@ -204,6 +245,26 @@ class NumbaBvhBackend:
         # reused buffers of the Morton-ordered path (one cast at a time per backend)
         self._sort_scratch: tuple[np.ndarray, ...] | None = None
 
+    @property
+    def threads(self) -> int | None:
+        """Requested threads per large cast (None: Numba's thread count at each cast)."""
+        return self._threads
+
+    @threads.setter
+    def threads(self, value: int | None) -> None:
+        if value is not None:
+            resolve_threads(value)  # validates
+        self._threads = value
+
+    def _closest_hit(self, *args: object) -> None:
+        """The closest-hit kernel on one thread or, for large batches, several."""
+        ray_count = args[8].shape[0]  # type: ignore[attr-defined]
+        threads = resolve_threads(self._threads) if ray_count >= PARALLEL_MIN_RAYS else 1
+        if threads > 1:
+            self._kernels.scene_closest_hit_parallel_kernel(*args, threads)
+        else:
+            self._kernels.scene_closest_hit_kernel(*args)
+
     def cast(
         self,
         origins: np.ndarray,
@@ -238,7 +299,7 @@ class NumbaBvhBackend:
         ray_count = origins.shape[0]
         threshold = self.coherent_sort_threshold
         if threshold <= 0 or ray_count < threshold:
-            self._kernels.scene_closest_hit_kernel(
+            self._closest_hit(
                 self.node_boxes,
                 self.node_refs,
                 self.triangles,
@@ -273,7 +334,7 @@ class NumbaBvhBackend:
         kernels.ray_morton_codes_kernel(origins, directions, codes)
         order = np.argsort(codes)
         kernels.gather_rays_kernel(order, origins, directions, max_distances, o, d, m)
-        kernels.scene_closest_hit_kernel(
+        self._closest_hit(
             self.node_boxes,
             self.node_refs,
             self.triangles,
@@ -308,128 +369,21 @@ def _rotation_matrices(quaternions: np.ndarray) -> np.ndarray:
     return out
 
 
-class EmbreexBackend:
-    """Embree backend through ``embreex`` (float32 geometry and rays), one scene per group.
+def __getattr__(name: str) -> object:
+    """``EmbreexBackend`` lives in :mod:`runtime.sensors.embree_backend` (imported lazily)."""
+    if name == "EmbreexBackend":
+        from runtime.sensors.embree_backend import EmbreexBackend
 
-    Single-sided casts re-cast rays that hit a back face from just past that face.
-
-    Args:
-        meshes: per group, (vertices (V, 3) float64 [stage units], faces (F, 3) int64),
-            vertices in the group frame.
-        double_sided: hit back faces too (default False).
-
-    Raises:
-        ImportError: ``embreex`` is not installed.
-    """
-
-    name = "embreex"
-    _MAX_RECASTS = 16
-
-    def __init__(self, meshes: Sequence[MeshArrays], double_sided: bool = False) -> None:
-        try:
-            from embreex import rtcore_scene
-            from embreex.mesh_construction import TriangleMesh
-        except ImportError as error:  # pragma: no cover - depends on the environment
-            raise ImportError(
-                "the 'embreex' ray backend needs the optional package embreex "
-                "(pip install embreex); use backend='numba' otherwise"
-            ) from error
-        checked = _check_meshes(meshes)
-        self.group_count = len(checked)
-        self.double_sided = bool(double_sided)
-        self._scenes: list[object | None] = []
-        self._face_base: list[int] = []
-        self._normals: list[np.ndarray] = []
-        base = 0
-        for vertices, faces in checked:
-            self._face_base.append(base)
-            base += faces.shape[0]
-            if faces.shape[0] == 0:
-                self._scenes.append(None)
-                self._normals.append(np.zeros((0, 3)))
-                continue
-            scene = rtcore_scene.EmbreeScene()
-            TriangleMesh(scene, vertices.astype(np.float32), faces.astype(np.int32))
-            self._scenes.append(scene)
-            tri = vertices[faces]
-            self._normals.append(np.cross(tri[:, 1] - tri[:, 0], tri[:, 2] - tri[:, 0]))
-        self.face_count = base
-
-    def cast(
-        self,
-        origins: np.ndarray,
-        directions: np.ndarray,
-        max_distances: np.ndarray,
-        group_positions: np.ndarray,
-        group_orientations: np.ndarray,
-        out_distances: np.ndarray,
-        out_faces: np.ndarray,
-    ) -> None:
-        """Closest hit of each ray over all groups (see :class:`RayBackend`)."""
-        _check_cast_arguments(
-            origins,
-            directions,
-            max_distances,
-            group_positions,
-            group_orientations,
-            out_distances,
-            out_faces,
-            self.group_count,
-        )
-        best = max_distances.copy()
-        faces_hit = np.full(origins.shape[0], -1, np.int64)
-        rotations = _rotation_matrices(group_orientations)
-        big = float(np.finfo(np.float32).max)
-        for g, scene in enumerate(self._scenes):
-            if scene is None:
-                continue
-            local_o = (origins - group_positions[g]) @ rotations[g]
-            local_d = directions @ rotations[g]
-            normals = self._normals[g]
-            pending = np.arange(origins.shape[0])
-            travelled = np.zeros(origins.shape[0])
-            o32 = local_o.astype(np.float32)
-            d32 = local_d.astype(np.float32)
-            for _ in range(self._MAX_RECASTS):
-                if pending.size == 0:
-                    break
-                limit = np.minimum(best[pending] - travelled[pending], big).astype(np.float32)
-                result = scene.run(  # type: ignore[attr-defined]
-                    np.ascontiguousarray(o32[pending]),
-                    np.ascontiguousarray(d32[pending]),
-                    dists=limit,
-                    output=1,
-                )
-                prim = np.asarray(result["primID"], dtype=np.int64)
-                tfar = np.asarray(result["tfar"], dtype=np.float64)
-                hit = prim >= 0
-                if not self.double_sided:
-                    back = np.zeros_like(hit)
-                    facing = np.einsum("ij,ij->i", normals[prim[hit]], local_d[pending[hit]])
-                    back[hit] = facing >= 0.0
-                else:
-                    back = np.zeros_like(hit)
-                front = hit & ~back
-                rays = pending[front]
-                distance = travelled[rays] + tfar[front]
-                closer = distance < best[rays]
-                best[rays[closer]] = distance[closer]
-                faces_hit[rays[closer]] = prim[front][closer] + self._face_base[g]
-                # back-face hits: continue just past the hit triangle
-                again = pending[back]
-                step = tfar[back] + 1e-5 * np.maximum(1.0, tfar[back])
-                travelled[again] += step
-                o32[again] = (local_o[again] + local_d[again] * travelled[again, None]).astype(
-                    np.float32
-                )
-                pending = again[travelled[again] < best[again]]
-        miss = faces_hit < 0
-        out_distances[:] = np.where(miss, np.inf, best)
-        out_faces[:] = faces_hit
+        return EmbreexBackend
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def make_ray_backend(
-    name: str, meshes: Sequence[MeshArrays], double_sided: bool = False
+    name: str,
+    meshes: Sequence[MeshArrays],
+    double_sided: bool = False,
+    threads: int | None = None,
+    fixed_poses: Sequence[tuple[np.ndarray, np.ndarray] | None] | None = None,
 ) -> RayBackend:
     """Construct a backend by name.
 
@@ -437,6 +391,10 @@ def make_ray_backend(
         name: ``"numba"`` (default BVH) or ``"embreex"``.
         meshes: per group, (vertices (V, 3) float64, faces (F, 3) int64) in the group frame.
         double_sided: hit back faces too.
+        threads: threads per large cast of the Numba backend (None: Numba's count); Embree
+            through embreex casts on one thread.
+        fixed_poses: per group its constant world pose ``(position, orientation wxyz)`` or
+            None when it moves (the embreex backend merges the fixed groups into one scene).
 
     Returns:
         The backend.
@@ -446,7 +404,9 @@ def make_ray_backend(
         ImportError: the backend's optional dependency is missing.
     """
     if name == "numba":
-        return NumbaBvhBackend(meshes, double_sided)
+        return NumbaBvhBackend(meshes, double_sided, threads)
     if name == "embreex":
-        return EmbreexBackend(meshes, double_sided)
+        from runtime.sensors.embree_backend import EmbreexBackend
+
+        return EmbreexBackend(meshes, double_sided, fixed_poses)
     raise ValueError(f"unknown ray backend {name!r} (allowed: {', '.join(BACKEND_NAMES)})")

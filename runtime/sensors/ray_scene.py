@@ -29,7 +29,12 @@ from typing import Any
 import numpy as np
 
 from runtime.errors import SchemaError
-from runtime.sensors.ray_backends import RayBackend, make_ray_backend
+from runtime.sensors.ray_backends import (
+    PARALLEL_MIN_RAYS,
+    RayBackend,
+    make_ray_backend,
+    resolve_threads,
+)
 
 __all__ = ["RayScene", "SolidShape", "DEFAULT_PLANE_HALF_EXTENT"]
 
@@ -87,12 +92,22 @@ class _Group:
     face_actor: list[np.ndarray] = field(default_factory=list)
     solids: list[tuple[SolidShape, int]] = field(default_factory=list)
     vertex_count: int = 0
+    # tessellations of analytic solids: shown by group_meshes(), never cast against
+    shown_vertices: list[np.ndarray] = field(default_factory=list)
+    shown_faces: list[np.ndarray] = field(default_factory=list)
+    shown_count: int = 0
 
     def add(self, vertices: np.ndarray, faces: np.ndarray, actor: int) -> None:
         self.vertices.append(np.asarray(vertices, np.float64).reshape(-1, 3))
         self.faces.append(np.asarray(faces, np.int64).reshape(-1, 3) + self.vertex_count)
         self.face_actor.append(np.full(len(faces), actor, np.int64))
         self.vertex_count += len(vertices)
+        self.show(vertices, faces)
+
+    def show(self, vertices: np.ndarray, faces: np.ndarray) -> None:
+        self.shown_vertices.append(np.asarray(vertices, np.float64).reshape(-1, 3))
+        self.shown_faces.append(np.asarray(faces, np.int64).reshape(-1, 3) + self.shown_count)
+        self.shown_count += len(vertices)
 
 
 def _bounding_sphere(solid: SolidShape) -> np.ndarray:
@@ -256,6 +271,7 @@ class RayScene:
         groups: Sequence[_Group],
         backend: str = "numba",
         double_sided: bool = False,
+        threads: int | None = None,
     ) -> None:
         from runtime.sensors import _bvh_kernels as kernels
 
@@ -286,7 +302,12 @@ class RayScene:
             normals.append(np.divide(n, length, out=np.zeros_like(n), where=length > 0.0))
             for solid, actor in group.solids:
                 solids.append((solid, g, actor))
-        self.backend: RayBackend = make_ray_backend(backend, meshes, self.double_sided)
+        fixed_poses = [
+            None if g.body_index >= 0 else (g.fixed_position, g.fixed_orientation) for g in groups
+        ]
+        self.backend: RayBackend = make_ray_backend(
+            backend, meshes, self.double_sided, threads, fixed_poses
+        )
         self.face_count = self.backend.face_count
         self._face_groups = np.ascontiguousarray(np.concatenate(face_groups or [np.zeros(0)]))
         self._face_groups = self._face_groups.astype(np.int64)
@@ -328,7 +349,12 @@ class RayScene:
         self._solid_bounds = np.array(
             [_bounding_sphere(s) for s, _, _ in solids], np.float64
         ).reshape(-1, 4)
-        self._group_meshes = meshes
+        self._group_meshes = [
+            (np.concatenate(g.shown_vertices), np.concatenate(g.shown_faces))
+            if g.shown_vertices
+            else (np.zeros((0, 3)), np.zeros((0, 3), np.int64))
+            for g in groups
+        ]
         self._group_positions = np.ascontiguousarray(self._fixed_positions.copy())
         self._group_orientations = np.ascontiguousarray(self._fixed_orientations.copy())
         # solids are collected group by group, so each group's solids are one index range;
@@ -370,6 +396,7 @@ class RayScene:
         backend: str = "numba",
         plane_half_extent: float = DEFAULT_PLANE_HALF_EXTENT,
         double_sided: bool = False,
+        threads: int | None = None,
     ) -> RayScene:
         """Collect the collision geometry of ``stage``.
 
@@ -381,6 +408,10 @@ class RayScene:
             backend: ``"numba"`` (default) or ``"embreex"``.
             plane_half_extent: half size of the quad used for collision planes.
             double_sided: hit back faces of triangle meshes too (PhysX: False).
+            threads: threads per query of at least
+                :data:`~runtime.sensors.ray_backends.PARALLEL_MIN_RAYS` rays with the Numba
+                backend (None: Numba's thread count, ``NUMBA_NUM_THREADS``); results do not
+                depend on it.
 
         Returns:
             The scene.
@@ -438,7 +469,14 @@ class RayScene:
                 actor_paths.append(actor_path)
             actor = actor_index[actor_path]
             cls._add_collider(trimesh, prim, to_group, group, actor, dynamic, plane_half_extent)
-        return cls(body_paths, actor_paths, groups, backend=backend, double_sided=double_sided)
+        return cls(
+            body_paths,
+            actor_paths,
+            groups,
+            backend=backend,
+            double_sided=double_sided,
+            threads=threads,
+        )
 
     @staticmethod
     def _add_collider(
@@ -460,8 +498,9 @@ class RayScene:
             raise SchemaError(path, "xformOpOrder", "collider transform is not finite", "finite")
 
         def add_solid(kind: str, mesh: Any, rotation: np.ndarray, params: tuple) -> None:
+            # cast exactly (analytic); the tessellation is only shown by group_meshes()
             vertices = np.asarray(mesh.vertices) @ rotation.T + t
-            group.add(vertices, np.asarray(mesh.faces), actor)
+            group.show(vertices, np.asarray(mesh.faces))
             solid = SolidShape(
                 kind,
                 t.copy(),
@@ -539,14 +578,14 @@ class RayScene:
                 half = 0.5 * (hi - lo) * scale
                 box = trimesh.creation.box(extents=2.0 * half)
                 local_t = to_group[:3, :3] @ centre + to_group[:3, 3]
-                group.add(np.asarray(box.vertices) @ r.T + local_t, box.faces, actor)
+                group.show(np.asarray(box.vertices) @ r.T + local_t, box.faces)
                 solid = SolidShape("box", local_t, _quat_from_matrix(r), half)
                 group.solids.append((solid, actor))
             elif approximation == "boundingSphere":
                 centre = 0.5 * (posed.min(axis=0) + posed.max(axis=0))
                 radius = float(np.linalg.norm(posed - centre, axis=1).max())
                 mesh = trimesh.creation.icosphere(subdivisions=3, radius=radius)
-                group.add(np.asarray(mesh.vertices) + centre, mesh.faces, actor)
+                group.show(np.asarray(mesh.vertices) + centre, mesh.faces)
                 solid = SolidShape(
                     "sphere", centre, np.array([1.0, 0, 0, 0]), np.array([radius, 0, 0])
                 )
@@ -562,6 +601,9 @@ class RayScene:
 
     def group_meshes(self) -> list[tuple[str, Any]]:
         """The collision geometry as ``trimesh.Trimesh`` objects, one per group.
+
+        Boxes, spheres, capsules and cylinders appear tessellated here; casts intersect
+        them exactly.
 
         Returns:
             ``(body path or "" for the static world group, mesh in the group frame)`` pairs,
@@ -671,6 +713,12 @@ class RayScene:
             out_normals,
         )
         if self._solid_groups.size:
+            self._kernels.scene_solid_hits_kernel(
+                self._solid_kinds, self._solid_positions, self._solid_orientations,
+                self._solid_params, self._solid_bounds, self._solid_actors,
+                self._group_solid_ranges, self._group_solid_boxes, positions, orientations,
+                origins, directions, max_distances, out_distances, out_actors, out_normals,
+            )  # fmt: skip
             inside = np.empty(origins.shape[0], np.int64)
             self._kernels.scene_inside_solid_kernel(
                 self._solid_groups,
@@ -781,7 +829,13 @@ class RayScene:
                 f"{len(self.body_paths)} bodies"
             )
         b = self.backend
-        self._kernels.scene_cast_kernel(
+        kernel = self._kernels.scene_cast_kernel
+        threads = 1
+        if ray_count >= PARALLEL_MIN_RAYS:
+            threads = resolve_threads(b.threads)  # type: ignore[attr-defined]
+            if threads > 1:
+                kernel = self._kernels.scene_cast_parallel_kernel
+        args = (
             b.node_boxes,  # type: ignore[attr-defined]
             b.node_refs,  # type: ignore[attr-defined]
             b.triangles,  # type: ignore[attr-defined]
@@ -818,3 +872,7 @@ class RayScene:
             out_actors,
             out_normals,
         )
+        if threads > 1:
+            kernel(*args, threads)
+        else:
+            kernel(*args)
