@@ -8,7 +8,7 @@ DOF bindings, initial state, warnings) and the ray scene, under a key made of:
 - the content (SHA-256) of every USD layer the stage uses (sublayers, references,
   payloads; anonymous layers by their text), so editing any file of the scene misses;
 - the run parameters that change the build (``dt``, the backend);
-- the simrt, MuJoCo, usd-core and NumPy versions.
+- the simrt, MuJoCo, usd-core, NumPy and Numba versions and a hash of simrt's own source.
 
 Entries live under ``$SIMRT_CACHE_DIR`` or the user cache folder (``platformdirs``), one
 folder per key, written to a temp folder and renamed into place (a reader never sees half
@@ -61,6 +61,21 @@ def _versions() -> dict[str, str]:
     return out
 
 
+_CODE: list[str] = []
+
+
+def _code_fingerprint() -> str:
+    """SHA-256 of simrt's own source (a build made by other code is never reused)."""
+    if not _CODE:
+        root = Path(__file__).resolve().parents[1]
+        digest = hashlib.sha256()
+        for path in sorted(root.rglob("*.py")):
+            digest.update(str(path.relative_to(root)).encode())
+            digest.update(path.read_bytes())
+        _CODE.append(digest.hexdigest())
+    return _CODE[0]
+
+
 def scene_key(stage: Any, **params: Any) -> str:
     """The cache key of ``stage`` built with ``params`` (see the module docstring)."""
     digest = hashlib.sha256()
@@ -74,7 +89,12 @@ def scene_key(stage: Any, **params: Any) -> str:
         else:
             text = layer.ExportToString()
             layers.append((layer.identifier if not layer.anonymous else "<anonymous>", text))
-    payload = {"layers": sorted(layers), "params": params, "versions": _versions()}
+    payload = {
+        "layers": sorted(layers),
+        "params": params,
+        "versions": _versions(),
+        "code": _code_fingerprint(),
+    }
     digest.update(json.dumps(payload, sort_keys=True, default=str).encode())
     return digest.hexdigest()
 
