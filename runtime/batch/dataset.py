@@ -129,7 +129,9 @@ class Dataset:
                 raise SimrtError(f"{meta_path}: not a simrt dataset")
             if meta.get("fingerprint") != fingerprint:
                 old = meta.get("spec") or {}
-                keys = sorted(k for k in set(old) | set(spec_json) if old.get(k) != spec_json.get(k))
+                keys = sorted(
+                    k for k in set(old) | set(spec_json) if old.get(k) != spec_json.get(k)
+                )
                 raise SimrtError(
                     f"{self.path}: this dataset was made from another spec (differs in "
                     f"{', '.join(keys) or 'content'}); use a new --out folder"

@@ -137,8 +137,7 @@ class _Bar:
             self.bar.update(1 if finished else 0)
         elif getattr(self, "stream", None) is not None and finished:
             self.stream.write(
-                f"episodes: done {summary.done} failed {summary.failed} "
-                f"retried {summary.retried}\n"
+                f"episodes: done {summary.done} failed {summary.failed} retried {summary.retried}\n"
             )
 
     def close(self) -> None:

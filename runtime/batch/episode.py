@@ -32,7 +32,14 @@ from typing import Any
 from runtime.batch.randomize import ModelSnapshot, apply_parameters, draw_parameters
 from runtime.batch.spec import Randomization
 
-__all__ = ["EpisodeTask", "WORKER_CACHE", "execute", "run_episode", "run_kwargs"]
+__all__ = [
+    "WORKER_CACHE",
+    "EpisodeTask",
+    "execute",
+    "rerun_arguments",
+    "run_episode",
+    "run_kwargs",
+]
 
 
 @dataclass(frozen=True)
@@ -160,7 +167,7 @@ def run_kwargs(task: EpisodeTask, params: dict[str, Any], settings: dict[str, An
         "ik_targets": waypoints,
         "ik_every": task.ik_every,
         "ik_until_contact": task.ik_until_contact,
-        "imu_mode": params.get("imu_mode") or settings.get("imu_mode", "isaac"),
+        "imu_mode": params.get("imu_mode") or settings.get("imu_mode"),
         "robot": task.robot,
         "record_bodies": task.record_bodies,
         "setup": lambda engine: apply_parameters(engine, params),
@@ -221,7 +228,8 @@ def run_episode(task: EpisodeTask, report: dict[str, Any] | None = None) -> Path
         params = draw_parameters(task.randomize, task.seed, engine_for)
     report["params"] = params
     kwargs = run_kwargs(task, params, settings)
-    engine, _ = WORKER_CACHE.engine(task.scene, robot, dt, kwargs["imu_mode"] == "physical")
+    mode = kwargs["imu_mode"] or "isaac"
+    engine, _ = WORKER_CACHE.engine(task.scene, robot, dt, mode == "physical")
     report["reused"] = WORKER_CACHE.builds == builds  # no engine was built for this episode
     report["startup"] = time.perf_counter() - started
 
@@ -278,3 +286,52 @@ def execute(task: EpisodeTask) -> dict[str, Any]:
         "reused": bool(report.get("reused", False)),
         "startup": float(report.get("startup", 0.0)),
     }
+
+
+def rerun_arguments(reference: str) -> tuple[str, dict[str, Any]]:
+    """The scene and :func:`~runtime.run.loop.run_scene` arguments of a dataset's episode.
+
+    Used by ``simrt run --episode DATASET:ID``: the episode runs again, alone, with the
+    parameters drawn for it (from the manifest) and the batch's run settings.
+
+    Args:
+        reference: ``DATASET:ID`` (dataset folder, episode id).
+
+    Returns:
+        ``(scene path, run_scene keyword arguments)`` (without ``out``).
+
+    Raises:
+        SimrtError: malformed reference, unknown episode, a replay episode, or an episode
+            that never started (no parameters recorded).
+    """
+    from runtime.batch.dataset import load_dataset
+    from runtime.errors import SimrtError
+
+    folder, _, ident = str(reference).rpartition(":")
+    if not folder or not ident.strip().isdigit():
+        raise SimrtError(f"--episode {reference!r}: expected DATASET:ID (e.g. out/ds:12)")
+    dataset = load_dataset(folder)
+    try:
+        entry = dataset[int(ident)]
+    except KeyError as exc:
+        raise SimrtError(str(exc.args[0])) from None
+    if entry.row.get("log"):
+        raise SimrtError(f"{folder}: episode {ident} replays a log; --episode re-runs simulations")
+    if not entry.row.get("params"):
+        raise SimrtError(f"{folder}: episode {ident} never started (no drawn parameters yet)")
+    spec = dataset.spec
+    scene = str(entry.row["scene"])
+    robot = next((s.get("robot") for s in spec.get("scenes", []) if s.get("path") == scene), None)
+    task = EpisodeTask(
+        episode=entry.episode,
+        scene=scene,
+        seed=int(entry.row["seed"]),
+        out="",
+        steps=spec.get("steps"),
+        dt=spec.get("dt"),
+        ik_every=spec.get("ik_every"),
+        ik_until_contact=spec.get("ik_until_contact"),
+        robot=robot,
+        record_bodies=bool(spec.get("record_bodies", True)),
+    )
+    return scene, run_kwargs(task, entry.params, {})

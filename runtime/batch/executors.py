@@ -187,13 +187,19 @@ class LocalExecutor(Executor):
                 why = f"exit code {code}"
                 if code is not None and code < 0:
                     why = f"killed by {signal.Signals(-code).name}"
-                out.append(_died(task, f"worker process {pid} died ({why})", socket.gethostname(), pid))
+                out.append(
+                    _died(task, f"worker process {pid} died ({why})", socket.gethostname(), pid)
+                )
                 self._retire(slot)
             elif task.timeout and now - slot.started > task.timeout:
                 self._retire(slot)
                 out.append(
-                    _died(task, f"timed out after {task.timeout:g} s (worker {pid} killed)",
-                          socket.gethostname(), pid)
+                    _died(
+                        task,
+                        f"timed out after {task.timeout:g} s (worker {pid} killed)",
+                        socket.gethostname(),
+                        pid,
+                    )
                 )
         return out
 
@@ -243,9 +249,7 @@ class RayExecutor(Executor):
         try:
             import ray
         except ImportError:
-            raise SimrtError(
-                "--ray needs the ray package: pip install 'simrt[cluster]'"
-            ) from None
+            raise SimrtError("--ray needs the ray package: pip install 'simrt[cluster]'") from None
         self._ray = ray
         kwargs: dict[str, Any] = {"address": address, "log_to_driver": False}
         host = address.rsplit(":", 1)[0] if ":" in address else ""

@@ -42,7 +42,13 @@ from runtime.errors import SimrtError
 __all__ = ["ModelSnapshot", "apply_parameters", "draw_parameters", "episode_seed"]
 
 # model arrays the randomization edits (restored between the episodes of a cached engine)
-_MODEL_FIELDS = ("body_mass", "body_inertia", "geom_friction", "actuator_gainprm", "actuator_biasprm")
+_MODEL_FIELDS = (
+    "body_mass",
+    "body_inertia",
+    "geom_friction",
+    "actuator_gainprm",
+    "actuator_biasprm",
+)
 
 
 def episode_seed(base_seed: int, episode: int) -> int:
@@ -77,7 +83,7 @@ def _axis_angle(axis: np.ndarray, angle: float) -> np.ndarray:
 
 
 def _free_joint(engine: Any, path: str) -> int:
-    """qpos address of the free joint of body ``path``."""
+    """The qpos address of the free joint of body ``path``."""
     model = engine.model
     body = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_BODY, path)
     if body < 0:
