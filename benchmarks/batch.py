@@ -152,6 +152,15 @@ def main() -> int:
         f"  all later episodes:       wall {med(r['wall_time'] for r in later):.2f} s median, "
         f"engine reused in {sum(r['reused'] for r in later)}/{len(later)}"
     )
+    for run in runs:
+        rows = run["later"]
+        wall = sum(r["wall_time"] for r in rows)
+        cpu = sum(r["cpu_time"] for r in rows)
+        print(
+            f"  {run['workers']} worker(s): later episodes {med(r['cpu_time'] for r in rows):.2f} "
+            f"CPU s median; the workers were on a CPU {cpu / wall:.0%} of their episodes' wall "
+            "time (the rest: waiting for a core or the disk)"
+        )
     open_s, build_s = _peer_build(spec.scenes[0].path)
     print(
         f"  peer (this process, warm): open stage {open_s:.3f} s + build engine "

@@ -212,6 +212,16 @@ def test_rerun_is_resumable_and_run_episode_is_exact(
     assert code == 0
     _same_recordings(ds_path / "episodes" / "000005.zarr", out)
     assert main(["run", "--episode", f"{ds_path}:99", "--no-progress"]) == 1
+    # one batch at a time writes a dataset
+    from runtime.batch.dataset import Dataset
+
+    spec = load_spec(spec_path)
+    holder = Dataset(ds_path, spec.to_json(), spec.fingerprint())
+    try:
+        with pytest.raises(SimrtError, match="another simrt batch is writing"):
+            run_batch(spec_path, ds_path, workers=1)
+    finally:
+        holder.close()
     # another spec is refused for this dataset
     other = tmp_path / "other.toml"
     other.write_text(SPEC.replace("seed = 11", "seed = 12"))
@@ -448,6 +458,7 @@ def test_ray_two_node_cluster_equals_local(local_ds: tuple[Path, Path], tmp_path
         rows = load_dataset(out).manifest.to_pylist()
         nodes = {r["worker_host"].rsplit("@", 1)[1] for r in rows}
         assert nodes == {"127.0.0.2", "127.0.0.3"}, nodes  # both nodes ran episodes
+        assert sum(r["reused"] for r in rows) >= EPISODES // 2  # Ray workers keep their cache
         for episode in range(EPISODES):
             name = f"{episode:06d}.zarr"
             _same_recordings(local_path / "episodes" / name, out / "episodes" / name)

@@ -52,19 +52,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     """Run ``simrt batch``; returns 0 when every episode is done, else 1."""
     from runtime.batch.driver import run_batch
+    from runtime.run.interrupts import stop_signals_raise
 
     if args.workers is not None and args.workers < 1:
         raise ValueError(f"--workers must be >= 1, got {args.workers}")
     if args.workers is not None and args.ray:
         raise ValueError("--workers and --ray exclude each other (Ray uses the cluster's CPUs)")
-    summary = run_batch(
-        args.spec,
-        args.out,
-        workers=args.workers,
-        ray=args.ray,
-        retries=args.retries,
-        progress=None if args.no_progress else sys.stderr,
-    )
+    with stop_signals_raise():  # SIGTERM / SIGHUP too: workers stopped, manifest kept
+        summary = run_batch(
+            args.spec,
+            args.out,
+            workers=args.workers,
+            ray=args.ray,
+            retries=args.retries,
+            progress=None if args.no_progress else sys.stderr,
+        )
     if args.json:
         print(json.dumps(summary.to_json(), indent=2))  # noqa: T201
     else:

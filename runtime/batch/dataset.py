@@ -3,6 +3,7 @@
 Layout of ``DATASET/``::
 
     dataset.json          format, the spec (JSON) and its fingerprint
+    .lock                 held (flock) by the batch writing the dataset: one at a time
     manifest.parquet      one row per episode (below), rewritten atomically as episodes end
     episodes/000012.zarr  the complete recording of episode 12 (only complete ones)
     failed/               the store of the last failed attempt of an episode, if any
@@ -10,7 +11,7 @@ Layout of ``DATASET/``::
 
 Manifest columns: ``episode`` (int64), ``scene``, ``log`` (replays), ``seed`` (int64),
 ``params`` (the drawn parameters as JSON text), ``status`` (``pending`` / ``done`` /
-``failed``), ``attempts``, ``steps``, ``wall_time`` [s], ``error``, ``worker_host``,
+``failed``), ``attempts``, ``steps``, ``wall_time`` / ``cpu_time`` [s], ``error``, ``worker_host``,
 ``worker_pid``, ``startup`` (seconds until the engine was ready), ``reused`` (the worker's
 cached engine served it), ``store`` (path relative to the dataset), ``finished_at`` (UTC).
 
@@ -46,6 +47,7 @@ _COLUMNS: tuple[tuple[str, str], ...] = (
     ("attempts", "int32"),
     ("steps", "int64"),
     ("wall_time", "float64"),
+    ("cpu_time", "float64"),
     ("error", "string"),
     ("worker_host", "string"),
     ("worker_pid", "int64"),
@@ -150,6 +152,16 @@ class Dataset:
             }
             text = json.dumps(meta, indent=2).encode()
             self._write(meta_path, lambda handle: handle.write(text))
+        self._lock = open(self.path / ".lock", "a")  # noqa: SIM115 - held until close()
+        try:
+            import fcntl
+
+            fcntl.flock(self._lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except ImportError:  # no fcntl (Windows): unlocked
+            pass
+        except OSError:
+            self._lock.close()
+            raise SimrtError(f"{self.path}: another simrt batch is writing this dataset") from None
         self.rows: dict[int, dict[str, Any]] = {}
         manifest = self.path / MANIFEST
         if manifest.exists():
@@ -185,6 +197,7 @@ class Dataset:
                 "attempts": attempts,
                 "steps": 0,
                 "wall_time": 0.0,
+                "cpu_time": 0.0,
                 "error": "" if row is None else row["error"],
                 "worker_host": "",
                 "worker_pid": 0,
@@ -216,6 +229,7 @@ class Dataset:
         row.update(
             steps=int(outcome.get("steps", 0)),
             wall_time=float(outcome.get("wall_time", 0.0)),
+            cpu_time=float(outcome.get("cpu_time", 0.0)),
             error=str(outcome.get("error", "")),
             worker_host=str(outcome.get("worker_host", "")),
             worker_pid=int(outcome.get("worker_pid", 0)),
@@ -225,6 +239,10 @@ class Dataset:
             finished_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         )
         self.save()
+
+    def close(self) -> None:
+        """Release the dataset (its lock)."""
+        self._lock.close()
 
     def save(self) -> None:
         """Write the manifest atomically (temp file + rename, mode kept)."""

@@ -179,10 +179,14 @@ def run_batch(
     started = time.perf_counter()
     tasks = plan_tasks(spec, out)
     dataset = Dataset(out, spec.to_json(), spec.fingerprint())
-    shutil.rmtree(dataset.path / ".attempts", ignore_errors=True)  # leftovers of a dead run
-    todo = dataset.plan(tasks)
-    own = executor is None
-    executor = executor or make_executor(workers, ray)
+    try:
+        shutil.rmtree(dataset.path / ".attempts", ignore_errors=True)  # a dead run's leftovers
+        todo = dataset.plan(tasks)
+        own = executor is None
+        executor = executor or make_executor(workers, ray)
+    except BaseException:
+        dataset.close()
+        raise
     summary = BatchSummary(
         dataset=str(out),
         executor=executor.name,
@@ -218,6 +222,7 @@ def run_batch(
         if own:
             executor.close()
         shutil.rmtree(dataset.path / ".attempts", ignore_errors=True)
+        dataset.close()
     summary.wall_time = time.perf_counter() - started
     ended = summary.done + summary.failed
     summary.episodes_per_second = ended / summary.wall_time if summary.wall_time > 0 else 0.0

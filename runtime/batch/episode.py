@@ -262,11 +262,11 @@ def execute(task: EpisodeTask) -> dict[str, Any]:
 
     Returns:
         ``episode``, ``attempt``, ``status`` (``"done"`` / ``"failed"``), ``steps``,
-        ``wall_time``, ``error``, ``worker_host``, ``worker_pid``, ``params``, ``store``,
-        ``reused``, ``startup``.
+        ``wall_time``, ``cpu_time`` (this process, all threads), ``error``,
+        ``worker_host``, ``worker_pid``, ``params``, ``store``, ``reused``, ``startup``.
     """
     report: dict[str, Any] = {}
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     status, error, store = "done", "", None
     try:
         store = str(run_episode(task, report))
@@ -278,6 +278,7 @@ def execute(task: EpisodeTask) -> dict[str, Any]:
         "status": status,
         "steps": int(report.get("steps", 0)),
         "wall_time": time.perf_counter() - started,
+        "cpu_time": time.process_time() - cpu,
         "error": error,
         "worker_host": socket.gethostname(),
         "worker_pid": os.getpid(),

@@ -114,7 +114,10 @@ class LocalExecutor(Executor):
     name = "local"
 
     def __init__(self, workers: int | None = None, start_method: str = "spawn") -> None:
-        count = workers if workers is not None else len(os.sched_getaffinity(0))
+        if workers is None:
+            affinity = getattr(os, "sched_getaffinity", None)
+            workers = len(affinity(0)) if affinity else (os.cpu_count() or 1)
+        count = workers
         if int(count) < 1:
             raise SimrtError(f"--workers must be >= 1, got {count}")
         self.workers = int(count)

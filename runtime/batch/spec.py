@@ -1,57 +1,44 @@
 """The batch spec: a TOML file describing many episodes.
 
-A spec is either a **simulation batch** (``[[scenes]]``: scenes stepped in MuJoCo with
-per-episode randomization) or a **replay batch** (``[replay]``: a folder of joint-state logs
-replayed through a scene's kinematics). Every key is checked; a bad one raises
-:class:`~runtime.errors.SimrtError` naming the file and the key (``spec.toml: randomize.ik[1].
-box_min: expected 3 numbers, got [0.1, 0.2]``).
+A spec is a **simulation batch** (``[[scenes]]`` stepped in MuJoCo, randomized per episode)
+or a **replay batch** (``[replay]``: joint-state logs through a scene's kinematics). A bad
+key raises :class:`~runtime.errors.SimrtError` naming file and key (``spec.toml:
+randomize.ik[1].box_min: expected 3 finite numbers, got [0.1, 0.2]``).
 
-Simulation batch::
+Simulation batch (``scenes/panda_batch.toml`` is a commented example)::
 
-    seed = 7                      # base seed; episode seeds derive from it (SeedSequence)
-    episodes = 20                 # per scene (a scene entry may override it)
-    steps = 100                   # per episode (default: the scene's own setting)
-    dt = 0.002                    # optional step size [s]
-    ik_every = 10                 # optional, as `simrt run --ik-every`
-    ik_until_contact = false      # optional
-    imu_mode = "isaac"            # or a list, drawn per episode: ["isaac", "physical"]
-    record_bodies = true
-    timeout = 120.0               # optional wall seconds per episode attempt (local workers)
-
-    [[scenes]]
-    path = "panda_table.usda"     # relative to the spec file
-    robot = "/World/Panda"        # optional
-    episodes = 20                 # optional
-
-    [randomize.joints]            # initial joint positions
-    fraction = 0.1                # authored q +- fraction * half the limit range, clipped
-
-    [[randomize.ik]]              # IK waypoints (replace the scene's), one table each
-    link = "panda_hand"
-    time = 0.2                    # [s]
-    box_min = [0.45, -0.1, 0.6]   # position drawn uniformly in the box (robot-base frame)
+    seed = 7                  # base seed; episode seeds derive from it (SeedSequence)
+    episodes = 20             # per scene (a [[scenes]] entry may override it)
+    steps = 100               # optional, like dt, ik_every, ik_until_contact (else the scene's)
+    imu_mode = "isaac"        # or a list, drawn per episode: ["isaac", "physical"]
+    timeout = 120.0           # optional wall seconds per attempt; record_bodies = true
+    [[scenes]]                # path relative to the spec; optional robot, episodes
+    path = "panda_table.usda"
+    [randomize.joints]        # authored q +- fraction * half the limit range, clipped
+    fraction = 0.1
+    [[randomize.ik]]          # IK waypoints (replace the scene's): position in the box,
+    link = "panda_hand"       # robot-base frame; orientation (w, x, y, z) turned by <= cone
+    time = 0.2                # degrees about a random axis
+    box_min = [0.45, -0.1, 0.6]
     box_max = [0.55, 0.1, 0.7]
-    orientation = [0, 1, 0, 0]    # optional nominal orientation (w, x, y, z) ...
-    cone_deg = 10                 # ... rotated by <= this angle about a random axis
-
-    [[randomize.objects]]         # free bodies (MuJoCo free joints)
-    path = "/World/RedBox"
+    orientation = [0, 1, 0, 0]
+    cone_deg = 10
+    [[randomize.objects]]     # free bodies: authored position + offset in the box, yaw
+    path = "/World/RedBox"    # about the up axis drawn in [-yaw, yaw]
     offset_min = [-0.05, -0.05, 0]
-    offset_max = [0.05, 0.05, 0]  # added to the authored position
-    yaw_deg = 30                  # rotation about the up axis, drawn in [-yaw, yaw]
+    offset_max = [0.05, 0.05, 0]
+    yaw_deg = 30
+    [randomize.scales]        # [low, high] factors: every body's mass and inertia, every
+    mass = [0.9, 1.1]         # geom's sliding friction, every drive's stiffness + damping
+    friction = [0.8, 1.2]
+    drive_gain = [0.9, 1.1]
 
-    [randomize.scales]            # [low, high] factors drawn uniformly
-    mass = [0.9, 1.1]             # every body's mass and inertia
-    friction = [0.8, 1.2]         # every geom's sliding friction
-    drive_gain = [0.9, 1.1]       # every drive's stiffness and damping
-
-Replay batch::
+Replay batch (every ``*.csv`` / ``*.parquet`` / ``*.zarr`` log of ``logs``; optional
+``robot``, ``imu_mode``)::
 
     [replay]
     scene = "panda_table.usda"
-    logs = "logs"                 # folder of *.csv / *.parquet / *.zarr joint-state logs
-    robot = "/World/Panda"        # optional
-    imu_mode = "isaac"
+    logs = "logs"
 """
 
 from __future__ import annotations
@@ -173,8 +160,10 @@ class BatchSpec:
         return data
 
     def fingerprint(self) -> str:
-        """SHA-256 of :meth:`to_json`: a dataset made from another spec is not resumed."""
-        text = json.dumps(self.to_json(), sort_keys=True)
+        """SHA-256 of :meth:`to_json` but ``timeout``: another spec's dataset is not resumed."""
+        data = self.to_json()
+        data.pop("timeout")
+        text = json.dumps(data, sort_keys=True)
         return hashlib.sha256(text.encode()).hexdigest()
 
 
@@ -330,14 +319,7 @@ def _randomization(source: str, table: Any, imu_modes: tuple[str, ...]) -> Rando
 
 
 def parse_spec(data: dict[str, Any], source: str | Path) -> BatchSpec:
-    """Validate parsed TOML data.
-
-    Args:
-        data: the TOML document as a dictionary.
-        source: the spec file (relative paths resolve against its folder).
-
-    Returns:
-        The :class:`BatchSpec`.
+    """Validate parsed TOML data (``source``: the spec file; paths resolve against its folder).
 
     Raises:
         SimrtError: a missing, unknown or malformed key (named).
@@ -400,13 +382,7 @@ def parse_spec(data: dict[str, Any], source: str | Path) -> BatchSpec:
 
 
 def load_spec(path: str | Path) -> BatchSpec:
-    """Read and validate a TOML batch spec.
-
-    Args:
-        path: the spec file.
-
-    Returns:
-        The :class:`BatchSpec`.
+    """Read and validate a TOML batch spec file.
 
     Raises:
         SimrtError: unreadable file, TOML syntax error or a bad key (named).
