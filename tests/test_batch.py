@@ -233,7 +233,7 @@ def test_sigkilled_worker_is_retried_and_batch_completes(tmp_path: Path) -> None
     spec = tmp_path / "kill.toml"
     spec.write_text(
         SPEC.replace(f"episodes = {EPISODES}", "episodes = 3").replace(
-            f"steps = {STEPS}", "steps = 150"
+            f"steps = {STEPS}", "steps = 100"
         )
     )
     ds = tmp_path / "ds"
@@ -276,7 +276,7 @@ def test_failing_episode_is_retried_then_recorded_failed(tmp_path: Path) -> None
             'path = "/World/RedBox"', 'path = "/World/Panda"'
         )
     )
-    summary = run_batch(spec, tmp_path / "ds", workers=1, retries=1)
+    summary = run_batch(spec, tmp_path / "ds", workers=0, retries=1)  # in this process
     assert (summary.done, summary.failed, summary.retried) == (0, 2, 2)
     rows = load_dataset(tmp_path / "ds").manifest.to_pylist()
     assert all(r["status"] == "failed" and r["attempts"] == 2 for r in rows)
@@ -322,7 +322,7 @@ def test_replay_batch_equals_single_playback(tmp_path: Path) -> None:
         {"replay": {"scene": str(SCENE), "logs": "logs", "imu_mode": "isaac"}},
         tmp_path / "replay.toml",
     )
-    summary = run_batch(spec, tmp_path / "ds", workers=2, retries=0)
+    summary = run_batch(spec, tmp_path / "ds", workers=1, retries=0)
     assert (summary.done, summary.failed) == (10, 0)
     dataset = load_dataset(tmp_path / "ds")
     stage = _open_stage(str(SCENE))

@@ -30,7 +30,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--workers",
         type=int,
         default=None,
-        help="local worker processes (default: all cores)",
+        help="local worker processes (default: all cores; 0: in this process, for debugging)",
     )
     parser.add_argument(
         "--ray",
@@ -54,8 +54,8 @@ def run(args: argparse.Namespace) -> int:
     from runtime.batch.driver import run_batch
     from runtime.run.interrupts import stop_signals_raise
 
-    if args.workers is not None and args.workers < 1:
-        raise ValueError(f"--workers must be >= 1, got {args.workers}")
+    if args.workers is not None and args.workers < 0:
+        raise ValueError(f"--workers must be >= 0, got {args.workers}")
     if args.workers is not None and args.ray:
         raise ValueError("--workers and --ray exclude each other (Ray uses the cluster's CPUs)")
     with stop_signals_raise():  # SIGTERM / SIGHUP too: workers stopped, manifest kept

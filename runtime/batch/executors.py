@@ -11,6 +11,7 @@ executor), so an episode is charged exactly for the attempts it made.
   start method, one per core by default, no extra dependency). Each worker runs one
   episode at a time and many episodes in its life, keeping its scene cache; a dead worker
   is replaced for the next episode.
+* :class:`InlineExecutor` (``--workers 0``): in the driver's process, for debugging.
 * :class:`RayExecutor`: one Ray task per episode on a Ray cluster (``pip install
   'simrt[cluster]'``). Workers write their stores straight into the dataset folder, which
   must be visible under the same path on every node (shared file system); only the small
@@ -30,7 +31,7 @@ from typing import Any
 
 from runtime.errors import SimrtError
 
-__all__ = ["Executor", "LocalExecutor", "RayExecutor", "make_executor"]
+__all__ = ["Executor", "InlineExecutor", "LocalExecutor", "RayExecutor", "make_executor"]
 
 
 def _died(task: Any, why: str, host: str = "", pid: int = 0) -> dict[str, Any]:
@@ -218,6 +219,33 @@ class LocalExecutor(Executor):
             self._retire(slot)
 
 
+class InlineExecutor(Executor):
+    """Episodes one after another in this process (``--workers 0``: debugging, profiling).
+
+    No isolation: a crash of an episode is a crash of the batch.
+    """
+
+    name = "inline"
+
+    def __init__(self) -> None:
+        self._done: list[dict[str, Any]] = []
+
+    def free_slots(self) -> int:
+        """One task at a time."""
+        return 0 if self._done else 1
+
+    def submit(self, task: Any) -> None:
+        """Run the episode now."""
+        from runtime.batch.episode import execute
+
+        self._done.append(execute(task))
+
+    def wait(self, timeout: float | None = None) -> list[dict[str, Any]]:
+        """The outcome of the episode just run."""
+        done, self._done = self._done, []
+        return done
+
+
 # ---------------------------------------------------------------------------- Ray
 
 
@@ -314,10 +342,13 @@ def make_executor(workers: int | None = None, ray: str | None = None) -> Executo
         ray: a Ray cluster address (or ``"auto"``); None runs locally.
 
     Returns:
-        A :class:`RayExecutor` when ``ray`` is given, else a :class:`LocalExecutor`.
+        A :class:`RayExecutor` when ``ray`` is given, an :class:`InlineExecutor` for 0
+        workers, else a :class:`LocalExecutor`.
     """
     if ray:
         return RayExecutor(ray)
+    if workers == 0:
+        return InlineExecutor()
     return LocalExecutor(workers)
 
 
