@@ -14,7 +14,9 @@ randomized IK waypoints, object pose and physics scales; ``--episodes`` episodes
   the manifest), with the ``startup`` column (seconds until the engine was ready);
 * the peer for that start-up: opening the stage and building the engine in this process.
 
-The machine may be shared: the load average is printed before and after each run.
+The machine may be shared: the load average is printed before and after each run, and the
+peer for the 1-vs-2 ratio is a pure-CPU loop in 1 vs 2 processes measured around each run
+(what the machine itself gives two processes at that moment).
 """
 
 from __future__ import annotations
@@ -83,6 +85,26 @@ def _run(spec, workers: int) -> dict:  # noqa: ANN001
     }
 
 
+def _spin(_: int) -> float:
+    start = time.perf_counter()
+    total = 0
+    for i in range(4_000_000):
+        total += i * i
+    return time.perf_counter() - start
+
+
+def _cpu_peer() -> float:
+    """Throughput ratio of a pure-CPU loop in 2 processes vs 1, measured now (the machine)."""
+    import multiprocessing
+
+    context = multiprocessing.get_context("spawn")
+    with context.Pool(2) as pool:
+        pool.map(_spin, [0, 1])  # start-up
+        one = min(pool.apply(_spin, (0,)) for _ in range(2))
+        two = max(pool.map(_spin, [0, 1]))
+    return 2.0 * one / two
+
+
 def _peer_build(scene: str) -> tuple[float, float]:
     """Seconds to open the stage and to build the engine, in this process (warm)."""
     import runtime.schema  # noqa: F401
@@ -116,8 +138,11 @@ def main() -> int:
     spec = parse_spec(data, SPEC)
     print(f"batch: {args.episodes} Panda episodes x {args.steps} steps, randomized IK targets")
     runs = []
+    peers = []
     for workers in (int(w) for w in args.workers.split(",")):
+        peers.append(_cpu_peer())
         result = _run(spec, workers)
+        peers.append(_cpu_peer())
         runs.append(result)
         print(
             f"{workers} worker(s): {result['done']} done / {result['failed']} failed in "
@@ -134,6 +159,10 @@ def main() -> int:
             f"whole batch {result['eps'] / base['eps']:.2f}, "
             f"steady state {result['steady_eps'] / base['steady_eps']:.2f} (target >= 1.8)"
         )
+    print(
+        "peer: a pure-CPU loop in 2 processes vs 1 on this machine, measured before and after "
+        f"each run: {', '.join(f'{p:.2f}' for p in peers)} (2.0 = two free cores)"
+    )
     print("per-episode start-up (all runs):")
     first = [r for run in runs for r in run["first"]]
     second = [r for run in runs for r in run["second"]]
