@@ -22,6 +22,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     ),
     "schema": ("runtime.schema.schema_cli", "apply or validate the Isaac robot schema on an asset"),
     "run": ("runtime.run.cli", "step a scene headless in MuJoCo and record sensor readings"),
+    "batch": (
+        "runtime.batch.cli",
+        "run many randomized episodes or log replays into a dataset (all cores or Ray)",
+    ),
     "plot": (
         "runtime.recording.plot_cli",
         "render a recording's IMU, contact and raycast data to PNG",

@@ -26,7 +26,14 @@ __all__ = ["add_arguments", "run"]
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Register the ``simrt run`` arguments."""
-    parser.add_argument("scene", help="USD scene (.usd/.usda/.usdc)")
+    parser.add_argument("scene", nargs="?", help="USD scene (.usd/.usda/.usdc)")
+    parser.add_argument(
+        "--episode",
+        default=None,
+        metavar="DATASET:ID",
+        help="re-run one episode of a `simrt batch` dataset exactly (its scene, settings and "
+        "drawn parameters); replaces SCENE and the run-setting options",
+    )
     parser.add_argument(
         "--steps",
         type=int,
@@ -108,21 +115,37 @@ def run(args: argparse.Namespace) -> int:
         ik_targets = [parse_ik_target(text) for text in args.ik_target]
     from runtime.run.interrupts import stop_signals_raise
 
+    settings = {
+        "steps": args.steps,
+        "dt": args.dt,
+        "ik_targets": ik_targets,
+        "ik_every": args.ik_every,
+        "ik_until_contact": args.ik_until_contact,
+        "imu_mode": args.imu_mode,
+        "robot": args.robot,
+        "gripper_actions": args.gripper,
+    }
+    scene = args.scene
+    if args.episode is not None:  # a batch episode: scene and settings from its dataset
+        given = [f"--{k.replace('_', '-')}" for k, v in settings.items() if v is not None]
+        if scene is not None or given:
+            drop = ", ".join(given) or "SCENE"
+            raise ValueError(
+                f"--episode takes the scene and settings from its dataset; drop {drop}"
+            )
+        from runtime.batch.episode import rerun_arguments
+
+        scene, settings = rerun_arguments(args.episode)
+    elif scene is None:
+        raise ValueError("give a SCENE (or --episode DATASET:ID)")
+    settings["cache"] = not args.no_cache
     try:
         with stop_signals_raise():
             result = run_scene(
-                args.scene,
-                steps=args.steps,
-                dt=args.dt,
+                scene,
                 out=args.out,
-                ik_targets=ik_targets,
-                ik_every=args.ik_every,
-                ik_until_contact=args.ik_until_contact,
-                imu_mode=args.imu_mode,
-                robot=args.robot,
                 progress=None if args.no_progress else sys.stderr,
-                cache=not args.no_cache,
-                gripper_actions=args.gripper,
+                **settings,
             )
     except KeyboardInterrupt as stop:
         done = getattr(stop, "steps_done", None)

@@ -1,0 +1,202 @@
+"""Batch throughput: 1 vs 2 local workers, and what a worker's later episodes cost.
+
+    python benchmarks/batch.py [--episodes 200] [--steps 50] [--workers 1,2]
+
+Runs the same batch (``scenes/panda_batch.toml``'s randomization: perturbed start pose,
+randomized IK waypoints, object pose and physics scales; ``--episodes`` episodes of
+``--steps`` steps) once per worker count into a fresh dataset, and prints:
+
+* episodes/s over the whole batch (worker start-up included) and in steady state (from the
+  moment every worker finished its first episode to the end), and their ratios to the
+  1-worker run of the same invocation (acceptance: >= 1.8 for 2 workers on 2 cores);
+* per worker, its first episode (process start, imports, Numba cache loads, stage open and
+  engine build) vs its later ones (the cached engine is reset, not rebuilt: ``reused`` in
+  the manifest), with the ``startup`` column (seconds until the engine was ready);
+* the peer for that start-up: opening the stage and building the engine in this process.
+
+The machine may be shared: the load average is printed before and after each run, and the
+peer for the 1-vs-2 ratio is a pure-CPU loop in 1 vs 2 processes measured around each run
+(what the machine itself gives two processes at that moment).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import tempfile
+import time
+import tomllib
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+SPEC = REPO / "scenes" / "panda_batch.toml"
+
+
+def _timed_executor(workers: int):  # noqa: ANN202 - local subclass
+    from runtime.batch.executors import LocalExecutor
+
+    class Timed(LocalExecutor):
+        def __init__(self) -> None:
+            super().__init__(workers)
+            self.finished: list[tuple[float, dict]] = []
+
+        def wait(self, timeout=None):  # noqa: ANN001, ANN202
+            outcomes = super().wait(timeout)
+            now = time.perf_counter()
+            self.finished.extend((now, o) for o in outcomes)
+            return outcomes
+
+    return Timed()
+
+
+def _run(spec, workers: int) -> dict:  # noqa: ANN001
+    from runtime.batch import load_dataset, run_batch
+
+    out = Path(tempfile.mkdtemp(prefix=f"simrt-bench-batch-{workers}w-")) / "ds"
+    executor = _timed_executor(workers)
+    load = os.getloadavg()[0]
+    start = time.perf_counter()
+    try:
+        summary = run_batch(spec, out, executor=executor, retries=0)
+    finally:
+        executor.close()
+    wall = time.perf_counter() - start
+    rows = load_dataset(out).manifest.to_pylist()
+    finish = {int(o["episode"]): t - start for t, o in executor.finished}
+    by_pid: dict[int, list[dict]] = {}
+    for row in sorted(rows, key=lambda r: finish[r["episode"]]):
+        by_pid.setdefault(row["worker_pid"], []).append(row)
+    warm = max(finish[episodes[0]["episode"]] for episodes in by_pid.values())
+    steady = [e for e, t in finish.items() if t > warm]
+    return {
+        "workers": workers,
+        "done": summary.done,
+        "failed": summary.failed,
+        "wall": wall,
+        "eps": len(rows) / wall,
+        "steady_eps": len(steady) / (wall - warm) if wall > warm else float("nan"),
+        "warm": warm,
+        "first": [e[0] for e in by_pid.values()],
+        "later": [r for e in by_pid.values() for r in e[1:]],
+        "second": [e[1] for e in by_pid.values() if len(e) > 1],
+        "load": (load, os.getloadavg()[0]),
+        "out": out.parent,
+    }
+
+
+def _spin(_: int) -> float:
+    start = time.perf_counter()
+    total = 0
+    for i in range(4_000_000):
+        total += i * i
+    return time.perf_counter() - start
+
+
+def _cpu_peer() -> float:
+    """Throughput ratio of a pure-CPU loop in 2 processes vs 1, measured now (the machine)."""
+    import multiprocessing
+
+    context = multiprocessing.get_context("spawn")
+    with context.Pool(2) as pool:
+        pool.map(_spin, [0, 1])  # start-up
+        one = min(pool.apply(_spin, (0,)) for _ in range(2))
+        two = max(pool.map(_spin, [0, 1]))
+    return 2.0 * one / two
+
+
+def _peer_build(scene: str) -> tuple[float, float]:
+    """Seconds to open the stage and to build the engine, in this process (warm)."""
+    import runtime.schema  # noqa: F401
+    from runtime.engine.mujoco_engine import MujocoEngine
+    from runtime.run.loop import _open_stage
+
+    MujocoEngine(_open_stage(scene))  # warm imports and kernels
+    t0 = time.perf_counter()
+    stage = _open_stage(scene)
+    t1 = time.perf_counter()
+    MujocoEngine(stage)
+    return t1 - t0, time.perf_counter() - t1
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--episodes", type=int, default=200)
+    parser.add_argument("--steps", type=int, default=50)
+    parser.add_argument("--workers", default="1,2", help="worker counts, comma separated")
+    parser.add_argument("--keep", action="store_true", help="keep the datasets")
+    args = parser.parse_args()
+
+    import logging
+    import shutil
+
+    from runtime.batch import parse_spec
+
+    logging.getLogger("runtime").setLevel(logging.ERROR)
+    data = tomllib.loads(SPEC.read_text())
+    data.update(episodes=args.episodes, steps=args.steps)
+    spec = parse_spec(data, SPEC)
+    print(f"batch: {args.episodes} Panda episodes x {args.steps} steps, randomized IK targets")
+    runs = []
+    peers = []
+    for workers in (int(w) for w in args.workers.split(",")):
+        peers.append(_cpu_peer())
+        result = _run(spec, workers)
+        peers.append(_cpu_peer())
+        runs.append(result)
+        print(
+            f"{workers} worker(s): {result['done']} done / {result['failed']} failed in "
+            f"{result['wall']:.1f} s = {result['eps']:.2f} episodes/s; steady state "
+            f"{result['steady_eps']:.2f} episodes/s after {result['warm']:.1f} s of worker "
+            f"start-up (load average {result['load'][0]:.1f} -> {result['load'][1]:.1f})"
+        )
+        if not args.keep:
+            shutil.rmtree(result["out"], ignore_errors=True)
+    base = runs[0]
+    for result in runs[1:]:
+        print(
+            f"throughput ratio {result['workers']} vs {base['workers']} worker(s): "
+            f"whole batch {result['eps'] / base['eps']:.2f}, "
+            f"steady state {result['steady_eps'] / base['steady_eps']:.2f} (target >= 1.8)"
+        )
+    print(
+        "peer: a pure-CPU loop in 2 processes vs 1 on this machine, measured before and after "
+        f"each run: {', '.join(f'{p:.2f}' for p in peers)} (2.0 = two free cores)"
+    )
+    print("per-episode start-up (all runs):")
+    first = [r for run in runs for r in run["first"]]
+    second = [r for run in runs for r in run["second"]]
+    later = [r for run in runs for r in run["later"]]
+    med = statistics.median
+    print(
+        f"  a worker's first episode: wall {med(r['wall_time'] for r in first):.2f} s "
+        f"(median of {len(first)}), engine ready after {med(r['startup'] for r in first):.3f} s"
+    )
+    print(
+        f"  its second episode:       wall {med(r['wall_time'] for r in second):.2f} s, "
+        f"engine ready after {med(r['startup'] for r in second):.4f} s; "
+        f"engine reused (not rebuilt) in {sum(r['reused'] for r in second)}/{len(second)}"
+    )
+    print(
+        f"  all later episodes:       wall {med(r['wall_time'] for r in later):.2f} s median, "
+        f"engine reused in {sum(r['reused'] for r in later)}/{len(later)}"
+    )
+    for run in runs:
+        rows = run["later"]
+        wall = sum(r["wall_time"] for r in rows)
+        cpu = sum(r["cpu_time"] for r in rows)
+        print(
+            f"  {run['workers']} worker(s): later episodes {med(r['cpu_time'] for r in rows):.2f} "
+            f"CPU s median; the workers were on a CPU {cpu / wall:.0%} of their episodes' wall "
+            "time (the rest: waiting for a core or the disk)"
+        )
+    open_s, build_s = _peer_build(spec.scenes[0].path)
+    print(
+        f"  peer (this process, warm): open stage {open_s:.3f} s + build engine "
+        f"{build_s:.3f} s = what every episode would pay without the worker cache"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

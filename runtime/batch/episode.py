@@ -1,0 +1,338 @@
+"""One episode: :func:`run_episode` (task -> store path), and the per-process scene cache.
+
+An :class:`EpisodeTask` is everything an episode needs (scene, episode id, seed, run
+settings, what to randomize, or the parameters to re-apply, and where its store goes); it is
+small and picklable, so the same pure function runs in a local worker process or a Ray task.
+:func:`execute` wraps :func:`run_episode` for the executors: it never raises, and reports the
+outcome (status, steps, wall time, error, worker host and pid, the drawn parameters, and
+how long the episode took to start stepping).
+
+**Scene cache.** A worker opens each scene's stage once and builds each engine once (per
+robot, dt and accelerations flag). Before every later episode the engine's randomized model
+arrays are restored (:class:`~runtime.batch.randomize.ModelSnapshot`) and
+``MujocoEngine.reset()`` (``mj_resetData`` + authored state) puts it back to its state
+right after the build, so the episode steps bit for bit like a freshly built one. Numba's
+on-disk cache serves the kernels.
+
+**Stores.** An attempt records into ``<dataset>/.attempts/<id>-<host>-<pid>.zarr`` and is
+renamed to ``<dataset>/episodes/<id>.zarr`` once complete, so the final path only ever
+holds a complete recording; a failed attempt's store is kept in ``<dataset>/failed/``.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from runtime.batch.randomize import ModelSnapshot, apply_parameters, draw_parameters
+from runtime.batch.spec import Randomization
+
+__all__ = [
+    "WORKER_CACHE",
+    "EpisodeTask",
+    "execute",
+    "rerun_arguments",
+    "run_episode",
+    "run_kwargs",
+]
+
+
+@dataclass(frozen=True)
+class EpisodeTask:
+    """Everything one episode needs (picklable).
+
+    Attributes:
+        episode: episode id (unique in the dataset).
+        scene: absolute path of the USD scene.
+        seed: the episode seed (:func:`runtime.batch.randomize.episode_seed`).
+        out: final store path (``<dataset>/episodes/<id>.zarr``).
+        steps / dt / ik_every / ik_until_contact / robot: run settings (None: the
+            scene's own, as ``simrt run``).
+        record_bodies: record body poses.
+        randomize: what to draw.
+        params: parameters to apply as they are (a re-run); None draws them from ``seed``.
+        log: a joint-state log to replay instead of simulating (replay batches).
+        imu_mode: IMU mode of a replay.
+        timeout: wall seconds an attempt may take (enforced by the local executor).
+        attempt: 1 for the first attempt, 2 for the first retry, ...
+    """
+
+    episode: int
+    scene: str
+    seed: int
+    out: str
+    steps: int | None = None
+    dt: float | None = None
+    ik_every: int | None = None
+    ik_until_contact: bool | None = None
+    robot: str | None = None
+    record_bodies: bool = True
+    randomize: Randomization = field(default_factory=Randomization)
+    params: dict[str, Any] | None = None
+    log: str | None = None
+    imu_mode: str | None = None
+    timeout: float | None = None
+    attempt: int = 1
+
+
+class SceneCache:
+    """Stages, scene settings and engines of this process, built once each."""
+
+    def __init__(self) -> None:
+        self.stages: dict[str, tuple[Any, dict[str, Any]]] = {}
+        self.engines: dict[tuple[Any, ...], tuple[Any, ModelSnapshot]] = {}
+        self.builds = 0  # engines built by this process
+        self.episodes = 0  # episodes started by this process
+
+    def stage(self, scene: str) -> tuple[Any, dict[str, Any]]:
+        """The open stage of ``scene`` and its run settings."""
+        entry = self.stages.get(scene)
+        if entry is None:
+            from runtime.run.config import read_scene_settings
+            from runtime.run.loop import _open_stage
+
+            stage = _open_stage(scene)
+            entry = self.stages[scene] = (stage, read_scene_settings(stage))
+        return entry
+
+    def engine(
+        self, scene: str, robot: str | None, dt: float | None, accelerations: bool
+    ) -> tuple[Any, bool]:
+        """A cached engine in its authored state, and whether it was reused.
+
+        Returns:
+            ``(engine, reused)``.
+        """
+        key = (scene, robot, dt, bool(accelerations))
+        entry = self.engines.get(key)
+        if entry is not None:
+            engine, snapshot = entry
+            snapshot.restore()
+            engine.reset()
+            return engine, True
+        from runtime.engine.mujoco_engine import MujocoEngine
+        from runtime.run.loop import _find_robot
+
+        stage, _ = self.stage(scene)
+        engine = MujocoEngine(
+            stage,
+            robot_prim=_find_robot(stage, robot),
+            dt=dt,
+            compute_accelerations=bool(accelerations),
+        )
+        self.engines[key] = (engine, ModelSnapshot(engine.model))
+        self.builds += 1
+        return engine, False
+
+
+WORKER_CACHE = SceneCache()
+
+
+def run_kwargs(task: EpisodeTask, params: dict[str, Any], settings: dict[str, Any]) -> dict:
+    """Keyword arguments of :func:`runtime.run.loop.run_scene` for one episode.
+
+    Args:
+        task: the episode.
+        params: its parameters.
+        settings: the scene's run settings.
+
+    Returns:
+        ``steps``, ``dt``, ``ik_targets``, ``ik_every``, ``ik_until_contact``,
+        ``imu_mode``, ``robot``, ``record_bodies``, ``setup`` and ``run_meta``.
+    """
+    from runtime.run.config import IkWaypoint
+
+    waypoints = None
+    if params.get("ik_targets") is not None:
+        waypoints = [
+            IkWaypoint(
+                link=str(w["link"]),
+                position=tuple(float(v) for v in w["position"]),
+                orientation=None
+                if w.get("orientation") is None
+                else tuple(float(v) for v in w["orientation"]),
+                time=float(w.get("time", 0.0)),
+            )
+            for w in params["ik_targets"]
+        ]
+    episode = {"id": task.episode, "seed": task.seed, "params": params}
+    return {
+        "steps": task.steps,
+        "dt": task.dt,
+        "ik_targets": waypoints,
+        "ik_every": task.ik_every,
+        "ik_until_contact": task.ik_until_contact,
+        "imu_mode": params.get("imu_mode") or settings.get("imu_mode"),
+        "robot": task.robot,
+        "record_bodies": task.record_bodies,
+        "setup": lambda engine: apply_parameters(engine, params),
+        "run_meta": {"scene": task.scene, "episode": episode},
+    }
+
+
+def _attempt_path(task: EpisodeTask) -> Path:
+    out = Path(task.out)
+    host = socket.gethostname().replace("/", "_")
+    return out.parent.parent / ".attempts" / f"{out.stem}-{host}-{os.getpid()}.zarr"
+
+
+def _move_over(source: Path, destination: Path) -> None:
+    """Rename a store directory onto ``destination`` (replacing an older one)."""
+    destination.parent.mkdir(parents=True, exist_ok=True)
+    if destination.exists():
+        trash = source.parent / f".old-{destination.name}-{os.getpid()}"
+        os.rename(destination, trash)
+        shutil.rmtree(trash, ignore_errors=True)
+    os.rename(source, destination)
+
+
+def run_episode(task: EpisodeTask, report: dict[str, Any] | None = None) -> Path:
+    """Run one episode into its store.
+
+    Args:
+        task: the episode.
+        report: filled with ``params``, ``steps``, ``reused`` (the engine came from the
+            cache) and ``startup`` (seconds until the engine was ready) as they are known.
+
+    Returns:
+        The final store path (complete).
+
+    Raises:
+        Exception: whatever the run raised (the attempt's store moves to ``failed/``).
+    """
+    report = {} if report is None else report
+    started = time.perf_counter()
+    builds = WORKER_CACHE.builds
+    WORKER_CACHE.episodes += 1
+    if task.log is not None:
+        from runtime.batch.replay import replay_log
+
+        return replay_log(task, report)
+    from runtime.run.loop import run_scene
+
+    stage, settings = WORKER_CACHE.stage(task.scene)
+    robot = task.robot or settings.get("robot")
+    dt = task.dt if task.dt is not None else settings.get("dt")
+    params = task.params
+    if params is None:
+
+        def engine_for(mode: str | None) -> Any:
+            mode = mode or settings.get("imu_mode", "isaac")
+            return WORKER_CACHE.engine(task.scene, robot, dt, mode == "physical")[0]
+
+        params = draw_parameters(task.randomize, task.seed, engine_for)
+    report["params"] = params
+    kwargs = run_kwargs(task, params, settings)
+    mode = kwargs["imu_mode"] or "isaac"
+    engine, _ = WORKER_CACHE.engine(task.scene, robot, dt, mode == "physical")
+    report["reused"] = WORKER_CACHE.builds == builds  # no engine was built for this episode
+    report["startup"] = time.perf_counter() - started
+
+    def factory(*_args: Any, compute_accelerations: bool = False, **_kwargs: Any) -> Any:
+        if bool(compute_accelerations) != engine.compute_accelerations:  # pragma: no cover
+            raise RuntimeError("cached engine has the wrong accelerations flag")
+        return engine
+
+    attempt = _attempt_path(task)
+    if attempt.exists():
+        shutil.rmtree(attempt)
+    try:
+        result = run_scene(stage, out=attempt, engine_factory=factory, **kwargs)
+    except BaseException as error:
+        report["steps"] = int(getattr(error, "steps_done", 0) or 0)
+        if attempt.exists():
+            _move_over(attempt, Path(task.out).parent.parent / "failed" / attempt.name)
+        raise
+    report["steps"] = result.steps
+    final = Path(task.out)
+    _move_over(attempt, final)
+    return final
+
+
+def execute(task: EpisodeTask) -> dict[str, Any]:
+    """Run an episode and report its outcome (never raises ``Exception``).
+
+    Args:
+        task: the episode.
+
+    Returns:
+        ``episode``, ``attempt``, ``status`` (``"done"`` / ``"failed"``), ``steps``,
+        ``wall_time``, ``cpu_time`` (this process, all threads), ``error``,
+        ``worker_host``, ``worker_pid``, ``params``, ``store``, ``reused``, ``startup``.
+    """
+    report: dict[str, Any] = {}
+    started, cpu = time.perf_counter(), time.process_time()
+    status, error, store = "done", "", None
+    try:
+        store = str(run_episode(task, report))
+    except Exception as exc:  # noqa: BLE001 - isolated: reported, retried by the driver
+        status, error = "failed", f"{type(exc).__name__}: {exc}"
+    return {
+        "episode": task.episode,
+        "attempt": task.attempt,
+        "status": status,
+        "steps": int(report.get("steps", 0)),
+        "wall_time": time.perf_counter() - started,
+        "cpu_time": time.process_time() - cpu,
+        "error": error,
+        "worker_host": socket.gethostname(),
+        "worker_pid": os.getpid(),
+        "params": report.get("params"),
+        "store": store,
+        "reused": bool(report.get("reused", False)),
+        "startup": float(report.get("startup", 0.0)),
+    }
+
+
+def rerun_arguments(reference: str) -> tuple[str, dict[str, Any]]:
+    """The scene and :func:`~runtime.run.loop.run_scene` arguments of a dataset's episode.
+
+    Used by ``simrt run --episode DATASET:ID``: the episode runs again, alone, with the
+    parameters drawn for it (from the manifest) and the batch's run settings.
+
+    Args:
+        reference: ``DATASET:ID`` (dataset folder, episode id).
+
+    Returns:
+        ``(scene path, run_scene keyword arguments)`` (without ``out``).
+
+    Raises:
+        SimrtError: malformed reference, unknown episode, a replay episode, or an episode
+            that never started (no parameters recorded).
+    """
+    from runtime.batch.dataset import load_dataset
+    from runtime.errors import SimrtError
+
+    folder, _, ident = str(reference).rpartition(":")
+    if not folder or not ident.strip().isdigit():
+        raise SimrtError(f"--episode {reference!r}: expected DATASET:ID (e.g. out/ds:12)")
+    dataset = load_dataset(folder)
+    try:
+        entry = dataset[int(ident)]
+    except KeyError as exc:
+        raise SimrtError(str(exc.args[0])) from None
+    if entry.row.get("log"):
+        raise SimrtError(f"{folder}: episode {ident} replays a log; --episode re-runs simulations")
+    if not entry.row.get("params"):
+        raise SimrtError(f"{folder}: episode {ident} never started (no drawn parameters yet)")
+    spec = dataset.spec
+    scene = str(entry.row["scene"])
+    robot = next((s.get("robot") for s in spec.get("scenes", []) if s.get("path") == scene), None)
+    task = EpisodeTask(
+        episode=entry.episode,
+        scene=scene,
+        seed=int(entry.row["seed"]),
+        out="",
+        steps=spec.get("steps"),
+        dt=spec.get("dt"),
+        ik_every=spec.get("ik_every"),
+        ik_until_contact=spec.get("ik_until_contact"),
+        robot=robot,
+        record_bodies=bool(spec.get("record_bodies", True)),
+    )
+    return scene, run_kwargs(task, entry.params, {})

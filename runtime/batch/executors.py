@@ -1,0 +1,367 @@
+"""Executors: where episodes run. One interface, two implementations.
+
+An executor takes :class:`~runtime.batch.episode.EpisodeTask` objects (:meth:`submit`, at
+most :meth:`free_slots` at a time) and hands back outcome dictionaries as episodes end
+(:meth:`wait`): the report of :func:`runtime.batch.episode.execute`, or, when the process
+running an episode died (SIGKILL, segfault, out of memory) or overran its timeout, a
+``failed`` outcome saying so. Retries are the driver's business (the same for every
+executor), so an episode is charged exactly for the attempts it made.
+
+* :class:`LocalExecutor` (the default): worker processes on this machine (``spawn``
+  start method, one per core by default, no extra dependency). Each worker runs one
+  episode at a time and many episodes in its life, keeping its scene cache; a dead worker
+  is replaced for the next episode.
+* :class:`InlineExecutor` (``--workers 0``): in the driver's process, for debugging.
+* :class:`RayExecutor`: one Ray task per episode on a Ray cluster (``pip install
+  'simrt[cluster]'``). Workers write their stores straight into the dataset folder, which
+  must be visible under the same path on every node (shared file system); only the small
+  outcome dictionaries travel back to the driver.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import signal
+import socket
+import time
+from collections.abc import Iterable
+from multiprocessing.connection import Connection, wait
+from typing import Any
+
+from runtime.errors import SimrtError
+
+__all__ = ["Executor", "InlineExecutor", "LocalExecutor", "RayExecutor", "make_executor"]
+
+
+def _died(task: Any, why: str, host: str = "", pid: int = 0) -> dict[str, Any]:
+    return {
+        "episode": task.episode,
+        "attempt": task.attempt,
+        "status": "failed",
+        "steps": 0,
+        "wall_time": 0.0,
+        "error": why,
+        "worker_host": host,
+        "worker_pid": pid,
+        "params": None,
+        "store": None,
+        "crashed": True,
+    }
+
+
+class Executor:
+    """The executor interface (see the module docstring)."""
+
+    name = "executor"
+    workers = 1
+
+    def free_slots(self) -> int:
+        """How many more tasks :meth:`submit` accepts now."""
+        raise NotImplementedError
+
+    def submit(self, task: Any) -> None:
+        """Start one episode."""
+        raise NotImplementedError
+
+    def wait(self, timeout: float | None = None) -> list[dict[str, Any]]:
+        """Outcomes of episodes that ended (waits up to ``timeout`` seconds for one)."""
+        raise NotImplementedError
+
+    def close(self) -> None:
+        """Stop the workers (running episodes are abandoned)."""
+
+    def __enter__(self) -> Executor:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
+
+
+# ---------------------------------------------------------------------------- local
+
+
+def _worker_main(conn: Connection) -> None:
+    """A local worker: run tasks from the pipe until told to stop (None) or orphaned."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the driver's to handle
+    from runtime.batch.episode import execute
+
+    while True:
+        try:
+            task = conn.recv()
+        except (EOFError, OSError):
+            return
+        if task is None:
+            return
+        conn.send(execute(task))
+
+
+class _Slot:
+    def __init__(self) -> None:
+        self.process: Any = None
+        self.conn: Connection | None = None
+        self.task: Any = None
+        self.started = 0.0
+
+
+class LocalExecutor(Executor):
+    """Episodes in worker processes on this machine.
+
+    Args:
+        workers: number of worker processes (default: the usable CPU count).
+        start_method: ``"spawn"`` (default) or ``"forkserver"``.
+    """
+
+    name = "local"
+
+    def __init__(self, workers: int | None = None, start_method: str = "spawn") -> None:
+        if workers is None:
+            affinity = getattr(os, "sched_getaffinity", None)
+            workers = len(affinity(0)) if affinity else (os.cpu_count() or 1)
+        count = workers
+        if int(count) < 1:
+            raise SimrtError(f"--workers must be >= 1, got {count}")
+        self.workers = int(count)
+        self._context = multiprocessing.get_context(start_method)
+        self._slots = [_Slot() for _ in range(self.workers)]
+        self.started_processes = 0
+
+    def _start(self, slot: _Slot) -> None:
+        parent, child = self._context.Pipe()
+        process = self._context.Process(target=_worker_main, args=(child,), daemon=True)
+        process.start()
+        child.close()
+        slot.process, slot.conn = process, parent
+        self.started_processes += 1
+
+    def _retire(self, slot: _Slot) -> None:
+        if slot.process is not None:
+            if slot.process.is_alive():
+                slot.process.kill()
+            slot.process.join(5.0)
+        if slot.conn is not None:
+            slot.conn.close()
+        slot.process = slot.conn = slot.task = None
+
+    def free_slots(self) -> int:
+        """Idle workers (dead ones are restarted on submit)."""
+        return sum(1 for slot in self._slots if slot.task is None)
+
+    def submit(self, task: Any) -> None:
+        """Send a task to an idle worker (starting one if needed)."""
+        slot = next((s for s in self._slots if s.task is None), None)
+        if slot is None:
+            raise RuntimeError("LocalExecutor.submit: no idle worker")
+        if slot.process is None or not slot.process.is_alive():
+            self._retire(slot)
+            self._start(slot)
+        slot.conn.send(task)  # type: ignore[union-attr]
+        slot.task, slot.started = task, time.monotonic()
+
+    def wait(self, timeout: float | None = None) -> list[dict[str, Any]]:
+        """Outcomes of ended episodes; a dead worker's episode fails with its signal."""
+        busy = [s for s in self._slots if s.task is not None]
+        if not busy:
+            return []
+        deadline = [s.started + s.task.timeout for s in busy if s.task.timeout]
+        limit = timeout
+        if deadline:
+            until = max(0.0, min(deadline) - time.monotonic())
+            limit = until if limit is None else min(limit, until)
+        handles: list[Any] = [s.conn for s in busy] + [s.process.sentinel for s in busy]
+        wait(handles, limit)
+        out = []
+        now = time.monotonic()
+        for slot in busy:
+            task = slot.task
+            try:
+                ready = slot.conn.poll()  # type: ignore[union-attr]
+            except (EOFError, OSError):
+                ready = False
+            if ready:
+                try:
+                    out.append(slot.conn.recv())  # type: ignore[union-attr]
+                    slot.task = None
+                    continue
+                except (EOFError, OSError):
+                    pass
+            pid = slot.process.pid or 0
+            if not slot.process.is_alive():
+                code = slot.process.exitcode
+                why = f"exit code {code}"
+                if code is not None and code < 0:
+                    why = f"killed by {signal.Signals(-code).name}"
+                out.append(
+                    _died(task, f"worker process {pid} died ({why})", socket.gethostname(), pid)
+                )
+                self._retire(slot)
+            elif task.timeout and now - slot.started > task.timeout:
+                self._retire(slot)
+                out.append(
+                    _died(
+                        task,
+                        f"timed out after {task.timeout:g} s (worker {pid} killed)",
+                        socket.gethostname(),
+                        pid,
+                    )
+                )
+        return out
+
+    def close(self) -> None:
+        """Stop every worker (idle ones politely, busy ones with SIGKILL)."""
+        for slot in self._slots:
+            if slot.conn is not None and slot.task is None and slot.process.is_alive():
+                try:
+                    slot.conn.send(None)
+                    slot.process.join(5.0)
+                except (OSError, ValueError):
+                    pass
+            self._retire(slot)
+
+
+class InlineExecutor(Executor):
+    """Episodes one after another in this process (``--workers 0``: debugging, profiling).
+
+    No isolation: a crash of an episode is a crash of the batch.
+    """
+
+    name = "inline"
+
+    def __init__(self) -> None:
+        self._done: list[dict[str, Any]] = []
+
+    def free_slots(self) -> int:
+        """One task at a time."""
+        return 0 if self._done else 1
+
+    def submit(self, task: Any) -> None:
+        """Run the episode now."""
+        from runtime.batch.episode import execute
+
+        self._done.append(execute(task))
+
+    def wait(self, timeout: float | None = None) -> list[dict[str, Any]]:
+        """The outcome of the episode just run."""
+        done, self._done = self._done, []
+        return done
+
+
+# ---------------------------------------------------------------------------- Ray
+
+
+def _ray_execute(task: Any) -> dict[str, Any]:
+    """Ray task body: run the episode; report the node's address as the worker host."""
+    import ray
+
+    from runtime.batch.episode import execute
+
+    outcome = execute(task)
+    outcome["worker_host"] = f"{outcome['worker_host']}@{ray.util.get_node_ip_address()}"
+    return outcome
+
+
+class RayExecutor(Executor):
+    """Episodes as Ray tasks (one task per episode, one CPU each).
+
+    Args:
+        address: the cluster (``"auto"``, ``"HOST:PORT"`` or ``"ray://..."``). For a
+            cluster on loopback addresses (``127.x.y.z:PORT``) the driver joins with that
+            node address (``_node_ip_address``), as Ray needs distinct loopback addresses
+            per node.
+        in_flight: tasks kept queued on the cluster (default: twice its CPUs).
+
+    Raises:
+        SimrtError: ray is not installed or the cluster cannot be reached.
+    """
+
+    name = "ray"
+
+    def __init__(self, address: str = "auto", in_flight: int | None = None) -> None:
+        try:
+            import ray
+        except ImportError:
+            raise SimrtError("--ray needs the ray package: pip install 'simrt[cluster]'") from None
+        self._ray = ray
+        kwargs: dict[str, Any] = {"address": address, "log_to_driver": False}
+        host = address.rsplit(":", 1)[0] if ":" in address else ""
+        if host.startswith("127."):
+            kwargs["_node_ip_address"] = host
+        self._owns = not ray.is_initialized()
+        if self._owns:
+            try:
+                ray.init(**kwargs)
+            except Exception as exc:  # noqa: BLE001 - connection problems of any kind
+                raise SimrtError(f"cannot connect to the Ray cluster at {address}: {exc}") from None
+        cpus = int(ray.cluster_resources().get("CPU", 1))
+        self.workers = max(1, cpus)
+        self._limit = int(in_flight) if in_flight else 2 * self.workers
+        self._remote = ray.remote(num_cpus=1, max_retries=0)(_ray_execute)
+        self._pending: dict[Any, Any] = {}
+
+    def free_slots(self) -> int:
+        """Tasks that may still be queued."""
+        return max(0, self._limit - len(self._pending))
+
+    def submit(self, task: Any) -> None:
+        """Queue one episode on the cluster."""
+        self._pending[self._remote.remote(task)] = task
+
+    def wait(self, timeout: float | None = None) -> list[dict[str, Any]]:
+        """Outcomes of finished tasks; a task whose worker died fails with Ray's error."""
+        if not self._pending:
+            return []
+        ray = self._ray
+        ready, _ = ray.wait(list(self._pending), num_returns=1, timeout=timeout)
+        out = []
+        for ref in ready:
+            task = self._pending.pop(ref)
+            try:
+                out.append(ray.get(ref))
+            except Exception as exc:  # noqa: BLE001 - worker crash, node loss, ...
+                first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+                out.append(_died(task, f"Ray task failed: {type(exc).__name__}: {first}"))
+        return out
+
+    def close(self) -> None:
+        """Cancel queued tasks; disconnect when this executor connected."""
+        for ref in list(self._pending):
+            try:
+                self._ray.cancel(ref, force=True)
+            except Exception:  # noqa: BLE001, S110 - best effort
+                pass
+        self._pending.clear()
+        if self._owns and self._ray.is_initialized():
+            self._ray.shutdown()
+
+
+def make_executor(workers: int | None = None, ray: str | None = None) -> Executor:
+    """The executor for ``--workers`` / ``--ray``.
+
+    Args:
+        workers: local worker processes (default: all cores).
+        ray: a Ray cluster address (or ``"auto"``); None runs locally.
+
+    Returns:
+        A :class:`RayExecutor` when ``ray`` is given, an :class:`InlineExecutor` for 0
+        workers, else a :class:`LocalExecutor`.
+    """
+    if ray:
+        return RayExecutor(ray)
+    if workers == 0:
+        return InlineExecutor()
+    return LocalExecutor(workers)
+
+
+def drain(executor: Executor, tasks: Iterable[Any]) -> list[dict[str, Any]]:
+    """Run tasks to their first outcome each (no retries; a helper for tests and tools)."""
+    queue = list(tasks)
+    outcomes = []
+    running = 0
+    while queue or running:
+        while queue and executor.free_slots():
+            executor.submit(queue.pop(0))
+            running += 1
+        ended = executor.wait(1.0)
+        running -= len(ended)
+        outcomes.extend(ended)
+    return outcomes
