@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import asyncio
 import errno
+import functools
 import json
 import logging
 import math
@@ -586,7 +587,7 @@ class StoreWriter:
                     "chunk_rows": self.chunk_rows,
                     "channels": list(self._channels),
                     "run": self.meta,
-                    "versions": _versions(),
+                    "versions": dict(_versions()),
                 },
                 default=json_default,
             )
@@ -597,6 +598,7 @@ def _channel_json(info: ChannelInfo) -> dict[str, Any]:
     return json.loads(json.dumps(info.to_json(), default=json_default))
 
 
+@functools.lru_cache(maxsize=1)
 def _versions() -> dict[str, str]:
     from importlib import metadata
 
