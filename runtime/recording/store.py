@@ -160,18 +160,24 @@ def _chunk_store_class() -> type:
 
 
 def _write_in_place(root: Path, key: str, value: Any, durable: bool) -> None:
-    if not root.is_dir():  # never recreate a store folder someone removed
-        raise FileNotFoundError(errno.ENOENT, "the output folder was removed", str(root))
     data = value.as_buffer_like() if hasattr(value, "as_buffer_like") else value.to_bytes()
-    folder = root
-    for part in Path(key).parent.parts:  # never mkdir -p: a removed root stays removed
-        folder = folder / part
-        try:
-            os.mkdir(folder)
-        except FileExistsError:
-            pass
     path = root / key
-    with open(path, "wb") as handle:
+    try:
+        handle = open(path, "wb")  # noqa: SIM115 - closed below
+    except FileNotFoundError:
+        if not root.is_dir():  # never recreate a store folder someone removed
+            raise FileNotFoundError(
+                errno.ENOENT, "the output folder was removed", str(root)
+            ) from None
+        folder = root
+        for part in Path(key).parent.parts:  # never mkdir -p: a removed root stays removed
+            folder = folder / part
+            try:
+                os.mkdir(folder)
+            except FileExistsError:
+                pass
+        handle = open(path, "wb")  # noqa: SIM115 - closed below
+    with handle:
         handle.write(data)
         if durable:
             handle.flush()
