@@ -260,6 +260,7 @@ class StoreWriter:
         self._thread: threading.Thread | None = None
         self._partial_pending = threading.Event()
         self._error: BaseException | None = None
+        self._error_reported = False
         self._committed = 0
         self._last_stamp: tuple[int, float] = (0, 0.0)
         self._arrays: list[Any] = []
@@ -355,7 +356,6 @@ class StoreWriter:
     # ------------------------------------------------------------------ store
     def _open(self) -> None:
         import zarr
-        from zarr.codecs import BloscCodec, Crc32cCodec
 
         if self._open_failed:
             raise SimrtError(f"{self.path}: the store could not be created")
@@ -391,6 +391,20 @@ class StoreWriter:
         except OSError as error:
             problem = error.strerror or str(error)
             raise SimrtError(f"{self.path}: cannot create the recording store: {problem}") from None
+        for _ in range(self._max_pending):
+            self._free.put(self._new_buffers())
+        self._take_buffers(self._new_buffers())
+        self._next_commit = time_module.perf_counter() + self.commit_interval
+        # the arrays are created by the writer thread while the loop fills the first chunk
+        self._thread = threading.Thread(target=self._writer_loop, name="simrt-store", daemon=True)
+        self._thread.start()
+        self._opened, self._open_failed = True, False
+
+    def _create_arrays(self) -> None:
+        """Create every array and the commit log (the writer thread's first job)."""
+        from zarr.codecs import BloscCodec, Crc32cCodec
+
+        rows = self.chunk_rows
         shapes = [(name, info.shape, info.dtype) for name, info in self._channels.items()]
         shapes += [("step", (), "int64"), ("time", (), "float64")]
         for name, shape, dtype in shapes:
@@ -416,13 +430,6 @@ class StoreWriter:
             COMMIT_GROUP, attributes={"about": "simrt commit log: commits.jsonl (rows durable)"}
         )
         self._log_fd = os.open(self.path / COMMIT_LOG, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
-        for _ in range(self._max_pending):
-            self._free.put(self._new_buffers())
-        self._take_buffers(self._new_buffers())
-        self._next_commit = time_module.perf_counter() + self.commit_interval
-        self._thread = threading.Thread(target=self._writer_loop, name="simrt-store", daemon=True)
-        self._thread.start()
-        self._opened, self._open_failed = True, False
 
     def _new_buffers(self) -> list[np.ndarray]:
         rows = self.chunk_rows
@@ -473,6 +480,10 @@ class StoreWriter:
 
     # ------------------------------------------------------------------ writer thread
     def _writer_loop(self) -> None:
+        try:
+            self._create_arrays()
+        except BaseException as error:  # noqa: BLE001 - reported on the loop's thread
+            self._error = error
         while True:
             item = self._queue.get()
             if item is None:
@@ -529,6 +540,7 @@ class StoreWriter:
 
     # ------------------------------------------------------------------ close
     def _raise_error(self) -> None:
+        self._error_reported = True
         error = self._error
         if isinstance(error, RecordingError):
             raise error
@@ -578,7 +590,7 @@ class StoreWriter:
             self._buffers, self._arrays = [], []
             while not self._free.empty():
                 self._free.get_nowait()
-        if self._error is not None and not failed:
+        if self._error is not None and not self._error_reported:
             self._raise_error()
 
     def _attrs(self, complete: bool) -> dict[str, Any]:
