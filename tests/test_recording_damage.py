@@ -30,7 +30,7 @@ from runtime.recording import (  # noqa: E402
     load_recording,
     open_recording,
 )
-from runtime.recording import store as store_module  # noqa: E402
+from runtime.recording import _disk as store_module  # noqa: E402
 from runtime.recording.store import COMMIT_LOG  # noqa: E402
 
 ROWS, CHUNK = 50, 8

@@ -16,7 +16,6 @@ import logging
 import shutil
 import time as _time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -28,6 +27,8 @@ from runtime.run.config import RunConfig, read_scene_settings
 from runtime.run.grippers import GripperDriver
 from runtime.run.ik import IkDriver, build_schedules
 from runtime.run.progress import Progress
+from runtime.run.result import RunResult, output_paths, stop_reason
+from runtime.run.scene import find_robot, open_scene_stage
 from runtime.run.summary import summarize
 from runtime.run.taps import SensorTap
 
@@ -38,108 +39,9 @@ __all__ = ["RunResult", "run_scene"]
 
 # ---------------------------------------------------------------------------- run
 
-
-@dataclass
-class RunResult:
-    """Outcome of :func:`run_scene`.
-
-    Attributes:
-        steps: physics steps completed.
-        requested_steps: steps requested.
-        sim_time: simulation time after the last step [s].
-        wall_time: wall-clock time of the stepping loop [s].
-        out: recording path, or None.
-        complete: True when every requested step ran.
-        summary: :func:`summarize` of the recording.
-        timings: accumulated wall time per phase [s]: ``physics`` (engine step),
-            ``state`` (engine state extraction), ``sensors`` (``SensorRuntime.step``),
-            ``readings`` (each sensor's ``reading()``: lazily built parts such as the
-            raycast snapshot copy and the IMU's gravity term are built here), ``record``
-            (reading fields to channel rows and the recorder's buffer copy and periodic
-            flushes), ``ik`` -- each over the
-            steps after the first -- ``first_step`` (the whole first step: one-off costs such
-            as the ray scene build and kernel cache loads), ``wall_time`` (the stepping loop)
-            and ``close`` (the final recording write, after the loop).
-        disabled: sensor path -> reason, for sensors disabled by bad configuration.
-    """
-
-    steps: int
-    requested_steps: int
-    sim_time: float
-    wall_time: float
-    out: Path | None
-    complete: bool
-    summary: dict[str, Any] = field(default_factory=dict)
-    timings: dict[str, float] = field(default_factory=dict)
-    disabled: dict[str, str] = field(default_factory=dict)
-    store: Path | None = None
-
-
-STORE_SUFFIX = ".zarr"
-EXPORT_SUFFIXES = (".npz", ".parquet")
-
-
-def _output_paths(out: Any) -> tuple[Path, Path | None, Path | None]:
-    """(store, export file or None, scratch folder to delete or None) for ``out``.
-
-    ``*.zarr`` (or a path without a suffix) is the store itself; ``.npz`` / ``.parquet``
-    record into the store beside it (same name, ``.zarr``) and export it at the end; None
-    records into a scratch store that is deleted after the summary.
-
-    Raises:
-        SimrtError: another suffix, an unusable store path or a missing export package.
-    """
-    import tempfile
-
-    from runtime.recording import check_export_path, check_store_path
-
-    if out is None:
-        scratch = Path(tempfile.mkdtemp(prefix="simrt-run-"))
-        return scratch / "run.zarr", None, scratch
-    path = Path(out)
-    suffix = path.suffix.lower()
-    if suffix in EXPORT_SUFFIXES:
-        check_export_path(path)
-        return check_store_path(path.with_suffix(STORE_SUFFIX)), path, None
-    if suffix not in (STORE_SUFFIX, ""):
-        raise SimrtError(
-            f"{path}: unsupported recording format {suffix!r} (a store: .zarr; "
-            f"or an export written at the end: {', '.join(EXPORT_SUFFIXES)})"
-        )
-    return check_store_path(path), None, None
-
-
-def _stop_reason(error: BaseException, done: int) -> str:
-    """Why a run stopped early, for the recording's ``reason``."""
-    name = getattr(error, "signal_name", None)
-    if name:
-        return f"interrupted by {name} after {done} steps"
-    if isinstance(error, KeyboardInterrupt):
-        return f"interrupted (Ctrl-C / SIGINT) after {done} steps"
-    return f"stopped after {done} steps: {type(error).__name__}: {error}"
-
-
-def _open_stage(scene: Any) -> Any:
-    """The stage of ``scene`` (a path, opened with one-line errors; or a stage as is)."""
-    if not isinstance(scene, (str, Path)):
-        return scene
-    from runtime.schema import open_stage
-
-    return open_stage(scene)
-
-
-def _find_robot(stage: Any, robot: str | None) -> Any:
-    from runtime.errors import SchemaError
-
-    if robot:
-        prim = stage.GetPrimAtPath(robot)
-        if not prim or not prim.IsValid():
-            raise SchemaError(robot, "", "robot prim does not exist")
-        return prim
-    from runtime.schema.utils import find_robot_prims
-
-    robots = find_robot_prims(stage)
-    return robots[0] if robots else None
+# names other modules used before runtime.run.scene existed
+_open_stage = open_scene_stage
+_find_robot = find_robot
 
 
 def run_scene(
@@ -194,8 +96,8 @@ def run_scene(
     from runtime.run.interrupts import signals_deferred
     from runtime.sensors.runtime import SensorRuntime
 
-    store_path, export_path, scratch = _output_paths(out)  # fail before the engine build
-    stage = _open_stage(scene)
+    store_path, export_path, scratch = output_paths(out)  # fail before the engine build
+    stage = open_scene_stage(scene)
     if config is None:
         config = RunConfig.resolve(read_scene_settings(stage), **overrides)
     elif overrides:
@@ -205,7 +107,7 @@ def run_scene(
     waypoints = list(config.ik_targets)
     ik_every, until_contact = config.ik_every, config.ik_until_contact
     record_bodies, cache = config.record_bodies, config.cache
-    robot_prim = _find_robot(stage, config.robot)
+    robot_prim = find_robot(stage, config.robot)
 
     # The built-in engine can refill its own state buffers each step (no per-step allocation).
     # Only safe when no user callback may keep a state object across steps.
@@ -438,7 +340,7 @@ def run_scene(
     except BaseException as error:
         if recorder is not None:  # rows ended (an interrupt may land after end_row)
             done = recorder.row_count
-        reason = _stop_reason(error, done)
+        reason = stop_reason(error, done)
         error.steps_done = done  # type: ignore[attr-defined]  # for the CLI's message
         raise
     finally:

@@ -1,6 +1,6 @@
 """Sensor taps: one sensor's readings turned into recording rows.
 
-Recorded channels (see :mod:`runtime.engine.recorder`): ``<sensor path>.<field>`` for every
+Recorded channels (see :mod:`runtime.recording`): ``<sensor path>.<field>`` for every
 numeric field of every sensor reading (contact ``value``/``in_contact``/
 ``number_of_contacts``; IMU ``linear_acceleration``/``angular_velocity``/``orientation``;
 raycast ``depths``, ``hit_positions``, ``hit_normals``, ``ray_end_points_world`` as float32
@@ -16,13 +16,10 @@ drive) and ``bodies.positions`` / ``bodies.orientations`` (kind ``body``; attrib
 from __future__ import annotations
 
 import dataclasses
-import logging
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
-
-LOGGER = logging.getLogger("runtime.run")
 
 __all__ = ["HitPathIds", "SensorTap"]
 
@@ -196,10 +193,8 @@ class SensorTap:
     def row(self, out: dict[str, Any], reading: Any = _UNSET) -> None:
         """Add a reading (default: the sensor's current one) to ``out`` (channel -> value).
 
-        For ``Recorder.append``: channels without a value (invalid, missing or wrongly
-        sized fields) are left out and recorded as zeros. The values are the reading's
-        own arrays (the recorder copies them once into its buffers) or arrays this tap
-        does not change afterwards. :meth:`write` is the faster in-place equivalent.
+        For ``StoreWriter.append`` (channels without a value are recorded as zeros); the
+        values are the reading's own arrays. :meth:`write` is the in-place equivalent.
         """
         if reading is _UNSET:
             reading = self.sensor.reading()

@@ -1,0 +1,147 @@
+"""What a store is on disk: the commit-log location, path checks, in-place chunk files.
+
+Shared by the writer (:mod:`runtime.recording.store`) and the readers; imports zarr only
+inside the functions that need it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import errno
+import functools
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from runtime.errors import SimrtError
+from runtime.recording.channels import FORMAT_NAME, ChannelInfo, json_default
+
+__all__ = ["COMMIT_GROUP", "COMMIT_LOG", "RecordingError", "check_store_path", "is_store"]
+
+COMMIT_GROUP = "simrt"
+COMMIT_LOG = "simrt/commits.jsonl"
+"""The commit log inside a store (in the empty group ``simrt``)."""
+
+
+class RecordingError(SimrtError):
+    """Writing the recording failed (disk full, folder removed, ...).
+
+    Attributes:
+        path: the store.
+        safe_rows: rows committed to disk before the failure (they load).
+    """
+
+    def __init__(self, path: Path, problem: str, safe_rows: int) -> None:
+        self.path = path
+        self.safe_rows = safe_rows
+        where = (
+            f"{safe_rows} steps are safe on disk and load"
+            if path.is_dir() and safe_rows
+            else "no step could be kept"
+        )
+        super().__init__(f"{path}: {problem} while writing the recording; {where}")
+
+
+def is_store(path: str | os.PathLike[str]) -> bool:
+    """True when ``path`` is a directory holding a simrt recording store."""
+    meta = Path(path) / "zarr.json"
+    try:
+        with open(meta, encoding="utf-8") as handle:
+            data = json.load(handle)
+    except (OSError, ValueError):
+        return False
+    attrs = data.get("attributes", {}) if isinstance(data, dict) else {}
+    simrt = attrs.get("simrt") if isinstance(attrs, dict) else None
+    return isinstance(simrt, dict) and simrt.get("format") == FORMAT_NAME
+
+
+def check_store_path(path: str | os.PathLike[str]) -> Path:
+    """Validate a store destination before a run starts.
+
+    Args:
+        path: the store directory to create (conventionally ``*.zarr``).
+
+    Returns:
+        The path.
+
+    Raises:
+        SimrtError: the path is an existing file, or a non-empty directory that is not a
+            simrt recording (never overwritten), or its parent cannot be created.
+    """
+    path = Path(path)
+    if path.exists():
+        if not path.is_dir():
+            raise SimrtError(f"{path}: exists and is not a recording store (a directory)")
+        if any(path.iterdir()) and not is_store(path):
+            raise SimrtError(
+                f"{path}: exists, is not empty and is not a simrt recording; "
+                "refusing to overwrite it"
+            )
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise SimrtError(f"{path.parent}: cannot create the output folder: {exc}") from exc
+    return path
+
+
+def _chunk_store_class() -> type:
+    """A ``zarr`` LocalStore writing chunk files in place (no temporary files), fsynced.
+
+    Metadata documents (``zarr.json``) keep zarr's own atomic write (temp file + rename).
+    Chunks need no rename: nothing reads a chunk before the commit log names its rows.
+    """
+    from zarr.storage import LocalStore
+
+    class _ChunkStore(LocalStore):
+        durable = True
+
+        async def set(self, key: str, value: Any) -> None:
+            if key.endswith("zarr.json"):
+                await super().set(key, value)
+                return
+            await asyncio.to_thread(_write_in_place, self.root, key, value, self.durable)
+
+    return _ChunkStore
+
+
+def _write_in_place(root: Path, key: str, value: Any, durable: bool) -> None:
+    data = value.as_buffer_like() if hasattr(value, "as_buffer_like") else value.to_bytes()
+    path = root / key
+    try:
+        handle = open(path, "wb")  # noqa: SIM115 - closed below
+    except FileNotFoundError:
+        if not root.is_dir():  # never recreate a store folder someone removed
+            raise FileNotFoundError(
+                errno.ENOENT, "the output folder was removed", str(root)
+            ) from None
+        folder = root
+        for part in Path(key).parent.parts:  # never mkdir -p: a removed root stays removed
+            folder = folder / part
+            try:
+                os.mkdir(folder)
+            except FileExistsError:
+                pass
+        handle = open(path, "wb")  # noqa: SIM115 - closed below
+    with handle:
+        handle.write(data)
+        if durable:
+            handle.flush()
+            os.fsync(handle.fileno())
+
+
+def _channel_json(info: ChannelInfo) -> dict[str, Any]:
+    return json.loads(json.dumps(info.to_json(), default=json_default))
+
+
+@functools.lru_cache(maxsize=1)
+def _versions() -> dict[str, str]:
+    from importlib import metadata
+
+    versions = {}
+    for name in ("simrt", "zarr", "numpy", "mujoco", "usd-core"):
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            continue
+    return versions
