@@ -42,7 +42,6 @@ fills engine-owned buffers instead (no allocation; valid until the next such cal
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Sequence
 
 import mujoco
@@ -58,8 +57,6 @@ from runtime.errors import SimrtError
 from runtime.sensors.state import PhysicsState
 
 __all__ = ["MujocoEngine"]
-
-_LOG = logging.getLogger("runtime.engine")
 
 
 class MujocoEngine(MjDataViews):
