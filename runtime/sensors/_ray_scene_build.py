@@ -9,21 +9,18 @@ from typing import Any
 import numpy as np
 
 from runtime.errors import SchemaError
-from runtime.sensors._ray_shapes import (  # noqa: F401
+from runtime.sensors._ray_shapes import (
     SolidShape,
     _attr,
     _axis_index,
     _axis_rotation,
-    _bounding_sphere,
     _column_matrix,
     _decompose,
     _Group,
-    _is_rigid_body,
     _mesh_triangles,
     _owning_body,
     _quat_from_matrix,
     _require_trimesh,
-    _rotation_from_quat,
 )
 
 __all__ = ["RaySceneBuilder"]

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from runtime.sensors._raycast_reading import RaycastReading, _empty_rows  # noqa: F401
+from runtime.sensors._raycast_reading import RaycastReading
 
 if TYPE_CHECKING:
     from runtime.sensors.raycast import RaycastBatch, RaycastSensor

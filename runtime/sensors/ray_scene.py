@@ -26,22 +26,12 @@ from typing import Any
 
 import numpy as np
 
-from runtime.sensors._ray_scene_build import DEFAULT_PLANE_HALF_EXTENT, RaySceneBuilder  # noqa: E402
-from runtime.sensors._ray_shapes import (  # noqa: E402, F401
+from runtime.sensors._ray_scene_build import DEFAULT_PLANE_HALF_EXTENT, RaySceneBuilder
+from runtime.sensors._ray_shapes import (
     SolidShape,
-    _attr,
-    _axis_index,
-    _axis_rotation,
     _bounding_sphere,
-    _column_matrix,
-    _decompose,
     _Group,
-    _is_rigid_body,
-    _mesh_triangles,
-    _owning_body,
-    _quat_from_matrix,
     _require_trimesh,
-    _rotation_from_quat,
 )
 from runtime.sensors.ray_backends import (
     PARALLEL_MIN_RAYS,

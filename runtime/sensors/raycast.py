@@ -28,12 +28,12 @@ import numpy as np
 
 from runtime._jit import CompiledCall
 from runtime.errors import SchemaError
-from runtime.sensors._raycast_authoring import (  # noqa: E402
+from runtime.sensors._raycast_authoring import (
     create_raycast_sensor,
     set_raycast_time_offsets,
 )
-from runtime.sensors._raycast_layout import _GENERATIONS, _Layout  # noqa: E402, F401
-from runtime.sensors._raycast_reading import RaycastReading, _empty_rows  # noqa: E402, F401
+from runtime.sensors._raycast_layout import _GENERATIONS, _Layout
+from runtime.sensors._raycast_reading import RaycastReading
 from runtime.sensors.runtime import SensorBase
 from runtime.sensors.state import PhysicsState
 
@@ -319,7 +319,7 @@ def _usd_world_pose(prim: Any) -> tuple[np.ndarray, np.ndarray]:
     """World position (3,) and rotation-only orientation wxyz (4,) of a prim (default time)."""
     from pxr import Usd, UsdGeom
 
-    from runtime.sensors.ray_scene import _column_matrix, _decompose, _quat_from_matrix
+    from runtime.sensors._ray_shapes import _column_matrix, _decompose, _quat_from_matrix
 
     matrix = _column_matrix(
         UsdGeom.Xformable(prim).ComputeLocalToWorldTransform(Usd.TimeCode.Default())
