@@ -19,6 +19,7 @@ foreign entry is logged, removed and rebuilt, never used. ``cache=False`` (``sim
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import logging
@@ -49,7 +50,9 @@ def cache_root() -> Path:
         return Path.home() / ".cache" / "simrt" / "scenes"
 
 
-def _versions() -> dict[str, str]:
+@functools.lru_cache(maxsize=1)
+def _installed_versions() -> tuple[tuple[str, str], ...]:
+    """Package versions read once per process (metadata lookups cost ~0.1 s)."""
     from importlib import metadata
 
     out = {"entry": str(_ENTRY_VERSION)}
@@ -58,7 +61,11 @@ def _versions() -> dict[str, str]:
             out[name] = metadata.version(name)
         except metadata.PackageNotFoundError:
             out[name] = "?"
-    return out
+    return tuple(out.items())
+
+
+def _versions() -> dict[str, str]:
+    return dict(_installed_versions())
 
 
 _CODE: list[str] = []
