@@ -1,6 +1,6 @@
 """Every name of the seeds' API sections imports from ``runtime.compat``.
 
-The lists below are data copied from the seed documents (``/work/shared/seeds``): the Robot
+The lists below are data copied from the seed documents (``../shared/seeds``): the Robot
 Schema utils / kinematics / poser tables (seeds 000, 002), the physics-sensor API named by
 issue 17 and the sensor schema types (seed 003), and the Isaac Lab cfg classes and spawners
 (seed 004). Each entry is ``(compat module, dotted name)``; a dotted name checks a member of a
