@@ -12,6 +12,7 @@ import json
 import os
 import shutil
 import subprocess
+import time
 import zipfile
 from pathlib import Path
 
@@ -273,6 +274,11 @@ def test_output_folder_removed_mid_run_stops_the_run(tmp_path):
     with pytest.raises(RecordingError, match="output folder was removed") as info:
         for k in range(100_000):
             if k == 3 * CHUNK:
+                # mid-run: after the writer created the arrays (zarr's own metadata writes
+                # create missing folders) and committed rows
+                deadline = time.monotonic() + 30
+                while writer.committed_rows == 0 and time.monotonic() < deadline:
+                    time.sleep(0.01)
                 while path.exists():  # the writer thread may add a file meanwhile
                     shutil.rmtree(path, ignore_errors=True)
             buffers, row = writer.begin_row()

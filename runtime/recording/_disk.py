@@ -106,7 +106,10 @@ def _chunk_store_class() -> type:
 
 
 def _write_in_place(root: Path, key: str, value: Any, durable: bool) -> None:
-    data = value.as_buffer_like() if hasattr(value, "as_buffer_like") else value.to_bytes()
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        data = value
+    else:  # a zarr Buffer
+        data = value.as_buffer_like() if hasattr(value, "as_buffer_like") else value.to_bytes()
     path = root / key
     try:
         handle = open(path, "wb")  # noqa: SIM115 - closed below

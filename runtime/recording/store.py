@@ -52,6 +52,7 @@ from typing import Any
 import numpy as np
 
 from runtime.errors import SimrtError
+from runtime.recording._chunks import ChunkEncoder
 from runtime.recording._disk import (
     COMMIT_GROUP,
     COMMIT_LOG,
@@ -162,6 +163,7 @@ class StoreWriter:
         self._committed = 0
         self._last_stamp: tuple[int, float] = (0, 0.0)
         self._arrays: list[Any] = []
+        self._encoders: list[ChunkEncoder] = []
         self._group: Any = None
         self._capacity = 0
         self._log_fd: int | None = None
@@ -324,6 +326,9 @@ class StoreWriter:
                 config={"write_empty_chunks": True},
             )
             self._arrays.append(array)
+            self._encoders.append(
+                ChunkEncoder(self.path, array_key(name), tuple(shape), np.dtype(dtype), self._level)
+            )
         self._group.create_group(
             COMMIT_GROUP, attributes={"about": "simrt commit log: commits.jsonl (rows durable)"}
         )
@@ -406,8 +411,11 @@ class StoreWriter:
             self._capacity = max(stop, 2 * self._capacity)
             for array in self._arrays:
                 array.resize((self._capacity, *array.shape[1:]))
-        for array, buffer in zip(self._arrays, buffers, strict=True):
-            array[start:stop] = buffer[:rows]
+        # chunk-aligned: `start` is a multiple of chunk_rows; a partial chunk is written whole
+        # (rows past `stop` are stale and lie beyond the committed rows / the trimmed shape)
+        index = start // self.chunk_rows
+        for encoder, buffer in zip(self._encoders, buffers, strict=True):
+            encoder.write(index, buffer, self._durable)
         self._commit(stop, int(buffers[-2][rows - 1]), float(buffers[-1][rows - 1]))
 
     def _commit(self, rows: int, step: int, time: float, **extra: Any) -> None:
@@ -485,7 +493,7 @@ class StoreWriter:
             if self._log_fd is not None:
                 os.close(self._log_fd)
                 self._log_fd = None
-            self._buffers, self._arrays = [], []
+            self._buffers, self._arrays, self._encoders = [], [], []
             while not self._free.empty():
                 self._free.get_nowait()
         if self._error is not None and not self._error_reported:
