@@ -193,6 +193,9 @@ def test_tap_rows_equal_the_readings_for_valid_invalid_and_partial_readings(tmp_
         _AttrReading(True, 4.0),
         {"valid": False, "value": 3.0},
         valid[3],
+        _Reading(7.0, 7, 9.0, True, np.zeros(2), True),  # a valid dataclass, force mis-sized
+        _Reading(8.0, 8, None, True, np.ones(3), True),  # a valid dataclass, value missing
+        valid[4],
     ]
     sensor = _Sensor([valid[0]])
     for mode in ("write", "row"):
@@ -213,14 +216,19 @@ def test_tap_rows_equal_the_readings_for_valid_invalid_and_partial_readings(tmp_
         p = sensor.prim_path
         assert rec.channels[f"{p}.force"].shape == (3,)
         assert rec.channels[f"{p}.in_contact"].dtype == "bool"
-        np.testing.assert_array_equal(data[f"{p}.valid"], [1, 0, 1, 1, 1, 1, 0, 1])
-        np.testing.assert_array_equal(data[f"{p}.value"], [1.5, 0.0, 3.0, 2.5, 4.5, 4.0, 0.0, 6.0])
-        np.testing.assert_array_equal(data[f"{p}.time"], [0.5, 0, 1.0, 9.0, 1.5, 0, 0, 2.0])
-        np.testing.assert_array_equal(data[f"{p}.step"], [1, 0, 2, 0, 3, 3, 0, 4])
-        np.testing.assert_array_equal(data[f"{p}.in_contact"], [0, 0, 1, 0, 0, 0, 0, 1])
+        np.testing.assert_array_equal(data[f"{p}.valid"], [1, 0, 1, 1, 1, 1, 0, 1, 1, 1, 1])
+        np.testing.assert_array_equal(
+            data[f"{p}.value"], [1.5, 0.0, 3.0, 2.5, 4.5, 4.0, 0.0, 6.0, 9.0, 0.0, 7.5]
+        )
+        np.testing.assert_array_equal(
+            data[f"{p}.time"], [0.5, 0, 1.0, 9.0, 1.5, 0, 0, 2.0, 7.0, 8.0, 2.5]
+        )
+        np.testing.assert_array_equal(data[f"{p}.step"], [1, 0, 2, 0, 3, 3, 0, 4, 7, 8, 5])
+        np.testing.assert_array_equal(data[f"{p}.in_contact"], [0, 0, 1, 0, 0, 0, 0, 1, 1, 1, 0])
         force = data[f"{p}.force"]
         for i, reading in enumerate(sequence):
-            expected = reading.force if isinstance(reading, _Reading) else np.zeros(3)
+            usable = isinstance(reading, _Reading) and reading.force.shape == (3,)
+            expected = reading.force if usable else np.zeros(3)
             np.testing.assert_array_equal(force[i], expected)
 
 

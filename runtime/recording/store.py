@@ -336,11 +336,11 @@ class StoreWriter:
 
     def _new_buffers(self) -> list[np.ndarray]:
         rows = self.chunk_rows
-        buffers = [np.zeros((rows, *i.shape), dtype=i.dtype) for i in self._channels.values()]
-        buffers += [np.zeros(rows, np.int64), np.zeros(rows, np.float64)]
-        if self._POISON_BUFFERS:
-            for buffer in buffers:
-                buffer.view(np.uint8)[...] = 0xFF
+        buffers = [np.empty((rows, *i.shape), dtype=i.dtype) for i in self._channels.values()]
+        buffers += [np.empty(rows, np.int64), np.empty(rows, np.float64)]
+        fill = 0xFF if self._POISON_BUFFERS else 0
+        for buffer in buffers:  # touched now, not page by page by the step loop's writes
+            buffer.view(np.uint8).fill(fill)
         return buffers
 
     def _take_buffers(self, buffers: list[np.ndarray]) -> None:

@@ -83,6 +83,7 @@ class SensorTap:
         self.path_tables: dict[str, list[str]] = {}
         self._plan: list[tuple[str, int, tuple[int, ...], HitPathIds | None]] = []
         self._is_mapping: dict[type, bool] = {}
+        self._fast_type: type | None = None  # dataclass readings that take `_write_fast`
 
     def define(self, recorder: Any) -> None:
         """Register this sensor's channels from its current reading."""
@@ -237,6 +238,8 @@ class SensorTap:
         """
         if reading is _UNSET:
             reading = self.sensor.reading()
+        if reading.__class__ is self._fast_type and self._write_fast(buffers, row, reading):
+            return
         fields = getattr(reading, "__dict__", None)
         if (
             type(fields) is dict
@@ -244,6 +247,7 @@ class SensorTap:
             and self._is_mapping.get(type(reading)) is False
         ):
             get = fields.get  # dataclass readings: plain field lookups
+            self._fast_type = type(reading)
         else:
             get = self._getter(reading)
         valid = get("is_valid")
@@ -257,8 +261,13 @@ class SensorTap:
             return
         hits = None
         if self._hit_slot is not None:
-            hits = self._hits(get)
-            buffers[self._hit_slot][row] = 0 if hits is None else hits
+            depths = get("depths")
+            hit_row = buffers[self._hit_slot][row]
+            if type(depths) is np.ndarray and depths.shape == self._ray_shape:
+                hits = np.less(depths, self._max_range32, out=hit_row)  # in place, no copy
+            else:
+                hits = self._hits(get)
+                hit_row[...] = 0 if hits is None else hits
         for name, slot, shape, path_ids in self._plan:
             value = get(name)
             if shape:
@@ -270,6 +279,38 @@ class SensorTap:
                 continue
             value = self._convert(value, shape, path_ids, hits)
             buffers[slot][row] = 0 if value is None else value
+
+    def _write_fast(self, buffers: Sequence[np.ndarray], row: int, reading: Any) -> bool:
+        """:meth:`write` of a valid dataclass reading (the every-step case).
+
+        Returns False (nothing decided, take the general path) unless every value has its
+        channel's type and shape.
+        """
+        fields = reading.__dict__
+        if fields.get("is_valid") is not True or getattr(self.sensor, "disabled_reason", None):
+            return False
+        values = []
+        for name, _slot, shape, path_ids in self._plan:
+            value = fields.get(name)
+            if path_ids is not None:
+                if value.__class__ is not tuple:
+                    return False
+            elif shape:
+                if value.__class__ is not np.ndarray or value.shape != shape:
+                    return False
+            elif value.__class__ not in _SCALAR_TYPE_SET:
+                return False
+            values.append(value)
+        buffers[self._valid_slot][row] = True
+        hits = None
+        if self._hit_slot is not None:
+            depths = fields.get("depths")
+            if depths.__class__ is not np.ndarray or depths.shape != self._ray_shape:
+                return False  # (nothing written yet but `valid`, which the general path redoes)
+            hits = np.less(depths, self._max_range32, out=buffers[self._hit_slot][row])
+        for (_, slot, _, path_ids), value in zip(self._plan, values):  # noqa: B905 - same length
+            buffers[slot][row] = value if path_ids is None else path_ids.ids(value, hits)
+        return True
 
     def _getter(self, reading: Any) -> Callable[..., Any]:
         """``get(field, default=None)`` of a reading: dataclass, mapping or object."""
