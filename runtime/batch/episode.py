@@ -86,6 +86,7 @@ class SceneCache:
     def __init__(self) -> None:
         self.stages: dict[str, tuple[Any, dict[str, Any]]] = {}
         self.engines: dict[tuple[Any, ...], tuple[Any, ModelSnapshot]] = {}
+        self.ray_scenes: dict[str, dict[tuple[str, ...], Any]] = {}  # by scene, body paths
         self.builds = 0  # engines built by this process
         self.episodes = 0  # episodes started by this process
 
@@ -119,12 +120,14 @@ class SceneCache:
         from runtime.run.loop import _find_robot
 
         stage, _ = self.stage(scene)
+        robot_prim = _find_robot(stage, robot)
         engine = MujocoEngine(
-            stage,
-            robot_prim=_find_robot(stage, robot),
-            dt=dt,
-            compute_accelerations=bool(accelerations),
+            stage, robot_prim=robot_prim, dt=dt, compute_accelerations=bool(accelerations)
         )
+        if robot_prim is not None and getattr(engine, "dof_table", None) is None:
+            from runtime.schema.dof import build_dof_table
+
+            engine.dof_table = build_dof_table(stage, robot_prim)  # read by run_scene
         self.engines[key] = (engine, ModelSnapshot(engine.model))
         self.builds += 1
         return engine, False
@@ -242,7 +245,14 @@ def run_episode(task: EpisodeTask, report: dict[str, Any] | None = None) -> Path
     if attempt.exists():
         shutil.rmtree(attempt)
     try:
-        result = run_scene(stage, out=attempt, engine_factory=factory, **kwargs)
+        result = run_scene(
+            stage,
+            out=attempt,
+            engine_factory=factory,
+            ray_scenes=WORKER_CACHE.ray_scenes.setdefault(task.scene, {}),
+            summary=False,
+            **kwargs,
+        )
     except BaseException as error:
         report["steps"] = int(getattr(error, "steps_done", 0) or 0)
         if attempt.exists():

@@ -56,6 +56,8 @@ def run_scene(
     run_meta: Mapping[str, Any] | None = None,
     flush_every: int | None = None,
     min_flush_interval: float | None = None,
+    ray_scenes: dict[tuple[str, ...], Any] | None = None,
+    summary: bool = True,
     **overrides: Any,
 ) -> RunResult:
     """Step a scene headless and record every sensor reading.
@@ -80,6 +82,11 @@ def run_scene(
             episode's id, seed and drawn parameters, under ``run["episode"]``).
         flush_every: ignored (simrt 0.1; the store commits every chunk and every second).
         min_flush_interval: ignored (simrt 0.1).
+        ray_scenes: a memo of built ray scenes by body paths, for a caller that runs many
+            episodes of one stage it does not edit (batch workers): read before the
+            sensors are bound, filled after the first step.
+        summary: read the store back for :attr:`RunResult.summary` (False: an empty
+            summary; batch workers, whose dataset manifest has what they need).
         **overrides: :class:`RunConfig` fields (``steps``, ``dt``, ``ik_targets``,
             ``ik_every``, ``ik_until_contact``, ``imu_mode``, ``robot``,
             ``record_bodies``, ``cache``) on top of ``config`` / the scene's settings.
@@ -134,13 +141,10 @@ def run_scene(
         from runtime.schema.dof import build_dof_table
 
         dof_table = build_dof_table(stage, robot_prim)
-    sensors = SensorRuntime(
-        stage,
-        body_paths,
-        dof_table,
-        imu_mode=imu_mode,
-        ray_scene=cached_ray_scene(scene_cache, body_paths),
-    )
+    ray_scene = cached_ray_scene(scene_cache, body_paths)
+    if ray_scene is None and ray_scenes is not None:
+        ray_scene = ray_scenes.get(body_paths)
+    sensors = SensorRuntime(stage, body_paths, dof_table, imu_mode=imu_mode, ray_scene=ray_scene)
     grippers = None
     if GripperDriver.wanted(stage, config.gripper_actions):
         grippers = GripperDriver(engine, config.gripper_actions, sensors.ray_scene)
@@ -324,7 +328,10 @@ def run_scene(
             if k == 1:  # one-off costs (ray scene build, kernel cache loads): kept apart
                 timings["first_step"] = t6 - t0
                 bar.first_step_done()
-                store_ray_scene(scene_cache, sensors.built_ray_scene())
+                built = sensors.built_ray_scene()
+                store_ray_scene(scene_cache, built)
+                if ray_scenes is not None and built is not None:
+                    ray_scenes[body_paths] = built
             else:
                 timings["ik"] += t1 - t0
                 timings["physics"] += t2 - t1
@@ -364,7 +371,7 @@ def run_scene(
             if grippers is not None:
                 grippers.close()
     try:
-        summary = summarize(open_recording(store_path))
+        result_summary = summarize(open_recording(store_path)) if summary else {}
     finally:
         if scratch is not None:
             shutil.rmtree(scratch, ignore_errors=True)
@@ -373,11 +380,11 @@ def run_scene(
         if getattr(s, "disabled_reason", None):
             disabled[str(getattr(s, "prim_path", ""))] = str(s.disabled_reason)
     if grippers is not None:
-        summary["grippers"] = [
+        result_summary["grippers"] = [
             {"time": t, "gripper": path, "action": what} for t, path, what in grippers.events
         ]
     if ik is not None:
-        summary["ik"] = {
+        result_summary["ik"] = {
             "solves": ik.solves,
             "seeded_failures": ik.failures,
             "cold_start_ladders": ik.ladders,
@@ -387,12 +394,12 @@ def run_scene(
     return RunResult(
         steps=done,
         requested_steps=steps,
-        sim_time=float(summary.get("sim_time", 0.0)),
+        sim_time=float(result_summary.get("sim_time", getattr(state, "time", 0.0))),
         wall_time=wall,
         out=Path(out) if out is not None else None,
         store=store_path if scratch is None else None,
         complete=complete,
-        summary=summary,
+        summary=result_summary,
         timings=timings,
         disabled=disabled,
     )
