@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 
@@ -38,6 +40,8 @@ def test_chunk_files_are_byte_identical_to_zarr(tmp_path, level, shape, dtype):
         compressors=ours_array.compressors,
         zarr_format=3,
         config={"write_empty_chunks": True},
+        dimension_names=ours_array.metadata.dimension_names,
+        attributes=dict(ours_array.attrs),
     )
     theirs[:] = values
     np.testing.assert_array_equal(ours_array[:], values)
@@ -47,6 +51,10 @@ def test_chunk_files_are_byte_identical_to_zarr(tmp_path, level, shape, dtype):
         mine = (ours / "v" / "c" / f"{index}{tail}").read_bytes()
         zarrs = (tmp_path / "theirs.zarr" / "c" / f"{index}{tail}").read_bytes()
         assert mine == zarrs, f"chunk {index} differs"
+    # the array documents too: what zarr writes for the same array, field for field
+    mine_doc = json.loads((ours / "v" / "zarr.json").read_text())
+    zarr_doc = json.loads((tmp_path / "theirs.zarr" / "zarr.json").read_text())
+    assert mine_doc == zarr_doc
     loaded = load_recording(ours)
     np.testing.assert_array_equal(loaded.data["v"], values)
     np.testing.assert_array_equal(loaded.time, np.arange(rows) * 0.5)

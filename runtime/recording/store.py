@@ -63,6 +63,7 @@ from runtime.recording._disk import (
     check_store_path,
     is_store,
 )
+from runtime.recording._metadata import ArrayDocument
 from runtime.recording.channels import (
     FORMAT_NAME,
     FORMAT_VERSION,
@@ -162,7 +163,7 @@ class StoreWriter:
         self._error_reported = False
         self._committed = 0
         self._last_stamp: tuple[int, float] = (0, 0.0)
-        self._arrays: list[Any] = []
+        self._arrays: list[ArrayDocument] = []
         self._encoders: list[ChunkEncoder] = []
         self._group: Any = None
         self._capacity = 0
@@ -302,32 +303,26 @@ class StoreWriter:
 
     def _create_arrays(self) -> None:
         """Create every array and the commit log (the writer thread's first job)."""
-        from zarr.codecs import BloscCodec, Crc32cCodec
-
         rows = self.chunk_rows
         shapes = [(name, info.shape, info.dtype) for name, info in self._channels.items()]
         shapes += [("step", (), "int64"), ("time", (), "float64")]
         for name, shape, dtype in shapes:
             info = self._channels.get(name)
-            compressors: list[Any] = [Crc32cCodec()]  # a flipped bit is an error, not data
-            if self._level > 0:
-                compressors.insert(
-                    0, BloscCodec(cname="zstd", clevel=self._level, shuffle="shuffle")
-                )
-            array = self._group.create_array(
-                name=array_key(name),
-                shape=(self._capacity, *shape),
-                chunks=(rows, *shape),
-                dtype=dtype,
-                fill_value=0,
-                compressors=compressors,
-                dimension_names=["row", *(f"{array_key(name)}.{i}" for i in range(len(shape)))],
-                attributes={"simrt": _channel_json(info) if info else {"name": name}},
-                config={"write_empty_chunks": True},
+            key = array_key(name)
+            document = ArrayDocument(
+                self.path,
+                key,
+                (self._capacity, *shape),
+                (rows, *shape),
+                np.dtype(dtype).name,
+                ["row", *(f"{key}.{i}" for i in range(len(shape)))],
+                {"simrt": _channel_json(info) if info else {"name": name}},
+                self._level,
             )
-            self._arrays.append(array)
+            document.create(self._durable)
+            self._arrays.append(document)
             self._encoders.append(
-                ChunkEncoder(self.path, array_key(name), tuple(shape), np.dtype(dtype), self._level)
+                ChunkEncoder(self.path, key, tuple(shape), np.dtype(dtype), self._level)
             )
         self._group.create_group(
             COMMIT_GROUP, attributes={"about": "simrt commit log: commits.jsonl (rows durable)"}
@@ -410,7 +405,7 @@ class StoreWriter:
         if stop > self._capacity:  # unknown length: grow geometrically (rare metadata write)
             self._capacity = max(stop, 2 * self._capacity)
             for array in self._arrays:
-                array.resize((self._capacity, *array.shape[1:]))
+                array.update(rows=self._capacity)
         # chunk-aligned: `start` is a multiple of chunk_rows; a partial chunk is written whole
         # (rows past `stop` are stale and lie beyond the committed rows / the trimmed shape)
         index = start // self.chunk_rows
@@ -477,12 +472,16 @@ class StoreWriter:
         try:
             if not failed:
                 rows = self._committed
-                for array in self._arrays:
-                    if array.shape[0] != rows:
-                        array.resize((rows, *array.shape[1:]))
-                for array, info in zip(self._arrays, self._channels.values(), strict=False):
-                    if info.attrs and isinstance(info.attrs.get("path_table"), list):
-                        array.attrs["simrt"] = _channel_json(info)
+                # (no chunk lies past the trimmed length: chunks are written up to the
+                # last row only)
+                for array, info in zip(
+                    self._arrays, [*self._channels.values(), None, None], strict=False
+                ):
+                    table = info is not None and info.attrs and info.attrs.get("path_table")
+                    if isinstance(table, list):
+                        array.update(rows=rows, attributes={"simrt": _channel_json(info)})
+                    elif array.rows != rows:
+                        array.update(rows=rows)
                 attrs = self._attrs(complete)
                 attrs["reason"] = reason
                 self._group.attrs["simrt"] = attrs
