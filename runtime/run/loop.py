@@ -202,7 +202,6 @@ def run_scene(
     }
     recorder = None
     taps = [SensorTap(s, stage) for s in sensors.sensors]
-    readers = [tap.sensor.reading for tap in taps]  # bound once: no per-step lookups
     joint_slots: dict[str, int] = {}  # recorder slots of the joint and body channels
     body_slots: dict[str, int] = {}
     timings = {
@@ -247,8 +246,7 @@ def run_scene(
             t3 = perf()
             sensors.step(state)
             t4 = perf()
-            readings = [read() for read in readers]
-            t5 = perf()
+            t5 = perf()  # readings: built only when asked (taps write from the batches)
             if recorder is None:
                 recorder = StoreWriter(store_path, meta=meta, expected_rows=steps)
                 for tap in taps:
@@ -310,8 +308,8 @@ def run_scene(
                     )
             # the row is written in place into the recorder's buffers (one copy per channel)
             buffers, row = recorder.begin_row()
-            for tap, reading in zip(taps, readings, strict=True):
-                tap.write(buffers, row, reading)
+            for tap in taps:
+                tap.write(buffers, row)
             if grippers is not None:
                 grippers.write(buffers, row)
             joint_positions = state.joint_positions.copy()

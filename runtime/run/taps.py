@@ -21,6 +21,8 @@ from typing import Any
 
 import numpy as np
 
+from runtime.run._direct import direct_writer
+
 __all__ = ["HitPathIds", "SensorTap"]
 
 
@@ -56,6 +58,10 @@ _SCALAR_TYPE_SET = frozenset(
 class SensorTap:
     """Turns one sensor's readings into recorder rows (channels fixed at the first step)."""
 
+    # write rows of sensors that have one through a direct writer (runtime.run._direct) when
+    # no reading is given; False: always through ``sensor.reading()`` (tests compare both)
+    DIRECT = True
+
     def __init__(self, sensor: Any, stage: Any) -> None:
         self.sensor = sensor
         self.path = str(getattr(sensor, "prim_path", "") or type(sensor).__name__)
@@ -84,6 +90,7 @@ class SensorTap:
         self._plan: list[tuple[str, int, tuple[int, ...], HitPathIds | None]] = []
         self._is_mapping: dict[type, bool] = {}
         self._fast_type: type | None = None  # dataclass readings that take `_write_fast`
+        self._direct: Any = None  # runtime.run._direct writer (set by define)
 
     def define(self, recorder: Any) -> None:
         """Register this sensor's channels from its current reading."""
@@ -179,6 +186,7 @@ class SensorTap:
             )
             for name, (shape, _) in self.fields.items()
         ]
+        self._direct = direct_writer(self) if self.DIRECT else None
         self._zero_slots = [slots[name] for name in self.fields]  # of an invalid reading
         if self._hit_slot is not None:
             self._zero_slots.append(self._hit_slot)
@@ -237,6 +245,9 @@ class SensorTap:
         fields an invalid, missing or wrongly sized reading lacks.
         """
         if reading is _UNSET:
+            direct = self._direct
+            if direct is not None and direct(buffers, row):
+                return  # written from the sensor batch's arrays: no reading object built
             reading = self.sensor.reading()
         if reading.__class__ is self._fast_type and self._write_fast(buffers, row, reading):
             return

@@ -1,0 +1,249 @@
+"""Direct taps: a sensor's row written from its batch's output arrays, no reading object.
+
+The run loop records every sensor every step. Building a reading object per sensor per step
+(and, for a ray-cast sensor, a copy of its whole output block and a tuple of hit paths) only
+to copy its fields into the recording row costs more than the copy itself. A direct tap reads
+the same numbers where the sensor batch left them and writes them into the row; it declines
+(returns False) whenever anything is not the plain every-step case, and the tap then takes
+the general path through ``sensor.reading()``. Both paths give the same row, bit for bit
+(tests run whole scenes both ways and compare every channel).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+__all__ = ["direct_writer"]
+
+DirectWriter = Callable[[Sequence[np.ndarray], int], bool]
+
+
+def direct_writer(tap: Any) -> DirectWriter | None:
+    """The direct writer of ``tap``'s sensor, or None (the sensor has none)."""
+    kind = type(tap.sensor).__name__
+    if kind == "RaycastSensor" and tap.ray_count:
+        return _RaycastDirect(tap)
+    if kind == "ContactSensor":
+        return _ContactDirect(tap)
+    if kind == "ImuSensor":
+        return _ImuDirect(tap)
+    return None
+
+
+def _slots(tap: Any) -> dict[str, int]:
+    return {name: slot for name, slot, _, _ in tap._plan}
+
+
+class _ContactDirect:
+    """A contact sensor's fields from its batch's packed blocks (``ContactSensor.reading``)."""
+
+    # reading field -> (block, column): the layouts of runtime.sensors._contact_kernels
+    FIELDS = {
+        "time": ("f", 7),
+        "step": ("i", 5),
+        "value": ("f", 6),
+        "in_contact": ("i", 2),
+        "number_of_contacts": ("i", 3),
+    }
+
+    def __init__(self, tap: Any) -> None:
+        self.tap = tap
+        self.sensor = tap.sensor
+        slots = _slots(tap)
+        self.usable = set(slots) == set(self.FIELDS)
+        self.plan = [(slots[name], *self.FIELDS[name]) for name in self.FIELDS if name in slots]
+
+    def __call__(self, buffers: Sequence[np.ndarray], row: int) -> bool:
+        sensor = self.sensor
+        batch = sensor._batch
+        if not self.usable or batch is None or sensor.disabled_reason is not None:
+            return False
+        ints = batch._int_block[sensor._index]
+        if not ints[1] or not ints[4]:
+            return False  # an invalid reading: the general path writes the zeros
+        floats = batch._float_block[sensor._index]
+        buffers[self.tap._valid_slot][row] = True
+        for slot, block, column in self.plan:
+            # the reading's values are Python floats / ints / bools of these elements
+            buffers[slot][row] = floats[column] if block == "f" else ints[column]
+        return True
+
+
+class _ImuDirect:
+    """An IMU's fields from its batch's read kernel (``ImuSensor.reading``), into one buffer."""
+
+    FIELDS = ("time", "step", "linear_acceleration", "angular_velocity", "orientation")
+
+    def __init__(self, tap: Any) -> None:
+        self.tap = tap
+        self.sensor = tap.sensor
+        slots = _slots(tap)
+        self.usable = set(slots) == set(self.FIELDS)
+        self.out = np.empty(11)
+        self.plan = (
+            [
+                (slots["linear_acceleration"], self.out[0:3]),
+                (slots["angular_velocity"], self.out[3:6]),
+                (slots["orientation"], self.out[6:10]),
+            ]
+            if self.usable
+            else []
+        )
+        self.time_slot = slots.get("time", -1)
+        self.step_slot = slots.get("step", -1)
+
+    def __call__(self, buffers: Sequence[np.ndarray], row: int) -> bool:
+        sensor = self.sensor
+        batch = sensor._batch
+        i = sensor._index
+        if not self.usable or batch is None or sensor.disabled_reason is not None:
+            return False
+        if not batch.ints[i, 6] or not batch.status[i, 0]:
+            return False  # an invalid reading: the general path writes the zeros
+        out = self.out
+        batch._read_kernel(
+            batch._int_block, batch._float_block, i, batch.physical_gravity,
+            batch.runtime.gravity_up, True, out,
+        )  # fmt: skip
+        buffers[self.tap._valid_slot][row] = True
+        for slot, view in self.plan:
+            buffers[slot][row] = view
+        buffers[self.time_slot][row] = float(out[10])
+        buffers[self.step_slot][row] = int(batch.status[i, 1])
+        return True
+
+
+class _RaycastDirect:
+    """A ray-cast sensor's fields from its layout's output block (``_Layout.reading``)."""
+
+    def __init__(self, tap: Any) -> None:
+        self.tap = tap
+        self.sensor = tap.sensor
+        self.slots = _slots(tap)
+        self.ids = next((p for _, _, _, p in tap._plan if p is not None), None)
+        self.ids_slot = next((s for _, s, _, p in tap._plan if p is not None), -1)
+        self.no_paths = np.full(tap.ray_count or 0, -1, np.int32)
+        self.usable = tap._hit_slot is not None and {
+            "depths",
+            "hit_positions",
+            "hit_normals",
+            "ray_end_points_world",
+            "time",
+            "step",
+        } <= set(self.slots)
+        self.layout: Any = None
+        self.out: Any = None
+        self.views: list[tuple[int, np.ndarray]] = []
+        self.depths: np.ndarray | None = None
+        self.bounds = (0, 0)
+        self.scene: Any = None
+        self.actor_ids: np.ndarray = np.zeros(0, np.int64)  # actor -> path-table index
+        self.cache: dict[bytes, np.ndarray] = {}
+
+    def _bind(self, layout: Any) -> bool:
+        """Views of ``layout.out`` for this sensor's rays (False: not the plain case)."""
+        j = layout.index.get(id(self.sensor))
+        if j is None:
+            return False
+        a, b = int(layout.bounds[j]), int(layout.bounds[j + 1])
+        if b - a != self.tap.ray_count:
+            return False
+        r = layout.ray_count
+        out = layout.out
+        blocks = out[r:].reshape(4, r, 3)[:, a:b]
+        self.views = [
+            (self.slots["depths"], out[a:b]),
+            (self.slots["hit_positions"], blocks[0]),
+            (self.slots["hit_normals"], blocks[1]),
+            (self.slots["ray_end_points_world"], blocks[3]),
+        ]
+        self.depths = out[a:b]
+        self.layout, self.out, self.bounds = layout, out, (a, b)
+        self.cache.clear()
+        return True
+
+    def __call__(self, buffers: Sequence[np.ndarray], row: int) -> bool:
+        sensor = self.sensor
+        layout = sensor._source
+        if not self.usable or layout is None or not sensor._is_active():
+            return False
+        if (layout is not self.layout or layout.out is not self.out) and not self._bind(layout):
+            return False
+        tap = self.tap
+        hit_row = buffers[tap._hit_slot][row]
+        hits = np.less(self.depths, tap._max_range32, out=hit_row)
+        ids = None
+        if self.ids is not None:
+            ids = self._path_ids(layout, hits)
+            if ids is None:  # not the plain case: the general path rewrites the whole row
+                return False
+            buffers[self.ids_slot][row] = ids
+        buffers[tap._valid_slot][row] = True
+        for slot, view in self.views:
+            buffers[slot][row] = view
+        # the reading's stamps: its time is the step time rounded to float32
+        buffers[self.slots["time"]][row] = float(np.float32(layout.time))
+        buffers[self.slots["step"]][row] = int(layout.step)
+        return True
+
+    def _path_ids(self, layout: Any, hits: np.ndarray) -> np.ndarray | None:
+        """Per ray of this sensor: the path-table index of what it hit, -1 for none.
+
+        Only rays that hit (``hits``: depth below ``maxRange``) get an index; the table grows
+        as :class:`~runtime.run.taps.HitPathIds` grows it (paths in order of first
+        appearance, by ascending ray), sharing its index, so both paths number alike.
+        None: not the plain case.
+        """
+        if not self.sensor.config.report_hit_prim_paths:
+            return self.no_paths
+        scene = layout.scene
+        if scene is None:
+            scene = getattr(self.sensor._batch, "scene", None)
+        actor_paths = getattr(scene, "actor_paths", None)
+        if actor_paths is None:
+            return None
+        if scene is not self.scene:
+            self.scene = scene
+            self.actor_ids = np.full(len(actor_paths), -2, np.int64)  # -2: not seen yet
+            self.cache.clear()
+        rows = layout.hits[: int(layout.hit_count[0])]
+        key = rows.tobytes() + hits.tobytes()
+        found = self.cache.get(key)
+        if found is not None:
+            return found
+        a, b = self.bounds
+        rays, actors = rows[:, 0], rows[:, 1]
+        mine = (rays >= a) & (rays < b)
+        rays, actors = rays[mine] - a, actors[mine]
+        if actors.size and (actors.min() < 0 or actors.max() >= len(actor_paths)):
+            return None
+        # the last [ray, actor] row of a ray wins, as in the reading's path tuple
+        per_ray = np.full(b - a, -1, np.int64)
+        per_ray[rays] = actors
+        ids = np.full(b - a, -1, np.int32)
+        hit_rays = np.flatnonzero((per_ray >= 0) & hits)
+        actors = per_ray[hit_rays]
+        known = self.actor_ids[actors]
+        unseen = known == -2
+        if unseen.any():  # actors never seen: their paths join the table by ascending ray
+            table, index = self.ids.table, self.ids._index
+            for actor in actors[unseen].tolist():
+                if self.actor_ids[actor] != -2:
+                    continue
+                text = str(actor_paths[actor])
+                found_id = -1
+                if text:
+                    found_id = index.get(text)
+                    if found_id is None:
+                        found_id = index[text] = len(table)
+                        table.append(text)
+                self.actor_ids[actor] = found_id
+            known = self.actor_ids[actors]
+        ids[hit_rays] = known
+        if len(self.cache) >= 256:
+            self.cache.clear()
+        self.cache[key] = ids
+        return ids
