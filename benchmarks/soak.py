@@ -12,11 +12,15 @@ first); best of ``--repeats``:
 * ``memcpy peer``     -- ``buffer[k] = value`` of every recorded array of the row (the values
   the taps record, in the same order) into preallocated chunk-sized buffers: the copy any
   recorder must do;
-* ``record (store)``  -- the run loop's recording into the streaming store: each tap writes
-  its reading in place (``StoreWriter.begin_row``, ``SensorTap.write``, ``end_row``) while
+* ``record (store)``  -- the recorder's job: the step's readings (built untimed, as for the
+  peer) written into the streaming store, each tap in place (``StoreWriter.begin_row``,
+  ``SensorTap.write(buffers, row, reading)``, ``end_row``) while
   the writer thread compresses and writes full chunks beside it (what the loop pays, GIL
   contention and waits for the writer included; the waits also apart).
-  ``writer thread`` (its time per row, on the other core) and ``close`` (per row) apart.
+  ``writer thread`` (its time per row, on the other core) and ``close`` (per row) apart;
+* ``direct taps (store)`` -- what the run loop does now: no reading objects, each tap reads
+  its sensor batch's arrays (the IMU's read-time gravity kernel, ray hit-path ids
+  included) and writes the row; the readings' construction is then part of this block.
 
 Acceptance (issue 11): ``record (store)`` <= 1.5x the memcpy peer.
 
@@ -57,14 +61,14 @@ def cost(args: argparse.Namespace) -> None:
     perf = time.perf_counter
     with tempfile.TemporaryDirectory() as tmp:
         results: dict[str, list[float]] = {}
-        for repeat in range(args.repeats):
+        for repeat, mode in [(r, m) for r in range(args.repeats) for m in ("given", "direct")]:
             engine = MujocoEngine(stage, robot_prim=robot, compute_accelerations=True)
             state = engine.state()
             sensors = SensorRuntime(
                 stage, state.body_paths, build_dof_table(stage, robot), imu_mode="physical"
             )
             taps = [SensorTap(s, stage) for s in sensors.sensors]
-            writer = StoreWriter(Path(tmp) / f"run{repeat}.zarr", expected_rows=args.rows)
+            writer = StoreWriter(Path(tmp) / f"{mode}{repeat}.zarr", expected_rows=args.rows)
             engine.step()
             sensors.step(engine.state())
             for tap in taps:
@@ -103,8 +107,12 @@ def cost(args: argparse.Namespace) -> None:
                     if order == 0:
                         t0 = perf()
                         buffers, row = writer.begin_row()
-                        for tap, reading in zip(taps, readings, strict=True):
-                            tap.write(buffers, row, reading)
+                        if mode == "direct":  # as the run loop: readings on demand
+                            for tap in taps:
+                                tap.write(buffers, row)
+                        else:
+                            for tap, reading in zip(taps, readings, strict=True):
+                                tap.write(buffers, row, reading)
                         for name, get in extra.items():
                             buffers[slots[name]][row] = get(state)
                         writer.end_row(k + 1, float(state.time))
@@ -119,13 +127,14 @@ def cost(args: argparse.Namespace) -> None:
             t0 = perf()
             writer.close()
             results.setdefault("memcpy peer", []).append(peer_t / args.rows)
-            results.setdefault("record (store)", []).append(store_t / args.rows)
-            results.setdefault("  waiting for writer", []).append(writer.wait_seconds / args.rows)
+            label = "record (store)" if mode == "given" else "direct taps (store)"
+            results.setdefault(label, []).append(store_t / args.rows)
+            results.setdefault(f"  waiting ({mode})", []).append(writer.wait_seconds / args.rows)
             results.setdefault("writer thread", []).append(writer.write_seconds / args.rows)
             results.setdefault("close", []).append((perf() - t0) / args.rows)
             sensors.close()
         row_bytes = sum(int(np.prod(c.shape)) * np.dtype(c.dtype).itemsize for c in channels)
-        size = sum(f.stat().st_size for f in (Path(tmp) / "run0.zarr").rglob("*") if f.is_file())
+        size = sum(f.stat().st_size for f in (Path(tmp) / "given0.zarr").rglob("*") if f.is_file())
     print(
         f"{args.scene}: {len(channels)} channels, {row_bytes / 1024:.1f} KiB per row, "
         f"{args.rows} real steps per repeat (physics and sensors between rows, untimed)"
