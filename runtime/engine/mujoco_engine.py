@@ -42,7 +42,7 @@ fills engine-owned buffers instead (no allocation; valid until the next such cal
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import mujoco
 import numpy as np
@@ -284,6 +284,30 @@ class MujocoEngine(MjDataViews):
             if b.actuator < 0:
                 raise SimrtError(f"DOF {b.name!r} ({b.joint_path}) has no drive to target")
             self.data.ctrl[b.actuator] = v
+
+    def joint_target_setter(self, names: Sequence[str | int]) -> Callable[[np.ndarray], None]:
+        """A per-step setter of the drive targets of ``names``, resolved and checked once.
+
+        ``setter(values)`` does what ``set_joint_targets(values, names)`` does (finite values
+        required) without resolving the names again: for loops that send targets every step.
+
+        Raises:
+            SimrtError: unknown DOF or a DOF without a drive.
+        """
+        pairs = self._dof_values(np.zeros(len(names)), names, "joint targets")
+        for b, _ in pairs:
+            if b.actuator < 0:
+                raise SimrtError(f"DOF {b.name!r} ({b.joint_path}) has no drive to target")
+        actuators = np.array([b.actuator for b, _ in pairs], np.int64)
+
+        def setter(values: np.ndarray) -> None:
+            values = np.asarray(values, dtype=np.float64).reshape(-1)
+            if values.shape != actuators.shape or not np.isfinite(values).all():
+                self.set_joint_targets(values, names)  # its error names the problem
+                return
+            self.data.ctrl[actuators] = values
+
+        return setter
 
     @property
     def actuator_names(self) -> tuple[str, ...]:

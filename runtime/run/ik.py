@@ -203,6 +203,7 @@ class IkDriver:
                     "chain": chain,
                     "indices": indices,
                     "index_list": [int(i) for i in indices],
+                    "send": _target_sender(engine, [int(i) for i in indices]),
                     "start_orientation": None,
                     "q_from": None,
                     "q_to": None,
@@ -244,7 +245,7 @@ class IkDriver:
             s = (phase + 1) / self.every
             q = item["q_from"] + s * (item["q_to"] - item["q_from"])
             self.targets[item["indices"]] = q
-            self.engine.set_joint_targets(q, item["index_list"])
+            item["send"](q)
             sent = True
         return sent
 
@@ -280,3 +281,14 @@ class IkDriver:
         q = np.array([result.joints[p] for p in item["chain"].joint_paths], np.float64)
         item["q_from"] = item["q_to"] if item["q_to"] is not None else q_now
         item["q_to"] = q
+
+
+def _target_sender(engine: Any, indices: list[int]) -> Any:
+    """``send(q)``: the engine's per-step target setter for ``indices``, or its generic call."""
+    make = getattr(engine, "joint_target_setter", None)
+    if make is not None:
+        try:
+            return make(indices)
+        except SimrtError:
+            pass  # e.g. a DOF without a drive: the first update raises it and disables IK
+    return lambda q: engine.set_joint_targets(q, indices)
