@@ -105,3 +105,26 @@ def test_simple_arm_direct_rows_equal_the_readings_rows(tmp_path, monkeypatch):
     direct, general = _run_both(scene, tmp_path, monkeypatch, steps=500)
     _assert_identical(direct, general)
     assert any(name.endswith("imu.valid") and v.all() for name, v in direct.data.items())
+
+
+def test_sensors_switched_off_and_on_mid_run_record_alike(tmp_path, monkeypatch):
+    """Sensors switched off and on between steps (``sensor.enabled``): same rows both ways."""
+    from pxr import Usd
+
+    import runtime.schema  # noqa: F401
+
+    def edits(step, engine, sensors, state):
+        if step in (60, 140):  # off after step 60, on again after step 140
+            for sensor in sensors.sensors:
+                sensor.enabled = step == 140
+
+    stores = {}
+    for direct in (True, False):
+        monkeypatch.setattr(SensorTap, "DIRECT", direct)
+        stage = Usd.Stage.Open(str(REPO / "scenes" / "panda_table.usda"))
+        out = tmp_path / f"edits{int(direct)}.zarr"
+        run_scene(stage, out=out, steps=220, on_step=edits)
+        stores[direct] = load_recording(out)
+    _assert_identical(stores[True], stores[False])
+    valid = stores[True].data["/World/LidarMount/Lidar.valid"]
+    assert valid[:60].all() and not valid[61:140].any() and valid[-1]
