@@ -58,3 +58,10 @@ def test_chunk_files_are_byte_identical_to_zarr(tmp_path, level, shape, dtype):
     loaded = load_recording(ours)
     np.testing.assert_array_equal(loaded.data["v"], values)
     np.testing.assert_array_equal(loaded.time, np.arange(rows) * 0.5)
+
+
+@pytest.mark.parametrize("name", ["/..", ".", "/", "__zarr", "a\x00b"])
+def test_channel_names_that_cannot_be_arrays_are_refused(tmp_path, name):
+    writer = StoreWriter(tmp_path / "r.zarr")
+    with pytest.raises(ValueError, match="cannot name a Zarr array"):
+        writer.add_channel(ChannelInfo(name, (), "float64"))

@@ -106,8 +106,8 @@ def array_key(name: str) -> str:
     """The array name of a channel inside a store: flat (no ``/``), readable, unique.
 
     USD paths contain ``/``, which Zarr reads as group nesting; channels stay flat arrays
-    of one group (one xarray Dataset) by writing ``/`` as ``|``: the channel
-    ``"/World/Lidar.depths"`` is the array ``"|World|Lidar.depths"``. The exact channel
+    of one group (one xarray Dataset) by writing ``/`` as ``.``: the channel
+    ``"/World/Lidar.depths"`` is the array ``"World.Lidar.depths"``. The exact channel
     name is stored in the array's attributes.
     """
     return name.lstrip("/").replace("/", ".")

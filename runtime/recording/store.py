@@ -201,8 +201,11 @@ class StoreWriter:
             raise ValueError(f"channel {info.name!r} added after rows were recorded")
         if info.name in RESERVED_NAMES or info.name in self._channels:
             raise ValueError(f"channel name {info.name!r} is reserved or already used")
+        key = array_key(info.name)
+        if key in ("", ".", "..") or key.startswith("__") or "\0" in key:
+            raise ValueError(f"channel name {info.name!r} cannot name a Zarr array")
         keys = {array_key(name) for name in self._channels} | {COMMIT_GROUP, "step", "time"}
-        if array_key(info.name) in keys:
+        if key in keys:
             raise ValueError(f"channel name {info.name!r} collides with another channel")
         np.dtype(info.dtype)
         self._channels[info.name] = info
