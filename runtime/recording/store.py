@@ -282,6 +282,9 @@ class StoreWriter:
         rows = self._chunk_rows_arg or min(_MAX_CHUNK_ROWS, max(1, self._target_bytes // row_bytes))
         if self._expected_rows:
             rows = min(rows, self._expected_rows)
+            if self._chunk_rows_arg is None:  # chunks of equal size: no mostly empty tail
+                chunks = -(-self._expected_rows // max(1, rows))
+                rows = -(-self._expected_rows // chunks)
         self.chunk_rows = rows = max(1, rows)
         self._capacity = self._expected_rows or rows
         try:
