@@ -28,6 +28,7 @@ from runtime.run.grippers import GripperDriver
 from runtime.run.ik import IkDriver, build_schedules
 from runtime.run.progress import Progress
 from runtime.run.result import RunResult, output_paths, stop_reason
+from runtime.run.rows import define_state_channels
 from runtime.run.scene import find_robot, open_scene_stage
 from runtime.run.summary import summarize
 from runtime.run.taps import SensorTap
@@ -99,7 +100,7 @@ def run_scene(
         KeyboardInterrupt during stepping propagate after the recording is closed (valid,
         ``complete = False``).
     """
-    from runtime.recording import ChannelInfo, StoreWriter, open_recording
+    from runtime.recording import StoreWriter, open_recording
     from runtime.run.interrupts import signals_deferred
     from runtime.sensors.runtime import SensorRuntime
 
@@ -253,59 +254,13 @@ def run_scene(
                     tap.define(recorder)
                 if grippers is not None:
                     grippers.define(recorder)
-                if dof_count:
-                    for name in ("positions", "velocities", "efforts"):
-                        joint_slots[name] = recorder.add_channel(
-                            ChannelInfo(
-                                f"{robot_path}.{name}",
-                                (dof_count,),
-                                "float64",
-                                robot_path,
-                                "joint_state",
-                                name,
-                                "",
-                                {"dof_names": meta["dof_names"]},
-                            )
-                        )
-                    joint_slots["targets"] = recorder.add_channel(
-                        ChannelInfo(
-                            f"{robot_path}.targets",
-                            (dof_count,),
-                            "float64",
-                            robot_path,
-                            "command",
-                            "targets",
-                            "",
-                            {"dof_names": meta["dof_names"]},
-                        )
-                    )
-                if record_bodies:
-                    nb = len(body_paths)
-                    body_slots["positions"] = recorder.add_channel(
-                        ChannelInfo(
-                            "bodies.positions",
-                            (nb, 3),
-                            "float64",
-                            "",
-                            "body",
-                            "positions",
-                            "stage_units",
-                            {"body_paths": list(body_paths)},
-                        )
-                    )
-                    body_slots["orientations"] = recorder.add_channel(
-                        ChannelInfo(
-                            "bodies.orientations",
-                            (nb, 4),
-                            "float64",
-                            "",
-                            "body",
-                            "orientations",
-                            "wxyz",
-                            {"body_paths": list(body_paths)},
-                            "world",
-                        )
-                    )
+                joint_slots, body_slots = define_state_channels(
+                    recorder,
+                    robot_path,
+                    dof_count,
+                    meta["dof_names"],
+                    body_paths if record_bodies else (),
+                )
             # the row is written in place into the recorder's buffers (one copy per channel)
             buffers, row = recorder.begin_row()
             for tap in taps:
@@ -318,7 +273,7 @@ def run_scene(
                 buffers[joint_slots["velocities"]][row] = state.joint_velocities
                 buffers[joint_slots["efforts"]][row] = state.joint_efforts
                 buffers[joint_slots["targets"]][row] = ik.targets if ik is not None else 0.0
-            if record_bodies:
+            if body_slots:
                 buffers[body_slots["positions"]][row] = state.body_positions
                 buffers[body_slots["orientations"]][row] = state.body_orientations
             recorder.end_row(int(getattr(state, "step", k)), float(state.time))

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from runtime.run._direct import direct_writer
+from runtime.run.hit_paths import HitPathIds
 
 __all__ = ["HitPathIds", "SensorTap"]
 
@@ -114,16 +115,8 @@ class SensorTap:
             if array.dtype.kind not in "biuf":
                 continue
             shape = tuple(array.shape)
-            if (
-                self.kind == "raycast"
-                and self.ray_count is not None
-                and shape
-                and shape[0]
-                in (
-                    0,
-                    self.ray_count,
-                )
-            ):
+            rays = self.ray_count
+            if self.kind == "raycast" and rays is not None and shape and shape[0] in (0, rays):
                 shape = (self.ray_count, *shape[1:])
                 if len(shape) == 1 and name != "depths" and array.ndim == 2:
                     shape = (self.ray_count, 3)
@@ -373,55 +366,6 @@ class SensorTap:
                 return None  # invalid/empty reading: recorded as zeros
             array = array.reshape(shape)
         return array
-
-
-class HitPathIds:
-    """Maps a raycast reading's hit prim paths (one string per ray) to path-table indices.
-
-    ``ids(paths, hits)`` is an int32 array of the channel shape: for each ray that hit
-    (``hits``; without it, each of the first ``len(paths)`` rays) with a non-empty path,
-    the index of that path in ``table`` (paths are appended in order of first
-    appearance), else -1. The sensor reuses one tuple object for a repeated hit pattern,
-    so results are cached by the tuple object and the hit mask's bytes; a cached result
-    is a read-only array shared between the steps that share it.
-    """
-
-    CACHE_SIZE = 256
-
-    def __init__(self, table: list[str], shape: tuple[int, ...]) -> None:
-        self.table = table
-        self.shape = shape
-        self._index: dict[str, int] = {}
-        # id(paths tuple) -> (the tuple, hit mask bytes, ids); the tuple is held so its id
-        # cannot be reused by another object while the entry exists
-        self._cache: dict[int, tuple[tuple[str, ...], bytes, np.ndarray]] = {}
-
-    def ids(self, paths: Sequence[str], hits: np.ndarray | None) -> np.ndarray:
-        """The int32 indices of one reading's paths (see the class docstring)."""
-        cacheable = type(paths) is tuple and hits is not None
-        if cacheable:
-            mask = hits.tobytes()
-            entry = self._cache.get(id(paths))
-            if entry is not None and entry[0] is paths and entry[1] == mask:
-                return entry[2]
-        ids = np.full(self.shape, -1, dtype=np.int32)
-        count = min(len(paths), self.shape[0])
-        rows = np.flatnonzero(hits).tolist() if hits is not None else range(count)
-        table, index = self.table, self._index
-        for i in rows:
-            text = paths[i] if i < count else ""
-            if text:
-                found = index.get(text)
-                if found is None:
-                    found = index[text] = len(table)
-                    table.append(text)
-                ids[i] = found
-        if cacheable:
-            ids.flags.writeable = False
-            if len(self._cache) >= self.CACHE_SIZE:
-                self._cache.clear()
-            self._cache[id(paths)] = (paths, mask, ids)
-        return ids
 
 
 def _frame(kind: str, name: str) -> str:
