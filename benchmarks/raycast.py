@@ -290,6 +290,7 @@ def _sensor_path(np, repeats: int):
     from embreex.mesh_construction import TriangleMesh
     from pxr import Usd, UsdPhysics
 
+    import runtime.schema  # noqa: F401 - registers the Isaac schemas before the first stage
     from runtime.sensors.ray_scene import RayScene
 
     path = Path(__file__).resolve().parents[1] / "scenes" / "panda_table.usda"

@@ -42,6 +42,7 @@ __all__ = [
     "scene_group_poses_kernel",
     "scene_hit_attributes_kernel",
     "scene_inside_solid_kernel",
+    "scene_shade_kernel",
     "scene_solid_hits_kernel",
 ]
 
@@ -1409,8 +1410,54 @@ def scene_cast_rays_kernel(
         out_distances,
         out_faces,
     )
+    scene_shade_kernel(
+        out_faces, face_groups, face_actors, face_normals, solid_groups, solid_kinds,
+        solid_positions, solid_orientations, solid_params, solid_plane_ranges, planes,
+        solid_bounds, solid_actors, group_solid_ranges, group_solid_boxes, origins,
+        directions, max_distances, double_sided, group_positions, group_orientations,
+        out_inside, out_distances, out_actors, out_normals,
+    )  # fmt: skip
+
+
+@jit
+def scene_shade_kernel(
+    faces,
+    face_groups,
+    face_actors,
+    face_normals,
+    solid_groups,
+    solid_kinds,
+    solid_positions,
+    solid_orientations,
+    solid_params,
+    solid_plane_ranges,
+    planes,
+    solid_bounds,
+    solid_actors,
+    group_solid_ranges,
+    group_solid_boxes,
+    origins,
+    directions,
+    max_distances,
+    double_sided,
+    group_positions,
+    group_orientations,
+    out_inside,
+    io_distances,
+    out_actors,
+    out_normals,
+):
+    """Everything after the closest triangle hit, in one call (any backend's hits).
+
+    Hit attributes of the triangle hits (:func:`scene_hit_attributes_kernel`), exact
+    entries into analytic solids (:func:`scene_solid_hits_kernel`) and the "starts inside
+    a solid" rule (distance 0, normal ``-direction``); arguments as
+    :func:`scene_cast_kernel` documents them, with ``faces`` the global face per ray (-1
+    on a miss), ``io_distances`` its distance (``inf`` on a miss; updated) and
+    ``out_inside`` scratch of shape (R,).
+    """
     scene_hit_attributes_kernel(
-        out_faces,
+        faces,
         face_groups,
         face_actors,
         face_normals,
@@ -1425,7 +1472,7 @@ def scene_cast_rays_kernel(
     scene_solid_hits_kernel(
         solid_kinds, solid_positions, solid_orientations, solid_params, solid_bounds,
         solid_actors, group_solid_ranges, group_solid_boxes, group_positions,
-        group_orientations, origins, directions, max_distances, out_distances, out_actors,
+        group_orientations, origins, directions, max_distances, io_distances, out_actors,
         out_normals,
     )  # fmt: skip
     scene_inside_solid_kernel(
@@ -1447,7 +1494,7 @@ def scene_cast_rays_kernel(
     for i in range(origins.shape[0]):
         s = out_inside[i]
         if s >= 0:
-            out_distances[i] = 0.0
+            io_distances[i] = 0.0
             out_actors[i] = solid_actors[s]
             out_normals[i, 0] = -directions[i, 0]
             out_normals[i, 1] = -directions[i, 1]
@@ -1927,6 +1974,22 @@ def embree_merge_groups_kernel(
 
 
 @jit
+def _matrix_kernel(qw, qx, qy, qz):
+    """Rotation matrix (row-major, 9 values) of the unit quaternion (qw, qx, qy, qz)."""
+    return (
+        1.0 - 2.0 * (qy * qy + qz * qz),
+        2.0 * (qx * qy - qw * qz),
+        2.0 * (qx * qz + qw * qy),
+        2.0 * (qx * qy + qw * qz),
+        1.0 - 2.0 * (qx * qx + qz * qz),
+        2.0 * (qy * qz - qw * qx),
+        2.0 * (qx * qz - qw * qy),
+        2.0 * (qy * qz + qw * qx),
+        1.0 - 2.0 * (qx * qx + qy * qy),
+    )
+
+
+@jit
 def _sphere_entry_kernel(cz, r, ox, oy, oz, dx, dy, dz):
     """Entry distance of a ray into the sphere (centre (0, 0, cz), radius r), else inf.
 
@@ -1993,6 +2056,7 @@ def ray_solid_kernel(kind, params, s, ox, oy, oz, dx, dy, dz):
         ``(t, nx, ny, nz)``: entry distance (inf when none) and unit outward normal there.
     """
     if kind == SOLID_BOX:
+        # slabs with one reciprocal per axis; the entry axis is the first largest entry
         t_in = -np.inf
         t_out = np.inf
         axis = -1
@@ -2004,8 +2068,9 @@ def ray_solid_kernel(kind, params, s, ox, oy, oz, dx, dy, dz):
                 if o < -h or o > h:
                     return np.inf, 0.0, 0.0, 0.0
                 continue
-            t0 = (-h - o) / d
-            t1 = (h - o) / d
+            inv = 1.0 / d
+            t0 = (-h - o) * inv
+            t1 = (h - o) * inv
             if t0 > t1:
                 t0, t1 = t1, t0
             if t0 > t_in:
@@ -2183,89 +2248,113 @@ def scene_solid_hits_kernel(
         io_actors: actor or -1, shape (R,), int64 (updated).
         io_normals: unit world normal, shape (R, 3), float64 (updated).
     """
-    # groups holding analytic solids (convex ones are triangles), with a world bounding
-    # sphere of their solids' box for a cheap reject before the ray is rotated
-    group_count = group_solid_ranges.shape[0]
-    groups = np.empty(group_count, np.int64)
-    spheres = np.empty((group_count, 4))
-    n_groups = 0
-    for g in range(group_count):
+    # world frame of every analytic solid (convex ones are triangles), composed once per
+    # call: ``frames[m] = [p(3), M(9, row-major), c(3), r]`` with ``x_solid = M^T (x - p)``
+    # and the solid's world bounding sphere (c, r) for a cheap reject
+    total = solid_kinds.shape[0]
+    rows = np.empty(total, np.int64)
+    frames = np.empty((total, 16))
+    n = 0
+    for g in range(group_solid_ranges.shape[0]):
         first = group_solid_ranges[g, 0]
-        analytic = False
-        for s in range(first, first + group_solid_ranges[g, 1]):
-            if solid_kinds[s] != SOLID_CONVEX:
-                analytic = True
-                break
-        if not analytic:
+        count = group_solid_ranges[g, 1]
+        if count == 0:
             continue
-        hx = 0.5 * (group_solid_boxes[g, 3] - group_solid_boxes[g, 0])
-        hy = 0.5 * (group_solid_boxes[g, 4] - group_solid_boxes[g, 1])
-        hz = 0.5 * (group_solid_boxes[g, 5] - group_solid_boxes[g, 2])
-        wx, wy, wz = _rotate_inverse_kernel(
-            group_orientations[g, 0], -group_orientations[g, 1], -group_orientations[g, 2],
-            -group_orientations[g, 3], group_solid_boxes[g, 0] + hx,
-            group_solid_boxes[g, 1] + hy, group_solid_boxes[g, 2] + hz,
+        g00, g01, g02, g10, g11, g12, g20, g21, g22 = _matrix_kernel(
+            group_orientations[g, 0], group_orientations[g, 1], group_orientations[g, 2],
+            group_orientations[g, 3],
         )  # fmt: skip
-        wx += group_positions[g, 0]
-        wy += group_positions[g, 1]
-        wz += group_positions[g, 2]
-        radius = np.sqrt(hx * hx + hy * hy + hz * hz)
-        radius += 1e-9 * (1.0 + radius + abs(wx) + abs(wy) + abs(wz))
-        groups[n_groups] = g
-        spheres[n_groups, 0] = wx
-        spheres[n_groups, 1] = wy
-        spheres[n_groups, 2] = wz
-        spheres[n_groups, 3] = radius
-        n_groups += 1
+        gx = group_positions[g, 0]
+        gy = group_positions[g, 1]
+        gz = group_positions[g, 2]
+        for s in range(first, first + count):
+            if solid_kinds[s] == SOLID_CONVEX:
+                continue
+            s00, s01, s02, s10, s11, s12, s20, s21, s22 = _matrix_kernel(
+                solid_orientations[s, 0], solid_orientations[s, 1], solid_orientations[s, 2],
+                solid_orientations[s, 3],
+            )  # fmt: skip
+            px = solid_positions[s, 0]
+            py = solid_positions[s, 1]
+            pz = solid_positions[s, 2]
+            frames[n, 0] = gx + g00 * px + g01 * py + g02 * pz
+            frames[n, 1] = gy + g10 * px + g11 * py + g12 * pz
+            frames[n, 2] = gz + g20 * px + g21 * py + g22 * pz
+            frames[n, 3] = g00 * s00 + g01 * s10 + g02 * s20
+            frames[n, 4] = g00 * s01 + g01 * s11 + g02 * s21
+            frames[n, 5] = g00 * s02 + g01 * s12 + g02 * s22
+            frames[n, 6] = g10 * s00 + g11 * s10 + g12 * s20
+            frames[n, 7] = g10 * s01 + g11 * s11 + g12 * s21
+            frames[n, 8] = g10 * s02 + g11 * s12 + g12 * s22
+            frames[n, 9] = g20 * s00 + g21 * s10 + g22 * s20
+            frames[n, 10] = g20 * s01 + g21 * s11 + g22 * s21
+            frames[n, 11] = g20 * s02 + g21 * s12 + g22 * s22
+            cx = solid_bounds[s, 0]
+            cy = solid_bounds[s, 1]
+            cz = solid_bounds[s, 2]
+            frames[n, 12] = gx + g00 * cx + g01 * cy + g02 * cz
+            frames[n, 13] = gy + g10 * cx + g11 * cy + g12 * cz
+            frames[n, 14] = gz + g20 * cx + g21 * cy + g22 * cz
+            r = solid_bounds[s, 3]
+            frames[n, 15] = r + 1e-9 * (1.0 + r + abs(frames[n, 12]) + abs(frames[n, 13]) + abs(frames[n, 14]))
+            rows[n] = s
+            n += 1
+    if n == 0:
+        return
+    # bounding spheres as structure of arrays: the reject test of all solids vectorises
+    sx = np.ascontiguousarray(frames[:n, 12])
+    sy = np.ascontiguousarray(frames[:n, 13])
+    sz = np.ascontiguousarray(frames[:n, 14])
+    sr = np.ascontiguousarray(frames[:n, 15])
+    near = np.empty(n, np.bool_)
     for i in range(origins.shape[0]):
-        if n_groups == 0:
-            break
         t_best = min(io_distances[i], max_distances[i])
-        for m in range(n_groups):
-            cx = spheres[m, 0] - origins[i, 0]
-            cy = spheres[m, 1] - origins[i, 1]
-            cz = spheres[m, 2] - origins[i, 2]
-            along = cx * directions[i, 0] + cy * directions[i, 1] + cz * directions[i, 2]
-            r = spheres[m, 3]
-            if along + r < 0.0 or along - r > t_best:
-                continue
-            if cx * cx + cy * cy + cz * cz - along * along > r * r:
-                continue
-            g = groups[m]
-            count = group_solid_ranges[g, 1]
-            qw = group_orientations[g, 0]
-            qx = group_orientations[g, 1]
-            qy = group_orientations[g, 2]
-            qz = group_orientations[g, 3]
-            ox, oy, oz = _rotate_inverse_kernel(
-                qw, qx, qy, qz, origins[i, 0] - group_positions[g, 0],
-                origins[i, 1] - group_positions[g, 1], origins[i, 2] - group_positions[g, 2],
-            )  # fmt: skip
-            dx, dy, dz = _rotate_inverse_kernel(
-                qw, qx, qy, qz, directions[i, 0], directions[i, 1], directions[i, 2]
+        ox = origins[i, 0]
+        oy = origins[i, 1]
+        oz = origins[i, 2]
+        dx = directions[i, 0]
+        dy = directions[i, 1]
+        dz = directions[i, 2]
+        best = -1
+        bx = 0.0
+        by = 0.0
+        bz = 0.0
+        for m in range(n):
+            cx = sx[m] - ox
+            cy = sy[m] - oy
+            cz = sz[m] - oz
+            along = cx * dx + cy * dy + cz * dz
+            r = sr[m]
+            near[m] = (
+                (along + r >= 0.0)
+                & (along - r <= t_best)
+                & (cx * cx + cy * cy + cz * cz - along * along <= r * r)
             )
-            ix = inverse_direction_kernel(dx)
-            iy = inverse_direction_kernel(dy)
-            iz = inverse_direction_kernel(dz)
-            ax = (group_solid_boxes[g, 0] - ox) * ix
-            bx = (group_solid_boxes[g, 3] - ox) * ix
-            ay = (group_solid_boxes[g, 1] - oy) * iy
-            by = (group_solid_boxes[g, 4] - oy) * iy
-            az = (group_solid_boxes[g, 2] - oz) * iz
-            bz = (group_solid_boxes[g, 5] - oz) * iz
-            enter = max(min(ax, bx), min(ay, by), min(az, bz), 0.0)
-            leave = min(max(ax, bx), max(ay, by), max(az, bz), t_best)
-            if enter > leave:
+        for m in range(n):
+            if not near[m]:
                 continue
-            t, s, nx, ny, nz = group_solid_hit_kernel(
-                solid_kinds, solid_positions, solid_orientations, solid_params, solid_bounds,
-                group_solid_ranges[g, 0], count, ox, oy, oz, dx, dy, dz, t_best,
+            px = ox - frames[m, 0]
+            py = oy - frames[m, 1]
+            pz = oz - frames[m, 2]
+            s = rows[m]
+            t, mx, my, mz = ray_solid_kernel(
+                solid_kinds[s], solid_params, s,
+                frames[m, 3] * px + frames[m, 6] * py + frames[m, 9] * pz,
+                frames[m, 4] * px + frames[m, 7] * py + frames[m, 10] * pz,
+                frames[m, 5] * px + frames[m, 8] * py + frames[m, 11] * pz,
+                frames[m, 3] * dx + frames[m, 6] * dy + frames[m, 9] * dz,
+                frames[m, 4] * dx + frames[m, 7] * dy + frames[m, 10] * dz,
+                frames[m, 5] * dx + frames[m, 8] * dy + frames[m, 11] * dz,
             )  # fmt: skip
-            if s >= 0:
+            if t < t_best:
                 t_best = t
-                io_distances[i] = t
-                io_actors[i] = solid_actors[s]
-                wx, wy, wz = _rotate_inverse_kernel(qw, -qx, -qy, -qz, nx, ny, nz)
-                io_normals[i, 0] = wx
-                io_normals[i, 1] = wy
-                io_normals[i, 2] = wz
+                best = s
+                bx = frames[m, 3] * mx + frames[m, 4] * my + frames[m, 5] * mz
+                by = frames[m, 6] * mx + frames[m, 7] * my + frames[m, 8] * mz
+                bz = frames[m, 9] * mx + frames[m, 10] * my + frames[m, 11] * mz
+        if best >= 0:
+            io_distances[i] = t_best
+            io_actors[i] = solid_actors[best]
+            io_normals[i, 0] = bx
+            io_normals[i, 1] = by
+            io_normals[i, 2] = bz

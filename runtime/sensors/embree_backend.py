@@ -126,6 +126,7 @@ class EmbreexBackend:
             )
             self._static_ids = np.ascontiguousarray(np.concatenate(static_ids))
         self._moving = moving
+        self._no_rows = np.zeros(0, np.int64)
         self._moving_rows = np.nonzero(moving)[0]
         self._local_boxes = local_boxes
         self._world_boxes = np.zeros((self.group_count, 6))
@@ -163,6 +164,27 @@ class EmbreexBackend:
             out_faces,
             self.group_count,
         )
+        self.cast_trusted(
+            origins,
+            directions,
+            max_distances,
+            group_positions,
+            group_orientations,
+            out_distances,
+            out_faces,
+        )
+
+    def cast_trusted(
+        self,
+        origins: np.ndarray,
+        directions: np.ndarray,
+        max_distances: np.ndarray,
+        group_positions: np.ndarray,
+        group_orientations: np.ndarray,
+        out_distances: np.ndarray,
+        out_faces: np.ndarray,
+    ) -> None:
+        """:meth:`cast` without checking the arguments (callers that validated them)."""
         k = self._kernels
         ray_count = origins.shape[0]
         out_distances[:] = max_distances
@@ -176,7 +198,7 @@ class EmbreexBackend:
             result = self._static.run(o32, d32, dists=limits, output=1)  # type: ignore[attr-defined]
             back = k.embree_merge_kernel(
                 np.asarray(result["primID"]), np.asarray(result["tfar"]), self._static_ids,
-                np.arange(0), directions, -1, self._face_base, self._normals,
+                self._no_rows, directions, -1, self._face_base, self._normals,
                 self.double_sided, group_orientations, out_distances, out_faces,
             )  # fmt: skip
             if back.size:
