@@ -576,6 +576,27 @@ def scene_closest_hit_kernel(
     stack_cnt = np.empty(STACK_SIZE, np.int64)
     stack_t = np.empty(STACK_SIZE)
     group_count = group_roots.shape[0]
+    # per group once: its rotation matrix (rays go to the group frame as R^T (x - p)), or
+    # identity (frame = world: the world ray and its inverse direction are used as they are)
+    frames = np.empty((group_count, 9))
+    identity = np.empty(group_count, np.bool_)
+    for g in range(group_count):
+        qw = group_orientations[g, 0]
+        qx = group_orientations[g, 1]
+        qy = group_orientations[g, 2]
+        qz = group_orientations[g, 3]
+        identity[g] = (
+            qw == 1.0
+            and qx == 0.0
+            and qy == 0.0
+            and qz == 0.0
+            and group_positions[g, 0] == 0.0
+            and group_positions[g, 1] == 0.0
+            and group_positions[g, 2] == 0.0
+        )
+        m = _matrix_kernel(qw, qx, qy, qz)
+        for k in range(9):
+            frames[g, k] = m[k]
     for i in range(origins.shape[0]):
         t_best = max_distances[i]
         best = -1
@@ -602,25 +623,29 @@ def scene_closest_hit_kernel(
             leave = min(max(ax, bx), max(ay, by), max(az, bz), t_best)
             if enter > leave:
                 continue
-            qw = group_orientations[g, 0]
-            qx = group_orientations[g, 1]
-            qy = group_orientations[g, 2]
-            qz = group_orientations[g, 3]
-            ox, oy, oz = _rotate_inverse_kernel(
-                qw,
-                qx,
-                qy,
-                qz,
-                origins[i, 0] - group_positions[g, 0],
-                origins[i, 1] - group_positions[g, 1],
-                origins[i, 2] - group_positions[g, 2],
-            )
-            dx, dy, dz = _rotate_inverse_kernel(
-                qw, qx, qy, qz, directions[i, 0], directions[i, 1], directions[i, 2]
-            )
-            ix = 1.0 / dx if abs(dx) > _TINY else (_HUGE if dx >= 0.0 else -_HUGE)
-            iy = 1.0 / dy if abs(dy) > _TINY else (_HUGE if dy >= 0.0 else -_HUGE)
-            iz = 1.0 / dz if abs(dz) > _TINY else (_HUGE if dz >= 0.0 else -_HUGE)
+            if identity[g]:
+                ox = wox
+                oy = woy
+                oz = woz
+                dx = wdx
+                dy = wdy
+                dz = wdz
+                ix = wix
+                iy = wiy
+                iz = wiz
+            else:
+                px = wox - group_positions[g, 0]
+                py = woy - group_positions[g, 1]
+                pz = woz - group_positions[g, 2]
+                ox = frames[g, 0] * px + frames[g, 3] * py + frames[g, 6] * pz
+                oy = frames[g, 1] * px + frames[g, 4] * py + frames[g, 7] * pz
+                oz = frames[g, 2] * px + frames[g, 5] * py + frames[g, 8] * pz
+                dx = frames[g, 0] * wdx + frames[g, 3] * wdy + frames[g, 6] * wdz
+                dy = frames[g, 1] * wdx + frames[g, 4] * wdy + frames[g, 7] * wdz
+                dz = frames[g, 2] * wdx + frames[g, 5] * wdy + frames[g, 8] * wdz
+                ix = 1.0 / dx if abs(dx) > _TINY else (_HUGE if dx >= 0.0 else -_HUGE)
+                iy = 1.0 / dy if abs(dy) > _TINY else (_HUGE if dy >= 0.0 else -_HUGE)
+                iz = 1.0 / dz if abs(dz) > _TINY else (_HUGE if dz >= 0.0 else -_HUGE)
             # offsets of the near and far planes in a [lo(3), hi(3)] box
             nx = 0 if ix >= 0.0 else 3
             ny = 1 if iy >= 0.0 else 4
