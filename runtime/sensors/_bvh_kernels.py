@@ -66,7 +66,7 @@ SOLID_CYLINDER = 3
 SOLID_CONVEX = 4
 
 PARALLEL_BLOCK = 256
-"""Rays per work item of the parallel kernels (items interleaved over the threads)."""
+"""Rays per work item of the parallel kernels (items handed to the threads dynamically)."""
 
 
 def _jit_parallel(function):
@@ -1551,22 +1551,23 @@ def scene_closest_hit_parallel_kernel(
 ):
     """:func:`scene_closest_hit_kernel` over blocks of :data:`PARALLEL_BLOCK` rays in parallel.
 
-    Same arguments plus ``threads`` (>= 1), and bit-identical results: worker ``w`` of
-    ``threads`` workers (run on Numba's thread pool) casts blocks ``w, w + threads, ...``,
-    interleaved so that coherent batches (lidar fans) share the work evenly.
+    Same arguments plus ``threads``, and bit-identical results (every ray is cast by the
+    sequential kernel): 1 casts all rays as one block; more splits them into blocks for
+    Numba's thread pool, whose size and scheduling the caller sets
+    (:func:`runtime.sensors.ray_backends.run_parallel`: ``threads`` threads taking the
+    blocks dynamically, so that a thread slowed by other load takes fewer).
     """
     ray_count = origins.shape[0]
-    blocks = (ray_count + PARALLEL_BLOCK - 1) // PARALLEL_BLOCK
-    workers = max(1, min(threads, blocks))
-    for w in _prange(workers):
-        for b in range(w, blocks, workers):
-            s = b * PARALLEL_BLOCK
-            e = min(ray_count, s + PARALLEL_BLOCK)
-            scene_closest_hit_kernel(
-                node_boxes, node_refs, triangles, triangle_ids, group_roots, group_positions,
-                group_orientations, group_world_boxes, origins[s:e], directions[s:e],
-                max_distances[s:e], double_sided, out_distances[s:e], out_triangle_ids[s:e],
-            )  # fmt: skip
+    size = PARALLEL_BLOCK if threads > 1 else max(ray_count, 1)
+    blocks = (ray_count + size - 1) // size
+    for b in _prange(blocks):
+        s = b * size
+        e = min(ray_count, s + size)
+        scene_closest_hit_kernel(
+            node_boxes, node_refs, triangles, triangle_ids, group_roots, group_positions,
+            group_orientations, group_world_boxes, origins[s:e], directions[s:e],
+            max_distances[s:e], double_sided, out_distances[s:e], out_triangle_ids[s:e],
+        )  # fmt: skip
 
 
 @_jit_parallel
@@ -1610,9 +1611,10 @@ def scene_cast_parallel_kernel(
 ):
     """:func:`scene_cast_kernel` with the per-ray work in parallel blocks of rays.
 
-    Same arguments plus ``threads`` (>= 1), and bit-identical results: group poses are set
-    once, then ``threads`` workers run :func:`scene_cast_rays_kernel` on interleaved blocks
-    of :data:`PARALLEL_BLOCK` rays.
+    Same arguments plus ``threads``, and bit-identical results: group poses are set once,
+    then :func:`scene_cast_rays_kernel` runs on blocks of :data:`PARALLEL_BLOCK` rays
+    (one block for ``threads`` 1) on Numba's thread pool, sized and scheduled by the
+    caller (:func:`runtime.sensors.ray_backends.run_parallel`).
     """
     scene_group_poses_kernel(
         group_body,
@@ -1625,21 +1627,20 @@ def scene_cast_parallel_kernel(
         out_world_boxes,
     )
     ray_count = origins.shape[0]
-    blocks = (ray_count + PARALLEL_BLOCK - 1) // PARALLEL_BLOCK
-    workers = max(1, min(threads, blocks))
-    for w in _prange(workers):
-        for b in range(w, blocks, workers):
-            s = b * PARALLEL_BLOCK
-            e = min(ray_count, s + PARALLEL_BLOCK)
-            scene_cast_rays_kernel(
-                node_boxes, node_refs, triangles, triangle_ids, group_roots, face_groups,
-                face_actors, face_normals, solid_groups, solid_kinds, solid_positions,
-                solid_orientations, solid_params, solid_plane_ranges, planes, solid_bounds,
-                solid_actors, group_solid_ranges, group_solid_boxes, origins[s:e],
-                directions[s:e], max_distances[s:e], double_sided, io_group_positions,
-                io_group_orientations, out_world_boxes, out_faces[s:e], out_inside[s:e],
-                out_distances[s:e], out_actors[s:e], out_normals[s:e],
-            )  # fmt: skip
+    size = PARALLEL_BLOCK if threads > 1 else max(ray_count, 1)
+    blocks = (ray_count + size - 1) // size
+    for b in _prange(blocks):
+        s = b * size
+        e = min(ray_count, s + size)
+        scene_cast_rays_kernel(
+            node_boxes, node_refs, triangles, triangle_ids, group_roots, face_groups,
+            face_actors, face_normals, solid_groups, solid_kinds, solid_positions,
+            solid_orientations, solid_params, solid_plane_ranges, planes, solid_bounds,
+            solid_actors, group_solid_ranges, group_solid_boxes, origins[s:e],
+            directions[s:e], max_distances[s:e], double_sided, io_group_positions,
+            io_group_orientations, out_world_boxes, out_faces[s:e], out_inside[s:e],
+            out_distances[s:e], out_actors[s:e], out_normals[s:e],
+        )  # fmt: skip
 
 
 @jit

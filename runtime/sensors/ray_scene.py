@@ -38,6 +38,7 @@ from runtime.sensors.ray_backends import (
     RayBackend,
     make_ray_backend,
     resolve_threads,
+    run_parallel,
 )
 
 __all__ = ["RayScene", "SolidShape", "DEFAULT_PLANE_HALF_EXTENT"]
@@ -433,6 +434,6 @@ class RayScene(RaySceneBuilder):
             out_normals,
         )
         if threads > 1:
-            kernel(*args, threads)
+            run_parallel(kernel, args, threads)
         else:
             kernel(*args)
