@@ -2322,7 +2322,8 @@ def scene_solid_hits_kernel(
             frames[n, 13] = gy + g10 * cx + g11 * cy + g12 * cz
             frames[n, 14] = gz + g20 * cx + g21 * cy + g22 * cz
             r = solid_bounds[s, 3]
-            frames[n, 15] = r + 1e-9 * (1.0 + r + abs(frames[n, 12]) + abs(frames[n, 13]) + abs(frames[n, 14]))
+            scale = 1.0 + r + abs(frames[n, 12]) + abs(frames[n, 13]) + abs(frames[n, 14])
+            frames[n, 15] = r + 1e-9 * scale
             rows[n] = s
             n += 1
     if n == 0:
