@@ -2334,6 +2334,7 @@ def scene_solid_hits_kernel(
     sz = np.ascontiguousarray(frames[:n, 14])
     sr = np.ascontiguousarray(frames[:n, 15])
     near = np.empty(n, np.bool_)
+    reach = np.empty(n)
     for i in range(origins.shape[0]):
         t_best = min(io_distances[i], max_distances[i])
         ox = origins[i, 0]
@@ -2352,13 +2353,11 @@ def scene_solid_hits_kernel(
             cz = sz[m] - oz
             along = cx * dx + cy * dy + cz * dz
             r = sr[m]
-            near[m] = (
-                (along + r >= 0.0)
-                & (along - r <= t_best)
-                & (cx * cx + cy * cy + cz * cz - along * along <= r * r)
-            )
+            near[m] = (along + r >= 0.0) & (cx * cx + cy * cy + cz * cz - along * along <= r * r)
+            reach[m] = along - r
         for m in range(n):
-            if not near[m]:
+            # a solid whose sphere starts beyond the closest hit so far cannot be closer
+            if not near[m] or reach[m] > t_best:
                 continue
             px = ox - frames[m, 0]
             py = oy - frames[m, 1]
