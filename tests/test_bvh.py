@@ -269,7 +269,17 @@ def test_distances_equal_embree_on_100k_rays_over_100k_triangles():
     dist2 = np.empty(len(o))
     face2 = np.empty(len(o), np.int64)
     emb.cast(o, d, max_d, *pose, dist2, face2)
-    np.testing.assert_allclose(dist2[agree], ref[agree], rtol=0, atol=1e-6)
+    np.testing.assert_allclose(dist2[agree], ref[agree], rtol=0, atol=1e-5)
+    # its distances come from the float64 plane of the triangle Embree names: where that is
+    # the triangle the float64 brute-force check names too, they are exact
+    np.testing.assert_array_equal(face2[agree], prim[agree])
+    same = agree[face2[agree] == face[agree]]
+    assert len(same) > 0.999 * len(agree)
+    tri = vertices[faces[face2[same]]]
+    n = np.cross(tri[:, 1] - tri[:, 0], tri[:, 2] - tri[:, 0])
+    plane = np.einsum("ij,ij->i", n, tri[:, 0] - o[same]) / np.einsum("ij,ij->i", n, d[same])
+    np.testing.assert_allclose(dist2[same], plane, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(dist2[same], dist[same], rtol=0, atol=1e-9)
 
 
 def test_kernels_run_as_plain_python_and_compile_once():

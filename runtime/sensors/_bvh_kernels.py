@@ -1877,44 +1877,55 @@ def embree_pack_rays_kernel(
 @jit
 def embree_merge_kernel(
     prim,
-    tfar,
+    out_t,
     static_ids,
     rays,
+    origins,
     directions,
     group,
     face_base,
     face_normals,
+    face_points,
     double_sided,
+    group_positions,
     group_orientations,
     io_distances,
     io_faces,
 ):
-    """Merge one Embree call's hits into the closest hits so far.
+    """Merge one Embree call's hit triangles into the closest hits so far.
+
+    Embree is asked for the hit triangle only; its distance is computed here in float64
+    from the world ray and the triangle's plane (no float32 rounding of the distance).
 
     Args:
         prim: Embree primitive id per cast row, -1 on a miss, shape (n,), int32.
-        tfar: Embree hit distance per row, shape (n,), float32.
+        out_t: hit distance per row, ``inf`` on a miss, shape (n,), float64 (written).
         static_ids: global face of each triangle of the fixed-groups scene, shape (S,).
         rays: ray index of each row, shape (n,), int64; empty: row i is ray i.
+        origins: world ray origins, shape (R, 3), float64.
         directions: world ray directions, shape (R, 3), float64.
         group: the group cast (its faces start at ``face_base[group]``), or -1 for the
-            fixed-groups scene (faces through ``static_ids``, normals already world).
+            fixed-groups scene (faces through ``static_ids``, normals and points already
+            world).
         face_base: first global face of each group, shape (G,), int64.
         face_normals: front normal (not unit) of each global face, its group frame (world
             for fixed groups), shape (F, 3), float64.
+        face_points: first vertex of each global face, same frames, shape (F, 3), float64.
         double_sided: when False a hit whose normal faces along the ray is a back face.
+        group_positions: group origins, shape (G, 3), float64, world.
         group_orientations: group orientations (w, x, y, z), shape (G, 4), float64.
         io_distances: closest distance so far per ray, shape (R,), float64 (updated).
         io_faces: its global face or -1, shape (R,), int64 (updated).
 
     Returns:
-        The rows that hit a back face (to re-cast), int64.
+        The rows that hit a back face (to re-cast from ``out_t`` on), int64.
     """
     n = prim.shape[0]
     back = np.empty(n, np.int64)
     back_count = 0
     for row in range(n):
         p = prim[row]
+        out_t[row] = np.inf
         if p < 0:
             continue
         i = rays[row] if rays.shape[0] > 0 else row
@@ -1923,19 +1934,34 @@ def embree_merge_kernel(
             nx = face_normals[f, 0]
             ny = face_normals[f, 1]
             nz = face_normals[f, 2]
+            px = face_points[f, 0]
+            py = face_points[f, 1]
+            pz = face_points[f, 2]
         else:
             f = face_base[group] + p
+            qw = group_orientations[group, 0]
+            qx = -group_orientations[group, 1]
+            qy = -group_orientations[group, 2]
+            qz = -group_orientations[group, 3]
             nx, ny, nz = _rotate_inverse_kernel(
-                group_orientations[group, 0], -group_orientations[group, 1],
-                -group_orientations[group, 2], -group_orientations[group, 3],
-                face_normals[f, 0], face_normals[f, 1], face_normals[f, 2],
-            )  # fmt: skip
-        if not double_sided:
-            if nx * directions[i, 0] + ny * directions[i, 1] + nz * directions[i, 2] >= 0.0:
-                back[back_count] = row
-                back_count += 1
-                continue
-        t = np.float64(tfar[row])
+                qw, qx, qy, qz, face_normals[f, 0], face_normals[f, 1], face_normals[f, 2]
+            )
+            px, py, pz = _rotate_inverse_kernel(
+                qw, qx, qy, qz, face_points[f, 0], face_points[f, 1], face_points[f, 2]
+            )
+            px += group_positions[group, 0]
+            py += group_positions[group, 1]
+            pz += group_positions[group, 2]
+        facing = nx * directions[i, 0] + ny * directions[i, 1] + nz * directions[i, 2]
+        if facing == 0.0:  # exactly in the plane: no distance along the ray
+            continue
+        t = (nx * (px - origins[i, 0]) + ny * (py - origins[i, 1]) + nz * (pz - origins[i, 2]))
+        t = max(t / facing, 0.0)
+        out_t[row] = t
+        if not double_sided and facing >= 0.0:
+            back[back_count] = row
+            back_count += 1
+            continue
         if t < io_distances[i]:
             io_distances[i] = t
             io_faces[i] = f
@@ -1945,14 +1971,17 @@ def embree_merge_kernel(
 @jit
 def embree_merge_groups_kernel(
     prim,
-    tfar,
+    out_t,
     offsets,
     static_ids,
     rays,
+    origins,
     directions,
     face_base,
     face_normals,
+    face_points,
     double_sided,
+    group_positions,
     group_orientations,
     io_distances,
     io_faces,
@@ -1961,14 +1990,17 @@ def embree_merge_groups_kernel(
 
     Args:
         prim: Embree primitive id per packed row (-1 miss), shape (P,), int32.
-        tfar: Embree hit distance per packed row, shape (P,), float32.
+        out_t: hit distance per packed row, shape (P,), float64 (written).
         offsets: first packed row of each group, shape (G + 1,), int64.
         static_ids: as :func:`embree_merge_kernel` (unused rows of fixed groups).
         rays: ray index of each packed row, shape (P,), int64.
+        origins: world ray origins, shape (R, 3), float64.
         directions: world ray directions, shape (R, 3), float64.
         face_base: first global face of each group, shape (G,), int64.
         face_normals: front normal of each global face, group frame, shape (F, 3), float64.
+        face_points: first vertex of each global face, group frame, shape (F, 3), float64.
         double_sided: when False hits on back faces are returned instead of merged.
+        group_positions: group origins, shape (G, 3), float64, world.
         group_orientations: group orientations (w, x, y, z), shape (G, 4), float64.
         io_distances: closest distance so far per ray, shape (R,), float64 (updated).
         io_faces: its global face or -1, shape (R,), int64 (updated).
@@ -1985,8 +2017,9 @@ def embree_merge_groups_kernel(
         if e == s:
             continue
         rows = embree_merge_kernel(
-            prim[s:e], tfar[s:e], static_ids, rays[s:e], directions, g, face_base,
-            face_normals, double_sided, group_orientations, io_distances, io_faces,
+            prim[s:e], out_t[s:e], static_ids, rays[s:e], origins, directions, g, face_base,
+            face_normals, face_points, double_sided, group_positions, group_orientations,
+            io_distances, io_faces,
         )  # fmt: skip
         for r in range(rows.shape[0]):
             back[count] = rows[r] + s

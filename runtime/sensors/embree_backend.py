@@ -5,10 +5,12 @@ frame, into one Embree scene; every other group gets its own Embree scene in its
 frame. A cast is then one Embree call for the fixed groups (the world rays as they are)
 and one per moving group that some ray can reach: a Numba kernel tests every ray against
 every moving group's world box (then its own box in the group frame) and writes the
-group-frame float32 rays of the pairs that pass, packed group by group, in one pass. One
-more kernel call merges all hits (closest wins, back faces marked for single-sided
-casts); the rare back-face hits are re-cast from just past the hit triangle. Geometry
-and rays are float32 (Embree's precision).
+group-frame float32 rays of the pairs that pass, packed group by group, in one pass.
+Embree is asked for the hit triangle only (``query="INTERSECT"``, its lightest call that
+names the triangle); one more kernel call computes each hit's distance in float64 from
+the world ray and the triangle's plane and merges all hits (closest wins, back faces
+marked for single-sided casts); the rare back-face hits are re-cast from just past the
+hit triangle. Embree traverses float32 geometry and rays.
 """
 
 from __future__ import annotations
@@ -29,9 +31,8 @@ __all__ = ["EmbreexBackend"]
 _FLOAT32_MAX = float(np.finfo(np.float32).max)
 
 
-def _past(result: dict, rows: np.ndarray) -> np.ndarray:
-    """Distance just past the hits ``rows`` of an Embree result (where a re-cast starts)."""
-    t = np.asarray(result["tfar"], np.float64)[rows]
+def _past(t: np.ndarray) -> np.ndarray:
+    """Distance just past hits at distances ``t`` (where a re-cast starts)."""
     return t + 1e-5 * np.maximum(1.0, t)
 
 
@@ -82,6 +83,7 @@ class EmbreexBackend:
             raise ValueError(f"fixed_poses: expected {self.group_count} entries")
         face_base = 0
         normals = []
+        points = []
         static_v: list[np.ndarray] = []
         static_f: list[np.ndarray] = []
         static_ids: list[np.ndarray] = []
@@ -92,6 +94,7 @@ class EmbreexBackend:
         for g, (vertices, faces) in enumerate(checked):
             tri = vertices[faces]
             normals.append(np.cross(tri[:, 1] - tri[:, 0], tri[:, 2] - tri[:, 0]).reshape(-1, 3))
+            points.append(tri[:, 0].reshape(-1, 3))
             pose = fixed_poses[g]
             scene = None
             if faces.shape[0] and pose is None:
@@ -108,11 +111,15 @@ class EmbreexBackend:
                 static_ids.append(np.arange(faces.shape[0]) + face_base)
                 static_base += vertices.shape[0]
                 normals[-1] = normals[-1] @ rotation.T  # world frame, like the rays
+                points[-1] = points[-1] @ rotation.T + position
             self._scenes.append(scene)
             face_base += faces.shape[0]
         self.face_count = face_base
         self._normals = np.ascontiguousarray(
             np.concatenate(normals) if normals else np.zeros((0, 3))
+        )
+        self._points = np.ascontiguousarray(
+            np.concatenate(points) if points else np.zeros((0, 3))
         )
         self._face_base = np.cumsum([0] + [f.shape[0] for _, f in checked])[:-1].astype(np.int64)
         self._static = None
@@ -141,7 +148,7 @@ class EmbreexBackend:
         self._pair_limits = np.empty(self._capacity, np.float32)
         self._pair_index = np.empty(self._capacity, np.int64)
         self._pair_prim = np.empty(self._capacity, np.int32)
-        self._pair_tfar = np.empty(self._capacity, np.float32)
+        self._pair_t = np.empty(self._capacity)
 
     def cast(
         self,
@@ -195,14 +202,16 @@ class EmbreexBackend:
         d32 = directions.astype(np.float32)
         limits = np.minimum(max_distances, _FLOAT32_MAX).astype(np.float32)
         if self._static is not None:
-            result = self._static.run(o32, d32, dists=limits, output=1)  # type: ignore[attr-defined]
+            # the hit triangles only (Embree's lightest full query); distances in float64
+            prim = self._static.run(o32, d32, dists=limits, query="INTERSECT")  # type: ignore[attr-defined]
+            t = np.empty(ray_count)
             back = k.embree_merge_kernel(
-                np.asarray(result["primID"]), np.asarray(result["tfar"]), self._static_ids,
-                self._no_rows, directions, -1, self._face_base, self._normals,
-                self.double_sided, group_orientations, out_distances, out_faces,
+                np.asarray(prim), t, self._static_ids, self._no_rows, origins, directions, -1,
+                self._face_base, self._normals, self._points, self.double_sided,
+                group_positions, group_orientations, out_distances, out_faces,
             )  # fmt: skip
             if back.size:
-                self._recast(back, _past(result, back), -1, origins, directions,
+                self._recast(back, _past(t[back]), -1, origins, directions,
                              group_positions, group_orientations, out_distances,
                              out_faces)  # fmt: skip
         if self._moving_rows.size:
@@ -218,30 +227,28 @@ class EmbreexBackend:
             offsets = self._offsets
             total = int(offsets[-1])
             prim = self._pair_prim[:total]
-            tfar = self._pair_tfar[:total]
+            pair_t = self._pair_t[:total]
             for g in self._moving_rows:
                 start, end = offsets[g], offsets[g + 1]
                 if end == start:
                     continue
                 scene = self._scenes[g]
-                result = scene.run(  # type: ignore[union-attr]
+                prim[start:end] = scene.run(  # type: ignore[union-attr]
                     self._pair_rays[start:end],
                     self._pair_dirs[start:end],
                     dists=self._pair_limits[start:end],
-                    output=1,
+                    query="INTERSECT",
                 )
-                prim[start:end] = result["primID"]
-                tfar[start:end] = result["tfar"]
             if total:
                 back = k.embree_merge_groups_kernel(
-                    prim, tfar, offsets, self._static_ids, self._pair_index, directions,
-                    self._face_base, self._normals, self.double_sided, group_orientations,
-                    out_distances, out_faces,
+                    prim, pair_t, offsets, self._static_ids, self._pair_index, origins,
+                    directions, self._face_base, self._normals, self._points,
+                    self.double_sided, group_positions, group_orientations, out_distances,
+                    out_faces,
                 )  # fmt: skip
                 if back.size:
                     groups = np.searchsorted(offsets, back, side="right") - 1
-                    past = tfar[back].astype(np.float64)
-                    past += 1e-5 * np.maximum(1.0, past)
+                    past = _past(pair_t[back])
                     for g in np.unique(groups):
                         mine = groups == g
                         self._recast(self._pair_index[back[mine]], past[mine], int(g), origins,
