@@ -1739,6 +1739,28 @@ def scatter_hits_kernel(order, distances, faces, out_distances, out_faces):
 
 
 @jit
+def _to_frame_kernel(frames, g, group_positions, origins, directions, i):
+    """Ray ``i`` in the frame of group ``g``: ``R^T (o - p)`` and ``R^T d``.
+
+    ``frames[g]`` holds the group's rotation R row-major.
+    """
+    px = origins[i, 0] - group_positions[g, 0]
+    py = origins[i, 1] - group_positions[g, 1]
+    pz = origins[i, 2] - group_positions[g, 2]
+    dx = directions[i, 0]
+    dy = directions[i, 1]
+    dz = directions[i, 2]
+    return (
+        frames[g, 0] * px + frames[g, 3] * py + frames[g, 6] * pz,
+        frames[g, 1] * px + frames[g, 4] * py + frames[g, 7] * pz,
+        frames[g, 2] * px + frames[g, 5] * py + frames[g, 8] * pz,
+        frames[g, 0] * dx + frames[g, 3] * dy + frames[g, 6] * dz,
+        frames[g, 1] * dx + frames[g, 4] * dy + frames[g, 7] * dz,
+        frames[g, 2] * dx + frames[g, 5] * dy + frames[g, 8] * dz,
+    )
+
+
+@jit
 def embree_pack_rays_kernel(
     origins,
     directions,
@@ -1780,9 +1802,17 @@ def embree_pack_rays_kernel(
     """
     group_count = group_moving.shape[0]
     ray_count = origins.shape[0]
+    # group rotations once: a group-frame ray is R^T (x - p)
+    frames = np.empty((group_count, 9))
     for g in range(group_count):
         if group_moving[g] == 0:
             continue
+        m = _matrix_kernel(
+            group_orientations[g, 0], group_orientations[g, 1], group_orientations[g, 2],
+            group_orientations[g, 3],
+        )  # fmt: skip
+        for k in range(9):
+            frames[g, k] = m[k]
         store_world_box_kernel(
             group_orientations[g, 0], group_orientations[g, 1], group_orientations[g, 2],
             group_orientations[g, 3], group_positions[g, 0], group_positions[g, 1],
@@ -1811,15 +1841,8 @@ def embree_pack_rays_kernel(
             if enter > leave:
                 continue
             # the group-frame ray against the group's own (tighter) box, padded
-            ox, oy, oz = _rotate_inverse_kernel(
-                group_orientations[g, 0], group_orientations[g, 1], group_orientations[g, 2],
-                group_orientations[g, 3], origins[i, 0] - group_positions[g, 0],
-                origins[i, 1] - group_positions[g, 1], origins[i, 2] - group_positions[g, 2],
-            )  # fmt: skip
-            dx, dy, dz = _rotate_inverse_kernel(
-                group_orientations[g, 0], group_orientations[g, 1], group_orientations[g, 2],
-                group_orientations[g, 3], directions[i, 0], directions[i, 1], directions[i, 2],
-            )  # fmt: skip
+            ox, oy, oz, dx, dy, dz = _to_frame_kernel(frames, g, group_positions, origins,
+                                                      directions, i)  # fmt: skip
             pad = 1e-6 * (1.0 + abs(ox) + abs(oy) + abs(oz))
             lix = inverse_direction_kernel(dx)
             liy = inverse_direction_kernel(dy)
@@ -1847,21 +1870,12 @@ def embree_pack_rays_kernel(
     for g in range(group_count):
         if counts[g] == 0:
             continue
-        qw = group_orientations[g, 0]
-        qx = group_orientations[g, 1]
-        qy = group_orientations[g, 2]
-        qz = group_orientations[g, 3]
         row = out_offsets[g]
         for i in range(ray_count):
             if reach[i, g] == 0:
                 continue
-            ox, oy, oz = _rotate_inverse_kernel(
-                qw, qx, qy, qz, origins[i, 0] - group_positions[g, 0],
-                origins[i, 1] - group_positions[g, 1], origins[i, 2] - group_positions[g, 2],
-            )  # fmt: skip
-            dx, dy, dz = _rotate_inverse_kernel(
-                qw, qx, qy, qz, directions[i, 0], directions[i, 1], directions[i, 2]
-            )
+            ox, oy, oz, dx, dy, dz = _to_frame_kernel(frames, g, group_positions, origins,
+                                                      directions, i)  # fmt: skip
             out_origins[row, 0] = ox
             out_origins[row, 1] = oy
             out_origins[row, 2] = oz
@@ -1955,7 +1969,7 @@ def embree_merge_kernel(
         facing = nx * directions[i, 0] + ny * directions[i, 1] + nz * directions[i, 2]
         if facing == 0.0:  # exactly in the plane: no distance along the ray
             continue
-        t = (nx * (px - origins[i, 0]) + ny * (py - origins[i, 1]) + nz * (pz - origins[i, 2]))
+        t = nx * (px - origins[i, 0]) + ny * (py - origins[i, 1]) + nz * (pz - origins[i, 2])
         t = max(t / facing, 0.0)
         out_t[row] = t
         if not double_sided and facing >= 0.0:

@@ -118,9 +118,7 @@ class EmbreexBackend:
         self._normals = np.ascontiguousarray(
             np.concatenate(normals) if normals else np.zeros((0, 3))
         )
-        self._points = np.ascontiguousarray(
-            np.concatenate(points) if points else np.zeros((0, 3))
-        )
+        self._points = np.ascontiguousarray(np.concatenate(points) if points else np.zeros((0, 3)))
         self._face_base = np.cumsum([0] + [f.shape[0] for _, f in checked])[:-1].astype(np.int64)
         self._static = None
         self._static_ids = np.zeros(0, np.int64)
@@ -135,6 +133,7 @@ class EmbreexBackend:
         self._moving = moving
         self._no_rows = np.zeros(0, np.int64)
         self._moving_rows = np.nonzero(moving)[0]
+        self._moving_list = self._moving_rows.tolist()
         self._local_boxes = local_boxes
         self._world_boxes = np.zeros((self.group_count, 6))
         self._offsets = np.zeros(self.group_count + 1, np.int64)
@@ -198,10 +197,10 @@ class EmbreexBackend:
         out_faces[:] = -1
         if ray_count == 0:
             return
-        o32 = origins.astype(np.float32)
-        d32 = directions.astype(np.float32)
-        limits = np.minimum(max_distances, _FLOAT32_MAX).astype(np.float32)
         if self._static is not None:
+            o32 = origins.astype(np.float32)
+            d32 = directions.astype(np.float32)
+            limits = np.minimum(max_distances, _FLOAT32_MAX).astype(np.float32)
             # the hit triangles only (Embree's lightest full query); distances in float64
             prim = self._static.run(o32, d32, dists=limits, query="INTERSECT")  # type: ignore[attr-defined]
             t = np.empty(ray_count)
@@ -225,20 +224,19 @@ class EmbreexBackend:
                     break
                 self._grow(needed)
             offsets = self._offsets
-            total = int(offsets[-1])
+            bounds = offsets.tolist()  # Python ints: cheap slicing in the loop below
+            total = bounds[-1]
             prim = self._pair_prim[:total]
             pair_t = self._pair_t[:total]
-            for g in self._moving_rows:
-                start, end = offsets[g], offsets[g + 1]
-                if end == start:
-                    continue
-                scene = self._scenes[g]
-                prim[start:end] = scene.run(  # type: ignore[union-attr]
-                    self._pair_rays[start:end],
-                    self._pair_dirs[start:end],
-                    dists=self._pair_limits[start:end],
-                    query="INTERSECT",
-                )
+            rays, dirs, lims = self._pair_rays, self._pair_dirs, self._pair_limits
+            for g in self._moving_list:
+                start = bounds[g]
+                end = bounds[g + 1]
+                if end > start:
+                    prim[start:end] = self._scenes[g].run(  # type: ignore[union-attr]
+                        rays[start:end], dirs[start:end], dists=lims[start:end],
+                        query="INTERSECT",
+                    )  # fmt: skip
             if total:
                 back = k.embree_merge_groups_kernel(
                     prim, pair_t, offsets, self._static_ids, self._pair_index, origins,
