@@ -274,15 +274,17 @@ def _inside_embree_share(np, scene, call, rounds: int = 20):
     """Total time of ``call`` over the time spent inside Embree's ``run`` (overhead factor)."""
     backend = scene.backend
     spent = [0.0]
-    saved = (backend._static, list(backend._scenes))
+    saved = (backend._static, backend._merged, list(backend._scenes))
     if backend._static is not None:
         backend._static = _TimedScene(backend._static, spent)
+    if backend._merged is not None:
+        backend._merged = _TimedScene(backend._merged, spent)
     backend._scenes = [s if s is None else _TimedScene(s, spent) for s in backend._scenes]
     t0 = time.perf_counter()
     for _ in range(rounds):
         call()
     total = time.perf_counter() - t0
-    backend._static, backend._scenes = saved
+    backend._static, backend._merged, backend._scenes = saved
     return total / max(spent[0], 1e-12)
 
 

@@ -1767,6 +1767,7 @@ def embree_pack_rays_kernel(
     limits,
     group_moving,
     group_local_boxes,
+    group_shifts,
     group_positions,
     group_orientations,
     out_world_boxes,
@@ -1776,11 +1777,14 @@ def embree_pack_rays_kernel(
     out_limits,
     out_rays,
 ):
-    """Group-frame float32 rays of every (ray, moving group) pair whose world box it meets.
+    """Float32 ray segments of every (ray, moving group) pair whose group box it meets.
 
-    Pairs are packed group by group: group ``g``'s rays are rows ``out_offsets[g] ..
-    out_offsets[g + 1] - 1``. Nothing is written past the buffers: when they are too small
-    only the counts are computed and the needed size is returned.
+    Each segment is the part of the group-frame ray inside the group's (padded) box,
+    shifted by ``group_shifts[g]``: every moving group sits in its own cell of one Embree
+    scene (:class:`~runtime.sensors.embree_backend.EmbreexBackend`), and a segment never
+    leaves its cell. Pairs are packed group by group: group ``g``'s rays are rows
+    ``out_offsets[g] .. out_offsets[g + 1] - 1``. Nothing is written past the buffers: when
+    they are too small only the counts are computed and the needed size is returned.
 
     Args:
         origins: ray origins [stage units], shape (R, 3), float64, world.
@@ -1788,13 +1792,15 @@ def embree_pack_rays_kernel(
         limits: largest useful hit distance per ray, shape (R,), float64.
         group_moving: 1 for a group with its own Embree scene, else 0, shape (G,), int64.
         group_local_boxes: group-frame box of each group's triangles, shape (G, 6), float64.
+        group_shifts: offset of each group's cell in the merged scene, shape (G, 3),
+            float64.
         group_positions: group origins, shape (G, 3), float64, world.
         group_orientations: group orientations (w, x, y, z), shape (G, 4), float64.
         out_world_boxes: scratch, shape (G, 6), float64 (written).
         out_offsets: first pair row of each group, shape (G + 1,), int64 (written).
-        out_origins: group-frame origins, shape (P, 3), float32 (written).
+        out_origins: segment starts (shifted group frame), shape (P, 3), float32 (written).
         out_directions: group-frame directions, shape (P, 3), float32 (written).
-        out_limits: float32 limits (at most float32 max), shape (P,), float32 (written).
+        out_limits: segment lengths, shape (P,), float32 (written).
         out_rays: ray index of each pair, shape (P,), int64 (written).
 
     Returns:
@@ -1876,13 +1882,27 @@ def embree_pack_rays_kernel(
                 continue
             ox, oy, oz, dx, dy, dz = _to_frame_kernel(frames, g, group_positions, origins,
                                                       directions, i)  # fmt: skip
-            out_origins[row, 0] = ox
-            out_origins[row, 1] = oy
-            out_origins[row, 2] = oz
+            # the segment inside the padded group box (as pass 1 found it)
+            pad = 1e-6 * (1.0 + abs(ox) + abs(oy) + abs(oz))
+            lix = inverse_direction_kernel(dx)
+            liy = inverse_direction_kernel(dy)
+            liz = inverse_direction_kernel(dz)
+            ax = (group_local_boxes[g, 0] - pad - ox) * lix
+            bx = (group_local_boxes[g, 3] + pad - ox) * lix
+            ay = (group_local_boxes[g, 1] - pad - oy) * liy
+            by = (group_local_boxes[g, 4] + pad - oy) * liy
+            az = (group_local_boxes[g, 2] - pad - oz) * liz
+            bz = (group_local_boxes[g, 5] + pad - oz) * liz
+            enter = max(min(ax, bx), min(ay, by), min(az, bz), 0.0)
+            leave = min(max(ax, bx), max(ay, by), max(az, bz), limits[i] * (1.0 + 1e-6))
+            start = max(enter - pad, 0.0)
+            out_origins[row, 0] = ox + start * dx + group_shifts[g, 0]
+            out_origins[row, 1] = oy + start * dy + group_shifts[g, 1]
+            out_origins[row, 2] = oz + start * dz + group_shifts[g, 2]
             out_directions[row, 0] = dx
             out_directions[row, 1] = dy
             out_directions[row, 2] = dz
-            out_limits[row] = min(limits[i], big)
+            out_limits[row] = min(leave - start + pad, big)
             out_rays[row] = i
             row += 1
     return total
@@ -1987,6 +2007,7 @@ def embree_merge_groups_kernel(
     prim,
     out_t,
     offsets,
+    prim_base,
     static_ids,
     rays,
     origins,
@@ -2003,9 +2024,11 @@ def embree_merge_groups_kernel(
     """:func:`embree_merge_kernel` of every moving group's packed rows in one call.
 
     Args:
-        prim: Embree primitive id per packed row (-1 miss), shape (P,), int32.
+        prim: Embree primitive id per packed row (-1 miss), shape (P,), int32; the rows of
+            group ``g`` get ``prim_base[g]`` subtracted from their hits (updated).
         out_t: hit distance per packed row, shape (P,), float64 (written).
         offsets: first packed row of each group, shape (G + 1,), int64.
+        prim_base: first primitive of each group in the merged scene, shape (G,), int64.
         static_ids: as :func:`embree_merge_kernel` (unused rows of fixed groups).
         rays: ray index of each packed row, shape (P,), int64.
         origins: world ray origins, shape (R, 3), float64.
@@ -2030,6 +2053,9 @@ def embree_merge_groups_kernel(
         e = offsets[g + 1]
         if e == s:
             continue
+        for r in range(s, e):
+            if prim[r] >= 0:
+                prim[r] -= prim_base[g]
         rows = embree_merge_kernel(
             prim[s:e], out_t[s:e], static_ids, rays[s:e], origins, directions, g, face_base,
             face_normals, face_points, double_sided, group_positions, group_orientations,

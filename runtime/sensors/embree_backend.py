@@ -1,16 +1,18 @@
 """Embree through the optional ``embreex`` package, as a :class:`RayBackend`.
 
 Built once: the groups whose pose never changes (``fixed_poses``) are merged, in the world
-frame, into one Embree scene; every other group gets its own Embree scene in its group
-frame. A cast is then one Embree call for the fixed groups (the world rays as they are)
-and one per moving group that some ray can reach: a Numba kernel tests every ray against
-every moving group's world box (then its own box in the group frame) and writes the
-group-frame float32 rays of the pairs that pass, packed group by group, in one pass.
+frame, into one Embree scene; the moving groups are merged into a second one, each in its
+group frame shifted into its own cell of a grid (cells twice the largest group box, so
+boxes stay apart). A cast is then one Embree call for the fixed groups (the world rays as
+they are) and one for all moving groups: a Numba kernel tests every ray against every
+moving group's world box (then its own box in the group frame) and writes, for the pairs
+that pass, the float32 segment of the group-frame ray inside the group's box, shifted into
+the group's cell (so it cannot reach another group), packed group by group.
 Embree is asked for the hit triangle only (``query="INTERSECT"``, its lightest call that
 names the triangle); one more kernel call computes each hit's distance in float64 from
 the world ray and the triangle's plane and merges all hits (closest wins, back faces
 marked for single-sided casts); the rare back-face hits are re-cast from just past the
-hit triangle. Embree traverses float32 geometry and rays.
+hit triangle (per-group scenes, kept for this). Embree traverses float32 geometry and rays.
 """
 
 from __future__ import annotations
@@ -131,14 +133,59 @@ class EmbreexBackend:
             )
             self._static_ids = np.ascontiguousarray(np.concatenate(static_ids))
         self._moving = moving
+        self._build_merged(rtcore_scene, TriangleMesh, checked, moving, local_boxes)
         self._no_rows = np.zeros(0, np.int64)
         self._moving_rows = np.nonzero(moving)[0]
-        self._moving_list = self._moving_rows.tolist()
         self._local_boxes = local_boxes
         self._world_boxes = np.zeros((self.group_count, 6))
         self._offsets = np.zeros(self.group_count + 1, np.int64)
         self._capacity = 0
         self._grow(64)
+
+    def _build_merged(
+        self,
+        rtcore_scene: object,
+        triangle_mesh: object,
+        checked: list[MeshArrays],
+        moving: np.ndarray,
+        local_boxes: np.ndarray,
+    ) -> None:
+        """One Embree scene holding every moving group, each in its own cell.
+
+        Group ``g``'s triangles, in its group frame, are shifted by ``self._shifts[g]`` so
+        that its box sits centred in one cell of a cubic grid whose cells are twice the
+        largest group box: boxes are at least one box size apart. A cast then needs one
+        Embree call for all moving groups; the pack kernel clips each ray to the part
+        inside its group's box, so it never reaches another group's cell.
+        """
+        rows = np.nonzero(moving)[0]
+        self._shifts = np.zeros((self.group_count, 3))
+        self._prim_base = np.zeros(self.group_count, np.int64)
+        self._merged = None
+        if rows.size == 0:
+            return
+        extent = float((local_boxes[rows, 3:] - local_boxes[rows, :3]).max())
+        cell = 2.0 * extent + 1e-9 * (1.0 + np.abs(local_boxes[rows]).max())
+        side = int(np.ceil(rows.size ** (1.0 / 3.0) - 1e-9))
+        vertices, faces = [], []
+        vertex_base = 0
+        face_base = 0
+        for j, g in enumerate(rows):
+            cell_index = np.array([j % side, (j // side) % side, j // (side * side)], float)
+            centre = (cell_index - 0.5 * (side - 1)) * cell
+            self._shifts[g] = centre - 0.5 * (local_boxes[g, :3] + local_boxes[g, 3:])
+            v, f = checked[g]
+            vertices.append(v + self._shifts[g])
+            faces.append(f + vertex_base)
+            self._prim_base[g] = face_base
+            vertex_base += v.shape[0]
+            face_base += f.shape[0]
+        self._merged = rtcore_scene.EmbreeScene()  # type: ignore[attr-defined]
+        triangle_mesh(  # type: ignore[operator]
+            self._merged,
+            np.concatenate(vertices).astype(np.float32),
+            np.concatenate(faces).astype(np.int32),
+        )
 
     def _grow(self, pairs: int) -> None:
         self._capacity = max(pairs, 2 * self._capacity)
@@ -217,32 +264,29 @@ class EmbreexBackend:
             while True:
                 needed = k.embree_pack_rays_kernel(
                     origins, directions, out_distances, self._moving, self._local_boxes,
-                    group_positions, group_orientations, self._world_boxes, self._offsets,
-                    self._pair_rays, self._pair_dirs, self._pair_limits, self._pair_index,
+                    self._shifts, group_positions, group_orientations, self._world_boxes,
+                    self._offsets, self._pair_rays, self._pair_dirs, self._pair_limits,
+                    self._pair_index,
                 )  # fmt: skip
                 if needed <= self._capacity:
                     break
                 self._grow(needed)
             offsets = self._offsets
-            bounds = offsets.tolist()  # Python ints: cheap slicing in the loop below
-            total = bounds[-1]
+            total = int(offsets[-1])
             prim = self._pair_prim[:total]
             pair_t = self._pair_t[:total]
-            rays, dirs, lims = self._pair_rays, self._pair_dirs, self._pair_limits
-            for g in self._moving_list:
-                start = bounds[g]
-                end = bounds[g + 1]
-                if end > start:
-                    prim[start:end] = self._scenes[g].run(  # type: ignore[union-attr]
-                        rays[start:end], dirs[start:end], dists=lims[start:end],
-                        query="INTERSECT",
-                    )  # fmt: skip
+            if total:
+                # every moving group's segments in one call to the merged scene
+                prim[:] = self._merged.run(  # type: ignore[union-attr]
+                    self._pair_rays[:total], self._pair_dirs[:total],
+                    dists=self._pair_limits[:total], query="INTERSECT",
+                )  # fmt: skip
             if total:
                 back = k.embree_merge_groups_kernel(
-                    prim, pair_t, offsets, self._static_ids, self._pair_index, origins,
-                    directions, self._face_base, self._normals, self._points,
-                    self.double_sided, group_positions, group_orientations, out_distances,
-                    out_faces,
+                    prim, pair_t, offsets, self._prim_base, self._static_ids,
+                    self._pair_index, origins, directions, self._face_base, self._normals,
+                    self._points, self.double_sided, group_positions, group_orientations,
+                    out_distances, out_faces,
                 )  # fmt: skip
                 if back.size:
                     groups = np.searchsorted(offsets, back, side="right") - 1
