@@ -2408,6 +2408,22 @@ def scene_solid_hits_kernel(
     sr = np.ascontiguousarray(frames[:n, 15])
     near = np.empty(n, np.bool_)
     reach = np.empty(n)
+    # boxes whose world frame is the world's orientation (tables, shelves): a world slab
+    # test with the ray's inverse direction, no rotation or division per box
+    aligned = np.empty(n, np.bool_)
+    for m in range(n):
+        aligned[m] = (
+            solid_kinds[rows[m]] == SOLID_BOX
+            and frames[m, 3] == 1.0
+            and frames[m, 7] == 1.0
+            and frames[m, 11] == 1.0
+            and frames[m, 4] == 0.0
+            and frames[m, 5] == 0.0
+            and frames[m, 6] == 0.0
+            and frames[m, 8] == 0.0
+            and frames[m, 9] == 0.0
+            and frames[m, 10] == 0.0
+        )
     for i in range(origins.shape[0]):
         t_best = min(io_distances[i], max_distances[i])
         ox = origins[i, 0]
@@ -2416,6 +2432,9 @@ def scene_solid_hits_kernel(
         dx = directions[i, 0]
         dy = directions[i, 1]
         dz = directions[i, 2]
+        wix = 1.0 / dx if abs(dx) > _TINY else (_HUGE if dx >= 0.0 else -_HUGE)
+        wiy = 1.0 / dy if abs(dy) > _TINY else (_HUGE if dy >= 0.0 else -_HUGE)
+        wiz = 1.0 / dz if abs(dz) > _TINY else (_HUGE if dz >= 0.0 else -_HUGE)
         best = -1
         bx = 0.0
         by = 0.0
@@ -2431,6 +2450,34 @@ def scene_solid_hits_kernel(
         for m in range(n):
             # a solid whose sphere starts beyond the closest hit so far cannot be closer
             if not near[m] or reach[m] > t_best:
+                continue
+            if aligned[m]:
+                s = rows[m]
+                ax = (frames[m, 0] - solid_params[s, 0] - ox) * wix
+                ux = (frames[m, 0] + solid_params[s, 0] - ox) * wix
+                ay = (frames[m, 1] - solid_params[s, 1] - oy) * wiy
+                uy = (frames[m, 1] + solid_params[s, 1] - oy) * wiy
+                az = (frames[m, 2] - solid_params[s, 2] - oz) * wiz
+                uz = (frames[m, 2] + solid_params[s, 2] - oz) * wiz
+                tx = min(ax, ux)
+                ty = min(ay, uy)
+                tz = min(az, uz)
+                t_in = max(tx, ty, tz)
+                if t_in <= 0.0 or t_in > min(max(ax, ux), max(ay, uy), max(az, uz)):
+                    continue
+                if t_in < t_best:
+                    t_best = t_in
+                    best = s
+                    # entry face: the first axis reaching the entry distance
+                    bx = 0.0
+                    by = 0.0
+                    bz = 0.0
+                    if tx >= ty and tx >= tz:
+                        bx = -1.0 if dx > 0.0 else 1.0
+                    elif ty >= tz:
+                        by = -1.0 if dy > 0.0 else 1.0
+                    else:
+                        bz = -1.0 if dz > 0.0 else 1.0
                 continue
             px = ox - frames[m, 0]
             py = oy - frames[m, 1]
