@@ -1826,6 +1826,15 @@ def embree_pack_rays_kernel(
         )  # fmt: skip
     capacity = out_rays.shape[0]
     big = 3.4028234663852886e38
+    # the box around every moving group: a ray missing it skips them all
+    union = np.empty(6)
+    union[:3] = np.inf
+    union[3:] = -np.inf
+    for g in range(group_count):
+        if group_moving[g] != 0:
+            for a in range(3):
+                union[a] = min(union[a], out_world_boxes[g, a])
+                union[3 + a] = max(union[3 + a], out_world_boxes[g, 3 + a])
     # pass 1, ray by ray: which groups each ray can reach (world box, then group box)
     reach = np.zeros((ray_count, group_count), np.uint8)
     counts = np.zeros(group_count, np.int64)
@@ -1833,6 +1842,16 @@ def embree_pack_rays_kernel(
         wix = inverse_direction_kernel(directions[i, 0])
         wiy = inverse_direction_kernel(directions[i, 1])
         wiz = inverse_direction_kernel(directions[i, 2])
+        ax = (union[0] - origins[i, 0]) * wix
+        bx = (union[3] - origins[i, 0]) * wix
+        ay = (union[1] - origins[i, 1]) * wiy
+        by = (union[4] - origins[i, 1]) * wiy
+        az = (union[2] - origins[i, 2]) * wiz
+        bz = (union[5] - origins[i, 2]) * wiz
+        enter = max(min(ax, bx), min(ay, by), min(az, bz), 0.0)
+        leave = min(max(ax, bx), max(ay, by), max(az, bz), limits[i])
+        if enter > leave:
+            continue
         for g in range(group_count):
             if group_moving[g] == 0:
                 continue
