@@ -497,13 +497,14 @@ def group_closest_hit_kernel(
                 sy = oy - triangles[k, 1]
                 sz = oz - triangles[k, 2]
                 u = (sx * px + sy * py + sz * pz) * inv_det
-                if u < -_BARY_EPS or u > 1.0 + _BARY_EPS:
+                # written to reject NaN (non-finite rays never hit)
+                if not (u >= -_BARY_EPS and u <= 1.0 + _BARY_EPS):
                     continue
                 qx2 = sy * e1z - sz * e1y
                 qy2 = sz * e1x - sx * e1z
                 qz2 = sx * e1y - sy * e1x
                 v = (dx * qx2 + dy * qy2 + dz * qz2) * inv_det
-                if v < -_BARY_EPS or u + v > 1.0 + _BARY_EPS:
+                if not (v >= -_BARY_EPS and u + v <= 1.0 + _BARY_EPS):
                     continue
                 t = (e2x * qx2 + e2y * qy2 + e2z * qz2) * inv_det
                 if t >= 0.0 and t < t_best:
@@ -724,13 +725,14 @@ def scene_closest_hit_kernel(
                         sy = oy - triangles[k, 1]
                         sz = oz - triangles[k, 2]
                         u = (sx * px + sy * py + sz * pz) * inv_det
-                        if u < -_BARY_EPS or u > 1.0 + _BARY_EPS:
+                        # written to reject NaN (non-finite rays never hit)
+                        if not (u >= -_BARY_EPS and u <= 1.0 + _BARY_EPS):
                             continue
                         qx2 = sy * e1z - sz * e1y
                         qy2 = sz * e1x - sx * e1z
                         qz2 = sx * e1y - sy * e1x
                         v = (dx * qx2 + dy * qy2 + dz * qz2) * inv_det
-                        if v < -_BARY_EPS or u + v > 1.0 + _BARY_EPS:
+                        if not (v >= -_BARY_EPS and u + v <= 1.0 + _BARY_EPS):
                             continue
                         t = (e2x * qx2 + e2y * qy2 + e2z * qz2) * inv_det
                         if t >= 0.0 and t < t_best:
@@ -2009,7 +2011,10 @@ def embree_merge_kernel(
         if facing == 0.0:  # exactly in the plane: no distance along the ray
             continue
         t = nx * (px - origins[i, 0]) + ny * (py - origins[i, 1]) + nz * (pz - origins[i, 2])
-        t = max(t / facing, 0.0)
+        t = t / facing
+        if not (t > -np.inf and t < np.inf):  # a non-finite ray: no distance
+            continue
+        t = max(t, 0.0)
         out_t[row] = t
         if not double_sided and facing >= 0.0:
             back[back_count] = row
