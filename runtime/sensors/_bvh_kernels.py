@@ -42,6 +42,7 @@ __all__ = [
     "scene_group_poses_kernel",
     "scene_hit_attributes_kernel",
     "scene_inside_solid_kernel",
+    "scene_shade_kernel",
     "scene_solid_hits_kernel",
 ]
 
@@ -65,7 +66,7 @@ SOLID_CYLINDER = 3
 SOLID_CONVEX = 4
 
 PARALLEL_BLOCK = 256
-"""Rays per work item of the parallel kernels (items interleaved over the threads)."""
+"""Rays per work item of the parallel kernels (items handed to the threads dynamically)."""
 
 
 def _jit_parallel(function):
@@ -496,13 +497,14 @@ def group_closest_hit_kernel(
                 sy = oy - triangles[k, 1]
                 sz = oz - triangles[k, 2]
                 u = (sx * px + sy * py + sz * pz) * inv_det
-                if u < -_BARY_EPS or u > 1.0 + _BARY_EPS:
+                # written to reject NaN (non-finite rays never hit)
+                if not (u >= -_BARY_EPS and u <= 1.0 + _BARY_EPS):
                     continue
                 qx2 = sy * e1z - sz * e1y
                 qy2 = sz * e1x - sx * e1z
                 qz2 = sx * e1y - sy * e1x
                 v = (dx * qx2 + dy * qy2 + dz * qz2) * inv_det
-                if v < -_BARY_EPS or u + v > 1.0 + _BARY_EPS:
+                if not (v >= -_BARY_EPS and u + v <= 1.0 + _BARY_EPS):
                     continue
                 t = (e2x * qx2 + e2y * qy2 + e2z * qz2) * inv_det
                 if t >= 0.0 and t < t_best:
@@ -575,6 +577,27 @@ def scene_closest_hit_kernel(
     stack_cnt = np.empty(STACK_SIZE, np.int64)
     stack_t = np.empty(STACK_SIZE)
     group_count = group_roots.shape[0]
+    # per group once: its rotation matrix (rays go to the group frame as R^T (x - p)), or
+    # identity (frame = world: the world ray and its inverse direction are used as they are)
+    frames = np.empty((group_count, 9))
+    identity = np.empty(group_count, np.bool_)
+    for g in range(group_count):
+        qw = group_orientations[g, 0]
+        qx = group_orientations[g, 1]
+        qy = group_orientations[g, 2]
+        qz = group_orientations[g, 3]
+        identity[g] = (
+            qw == 1.0
+            and qx == 0.0
+            and qy == 0.0
+            and qz == 0.0
+            and group_positions[g, 0] == 0.0
+            and group_positions[g, 1] == 0.0
+            and group_positions[g, 2] == 0.0
+        )
+        m = _matrix_kernel(qw, qx, qy, qz)
+        for k in range(9):
+            frames[g, k] = m[k]
     for i in range(origins.shape[0]):
         t_best = max_distances[i]
         best = -1
@@ -601,25 +624,29 @@ def scene_closest_hit_kernel(
             leave = min(max(ax, bx), max(ay, by), max(az, bz), t_best)
             if enter > leave:
                 continue
-            qw = group_orientations[g, 0]
-            qx = group_orientations[g, 1]
-            qy = group_orientations[g, 2]
-            qz = group_orientations[g, 3]
-            ox, oy, oz = _rotate_inverse_kernel(
-                qw,
-                qx,
-                qy,
-                qz,
-                origins[i, 0] - group_positions[g, 0],
-                origins[i, 1] - group_positions[g, 1],
-                origins[i, 2] - group_positions[g, 2],
-            )
-            dx, dy, dz = _rotate_inverse_kernel(
-                qw, qx, qy, qz, directions[i, 0], directions[i, 1], directions[i, 2]
-            )
-            ix = 1.0 / dx if abs(dx) > _TINY else (_HUGE if dx >= 0.0 else -_HUGE)
-            iy = 1.0 / dy if abs(dy) > _TINY else (_HUGE if dy >= 0.0 else -_HUGE)
-            iz = 1.0 / dz if abs(dz) > _TINY else (_HUGE if dz >= 0.0 else -_HUGE)
+            if identity[g]:
+                ox = wox
+                oy = woy
+                oz = woz
+                dx = wdx
+                dy = wdy
+                dz = wdz
+                ix = wix
+                iy = wiy
+                iz = wiz
+            else:
+                px = wox - group_positions[g, 0]
+                py = woy - group_positions[g, 1]
+                pz = woz - group_positions[g, 2]
+                ox = frames[g, 0] * px + frames[g, 3] * py + frames[g, 6] * pz
+                oy = frames[g, 1] * px + frames[g, 4] * py + frames[g, 7] * pz
+                oz = frames[g, 2] * px + frames[g, 5] * py + frames[g, 8] * pz
+                dx = frames[g, 0] * wdx + frames[g, 3] * wdy + frames[g, 6] * wdz
+                dy = frames[g, 1] * wdx + frames[g, 4] * wdy + frames[g, 7] * wdz
+                dz = frames[g, 2] * wdx + frames[g, 5] * wdy + frames[g, 8] * wdz
+                ix = 1.0 / dx if abs(dx) > _TINY else (_HUGE if dx >= 0.0 else -_HUGE)
+                iy = 1.0 / dy if abs(dy) > _TINY else (_HUGE if dy >= 0.0 else -_HUGE)
+                iz = 1.0 / dz if abs(dz) > _TINY else (_HUGE if dz >= 0.0 else -_HUGE)
             # offsets of the near and far planes in a [lo(3), hi(3)] box
             nx = 0 if ix >= 0.0 else 3
             ny = 1 if iy >= 0.0 else 4
@@ -698,13 +725,14 @@ def scene_closest_hit_kernel(
                         sy = oy - triangles[k, 1]
                         sz = oz - triangles[k, 2]
                         u = (sx * px + sy * py + sz * pz) * inv_det
-                        if u < -_BARY_EPS or u > 1.0 + _BARY_EPS:
+                        # written to reject NaN (non-finite rays never hit)
+                        if not (u >= -_BARY_EPS and u <= 1.0 + _BARY_EPS):
                             continue
                         qx2 = sy * e1z - sz * e1y
                         qy2 = sz * e1x - sx * e1z
                         qz2 = sx * e1y - sy * e1x
                         v = (dx * qx2 + dy * qy2 + dz * qz2) * inv_det
-                        if v < -_BARY_EPS or u + v > 1.0 + _BARY_EPS:
+                        if not (v >= -_BARY_EPS and u + v <= 1.0 + _BARY_EPS):
                             continue
                         t = (e2x * qx2 + e2y * qy2 + e2z * qz2) * inv_det
                         if t >= 0.0 and t < t_best:
@@ -1409,8 +1437,54 @@ def scene_cast_rays_kernel(
         out_distances,
         out_faces,
     )
+    scene_shade_kernel(
+        out_faces, face_groups, face_actors, face_normals, solid_groups, solid_kinds,
+        solid_positions, solid_orientations, solid_params, solid_plane_ranges, planes,
+        solid_bounds, solid_actors, group_solid_ranges, group_solid_boxes, origins,
+        directions, max_distances, double_sided, group_positions, group_orientations,
+        out_inside, out_distances, out_actors, out_normals,
+    )  # fmt: skip
+
+
+@jit
+def scene_shade_kernel(
+    faces,
+    face_groups,
+    face_actors,
+    face_normals,
+    solid_groups,
+    solid_kinds,
+    solid_positions,
+    solid_orientations,
+    solid_params,
+    solid_plane_ranges,
+    planes,
+    solid_bounds,
+    solid_actors,
+    group_solid_ranges,
+    group_solid_boxes,
+    origins,
+    directions,
+    max_distances,
+    double_sided,
+    group_positions,
+    group_orientations,
+    out_inside,
+    io_distances,
+    out_actors,
+    out_normals,
+):
+    """Everything after the closest triangle hit, in one call (any backend's hits).
+
+    Hit attributes of the triangle hits (:func:`scene_hit_attributes_kernel`), exact
+    entries into analytic solids (:func:`scene_solid_hits_kernel`) and the "starts inside
+    a solid" rule (distance 0, normal ``-direction``); arguments as
+    :func:`scene_cast_kernel` documents them, with ``faces`` the global face per ray (-1
+    on a miss), ``io_distances`` its distance (``inf`` on a miss; updated) and
+    ``out_inside`` scratch of shape (R,).
+    """
     scene_hit_attributes_kernel(
-        out_faces,
+        faces,
         face_groups,
         face_actors,
         face_normals,
@@ -1425,7 +1499,7 @@ def scene_cast_rays_kernel(
     scene_solid_hits_kernel(
         solid_kinds, solid_positions, solid_orientations, solid_params, solid_bounds,
         solid_actors, group_solid_ranges, group_solid_boxes, group_positions,
-        group_orientations, origins, directions, max_distances, out_distances, out_actors,
+        group_orientations, origins, directions, max_distances, io_distances, out_actors,
         out_normals,
     )  # fmt: skip
     scene_inside_solid_kernel(
@@ -1447,7 +1521,7 @@ def scene_cast_rays_kernel(
     for i in range(origins.shape[0]):
         s = out_inside[i]
         if s >= 0:
-            out_distances[i] = 0.0
+            io_distances[i] = 0.0
             out_actors[i] = solid_actors[s]
             out_normals[i, 0] = -directions[i, 0]
             out_normals[i, 1] = -directions[i, 1]
@@ -1479,22 +1553,23 @@ def scene_closest_hit_parallel_kernel(
 ):
     """:func:`scene_closest_hit_kernel` over blocks of :data:`PARALLEL_BLOCK` rays in parallel.
 
-    Same arguments plus ``threads`` (>= 1), and bit-identical results: worker ``w`` of
-    ``threads`` workers (run on Numba's thread pool) casts blocks ``w, w + threads, ...``,
-    interleaved so that coherent batches (lidar fans) share the work evenly.
+    Same arguments plus ``threads``, and bit-identical results (every ray is cast by the
+    sequential kernel): 1 casts all rays as one block; more splits them into blocks for
+    Numba's thread pool, whose size and scheduling the caller sets
+    (:func:`runtime.sensors.ray_backends.run_parallel`: ``threads`` threads taking the
+    blocks dynamically, so that a thread slowed by other load takes fewer).
     """
     ray_count = origins.shape[0]
-    blocks = (ray_count + PARALLEL_BLOCK - 1) // PARALLEL_BLOCK
-    workers = max(1, min(threads, blocks))
-    for w in _prange(workers):
-        for b in range(w, blocks, workers):
-            s = b * PARALLEL_BLOCK
-            e = min(ray_count, s + PARALLEL_BLOCK)
-            scene_closest_hit_kernel(
-                node_boxes, node_refs, triangles, triangle_ids, group_roots, group_positions,
-                group_orientations, group_world_boxes, origins[s:e], directions[s:e],
-                max_distances[s:e], double_sided, out_distances[s:e], out_triangle_ids[s:e],
-            )  # fmt: skip
+    size = PARALLEL_BLOCK if threads > 1 else max(ray_count, 1)
+    blocks = (ray_count + size - 1) // size
+    for b in _prange(blocks):
+        s = b * size
+        e = min(ray_count, s + size)
+        scene_closest_hit_kernel(
+            node_boxes, node_refs, triangles, triangle_ids, group_roots, group_positions,
+            group_orientations, group_world_boxes, origins[s:e], directions[s:e],
+            max_distances[s:e], double_sided, out_distances[s:e], out_triangle_ids[s:e],
+        )  # fmt: skip
 
 
 @_jit_parallel
@@ -1538,9 +1613,10 @@ def scene_cast_parallel_kernel(
 ):
     """:func:`scene_cast_kernel` with the per-ray work in parallel blocks of rays.
 
-    Same arguments plus ``threads`` (>= 1), and bit-identical results: group poses are set
-    once, then ``threads`` workers run :func:`scene_cast_rays_kernel` on interleaved blocks
-    of :data:`PARALLEL_BLOCK` rays.
+    Same arguments plus ``threads``, and bit-identical results: group poses are set once,
+    then :func:`scene_cast_rays_kernel` runs on blocks of :data:`PARALLEL_BLOCK` rays
+    (one block for ``threads`` 1) on Numba's thread pool, sized and scheduled by the
+    caller (:func:`runtime.sensors.ray_backends.run_parallel`).
     """
     scene_group_poses_kernel(
         group_body,
@@ -1553,21 +1629,20 @@ def scene_cast_parallel_kernel(
         out_world_boxes,
     )
     ray_count = origins.shape[0]
-    blocks = (ray_count + PARALLEL_BLOCK - 1) // PARALLEL_BLOCK
-    workers = max(1, min(threads, blocks))
-    for w in _prange(workers):
-        for b in range(w, blocks, workers):
-            s = b * PARALLEL_BLOCK
-            e = min(ray_count, s + PARALLEL_BLOCK)
-            scene_cast_rays_kernel(
-                node_boxes, node_refs, triangles, triangle_ids, group_roots, face_groups,
-                face_actors, face_normals, solid_groups, solid_kinds, solid_positions,
-                solid_orientations, solid_params, solid_plane_ranges, planes, solid_bounds,
-                solid_actors, group_solid_ranges, group_solid_boxes, origins[s:e],
-                directions[s:e], max_distances[s:e], double_sided, io_group_positions,
-                io_group_orientations, out_world_boxes, out_faces[s:e], out_inside[s:e],
-                out_distances[s:e], out_actors[s:e], out_normals[s:e],
-            )  # fmt: skip
+    size = PARALLEL_BLOCK if threads > 1 else max(ray_count, 1)
+    blocks = (ray_count + size - 1) // size
+    for b in _prange(blocks):
+        s = b * size
+        e = min(ray_count, s + size)
+        scene_cast_rays_kernel(
+            node_boxes, node_refs, triangles, triangle_ids, group_roots, face_groups,
+            face_actors, face_normals, solid_groups, solid_kinds, solid_positions,
+            solid_orientations, solid_params, solid_plane_ranges, planes, solid_bounds,
+            solid_actors, group_solid_ranges, group_solid_boxes, origins[s:e],
+            directions[s:e], max_distances[s:e], double_sided, io_group_positions,
+            io_group_orientations, out_world_boxes, out_faces[s:e], out_inside[s:e],
+            out_distances[s:e], out_actors[s:e], out_normals[s:e],
+        )  # fmt: skip
 
 
 @jit
@@ -1666,12 +1741,35 @@ def scatter_hits_kernel(order, distances, faces, out_distances, out_faces):
 
 
 @jit
+def _to_frame_kernel(frames, g, group_positions, origins, directions, i):
+    """Ray ``i`` in the frame of group ``g``: ``R^T (o - p)`` and ``R^T d``.
+
+    ``frames[g]`` holds the group's rotation R row-major.
+    """
+    px = origins[i, 0] - group_positions[g, 0]
+    py = origins[i, 1] - group_positions[g, 1]
+    pz = origins[i, 2] - group_positions[g, 2]
+    dx = directions[i, 0]
+    dy = directions[i, 1]
+    dz = directions[i, 2]
+    return (
+        frames[g, 0] * px + frames[g, 3] * py + frames[g, 6] * pz,
+        frames[g, 1] * px + frames[g, 4] * py + frames[g, 7] * pz,
+        frames[g, 2] * px + frames[g, 5] * py + frames[g, 8] * pz,
+        frames[g, 0] * dx + frames[g, 3] * dy + frames[g, 6] * dz,
+        frames[g, 1] * dx + frames[g, 4] * dy + frames[g, 7] * dz,
+        frames[g, 2] * dx + frames[g, 5] * dy + frames[g, 8] * dz,
+    )
+
+
+@jit
 def embree_pack_rays_kernel(
     origins,
     directions,
     limits,
     group_moving,
     group_local_boxes,
+    group_shifts,
     group_positions,
     group_orientations,
     out_world_boxes,
@@ -1681,11 +1779,14 @@ def embree_pack_rays_kernel(
     out_limits,
     out_rays,
 ):
-    """Group-frame float32 rays of every (ray, moving group) pair whose world box it meets.
+    """Float32 ray segments of every (ray, moving group) pair whose group box it meets.
 
-    Pairs are packed group by group: group ``g``'s rays are rows ``out_offsets[g] ..
-    out_offsets[g + 1] - 1``. Nothing is written past the buffers: when they are too small
-    only the counts are computed and the needed size is returned.
+    Each segment is the part of the group-frame ray inside the group's (padded) box,
+    shifted by ``group_shifts[g]``: every moving group sits in its own cell of one Embree
+    scene (:class:`~runtime.sensors.embree_backend.EmbreexBackend`), and a segment never
+    leaves its cell. Pairs are packed group by group: group ``g``'s rays are rows
+    ``out_offsets[g] .. out_offsets[g + 1] - 1``. Nothing is written past the buffers: when
+    they are too small only the counts are computed and the needed size is returned.
 
     Args:
         origins: ray origins [stage units], shape (R, 3), float64, world.
@@ -1693,13 +1794,15 @@ def embree_pack_rays_kernel(
         limits: largest useful hit distance per ray, shape (R,), float64.
         group_moving: 1 for a group with its own Embree scene, else 0, shape (G,), int64.
         group_local_boxes: group-frame box of each group's triangles, shape (G, 6), float64.
+        group_shifts: offset of each group's cell in the merged scene, shape (G, 3),
+            float64.
         group_positions: group origins, shape (G, 3), float64, world.
         group_orientations: group orientations (w, x, y, z), shape (G, 4), float64.
         out_world_boxes: scratch, shape (G, 6), float64 (written).
         out_offsets: first pair row of each group, shape (G + 1,), int64 (written).
-        out_origins: group-frame origins, shape (P, 3), float32 (written).
+        out_origins: segment starts (shifted group frame), shape (P, 3), float32 (written).
         out_directions: group-frame directions, shape (P, 3), float32 (written).
-        out_limits: float32 limits (at most float32 max), shape (P,), float32 (written).
+        out_limits: segment lengths, shape (P,), float32 (written).
         out_rays: ray index of each pair, shape (P,), int64 (written).
 
     Returns:
@@ -1707,9 +1810,17 @@ def embree_pack_rays_kernel(
     """
     group_count = group_moving.shape[0]
     ray_count = origins.shape[0]
+    # group rotations once: a group-frame ray is R^T (x - p)
+    frames = np.empty((group_count, 9))
     for g in range(group_count):
         if group_moving[g] == 0:
             continue
+        m = _matrix_kernel(
+            group_orientations[g, 0], group_orientations[g, 1], group_orientations[g, 2],
+            group_orientations[g, 3],
+        )  # fmt: skip
+        for k in range(9):
+            frames[g, k] = m[k]
         store_world_box_kernel(
             group_orientations[g, 0], group_orientations[g, 1], group_orientations[g, 2],
             group_orientations[g, 3], group_positions[g, 0], group_positions[g, 1],
@@ -1717,6 +1828,15 @@ def embree_pack_rays_kernel(
         )  # fmt: skip
     capacity = out_rays.shape[0]
     big = 3.4028234663852886e38
+    # the box around every moving group: a ray missing it skips them all
+    union = np.empty(6)
+    union[:3] = np.inf
+    union[3:] = -np.inf
+    for g in range(group_count):
+        if group_moving[g] != 0:
+            for a in range(3):
+                union[a] = min(union[a], out_world_boxes[g, a])
+                union[3 + a] = max(union[3 + a], out_world_boxes[g, 3 + a])
     # pass 1, ray by ray: which groups each ray can reach (world box, then group box)
     reach = np.zeros((ray_count, group_count), np.uint8)
     counts = np.zeros(group_count, np.int64)
@@ -1724,6 +1844,16 @@ def embree_pack_rays_kernel(
         wix = inverse_direction_kernel(directions[i, 0])
         wiy = inverse_direction_kernel(directions[i, 1])
         wiz = inverse_direction_kernel(directions[i, 2])
+        ax = (union[0] - origins[i, 0]) * wix
+        bx = (union[3] - origins[i, 0]) * wix
+        ay = (union[1] - origins[i, 1]) * wiy
+        by = (union[4] - origins[i, 1]) * wiy
+        az = (union[2] - origins[i, 2]) * wiz
+        bz = (union[5] - origins[i, 2]) * wiz
+        enter = max(min(ax, bx), min(ay, by), min(az, bz), 0.0)
+        leave = min(max(ax, bx), max(ay, by), max(az, bz), limits[i])
+        if enter > leave:
+            continue
         for g in range(group_count):
             if group_moving[g] == 0:
                 continue
@@ -1738,15 +1868,8 @@ def embree_pack_rays_kernel(
             if enter > leave:
                 continue
             # the group-frame ray against the group's own (tighter) box, padded
-            ox, oy, oz = _rotate_inverse_kernel(
-                group_orientations[g, 0], group_orientations[g, 1], group_orientations[g, 2],
-                group_orientations[g, 3], origins[i, 0] - group_positions[g, 0],
-                origins[i, 1] - group_positions[g, 1], origins[i, 2] - group_positions[g, 2],
-            )  # fmt: skip
-            dx, dy, dz = _rotate_inverse_kernel(
-                group_orientations[g, 0], group_orientations[g, 1], group_orientations[g, 2],
-                group_orientations[g, 3], directions[i, 0], directions[i, 1], directions[i, 2],
-            )  # fmt: skip
+            ox, oy, oz, dx, dy, dz = _to_frame_kernel(frames, g, group_positions, origins,
+                                                      directions, i)  # fmt: skip
             pad = 1e-6 * (1.0 + abs(ox) + abs(oy) + abs(oz))
             lix = inverse_direction_kernel(dx)
             liy = inverse_direction_kernel(dy)
@@ -1774,28 +1897,33 @@ def embree_pack_rays_kernel(
     for g in range(group_count):
         if counts[g] == 0:
             continue
-        qw = group_orientations[g, 0]
-        qx = group_orientations[g, 1]
-        qy = group_orientations[g, 2]
-        qz = group_orientations[g, 3]
         row = out_offsets[g]
         for i in range(ray_count):
             if reach[i, g] == 0:
                 continue
-            ox, oy, oz = _rotate_inverse_kernel(
-                qw, qx, qy, qz, origins[i, 0] - group_positions[g, 0],
-                origins[i, 1] - group_positions[g, 1], origins[i, 2] - group_positions[g, 2],
-            )  # fmt: skip
-            dx, dy, dz = _rotate_inverse_kernel(
-                qw, qx, qy, qz, directions[i, 0], directions[i, 1], directions[i, 2]
-            )
-            out_origins[row, 0] = ox
-            out_origins[row, 1] = oy
-            out_origins[row, 2] = oz
+            ox, oy, oz, dx, dy, dz = _to_frame_kernel(frames, g, group_positions, origins,
+                                                      directions, i)  # fmt: skip
+            # the segment inside the padded group box (as pass 1 found it)
+            pad = 1e-6 * (1.0 + abs(ox) + abs(oy) + abs(oz))
+            lix = inverse_direction_kernel(dx)
+            liy = inverse_direction_kernel(dy)
+            liz = inverse_direction_kernel(dz)
+            ax = (group_local_boxes[g, 0] - pad - ox) * lix
+            bx = (group_local_boxes[g, 3] + pad - ox) * lix
+            ay = (group_local_boxes[g, 1] - pad - oy) * liy
+            by = (group_local_boxes[g, 4] + pad - oy) * liy
+            az = (group_local_boxes[g, 2] - pad - oz) * liz
+            bz = (group_local_boxes[g, 5] + pad - oz) * liz
+            enter = max(min(ax, bx), min(ay, by), min(az, bz), 0.0)
+            leave = min(max(ax, bx), max(ay, by), max(az, bz), limits[i] * (1.0 + 1e-6))
+            start = max(enter - pad, 0.0)
+            out_origins[row, 0] = ox + start * dx + group_shifts[g, 0]
+            out_origins[row, 1] = oy + start * dy + group_shifts[g, 1]
+            out_origins[row, 2] = oz + start * dz + group_shifts[g, 2]
             out_directions[row, 0] = dx
             out_directions[row, 1] = dy
             out_directions[row, 2] = dz
-            out_limits[row] = min(limits[i], big)
+            out_limits[row] = min(leave - start + pad, big)
             out_rays[row] = i
             row += 1
     return total
@@ -1804,44 +1932,55 @@ def embree_pack_rays_kernel(
 @jit
 def embree_merge_kernel(
     prim,
-    tfar,
+    out_t,
     static_ids,
     rays,
+    origins,
     directions,
     group,
     face_base,
     face_normals,
+    face_points,
     double_sided,
+    group_positions,
     group_orientations,
     io_distances,
     io_faces,
 ):
-    """Merge one Embree call's hits into the closest hits so far.
+    """Merge one Embree call's hit triangles into the closest hits so far.
+
+    Embree is asked for the hit triangle only; its distance is computed here in float64
+    from the world ray and the triangle's plane (no float32 rounding of the distance).
 
     Args:
         prim: Embree primitive id per cast row, -1 on a miss, shape (n,), int32.
-        tfar: Embree hit distance per row, shape (n,), float32.
+        out_t: hit distance per row, ``inf`` on a miss, shape (n,), float64 (written).
         static_ids: global face of each triangle of the fixed-groups scene, shape (S,).
         rays: ray index of each row, shape (n,), int64; empty: row i is ray i.
+        origins: world ray origins, shape (R, 3), float64.
         directions: world ray directions, shape (R, 3), float64.
         group: the group cast (its faces start at ``face_base[group]``), or -1 for the
-            fixed-groups scene (faces through ``static_ids``, normals already world).
+            fixed-groups scene (faces through ``static_ids``, normals and points already
+            world).
         face_base: first global face of each group, shape (G,), int64.
         face_normals: front normal (not unit) of each global face, its group frame (world
             for fixed groups), shape (F, 3), float64.
+        face_points: first vertex of each global face, same frames, shape (F, 3), float64.
         double_sided: when False a hit whose normal faces along the ray is a back face.
+        group_positions: group origins, shape (G, 3), float64, world.
         group_orientations: group orientations (w, x, y, z), shape (G, 4), float64.
         io_distances: closest distance so far per ray, shape (R,), float64 (updated).
         io_faces: its global face or -1, shape (R,), int64 (updated).
 
     Returns:
-        The rows that hit a back face (to re-cast), int64.
+        The rows that hit a back face (to re-cast from ``out_t`` on), int64.
     """
     n = prim.shape[0]
     back = np.empty(n, np.int64)
     back_count = 0
     for row in range(n):
         p = prim[row]
+        out_t[row] = np.inf
         if p < 0:
             continue
         i = rays[row] if rays.shape[0] > 0 else row
@@ -1850,19 +1989,37 @@ def embree_merge_kernel(
             nx = face_normals[f, 0]
             ny = face_normals[f, 1]
             nz = face_normals[f, 2]
+            px = face_points[f, 0]
+            py = face_points[f, 1]
+            pz = face_points[f, 2]
         else:
             f = face_base[group] + p
+            qw = group_orientations[group, 0]
+            qx = -group_orientations[group, 1]
+            qy = -group_orientations[group, 2]
+            qz = -group_orientations[group, 3]
             nx, ny, nz = _rotate_inverse_kernel(
-                group_orientations[group, 0], -group_orientations[group, 1],
-                -group_orientations[group, 2], -group_orientations[group, 3],
-                face_normals[f, 0], face_normals[f, 1], face_normals[f, 2],
-            )  # fmt: skip
-        if not double_sided:
-            if nx * directions[i, 0] + ny * directions[i, 1] + nz * directions[i, 2] >= 0.0:
-                back[back_count] = row
-                back_count += 1
-                continue
-        t = np.float64(tfar[row])
+                qw, qx, qy, qz, face_normals[f, 0], face_normals[f, 1], face_normals[f, 2]
+            )
+            px, py, pz = _rotate_inverse_kernel(
+                qw, qx, qy, qz, face_points[f, 0], face_points[f, 1], face_points[f, 2]
+            )
+            px += group_positions[group, 0]
+            py += group_positions[group, 1]
+            pz += group_positions[group, 2]
+        facing = nx * directions[i, 0] + ny * directions[i, 1] + nz * directions[i, 2]
+        if facing == 0.0:  # exactly in the plane: no distance along the ray
+            continue
+        t = nx * (px - origins[i, 0]) + ny * (py - origins[i, 1]) + nz * (pz - origins[i, 2])
+        t = t / facing
+        if not (t > -np.inf and t < np.inf):  # a non-finite ray: no distance
+            continue
+        t = max(t, 0.0)
+        out_t[row] = t
+        if not double_sided and facing >= 0.0:
+            back[back_count] = row
+            back_count += 1
+            continue
         if t < io_distances[i]:
             io_distances[i] = t
             io_faces[i] = f
@@ -1872,14 +2029,18 @@ def embree_merge_kernel(
 @jit
 def embree_merge_groups_kernel(
     prim,
-    tfar,
+    out_t,
     offsets,
+    prim_base,
     static_ids,
     rays,
+    origins,
     directions,
     face_base,
     face_normals,
+    face_points,
     double_sided,
+    group_positions,
     group_orientations,
     io_distances,
     io_faces,
@@ -1887,15 +2048,20 @@ def embree_merge_groups_kernel(
     """:func:`embree_merge_kernel` of every moving group's packed rows in one call.
 
     Args:
-        prim: Embree primitive id per packed row (-1 miss), shape (P,), int32.
-        tfar: Embree hit distance per packed row, shape (P,), float32.
+        prim: Embree primitive id per packed row (-1 miss), shape (P,), int32; the rows of
+            group ``g`` get ``prim_base[g]`` subtracted from their hits (updated).
+        out_t: hit distance per packed row, shape (P,), float64 (written).
         offsets: first packed row of each group, shape (G + 1,), int64.
+        prim_base: first primitive of each group in the merged scene, shape (G,), int64.
         static_ids: as :func:`embree_merge_kernel` (unused rows of fixed groups).
         rays: ray index of each packed row, shape (P,), int64.
+        origins: world ray origins, shape (R, 3), float64.
         directions: world ray directions, shape (R, 3), float64.
         face_base: first global face of each group, shape (G,), int64.
         face_normals: front normal of each global face, group frame, shape (F, 3), float64.
+        face_points: first vertex of each global face, group frame, shape (F, 3), float64.
         double_sided: when False hits on back faces are returned instead of merged.
+        group_positions: group origins, shape (G, 3), float64, world.
         group_orientations: group orientations (w, x, y, z), shape (G, 4), float64.
         io_distances: closest distance so far per ray, shape (R,), float64 (updated).
         io_faces: its global face or -1, shape (R,), int64 (updated).
@@ -1911,9 +2077,13 @@ def embree_merge_groups_kernel(
         e = offsets[g + 1]
         if e == s:
             continue
+        for r in range(s, e):
+            if prim[r] >= 0:
+                prim[r] -= prim_base[g]
         rows = embree_merge_kernel(
-            prim[s:e], tfar[s:e], static_ids, rays[s:e], directions, g, face_base,
-            face_normals, double_sided, group_orientations, io_distances, io_faces,
+            prim[s:e], out_t[s:e], static_ids, rays[s:e], origins, directions, g, face_base,
+            face_normals, face_points, double_sided, group_positions, group_orientations,
+            io_distances, io_faces,
         )  # fmt: skip
         for r in range(rows.shape[0]):
             back[count] = rows[r] + s
@@ -1924,6 +2094,22 @@ def embree_merge_groups_kernel(
 # --------------------------------------------------------------------------------------------
 # Analytic solids: exact ray intersections (box, sphere, capsule, cylinder)
 # --------------------------------------------------------------------------------------------
+
+
+@jit
+def _matrix_kernel(qw, qx, qy, qz):
+    """Rotation matrix (row-major, 9 values) of the unit quaternion (qw, qx, qy, qz)."""
+    return (
+        1.0 - 2.0 * (qy * qy + qz * qz),
+        2.0 * (qx * qy - qw * qz),
+        2.0 * (qx * qz + qw * qy),
+        2.0 * (qx * qy + qw * qz),
+        1.0 - 2.0 * (qx * qx + qz * qz),
+        2.0 * (qy * qz - qw * qx),
+        2.0 * (qx * qz - qw * qy),
+        2.0 * (qy * qz + qw * qx),
+        1.0 - 2.0 * (qx * qx + qy * qy),
+    )
 
 
 @jit
@@ -1993,6 +2179,7 @@ def ray_solid_kernel(kind, params, s, ox, oy, oz, dx, dy, dz):
         ``(t, nx, ny, nz)``: entry distance (inf when none) and unit outward normal there.
     """
     if kind == SOLID_BOX:
+        # slabs with one reciprocal per axis; the entry axis is the first largest entry
         t_in = -np.inf
         t_out = np.inf
         axis = -1
@@ -2004,8 +2191,9 @@ def ray_solid_kernel(kind, params, s, ox, oy, oz, dx, dy, dz):
                 if o < -h or o > h:
                     return np.inf, 0.0, 0.0, 0.0
                 continue
-            t0 = (-h - o) / d
-            t1 = (h - o) / d
+            inv = 1.0 / d
+            t0 = (-h - o) * inv
+            t1 = (h - o) * inv
             if t0 > t1:
                 t0, t1 = t1, t0
             if t0 > t_in:
@@ -2183,89 +2371,160 @@ def scene_solid_hits_kernel(
         io_actors: actor or -1, shape (R,), int64 (updated).
         io_normals: unit world normal, shape (R, 3), float64 (updated).
     """
-    # groups holding analytic solids (convex ones are triangles), with a world bounding
-    # sphere of their solids' box for a cheap reject before the ray is rotated
-    group_count = group_solid_ranges.shape[0]
-    groups = np.empty(group_count, np.int64)
-    spheres = np.empty((group_count, 4))
-    n_groups = 0
-    for g in range(group_count):
+    # world frame of every analytic solid (convex ones are triangles), composed once per
+    # call: ``frames[m] = [p(3), M(9, row-major), c(3), r]`` with ``x_solid = M^T (x - p)``
+    # and the solid's world bounding sphere (c, r) for a cheap reject
+    total = solid_kinds.shape[0]
+    rows = np.empty(total, np.int64)
+    frames = np.empty((total, 16))
+    n = 0
+    for g in range(group_solid_ranges.shape[0]):
         first = group_solid_ranges[g, 0]
-        analytic = False
-        for s in range(first, first + group_solid_ranges[g, 1]):
-            if solid_kinds[s] != SOLID_CONVEX:
-                analytic = True
-                break
-        if not analytic:
+        count = group_solid_ranges[g, 1]
+        if count == 0:
             continue
-        hx = 0.5 * (group_solid_boxes[g, 3] - group_solid_boxes[g, 0])
-        hy = 0.5 * (group_solid_boxes[g, 4] - group_solid_boxes[g, 1])
-        hz = 0.5 * (group_solid_boxes[g, 5] - group_solid_boxes[g, 2])
-        wx, wy, wz = _rotate_inverse_kernel(
-            group_orientations[g, 0], -group_orientations[g, 1], -group_orientations[g, 2],
-            -group_orientations[g, 3], group_solid_boxes[g, 0] + hx,
-            group_solid_boxes[g, 1] + hy, group_solid_boxes[g, 2] + hz,
+        g00, g01, g02, g10, g11, g12, g20, g21, g22 = _matrix_kernel(
+            group_orientations[g, 0], group_orientations[g, 1], group_orientations[g, 2],
+            group_orientations[g, 3],
         )  # fmt: skip
-        wx += group_positions[g, 0]
-        wy += group_positions[g, 1]
-        wz += group_positions[g, 2]
-        radius = np.sqrt(hx * hx + hy * hy + hz * hz)
-        radius += 1e-9 * (1.0 + radius + abs(wx) + abs(wy) + abs(wz))
-        groups[n_groups] = g
-        spheres[n_groups, 0] = wx
-        spheres[n_groups, 1] = wy
-        spheres[n_groups, 2] = wz
-        spheres[n_groups, 3] = radius
-        n_groups += 1
+        gx = group_positions[g, 0]
+        gy = group_positions[g, 1]
+        gz = group_positions[g, 2]
+        for s in range(first, first + count):
+            if solid_kinds[s] == SOLID_CONVEX:
+                continue
+            s00, s01, s02, s10, s11, s12, s20, s21, s22 = _matrix_kernel(
+                solid_orientations[s, 0], solid_orientations[s, 1], solid_orientations[s, 2],
+                solid_orientations[s, 3],
+            )  # fmt: skip
+            px = solid_positions[s, 0]
+            py = solid_positions[s, 1]
+            pz = solid_positions[s, 2]
+            frames[n, 0] = gx + g00 * px + g01 * py + g02 * pz
+            frames[n, 1] = gy + g10 * px + g11 * py + g12 * pz
+            frames[n, 2] = gz + g20 * px + g21 * py + g22 * pz
+            frames[n, 3] = g00 * s00 + g01 * s10 + g02 * s20
+            frames[n, 4] = g00 * s01 + g01 * s11 + g02 * s21
+            frames[n, 5] = g00 * s02 + g01 * s12 + g02 * s22
+            frames[n, 6] = g10 * s00 + g11 * s10 + g12 * s20
+            frames[n, 7] = g10 * s01 + g11 * s11 + g12 * s21
+            frames[n, 8] = g10 * s02 + g11 * s12 + g12 * s22
+            frames[n, 9] = g20 * s00 + g21 * s10 + g22 * s20
+            frames[n, 10] = g20 * s01 + g21 * s11 + g22 * s21
+            frames[n, 11] = g20 * s02 + g21 * s12 + g22 * s22
+            cx = solid_bounds[s, 0]
+            cy = solid_bounds[s, 1]
+            cz = solid_bounds[s, 2]
+            frames[n, 12] = gx + g00 * cx + g01 * cy + g02 * cz
+            frames[n, 13] = gy + g10 * cx + g11 * cy + g12 * cz
+            frames[n, 14] = gz + g20 * cx + g21 * cy + g22 * cz
+            r = solid_bounds[s, 3]
+            scale = 1.0 + r + abs(frames[n, 12]) + abs(frames[n, 13]) + abs(frames[n, 14])
+            frames[n, 15] = r + 1e-9 * scale
+            rows[n] = s
+            n += 1
+    if n == 0:
+        return
+    # bounding spheres as structure of arrays: the reject test of all solids vectorises
+    sx = np.ascontiguousarray(frames[:n, 12])
+    sy = np.ascontiguousarray(frames[:n, 13])
+    sz = np.ascontiguousarray(frames[:n, 14])
+    sr = np.ascontiguousarray(frames[:n, 15])
+    near = np.empty(n, np.bool_)
+    reach = np.empty(n)
+    # boxes whose world frame is the world's orientation (tables, shelves): a world slab
+    # test with the ray's inverse direction, no rotation or division per box
+    aligned = np.empty(n, np.bool_)
+    for m in range(n):
+        aligned[m] = (
+            solid_kinds[rows[m]] == SOLID_BOX
+            and frames[m, 3] == 1.0
+            and frames[m, 7] == 1.0
+            and frames[m, 11] == 1.0
+            and frames[m, 4] == 0.0
+            and frames[m, 5] == 0.0
+            and frames[m, 6] == 0.0
+            and frames[m, 8] == 0.0
+            and frames[m, 9] == 0.0
+            and frames[m, 10] == 0.0
+        )
     for i in range(origins.shape[0]):
-        if n_groups == 0:
-            break
         t_best = min(io_distances[i], max_distances[i])
-        for m in range(n_groups):
-            cx = spheres[m, 0] - origins[i, 0]
-            cy = spheres[m, 1] - origins[i, 1]
-            cz = spheres[m, 2] - origins[i, 2]
-            along = cx * directions[i, 0] + cy * directions[i, 1] + cz * directions[i, 2]
-            r = spheres[m, 3]
-            if along + r < 0.0 or along - r > t_best:
+        ox = origins[i, 0]
+        oy = origins[i, 1]
+        oz = origins[i, 2]
+        dx = directions[i, 0]
+        dy = directions[i, 1]
+        dz = directions[i, 2]
+        wix = 1.0 / dx if abs(dx) > _TINY else (_HUGE if dx >= 0.0 else -_HUGE)
+        wiy = 1.0 / dy if abs(dy) > _TINY else (_HUGE if dy >= 0.0 else -_HUGE)
+        wiz = 1.0 / dz if abs(dz) > _TINY else (_HUGE if dz >= 0.0 else -_HUGE)
+        best = -1
+        bx = 0.0
+        by = 0.0
+        bz = 0.0
+        for m in range(n):
+            cx = sx[m] - ox
+            cy = sy[m] - oy
+            cz = sz[m] - oz
+            along = cx * dx + cy * dy + cz * dz
+            r = sr[m]
+            near[m] = (along + r >= 0.0) & (cx * cx + cy * cy + cz * cz - along * along <= r * r)
+            reach[m] = along - r
+        for m in range(n):
+            # a solid whose sphere starts beyond the closest hit so far cannot be closer
+            if not near[m] or reach[m] > t_best:
                 continue
-            if cx * cx + cy * cy + cz * cz - along * along > r * r:
+            if aligned[m]:
+                s = rows[m]
+                ax = (frames[m, 0] - solid_params[s, 0] - ox) * wix
+                ux = (frames[m, 0] + solid_params[s, 0] - ox) * wix
+                ay = (frames[m, 1] - solid_params[s, 1] - oy) * wiy
+                uy = (frames[m, 1] + solid_params[s, 1] - oy) * wiy
+                az = (frames[m, 2] - solid_params[s, 2] - oz) * wiz
+                uz = (frames[m, 2] + solid_params[s, 2] - oz) * wiz
+                tx = min(ax, ux)
+                ty = min(ay, uy)
+                tz = min(az, uz)
+                t_in = max(tx, ty, tz)
+                if t_in <= 0.0 or t_in > min(max(ax, ux), max(ay, uy), max(az, uz)):
+                    continue
+                if t_in < t_best:
+                    t_best = t_in
+                    best = s
+                    # entry face: the first axis reaching the entry distance
+                    bx = 0.0
+                    by = 0.0
+                    bz = 0.0
+                    if tx >= ty and tx >= tz:
+                        bx = -1.0 if dx > 0.0 else 1.0
+                    elif ty >= tz:
+                        by = -1.0 if dy > 0.0 else 1.0
+                    else:
+                        bz = -1.0 if dz > 0.0 else 1.0
                 continue
-            g = groups[m]
-            count = group_solid_ranges[g, 1]
-            qw = group_orientations[g, 0]
-            qx = group_orientations[g, 1]
-            qy = group_orientations[g, 2]
-            qz = group_orientations[g, 3]
-            ox, oy, oz = _rotate_inverse_kernel(
-                qw, qx, qy, qz, origins[i, 0] - group_positions[g, 0],
-                origins[i, 1] - group_positions[g, 1], origins[i, 2] - group_positions[g, 2],
+            px = ox - frames[m, 0]
+            py = oy - frames[m, 1]
+            pz = oz - frames[m, 2]
+            s = rows[m]
+            t, mx, my, mz = ray_solid_kernel(
+                solid_kinds[s], solid_params, s,
+                frames[m, 3] * px + frames[m, 6] * py + frames[m, 9] * pz,
+                frames[m, 4] * px + frames[m, 7] * py + frames[m, 10] * pz,
+                frames[m, 5] * px + frames[m, 8] * py + frames[m, 11] * pz,
+                frames[m, 3] * dx + frames[m, 6] * dy + frames[m, 9] * dz,
+                frames[m, 4] * dx + frames[m, 7] * dy + frames[m, 10] * dz,
+                frames[m, 5] * dx + frames[m, 8] * dy + frames[m, 11] * dz,
             )  # fmt: skip
-            dx, dy, dz = _rotate_inverse_kernel(
-                qw, qx, qy, qz, directions[i, 0], directions[i, 1], directions[i, 2]
-            )
-            ix = inverse_direction_kernel(dx)
-            iy = inverse_direction_kernel(dy)
-            iz = inverse_direction_kernel(dz)
-            ax = (group_solid_boxes[g, 0] - ox) * ix
-            bx = (group_solid_boxes[g, 3] - ox) * ix
-            ay = (group_solid_boxes[g, 1] - oy) * iy
-            by = (group_solid_boxes[g, 4] - oy) * iy
-            az = (group_solid_boxes[g, 2] - oz) * iz
-            bz = (group_solid_boxes[g, 5] - oz) * iz
-            enter = max(min(ax, bx), min(ay, by), min(az, bz), 0.0)
-            leave = min(max(ax, bx), max(ay, by), max(az, bz), t_best)
-            if enter > leave:
-                continue
-            t, s, nx, ny, nz = group_solid_hit_kernel(
-                solid_kinds, solid_positions, solid_orientations, solid_params, solid_bounds,
-                group_solid_ranges[g, 0], count, ox, oy, oz, dx, dy, dz, t_best,
-            )  # fmt: skip
-            if s >= 0:
+            if t < t_best:
                 t_best = t
-                io_distances[i] = t
-                io_actors[i] = solid_actors[s]
-                wx, wy, wz = _rotate_inverse_kernel(qw, -qx, -qy, -qz, nx, ny, nz)
-                io_normals[i, 0] = wx
-                io_normals[i, 1] = wy
-                io_normals[i, 2] = wz
+                best = s
+                bx = frames[m, 3] * mx + frames[m, 4] * my + frames[m, 5] * mz
+                by = frames[m, 6] * mx + frames[m, 7] * my + frames[m, 8] * mz
+                bz = frames[m, 9] * mx + frames[m, 10] * my + frames[m, 11] * mz
+        if best >= 0:
+            io_distances[i] = t_best
+            io_actors[i] = solid_actors[best]
+            io_normals[i, 0] = bx
+            io_normals[i, 1] = by
+            io_normals[i, 2] = bz

@@ -1,14 +1,18 @@
 """Embree through the optional ``embreex`` package, as a :class:`RayBackend`.
 
 Built once: the groups whose pose never changes (``fixed_poses``) are merged, in the world
-frame, into one Embree scene; every other group gets its own Embree scene in its group
-frame. A cast is then one Embree call for the fixed groups (the world rays as they are)
-and one per moving group that some ray can reach: a Numba kernel tests every ray against
-every moving group's world box (then its own box in the group frame) and writes the
-group-frame float32 rays of the pairs that pass, packed group by group, in one pass. One
-more kernel call merges all hits (closest wins, back faces marked for single-sided
-casts); the rare back-face hits are re-cast from just past the hit triangle. Geometry
-and rays are float32 (Embree's precision).
+frame, into one Embree scene; the moving groups are merged into a second one, each in its
+group frame shifted into its own cell of a grid (cells twice the largest group box, so
+boxes stay apart). A cast is then one Embree call for the fixed groups (the world rays as
+they are) and one for all moving groups: a Numba kernel tests every ray against every
+moving group's world box (then its own box in the group frame) and writes, for the pairs
+that pass, the float32 segment of the group-frame ray inside the group's box, shifted into
+the group's cell (so it cannot reach another group), packed group by group.
+Embree is asked for the hit triangle only (``query="INTERSECT"``, its lightest call that
+names the triangle); one more kernel call computes each hit's distance in float64 from
+the world ray and the triangle's plane and merges all hits (closest wins, back faces
+marked for single-sided casts); the rare back-face hits are re-cast from just past the
+hit triangle (per-group scenes, kept for this). Embree traverses float32 geometry and rays.
 """
 
 from __future__ import annotations
@@ -29,9 +33,8 @@ __all__ = ["EmbreexBackend"]
 _FLOAT32_MAX = float(np.finfo(np.float32).max)
 
 
-def _past(result: dict, rows: np.ndarray) -> np.ndarray:
-    """Distance just past the hits ``rows`` of an Embree result (where a re-cast starts)."""
-    t = np.asarray(result["tfar"], np.float64)[rows]
+def _past(t: np.ndarray) -> np.ndarray:
+    """Distance just past hits at distances ``t`` (where a re-cast starts)."""
     return t + 1e-5 * np.maximum(1.0, t)
 
 
@@ -82,6 +85,7 @@ class EmbreexBackend:
             raise ValueError(f"fixed_poses: expected {self.group_count} entries")
         face_base = 0
         normals = []
+        points = []
         static_v: list[np.ndarray] = []
         static_f: list[np.ndarray] = []
         static_ids: list[np.ndarray] = []
@@ -92,6 +96,7 @@ class EmbreexBackend:
         for g, (vertices, faces) in enumerate(checked):
             tri = vertices[faces]
             normals.append(np.cross(tri[:, 1] - tri[:, 0], tri[:, 2] - tri[:, 0]).reshape(-1, 3))
+            points.append(tri[:, 0].reshape(-1, 3))
             pose = fixed_poses[g]
             scene = None
             if faces.shape[0] and pose is None:
@@ -108,12 +113,14 @@ class EmbreexBackend:
                 static_ids.append(np.arange(faces.shape[0]) + face_base)
                 static_base += vertices.shape[0]
                 normals[-1] = normals[-1] @ rotation.T  # world frame, like the rays
+                points[-1] = points[-1] @ rotation.T + position
             self._scenes.append(scene)
             face_base += faces.shape[0]
         self.face_count = face_base
         self._normals = np.ascontiguousarray(
             np.concatenate(normals) if normals else np.zeros((0, 3))
         )
+        self._points = np.ascontiguousarray(np.concatenate(points) if points else np.zeros((0, 3)))
         self._face_base = np.cumsum([0] + [f.shape[0] for _, f in checked])[:-1].astype(np.int64)
         self._static = None
         self._static_ids = np.zeros(0, np.int64)
@@ -126,12 +133,59 @@ class EmbreexBackend:
             )
             self._static_ids = np.ascontiguousarray(np.concatenate(static_ids))
         self._moving = moving
+        self._build_merged(rtcore_scene, TriangleMesh, checked, moving, local_boxes)
+        self._no_rows = np.zeros(0, np.int64)
         self._moving_rows = np.nonzero(moving)[0]
         self._local_boxes = local_boxes
         self._world_boxes = np.zeros((self.group_count, 6))
         self._offsets = np.zeros(self.group_count + 1, np.int64)
         self._capacity = 0
         self._grow(64)
+
+    def _build_merged(
+        self,
+        rtcore_scene: object,
+        triangle_mesh: object,
+        checked: list[MeshArrays],
+        moving: np.ndarray,
+        local_boxes: np.ndarray,
+    ) -> None:
+        """One Embree scene holding every moving group, each in its own cell.
+
+        Group ``g``'s triangles, in its group frame, are shifted by ``self._shifts[g]`` so
+        that its box sits centred in one cell of a cubic grid whose cells are twice the
+        largest group box: boxes are at least one box size apart. A cast then needs one
+        Embree call for all moving groups; the pack kernel clips each ray to the part
+        inside its group's box, so it never reaches another group's cell.
+        """
+        rows = np.nonzero(moving)[0]
+        self._shifts = np.zeros((self.group_count, 3))
+        self._prim_base = np.zeros(self.group_count, np.int64)
+        self._merged = None
+        if rows.size == 0:
+            return
+        extent = float((local_boxes[rows, 3:] - local_boxes[rows, :3]).max())
+        cell = 2.0 * extent + 1e-9 * (1.0 + np.abs(local_boxes[rows]).max())
+        side = int(np.ceil(rows.size ** (1.0 / 3.0) - 1e-9))
+        vertices, faces = [], []
+        vertex_base = 0
+        face_base = 0
+        for j, g in enumerate(rows):
+            cell_index = np.array([j % side, (j // side) % side, j // (side * side)], float)
+            centre = (cell_index - 0.5 * (side - 1)) * cell
+            self._shifts[g] = centre - 0.5 * (local_boxes[g, :3] + local_boxes[g, 3:])
+            v, f = checked[g]
+            vertices.append(v + self._shifts[g])
+            faces.append(f + vertex_base)
+            self._prim_base[g] = face_base
+            vertex_base += v.shape[0]
+            face_base += f.shape[0]
+        self._merged = rtcore_scene.EmbreeScene()  # type: ignore[attr-defined]
+        triangle_mesh(  # type: ignore[operator]
+            self._merged,
+            np.concatenate(vertices).astype(np.float32),
+            np.concatenate(faces).astype(np.int32),
+        )
 
     def _grow(self, pairs: int) -> None:
         self._capacity = max(pairs, 2 * self._capacity)
@@ -140,7 +194,7 @@ class EmbreexBackend:
         self._pair_limits = np.empty(self._capacity, np.float32)
         self._pair_index = np.empty(self._capacity, np.int64)
         self._pair_prim = np.empty(self._capacity, np.int32)
-        self._pair_tfar = np.empty(self._capacity, np.float32)
+        self._pair_t = np.empty(self._capacity)
 
     def cast(
         self,
@@ -163,32 +217,56 @@ class EmbreexBackend:
             out_faces,
             self.group_count,
         )
+        self.cast_trusted(
+            origins,
+            directions,
+            max_distances,
+            group_positions,
+            group_orientations,
+            out_distances,
+            out_faces,
+        )
+
+    def cast_trusted(
+        self,
+        origins: np.ndarray,
+        directions: np.ndarray,
+        max_distances: np.ndarray,
+        group_positions: np.ndarray,
+        group_orientations: np.ndarray,
+        out_distances: np.ndarray,
+        out_faces: np.ndarray,
+    ) -> None:
+        """:meth:`cast` without checking the arguments (callers that validated them)."""
         k = self._kernels
         ray_count = origins.shape[0]
         out_distances[:] = max_distances
         out_faces[:] = -1
         if ray_count == 0:
             return
-        o32 = origins.astype(np.float32)
-        d32 = directions.astype(np.float32)
-        limits = np.minimum(max_distances, _FLOAT32_MAX).astype(np.float32)
         if self._static is not None:
-            result = self._static.run(o32, d32, dists=limits, output=1)  # type: ignore[attr-defined]
+            o32 = origins.astype(np.float32)
+            d32 = directions.astype(np.float32)
+            limits = np.minimum(max_distances, _FLOAT32_MAX).astype(np.float32)
+            # the hit triangles only (Embree's lightest full query); distances in float64
+            prim = self._static.run(o32, d32, dists=limits, query="INTERSECT")  # type: ignore[attr-defined]
+            t = np.empty(ray_count)
             back = k.embree_merge_kernel(
-                np.asarray(result["primID"]), np.asarray(result["tfar"]), self._static_ids,
-                np.arange(0), directions, -1, self._face_base, self._normals,
-                self.double_sided, group_orientations, out_distances, out_faces,
+                np.asarray(prim), t, self._static_ids, self._no_rows, origins, directions, -1,
+                self._face_base, self._normals, self._points, self.double_sided,
+                group_positions, group_orientations, out_distances, out_faces,
             )  # fmt: skip
             if back.size:
-                self._recast(back, _past(result, back), -1, origins, directions,
+                self._recast(back, _past(t[back]), -1, origins, directions,
                              group_positions, group_orientations, out_distances,
                              out_faces)  # fmt: skip
         if self._moving_rows.size:
             while True:
                 needed = k.embree_pack_rays_kernel(
                     origins, directions, out_distances, self._moving, self._local_boxes,
-                    group_positions, group_orientations, self._world_boxes, self._offsets,
-                    self._pair_rays, self._pair_dirs, self._pair_limits, self._pair_index,
+                    self._shifts, group_positions, group_orientations, self._world_boxes,
+                    self._offsets, self._pair_rays, self._pair_dirs, self._pair_limits,
+                    self._pair_index,
                 )  # fmt: skip
                 if needed <= self._capacity:
                     break
@@ -196,30 +274,23 @@ class EmbreexBackend:
             offsets = self._offsets
             total = int(offsets[-1])
             prim = self._pair_prim[:total]
-            tfar = self._pair_tfar[:total]
-            for g in self._moving_rows:
-                start, end = offsets[g], offsets[g + 1]
-                if end == start:
-                    continue
-                scene = self._scenes[g]
-                result = scene.run(  # type: ignore[union-attr]
-                    self._pair_rays[start:end],
-                    self._pair_dirs[start:end],
-                    dists=self._pair_limits[start:end],
-                    output=1,
-                )
-                prim[start:end] = result["primID"]
-                tfar[start:end] = result["tfar"]
+            pair_t = self._pair_t[:total]
+            if total:
+                # every moving group's segments in one call to the merged scene
+                prim[:] = self._merged.run(  # type: ignore[union-attr]
+                    self._pair_rays[:total], self._pair_dirs[:total],
+                    dists=self._pair_limits[:total], query="INTERSECT",
+                )  # fmt: skip
             if total:
                 back = k.embree_merge_groups_kernel(
-                    prim, tfar, offsets, self._static_ids, self._pair_index, directions,
-                    self._face_base, self._normals, self.double_sided, group_orientations,
+                    prim, pair_t, offsets, self._prim_base, self._static_ids,
+                    self._pair_index, origins, directions, self._face_base, self._normals,
+                    self._points, self.double_sided, group_positions, group_orientations,
                     out_distances, out_faces,
                 )  # fmt: skip
                 if back.size:
                     groups = np.searchsorted(offsets, back, side="right") - 1
-                    past = tfar[back].astype(np.float64)
-                    past += 1e-5 * np.maximum(1.0, past)
+                    past = _past(pair_t[back])
                     for g in np.unique(groups):
                         mine = groups == g
                         self._recast(self._pair_index[back[mine]], past[mine], int(g), origins,

@@ -14,14 +14,14 @@ counter-clockwise winding ``(v1 - v0) x (v2 - v0)`` points towards the ray origi
 
 Threads: the Numba backend casts batches of at least :data:`PARALLEL_MIN_RAYS` rays on
 ``threads`` threads of Numba's pool (default: Numba's thread count, i.e.
-``NUMBA_NUM_THREADS`` or ``numba.set_num_threads``), blocks of rays interleaved over the
-threads; the results are bit-identical to the single-threaded cast.
+``NUMBA_NUM_THREADS`` or ``numba.set_num_threads``), blocks of rays handed to the threads
+dynamically; the results are bit-identical to the single-threaded cast.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Protocol, runtime_checkable
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -34,10 +34,14 @@ __all__ = [
     "RayBackend",
     "make_ray_backend",
     "resolve_threads",
+    "run_parallel",
 ]
 
 PARALLEL_MIN_RAYS = 4096
 """Smallest batch the Numba kernels cast on several threads (smaller: one thread)."""
+
+_COHERENCE_SAMPLE = 2048
+"""Rays sampled to decide whether a large batch needs the Morton sort."""
 
 BACKEND_NAMES = ("numba", "embreex")
 """Names accepted by :func:`make_ray_backend`."""
@@ -107,6 +111,30 @@ def resolve_threads(threads: int | None) -> int:
     return min(int(threads), int(numba.config.NUMBA_NUM_THREADS))
 
 
+def run_parallel(kernel: Callable[..., Any], args: tuple, threads: int) -> None:
+    """Call a parallel ray kernel on ``threads`` threads with dynamic block scheduling.
+
+    Numba's thread count and chunk size are set around the call and restored after:
+    blocks go to the threads one at a time, so a thread slowed by other load on the
+    machine takes fewer of them.
+
+    Args:
+        kernel: ``scene_closest_hit_parallel_kernel`` or ``scene_cast_parallel_kernel``.
+        args: its arguments without ``threads``.
+        threads: thread count, 1 .. ``NUMBA_NUM_THREADS`` (see :func:`resolve_threads`).
+    """
+    import numba
+
+    saved = numba.get_num_threads()
+    numba.set_num_threads(threads)
+    chunk = numba.set_parallel_chunksize(1)
+    try:
+        kernel(*args, threads)
+    finally:
+        numba.set_parallel_chunksize(chunk)
+        numba.set_num_threads(saved)
+
+
 def _check_meshes(meshes: Sequence[MeshArrays]) -> list[MeshArrays]:
     checked: list[MeshArrays] = []
     for index, (vertices, faces) in enumerate(meshes):
@@ -166,7 +194,8 @@ class NumbaBvhBackend:
 
     name = "numba"
     coherent_sort_threshold = 4096
-    """Batches of at least this many rays are cast in Morton order (0 disables sorting)."""
+    """Batches of at least this many rays are cast in Morton order unless they come in a
+    coherent order already (0 disables sorting)."""
 
     def __init__(
         self,
@@ -244,6 +273,7 @@ class NumbaBvhBackend:
         self._world_boxes = np.zeros((self.group_count, 6))
         # reused buffers of the Morton-ordered path (one cast at a time per backend)
         self._sort_scratch: tuple[np.ndarray, ...] | None = None
+        self._coherence_codes = np.empty(_COHERENCE_SAMPLE, np.int64)
 
     @property
     def threads(self) -> int | None:
@@ -261,9 +291,23 @@ class NumbaBvhBackend:
         ray_count = args[8].shape[0]  # type: ignore[attr-defined]
         threads = resolve_threads(self._threads) if ray_count >= PARALLEL_MIN_RAYS else 1
         if threads > 1:
-            self._kernels.scene_closest_hit_parallel_kernel(*args, threads)
+            run_parallel(self._kernels.scene_closest_hit_parallel_kernel, args, threads)
         else:
             self._kernels.scene_closest_hit_kernel(*args)
+
+    def _already_coherent(self, origins: np.ndarray, directions: np.ndarray) -> bool:
+        """Whether the batch comes in a coherent order already (e.g. lidar columns).
+
+        Judged on the first :data:`_COHERENCE_SAMPLE` rays: at least half of the
+        consecutive pairs share the top 3 bits of every coordinate of their 6-D Morton
+        codes. Scattered rays almost never do (Morton order then pays for its sort);
+        lidar fans emitted column by column mostly do.
+        """
+        n = min(origins.shape[0], _COHERENCE_SAMPLE)
+        codes = self._coherence_codes
+        self._kernels.ray_morton_codes_kernel(origins[:n], directions[:n], codes[:n])
+        top = codes[:n] >> 42
+        return bool(np.count_nonzero(top[1:] == top[:-1]) >= 0.5 * (n - 1))
 
     def cast(
         self,
@@ -298,7 +342,7 @@ class NumbaBvhBackend:
             self._world_boxes[:, 3:] = world.max(axis=1) + pad[:, None]
         ray_count = origins.shape[0]
         threshold = self.coherent_sort_threshold
-        if threshold <= 0 or ray_count < threshold:
+        if threshold <= 0 or ray_count < threshold or self._already_coherent(origins, directions):
             self._closest_hit(
                 self.node_boxes,
                 self.node_refs,

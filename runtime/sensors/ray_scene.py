@@ -38,6 +38,7 @@ from runtime.sensors.ray_backends import (
     RayBackend,
     make_ray_backend,
     resolve_threads,
+    run_parallel,
 )
 
 __all__ = ["RayScene", "SolidShape", "DEFAULT_PLANE_HALF_EXTENT"]
@@ -184,6 +185,7 @@ class RayScene(RaySceneBuilder):
         self._group_body_rows = np.ascontiguousarray(self._group_body)
         self._world_boxes = np.zeros((g_count, 6))
         self._scratch_size = -1
+        self._shade_scratch: tuple[np.ndarray, np.ndarray] | None = None
 
     def group_meshes(self) -> list[tuple[str, Any]]:
         """The collision geometry as ``trimesh.Trimesh`` objects, one per group.
@@ -251,26 +253,26 @@ class RayScene(RaySceneBuilder):
                 f"body_positions has {body_positions.shape[0]} rows, the scene was built for "
                 f"{len(self.body_paths)} bodies"
             )
+        ray_count = origins.shape[0]
+        for name, array, shape, dtype in (
+            ("origins", origins, (ray_count, 3), np.float64),
+            ("directions", directions, (ray_count, 3), np.float64),
+            ("max_distances", max_distances, (ray_count,), np.float64),
+            ("out_distances", out_distances, (ray_count,), np.float64),
+            ("out_actors", out_actors, (ray_count,), np.int64),
+            ("out_normals", out_normals, (ray_count, 3), np.float64),
+        ):
+            if array.shape != shape or array.dtype != dtype or not array.flags.c_contiguous:
+                raise ValueError(
+                    f"{name}: expected C-contiguous {np.dtype(dtype).name} array of shape "
+                    f"{shape}, got {array.dtype} {array.shape}"
+                )
+        if body_positions is not None and body_orientations is not None:
+            body_positions = np.ascontiguousarray(body_positions, np.float64)
+            body_orientations = np.ascontiguousarray(body_orientations, np.float64)
+            if body_orientations.shape != (body_positions.shape[0], 4):
+                raise ValueError("body_orientations must have shape (B, 4)")
         if self._fused:
-            ray_count = origins.shape[0]
-            for name, array, shape, dtype in (
-                ("origins", origins, (ray_count, 3), np.float64),
-                ("directions", directions, (ray_count, 3), np.float64),
-                ("max_distances", max_distances, (ray_count,), np.float64),
-                ("out_distances", out_distances, (ray_count,), np.float64),
-                ("out_actors", out_actors, (ray_count,), np.int64),
-                ("out_normals", out_normals, (ray_count, 3), np.float64),
-            ):
-                if array.shape != shape or array.dtype != dtype or not array.flags.c_contiguous:
-                    raise ValueError(
-                        f"{name}: expected C-contiguous {np.dtype(dtype).name} array of shape "
-                        f"{shape}, got {array.dtype} {array.shape}"
-                    )
-            if body_positions is not None and body_orientations is not None:
-                body_positions = np.ascontiguousarray(body_positions, np.float64)
-                body_orientations = np.ascontiguousarray(body_orientations, np.float64)
-                if body_orientations.shape != (body_positions.shape[0], 4):
-                    raise ValueError("body_orientations must have shape (B, 4)")
             self.cast_trusted(
                 origins,
                 directions,
@@ -283,50 +285,23 @@ class RayScene(RaySceneBuilder):
             )
             return
         positions, orientations = self.group_poses(body_positions, body_orientations)
-        faces = np.empty(origins.shape[0], np.int64)
-        self.backend.cast(
-            origins, directions, max_distances, positions, orientations, out_distances, faces
-        )
-        self._kernels.scene_hit_attributes_kernel(
-            faces,
-            self._face_groups,
-            self._face_actors,
-            self._face_normals,
-            orientations,
-            directions,
-            self.double_sided,
-            out_actors,
-            out_normals,
-        )
-        if self._solid_groups.size:
-            self._kernels.scene_solid_hits_kernel(
-                self._solid_kinds, self._solid_positions, self._solid_orientations,
-                self._solid_params, self._solid_bounds, self._solid_actors,
-                self._group_solid_ranges, self._group_solid_boxes, positions, orientations,
-                origins, directions, max_distances, out_distances, out_actors, out_normals,
-            )  # fmt: skip
-            inside = np.empty(origins.shape[0], np.int64)
-            self._kernels.scene_inside_solid_kernel(
-                self._solid_groups,
-                self._solid_kinds,
-                self._solid_positions,
-                self._solid_orientations,
-                self._solid_params,
-                self._solid_plane_ranges,
-                self._planes,
-                self._solid_bounds,
-                self._group_solid_ranges,
-                self._group_solid_boxes,
-                positions,
-                orientations,
-                origins,
-                inside,
-            )
-            rows = np.nonzero(inside >= 0)[0]
-            if rows.size:
-                out_distances[rows] = 0.0
-                out_actors[rows] = self._solid_actors[inside[rows]]
-                out_normals[rows] = -directions[rows]
+        scratch = self._shade_scratch
+        if scratch is None or scratch[0].shape[0] < ray_count:
+            scratch = (np.empty(ray_count, np.int64), np.empty(ray_count, np.int64))
+            self._shade_scratch = scratch
+        faces = scratch[0][:ray_count]
+        inside = scratch[1][:ray_count]
+        # validated above: the backend's unchecked entry when it has one
+        cast = getattr(self.backend, "cast_trusted", self.backend.cast)
+        cast(origins, directions, max_distances, positions, orientations, out_distances, faces)
+        self._kernels.scene_shade_kernel(
+            faces, self._face_groups, self._face_actors, self._face_normals,
+            self._solid_groups, self._solid_kinds, self._solid_positions,
+            self._solid_orientations, self._solid_params, self._solid_plane_ranges,
+            self._planes, self._solid_bounds, self._solid_actors, self._group_solid_ranges,
+            self._group_solid_boxes, origins, directions, max_distances, self.double_sided,
+            positions, orientations, inside, out_distances, out_actors, out_normals,
+        )  # fmt: skip
 
     def fused_arguments(self, ray_count: int) -> tuple | None:
         """Scene arrays of the one-call Numba query, for kernels that embed it.
@@ -459,6 +434,6 @@ class RayScene(RaySceneBuilder):
             out_normals,
         )
         if threads > 1:
-            kernel(*args, threads)
+            run_parallel(kernel, args, threads)
         else:
             kernel(*args)
