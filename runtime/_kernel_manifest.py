@@ -2,7 +2,7 @@
 
 Written by ``tools/kernel_manifest.py`` from a run of panda_table.usda;
 read by :mod:`runtime._precompile`.
-Each entry: module, kernel, seconds to compile it cold (with the kernels it calls),
+Each entry: module, kernel, CPU seconds to compile it cold (with the kernels it calls),
 argument types (``numba.core.types`` expressions).
 """
 
@@ -10,7 +10,7 @@ KERNELS = (
     (
         "runtime.engine._kernels",
         "state_kernel",
-        8.4,
+        6.6,
         (
             "Array(float64, 1, 'C')",
             "Array(float64, 2, 'C')",
@@ -33,7 +33,7 @@ KERNELS = (
     (
         "runtime.kinematics._kernels",
         "ik_lm_kernel",
-        10.2,
+        10.3,
         (
             "Array(float64, 2, 'C')",
             "Array(float64, 1, 'C')",
@@ -49,7 +49,7 @@ KERNELS = (
     (
         "runtime.sensors._bvh_kernels",
         "bvh_build_kernel",
-        4.5,
+        4.7,
         (
             "Array(float64, 2, 'C')",
             "Array(int64, 2, 'C')",
@@ -63,7 +63,7 @@ KERNELS = (
     (
         "runtime.sensors._contact_kernels",
         "contact_update_kernel",
-        4.6,
+        4.3,
         (
             "Array(float64, 2, 'C')",
             "Array(float64, 2, 'C')",
@@ -83,7 +83,7 @@ KERNELS = (
     (
         "runtime.sensors._imu_kernels",
         "imu_read_kernel",
-        0.9,
+        0.8,
         (
             "Array(int64, 2, 'C')",
             "Array(float64, 3, 'C')",
@@ -97,7 +97,7 @@ KERNELS = (
     (
         "runtime.sensors._imu_kernels",
         "imu_update_kernel",
-        10.0,
+        8.9,
         (
             "Array(float64, 2, 'C')",
             "Array(float64, 2, 'C')",
@@ -115,7 +115,7 @@ KERNELS = (
     (
         "runtime.sensors._raycast_kernels",
         "raycast_batch_step_kernel",
-        25.0,
+        20.0,
         (
             "Array(float64, 2, 'C')",
             "Array(int64, 2, 'C')",

@@ -3,17 +3,18 @@
 A run with an empty Numba cache compiles its kernels one after the other when it first
 calls them (about a minute on two cores). :func:`start` (called once the stage is open)
 looks up the kernels the run will need in :mod:`runtime._kernel_manifest` (their argument
-types, written by ``tools/kernel_manifest.py``); when some are not in the cache it starts a
-worker process (``python -m runtime._precompile``) that compiles the kernels the run calls
-first in its step loop (the sensors') into the cache, while this process goes on building
-the scene and compiling the kernels it calls before the loop. :meth:`Warmup.finish`, just
-before the first step, compiles this process's remaining share and waits for the worker;
-the step loop then loads the worker's kernels from the cache.
+types, written by ``tools/kernel_manifest.py``); when some are not in the cache it starts
+worker processes (``python -m runtime._precompile``, one per core beyond the first) that
+compile kernels the run first calls in its step loop (the sensors', IK) into the cache,
+while this process goes on building the scene and compiling the kernels it calls before the
+loop (the engine's state kernel). :meth:`Warmup.finish`, just before the first step,
+compiles this process's share of the step-loop kernels and waits for the workers; the step
+loop then loads their kernels from the cache.
 
 Nothing depends on the manifest being current: a kernel missing from it, or called with
 other types, is compiled when first called, as without warm-up. A worker that fails only
 costs the time it ran (its kernels are then compiled here). ``SIMRT_PRECOMPILE=0`` turns
-the worker off.
+the workers off.
 """
 
 from __future__ import annotations
@@ -108,43 +109,43 @@ def _compile(module: str, name: str, signature: tuple[str, ...]) -> None:
 
 
 class Warmup:
-    """A started warm-up: the worker process (if any) and this process's share."""
+    """A started warm-up: the worker processes (if any) and this process's share."""
 
-    def __init__(self, worker: subprocess.Popen | None, own: list, started: float) -> None:
-        self.worker = worker
+    def __init__(self, workers: list[subprocess.Popen], own: list, started: float) -> None:
+        self.workers = workers
         self.own = own
         self.started = started
-        if worker is not None:  # a run that fails before its first step stops the worker
+        for worker in workers:  # a run that fails before its first step stops them
             weakref.finalize(self, _stop, worker)
 
     def finish(self) -> None:
-        """Compile this process's share, then wait for the worker (before the first step)."""
+        """Compile this process's share, then wait for the workers (before the first step)."""
         try:
             for module, name, signature in self.own:
                 _compile(module, name, signature)
             _LOG.debug("own kernels compiled after %.1f s", time.perf_counter() - self.started)
             self.own = []
-            if self.worker is not None:
-                self.worker.wait()
+            for worker in self.workers:
+                worker.wait()
         except BaseException:  # Ctrl-C, SIGTERM: no compile outlives the run
-            if self.worker is not None:
-                self.worker.kill()
-                self.worker.wait()
+            for worker in self.workers:
+                _stop(worker)
             raise
-        if self.worker is not None:
-            worker, self.worker = self.worker, None
+        workers, self.workers = self.workers, []
+        for worker in workers:
             log = worker.log  # type: ignore[attr-defined]
+            log.seek(0)
+            text = log.read().decode(errors="replace").strip()
+            log.close()
             if worker.returncode != 0:
-                log.seek(0)
-                last = log.read().decode(errors="replace").strip().splitlines()[-1:]
+                last = text.splitlines()[-1:]
                 _LOG.warning(
                     "kernel compile worker failed (exit %s; its kernels compile here): %s",
                     worker.returncode,
                     last[0] if last else "",
                 )
-            log.seek(0)
-            _LOG.debug("worker: %s", log.read().decode(errors="replace").strip())
-            log.close()
+            _LOG.debug("worker: %s", text)
+        if workers:
             _LOG.info("kernels compiled in %.1f s", time.perf_counter() - self.started)
 
 
@@ -162,51 +163,51 @@ def start(features: set[str], stream: TextIO | None = None) -> Warmup:
     from runtime._jit import JIT_DISABLED
 
     if JIT_DISABLED or os.environ.get("SIMRT_PRECOMPILE", "1") == "0":
-        return Warmup(None, [], began)
+        return Warmup([], [], began)
     try:
         entries = _entries(features)
         missing = [e for e in entries if not _cached(_dispatcher(e[0], e[1]))]
     except Exception as error:  # noqa: BLE001 - no manifest or a stale one: compile lazily
         _LOG.debug("kernel warm-up skipped: %s", error)
-        return Warmup(None, [], began)
+        return Warmup([], [], began)
     if not missing:
-        return Warmup(None, [], began)
+        return Warmup([], [], began)
     _LOG.debug("missing kernels: %s", [e[1] for e in missing])
-    # this process compiles the build-phase kernels as it calls them; the step-phase ones go
-    # to whichever process has the least work, longest first
-    load = sum(e[2] for e in missing if e[4] == "build")
-    worker_load = 0.0
-    own, theirs = [], []
+    # this process compiles the build-phase kernels as it calls them; the step-phase ones go,
+    # longest first, to whichever process (this one or a worker, one per other core) has
+    # the least work so far
+    loads = [sum(e[2] for e in missing if e[4] == "build")] + [0.0] * (_cores() - 1)
+    shares: list[list[tuple[str, str, tuple[str, ...]]]] = [[] for _ in loads]
     for module, name, seconds, signature, _ in sorted(
         (e for e in missing if e[4] == "step"), key=lambda e: -e[2]
     ):
-        if _cores() > 1 and worker_load < load:
-            theirs.append((module, name, signature))
-            worker_load += seconds
-        else:
-            own.append((module, name, signature))
-            load += seconds
+        least = loads.index(min(loads))
+        shares[least].append((module, name, signature))
+        loads[least] += seconds
+    workers = [share for share in shares[1:] if share]
     text = (
         f"compiling {len(missing)} kernels (first run only; cached for later runs)"
-        + (" in 2 processes" if theirs else "")
+        + (f" in {1 + len(workers)} processes" if workers else "")
         + " ..."
     )
     _LOG.info(text)
     if stream is not None:
         stream.write(text + "\n")
         stream.flush()
-    worker = None
-    if theirs:
-        args = [f"{m}:{n}:{'|'.join(s)}" for m, n, s in theirs]
-        log = tempfile.TemporaryFile()  # not a pipe: a chatty worker must never block
-        worker = subprocess.Popen(
-            [sys.executable, "-m", "runtime._precompile", *args],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=log,
-        )
-        worker.log = log  # type: ignore[attr-defined]
-    return Warmup(worker, own, began)
+    return Warmup([_spawn(share) for share in workers], shares[0], began)
+
+
+def _spawn(share: list[tuple[str, str, tuple[str, ...]]]) -> subprocess.Popen:
+    args = [f"{m}:{n}:{'|'.join(s)}" for m, n, s in share]
+    log = tempfile.TemporaryFile()  # not a pipe: a chatty worker must never block
+    worker = subprocess.Popen(
+        [sys.executable, "-m", "runtime._precompile", *args],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=log,
+    )
+    worker.log = log  # type: ignore[attr-defined]
+    return worker
 
 
 def _stop(worker: subprocess.Popen) -> None:

@@ -11,6 +11,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 
@@ -77,5 +78,34 @@ def test_worker_compiles_into_the_shared_cache(tmp_path):
 def test_nothing_to_do_when_disabled(monkeypatch):
     monkeypatch.setenv("SIMRT_PRECOMPILE", "0")
     warmup = _precompile.start({"engine", "raycast", "imu", "contact", "ik"})
-    assert warmup.worker is None and warmup.own == []
+    assert warmup.workers == [] and warmup.own == []
     warmup.finish()
+
+
+def test_missing_kernels_shared_longest_first(monkeypatch):
+    """Build kernels stay here; step kernels go longest first to the least loaded process."""
+    entries = [
+        ("m", "state", 8.0, (), "build"),
+        ("m", "raycast", 25.0, (), "step"),
+        ("m", "ik", 10.0, (), "step"),
+        ("m", "imu", 9.0, (), "step"),
+        ("m", "contact", 5.0, (), "step"),
+        ("m", "cached", 50.0, (), "step"),
+    ]
+    monkeypatch.setenv("SIMRT_PRECOMPILE", "1")
+    monkeypatch.setattr(_precompile, "_entries", lambda features: entries)
+    monkeypatch.setattr(_precompile, "_dispatcher", lambda module, name: name)
+    monkeypatch.setattr(_precompile, "_cached", lambda name: name == "cached")
+    monkeypatch.setattr(_precompile, "_cores", lambda: 2)
+    monkeypatch.setattr(
+        _precompile,
+        "_spawn",
+        lambda share: SimpleNamespace(names=[n for _, n, _ in share], poll=lambda: 0),
+    )
+    warmup = _precompile.start({"engine"})
+    assert [w.names for w in warmup.workers] == [["raycast", "contact"]]
+    assert [n for _, n, _ in warmup.own] == ["ik", "imu"]
+    monkeypatch.setattr(_precompile, "_cores", lambda: 1)
+    warmup = _precompile.start({"engine"})
+    assert warmup.workers == []
+    assert [n for _, n, _ in warmup.own] == ["raycast", "ik", "imu", "contact"]

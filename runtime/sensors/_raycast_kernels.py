@@ -612,6 +612,8 @@ F_ARRAYS = range(L_NODE_BOXES, L_NODE_REFS)
 """Layout rows of the float64 block's arrays (the others are in the int64 block)."""
 
 
+# Callers pass ``np.int64(L_...)``: a bare constant is typed ``Literal[int]`` and would
+# compile one specialization of these helpers per layout row.
 @jit
 def _block_rows_kernel(block, layout, k):
     """Array ``k`` of ``layout``: rows and leading columns of its 2-D block."""
