@@ -84,7 +84,7 @@ def main() -> int:
         + ", ".join(Path(s).name for s in args.scenes)
         + ";",
         "read by :mod:`runtime._precompile`.",
-        "Each entry: module, kernel, seconds to compile it cold (with the kernels it calls),",
+        "Each entry: module, kernel, CPU seconds to compile it cold (with the kernels it calls),",
         "argument types (``numba.core.types`` expressions).",
         '"""',
         "",
