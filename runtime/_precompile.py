@@ -1,4 +1,4 @@
-"""Compile a cold run's kernels in two processes at once (the Numba cache is shared).
+"""Compile a cold run's kernels in parallel processes (the Numba cache is shared).
 
 A run with an empty Numba cache compiles its kernels one after the other when it first
 calls them (about a minute on two cores). :func:`start` (called once the stage is open)
@@ -54,7 +54,7 @@ def scene_features(stage: Any, *, engine: bool, ik: bool) -> set[str]:
     """The kernel families a run of ``stage`` calls (``engine``, ``ik`` and its sensors')."""
     from runtime.schema._sensor_readers import discover_sensor_prims
 
-    found = {_SENSOR_FEATURES[str(p.GetTypeName())] for p in discover_sensor_prims(stage)}
+    found = {_SENSOR_FEATURES.get(str(p.GetTypeName()), "") for p in discover_sensor_prims(stage)}
     if engine:
         found.add("engine")
     if ik:
