@@ -113,10 +113,12 @@ def entry() -> NoReturn:
 
     ``simrt run`` ends with ``os._exit`` once its output is flushed: the run has closed its
     recording and files, and the interpreter's teardown (finalizing Numba / LLVM, USD and
-    MuJoCo modules) would add about half a second to every run.
+    MuJoCo modules) would add about half a second to every run. Under a profiler or a
+    tracer (coverage) it exits normally, so that they can write their data.
     """
     code = main()
-    if sys.argv[1:2] == ["run"]:
+    # not under a profiler or a tracer (coverage): they write their data at exit
+    if sys.argv[1:2] == ["run"] and sys.getprofile() is None and sys.gettrace() is None:
         try:
             sys.stdout.flush()
             sys.stderr.flush()
