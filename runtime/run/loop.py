@@ -21,6 +21,7 @@ from typing import Any, TextIO
 
 import numpy as np
 
+from runtime import _precompile
 from runtime.errors import SimrtError
 from runtime.run.build import build_engine, cached_ray_scene, open_scene_cache, store_ray_scene
 from runtime.run.config import RunConfig, read_scene_settings
@@ -116,6 +117,11 @@ def run_scene(
     ik_every, until_contact = config.ik_every, config.ik_until_contact
     record_bodies, cache = config.record_bodies, config.cache
     robot_prim = find_robot(stage, config.robot)
+    # a cold Numba cache: the sensor kernels compile in a worker process meanwhile
+    warmup = _precompile.start(
+        _precompile.scene_features(stage, engine=engine_factory is None, ik=bool(waypoints)),
+        progress,
+    )
 
     # The built-in engine can refill its own state buffers each step (no per-step allocation).
     # Only safe when no user callback may keep a state object across steps.
@@ -222,6 +228,7 @@ def run_scene(
     dof_count = joint_positions.shape[0]
     step_dt = float(getattr(state, "dt", 0.0) or getattr(engine, "dt", 0.0) or dt or 1.0 / 60.0)
     perf = _time.perf_counter
+    warmup.finish()
     try:
         for k in range(1, steps + 1):
             if k == 1:

@@ -104,7 +104,7 @@ def contact_update_kernel(
             jy = 0.0
             jz = 0.0
             dtc = dt64
-            count = 0
+            count = np.int64(0)  # not a literal: one _write_reading specialization
             for c in range(contact_count):
                 if contact_body0[c] == b:
                     sign = 1.0

@@ -115,9 +115,8 @@ def _append_firing_rays_kernel(
     wrapped = s < np.float32(0.0)
     if wrapped:
         s = np.float32(s + p32)
-    sorted_run = sorted_offsets[first:end]
-    lo = first + np.searchsorted(sorted_run, np.float64(s), side="left")
-    hi = first + np.searchsorted(sorted_run, np.float64(e), side="left")
+    lo = _search_left_kernel(sorted_offsets, first, end, np.float64(s))
+    hi = _search_left_kernel(sorted_offsets, first, end, np.float64(e))
     start = count
     if wrapped and lo < hi:
         # s < e (period shorter than a step): every offset is >= s or < e
@@ -137,9 +136,60 @@ def _append_firing_rays_kernel(
             count += 1
     for m in range(start + 1, count):
         if out_fired[m] < out_fired[m - 1]:
-            out_fired[start:count] = np.sort(out_fired[start:count])
+            _heap_sort_kernel(out_fired, start, count)
             break
     return count
+
+
+@jit
+def _heap_sort_kernel(a, first, end):
+    """Sort ``a[first:end]`` ascending in place (integers: the same result as np.sort).
+
+    Written out: ``np.sort`` and the slice assignment compile several times longer.
+    """
+    n = end - first
+    for root in range(n // 2 - 1, -1, -1):
+        _sift_down_kernel(a, first, root, n)
+    for last in range(n - 1, 0, -1):
+        top = a[first]
+        a[first] = a[first + last]
+        a[first + last] = top
+        _sift_down_kernel(a, first, np.int64(0), last)
+
+
+@jit
+def _sift_down_kernel(a, first, root, n):
+    """Restore the max-heap ``a[first:first + n]`` below ``root``."""
+    while True:
+        child = 2 * root + 1
+        if child >= n:
+            return
+        if child + 1 < n and a[first + child + 1] > a[first + child]:
+            child += 1
+        if a[first + root] >= a[first + child]:
+            return
+        value = a[first + root]
+        a[first + root] = a[first + child]
+        a[first + child] = value
+        root = child
+
+
+@jit
+def _search_left_kernel(values, first, end, v):
+    """``first + np.searchsorted(values[first:end], v, side="left")`` (NaN sorts last).
+
+    Written out: NumPy's ``searchsorted`` compiles several times longer in Numba.
+    """
+    lo = first
+    hi = end
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        a = values[mid]
+        if a < v or (v != v and a == a):
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
 
 
 @jit
@@ -339,7 +389,7 @@ def raycast_prepare_kernel(
         )  # fmt: skip
     ray_count = ray_sensor.shape[0]
     # firing windows, one sensor's run of rays at a time
-    count = 0
+    count = np.int64(0)  # not a literal: one specialization of the append kernel
     first = 0
     while first < ray_count:
         k = ray_sensor[first]
@@ -562,6 +612,8 @@ F_ARRAYS = range(L_NODE_BOXES, L_NODE_REFS)
 """Layout rows of the float64 block's arrays (the others are in the int64 block)."""
 
 
+# Callers pass ``np.int64(L_...)``: a bare constant is typed ``Literal[int]`` and would
+# compile one specialization of these helpers per layout row.
 @jit
 def _block_rows_kernel(block, layout, k):
     """Array ``k`` of ``layout``: rows and leading columns of its 2-D block."""
@@ -665,23 +717,23 @@ def raycast_batch_step_kernel(
     """
     dt32 = np.float32(dt)
     layout = block_i[:LAYOUT_ROWS, :3]
-    sensor_counters = _block_column_kernel(block_i, layout, L_COUNTERS)
-    sensor_f = _block_rows_kernel(block_f, layout, L_SENSOR_F)
-    sensor_i = _block_rows_kernel(block_i, layout, L_SENSOR_I)
-    ray_f = _block_rows_kernel(block_f, layout, L_RAY_F)
-    ray_i = _block_rows_kernel(block_i, layout, L_RAY_I)
-    group_i = _block_rows_kernel(block_i, layout, L_GROUP_I)
-    group_local = _block_rows_kernel(block_f, layout, L_GROUP_LOCAL_BOXES)
-    sensor_io = _block_rows_kernel(block_f, layout, L_SENSOR_IO)
-    group_pose = _block_rows_kernel(block_f, layout, L_GROUP_POSES)
-    group_boxes = _block_rows_kernel(block_f, layout, L_GROUP_BOXES)
-    group_flags = _block_rows_kernel(block_f, layout, L_GROUP_FLAGS)
-    rays = _block_rows_kernel(block_f, layout, L_RAYS)
-    ray_poses = _block_rows_kernel(block_f, layout, L_RAY_POSES)
-    fired = _block_column_kernel(block_i, layout, L_FIRED)
-    hits = _block_rows_kernel(block_i, layout, L_HITS)
-    counts = _block_rows_kernel(block_i, layout, L_COUNTS)
-    flags = _block_rows_kernel(block_i, layout, L_FLAGS)
+    sensor_counters = _block_column_kernel(block_i, layout, np.int64(L_COUNTERS))
+    sensor_f = _block_rows_kernel(block_f, layout, np.int64(L_SENSOR_F))
+    sensor_i = _block_rows_kernel(block_i, layout, np.int64(L_SENSOR_I))
+    ray_f = _block_rows_kernel(block_f, layout, np.int64(L_RAY_F))
+    ray_i = _block_rows_kernel(block_i, layout, np.int64(L_RAY_I))
+    group_i = _block_rows_kernel(block_i, layout, np.int64(L_GROUP_I))
+    group_local = _block_rows_kernel(block_f, layout, np.int64(L_GROUP_LOCAL_BOXES))
+    sensor_io = _block_rows_kernel(block_f, layout, np.int64(L_SENSOR_IO))
+    group_pose = _block_rows_kernel(block_f, layout, np.int64(L_GROUP_POSES))
+    group_boxes = _block_rows_kernel(block_f, layout, np.int64(L_GROUP_BOXES))
+    group_flags = _block_rows_kernel(block_f, layout, np.int64(L_GROUP_FLAGS))
+    rays = _block_rows_kernel(block_f, layout, np.int64(L_RAYS))
+    ray_poses = _block_rows_kernel(block_f, layout, np.int64(L_RAY_POSES))
+    fired = _block_column_kernel(block_i, layout, np.int64(L_FIRED))
+    hits = _block_rows_kernel(block_i, layout, np.int64(L_HITS))
+    counts = _block_rows_kernel(block_i, layout, np.int64(L_COUNTS))
+    flags = _block_rows_kernel(block_i, layout, np.int64(L_FLAGS))
     double_sided = flags[0, 0] != 0
     body_count = body_positions.shape[0] if flags[0, 1] != 0 else 0
     sensor_count = sensor_i.shape[0]
@@ -736,7 +788,7 @@ def raycast_batch_step_kernel(
         )  # fmt: skip
 
     # firing windows (sensors.md §5.3 step 3, in float32), one sensor at a time
-    count = 0
+    count = np.int64(0)  # not a literal: one specialization of the append kernel
     sorted_offsets = ray_f[:, 7]
     order = ray_i[:, 1]
     for k in range(sensor_count):
@@ -858,25 +910,25 @@ def raycast_batch_step_kernel(
     if count == 0:
         return
 
-    node_boxes = _block_full_rows_kernel(block_f, layout, L_NODE_BOXES)
-    node_refs = _block_full_rows_kernel(block_i, layout, L_NODE_REFS)
-    triangles = _block_full_rows_kernel(block_f, layout, L_TRIANGLES)
-    triangle_ids = _block_column_kernel(block_i, layout, L_TRIANGLE_IDS)
-    face_i = _block_rows_kernel(block_i, layout, L_FACE_I)
-    face_normals = _block_rows_kernel(block_f, layout, L_FACE_NORMALS)
-    solid_i = _block_rows_kernel(block_i, layout, L_SOLID_I)
+    node_boxes = _block_full_rows_kernel(block_f, layout, np.int64(L_NODE_BOXES))
+    node_refs = _block_full_rows_kernel(block_i, layout, np.int64(L_NODE_REFS))
+    triangles = _block_full_rows_kernel(block_f, layout, np.int64(L_TRIANGLES))
+    triangle_ids = _block_column_kernel(block_i, layout, np.int64(L_TRIANGLE_IDS))
+    face_i = _block_rows_kernel(block_i, layout, np.int64(L_FACE_I))
+    face_normals = _block_rows_kernel(block_f, layout, np.int64(L_FACE_NORMALS))
+    solid_i = _block_rows_kernel(block_i, layout, np.int64(L_SOLID_I))
     stack_ref = np.empty(STACK_SIZE, np.int64)
     stack_cnt = np.empty(STACK_SIZE, np.int64)
     stack_t = np.empty(STACK_SIZE)
-    solid_positions = _block_rows_kernel(block_f, layout, L_SOLID_POSITIONS)
-    solid_orientations = _block_rows_kernel(block_f, layout, L_SOLID_ORIENTATIONS)
-    solid_params = _block_rows_kernel(block_f, layout, L_SOLID_PARAMS)
-    planes = _block_rows_kernel(block_f, layout, L_PLANES)
+    solid_positions = _block_rows_kernel(block_f, layout, np.int64(L_SOLID_POSITIONS))
+    solid_orientations = _block_rows_kernel(block_f, layout, np.int64(L_SOLID_ORIENTATIONS))
+    solid_params = _block_rows_kernel(block_f, layout, np.int64(L_SOLID_PARAMS))
+    planes = _block_rows_kernel(block_f, layout, np.int64(L_PLANES))
     # solids whose world box meets the box of this step's start points, in solid order
-    candidates = _block_column_kernel(block_i, layout, L_CANDIDATES)
-    candidate_groups = _block_column_kernel(block_i, layout, L_CANDIDATE_GROUPS)
-    solid_world = _block_rows_kernel(block_f, layout, L_SOLID_WORLD_BOXES)
-    solid_boxes = _block_rows_kernel(block_f, layout, L_SOLID_BOXES)
+    candidates = _block_column_kernel(block_i, layout, np.int64(L_CANDIDATES))
+    candidate_groups = _block_column_kernel(block_i, layout, np.int64(L_CANDIDATE_GROUPS))
+    solid_world = _block_rows_kernel(block_f, layout, np.int64(L_SOLID_WORLD_BOXES))
+    solid_boxes = _block_rows_kernel(block_f, layout, np.int64(L_SOLID_BOXES))
     # analytic solids: kinds, and a bounding sphere of each from its group-frame box
     n_solids = solid_i.shape[0]
     solid_kinds = np.empty(n_solids, np.int64)
@@ -906,7 +958,7 @@ def raycast_batch_step_kernel(
                 store_world_box_kernel(
                     group_pose[g, 3], group_pose[g, 4], group_pose[g, 5], group_pose[g, 6],
                     group_pose[g, 0], group_pose[g, 1], group_pose[g, 2],
-                    solid_boxes, solid, 0, solid_world, solid, 0,
+                    solid_boxes, solid, np.int64(0), solid_world, solid, np.int64(0),
                 )  # fmt: skip
             if (
                 group_flags[g, 0] != 0.0
@@ -1027,10 +1079,10 @@ def raycast_batch_step_kernel(
                     continue
                 # broad phase: the group's world boxes (slab tests) of triangles and solids
                 tri_ok = root >= 0 and _slab_kernel(
-                    group_boxes, g, 0, wox, woy, woz, wix, wiy, wiz, t_best
+                    group_boxes, g, np.int64(0), wox, woy, woz, wix, wiy, wiz, t_best
                 )
                 solid_ok = group_analytic[g] and _slab_kernel(
-                    group_boxes, g, 6, wox, woy, woz, wix, wiy, wiz, t_best
+                    group_boxes, g, np.int64(6), wox, woy, woz, wix, wiy, wiz, t_best
                 )
                 if not (tri_ok or solid_ok):
                     continue
@@ -1089,7 +1141,7 @@ def raycast_batch_step_kernel(
             dx, dy, dz = _rotate_inverse_kernel(qw, qx, qy, qz, wdx, wdy, wdz)
             _, _, gx, gy, gz = group_solid_hit_kernel(
                 solid_kinds, solid_positions, solid_orientations, solid_params, solid_bounds,
-                solid, 1, ox, oy, oz, dx, dy, dz, math.inf,
+                solid, np.int64(1), ox, oy, oz, dx, dy, dz, math.inf,
             )  # fmt: skip
             n0, n1, n2 = _rotate_inverse_kernel(qw, -qx, -qy, -qz, gx, gy, gz)
         elif face >= 0:

@@ -1,0 +1,229 @@
+"""Compile a cold run's kernels in parallel processes (the Numba cache is shared).
+
+A run with an empty Numba cache compiles its kernels one after the other when it first
+calls them (about a minute on two cores). :func:`start` (called once the stage is open)
+looks up the kernels the run will need in :mod:`runtime._kernel_manifest` (their argument
+types, written by ``tools/kernel_manifest.py``); when some are not in the cache it starts
+worker processes (``python -m runtime._precompile``, one per core beyond the first) that
+compile kernels the run first calls in its step loop (the sensors', IK) into the cache,
+while this process goes on building the scene and compiling the kernels it calls before the
+loop (the engine's state kernel). :meth:`Warmup.finish`, just before the first step,
+compiles this process's share of the step-loop kernels and waits for the workers; the step
+loop then loads their kernels from the cache.
+
+Nothing depends on the manifest being current: a kernel missing from it, or called with
+other types, is compiled when first called, as without warm-up. A worker that fails only
+costs the time it ran (its kernels are then compiled here). ``SIMRT_PRECOMPILE=0`` turns
+the workers off.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import weakref
+from collections.abc import Iterable
+from typing import Any, TextIO
+
+__all__ = ["Warmup", "start", "scene_features"]
+
+_LOG = logging.getLogger(__name__)
+
+# kernel module -> (feature, phase). ``build`` kernels are first called before the step loop
+# (this process compiles them when it calls them); ``step`` kernels in the loop.
+_MODULES = {
+    "runtime.engine._kernels": ("engine", "build"),
+    "runtime.sensors._bvh_kernels": ("raycast", "step"),
+    "runtime.kinematics._kernels": ("ik", "step"),
+    "runtime.sensors._contact_kernels": ("contact", "step"),
+    "runtime.sensors._imu_kernels": ("imu", "step"),
+    "runtime.sensors._raycast_kernels": ("raycast", "step"),
+}
+_SENSOR_FEATURES = {
+    "IsaacContactSensor": "contact",
+    "IsaacImuSensor": "imu",
+    "IsaacRaycastSensor": "raycast",
+}
+
+
+def scene_features(stage: Any, *, engine: bool, ik: bool) -> set[str]:
+    """The kernel families a run of ``stage`` calls (``engine``, ``ik`` and its sensors')."""
+    from runtime.schema._sensor_readers import discover_sensor_prims
+
+    found = {_SENSOR_FEATURES.get(str(p.GetTypeName()), "") for p in discover_sensor_prims(stage)}
+    if engine:
+        found.add("engine")
+    if ik:
+        found.add("ik")
+    return found
+
+
+def _entries(features: set[str]) -> list[tuple[str, str, float, tuple[str, ...], str]]:
+    from runtime._kernel_manifest import KERNELS
+
+    out = []
+    for module, name, seconds, signature in KERNELS:
+        feature, phase = _MODULES.get(module, ("", ""))
+        if feature in features:
+            out.append((module, name, float(seconds), tuple(signature), phase))
+    return out
+
+
+def _cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
+
+
+def _dispatcher(module: str, name: str) -> Any:
+    import importlib
+
+    return getattr(importlib.import_module(module), name)
+
+
+def _types(signature: Iterable[str]) -> tuple[Any, ...]:
+    from numba.core import types
+
+    return tuple(eval(text, {}, dict(vars(types))) for text in signature)  # noqa: S307
+
+
+def _cached(dispatcher: Any) -> bool:
+    """Whether the Numba cache holds an index for ``dispatcher`` (any signature)."""
+    try:
+        return os.path.exists(dispatcher._cache._cache_file._index_path)
+    except AttributeError:  # JIT disabled, or other Numba internals: assume cached
+        return True
+
+
+def _compile(module: str, name: str, signature: tuple[str, ...]) -> None:
+    """Compile (or load from the cache) one kernel for one signature; errors are logged."""
+    try:
+        _dispatcher(module, name).compile(_types(signature))
+    except Exception as error:  # noqa: BLE001 - a stale manifest entry: compiled on first call
+        _LOG.debug("precompile %s.%s%s skipped: %s", module, name, signature, error)
+
+
+class Warmup:
+    """A started warm-up: the worker processes (if any) and this process's share."""
+
+    def __init__(self, workers: list[subprocess.Popen], own: list, started: float) -> None:
+        self.workers = workers
+        self.own = own
+        self.started = started
+        for worker in workers:  # a run that fails before its first step stops them
+            weakref.finalize(self, _stop, worker)
+
+    def finish(self) -> None:
+        """Compile this process's share, then wait for the workers (before the first step)."""
+        try:
+            for module, name, signature in self.own:
+                _compile(module, name, signature)
+            _LOG.debug("own kernels compiled after %.1f s", time.perf_counter() - self.started)
+            self.own = []
+            for worker in self.workers:
+                worker.wait()
+        except BaseException:  # Ctrl-C, SIGTERM: no compile outlives the run
+            for worker in self.workers:
+                _stop(worker)
+            raise
+        workers, self.workers = self.workers, []
+        for worker in workers:
+            log = worker.log  # type: ignore[attr-defined]
+            log.seek(0)
+            text = log.read().decode(errors="replace").strip()
+            log.close()
+            if worker.returncode != 0:
+                last = text.splitlines()[-1:]
+                _LOG.warning(
+                    "kernel compile worker failed (exit %s; its kernels compile here): %s",
+                    worker.returncode,
+                    last[0] if last else "",
+                )
+            _LOG.debug("worker: %s", text)
+        if workers:
+            _LOG.info("kernels compiled in %.1f s", time.perf_counter() - self.started)
+
+
+def start(features: set[str], stream: TextIO | None = None) -> Warmup:
+    """Start compiling the kernels of ``features`` missing from the Numba cache.
+
+    Args:
+        features: kernel families the run calls (:func:`scene_features`).
+        stream: where to announce the compile (None: the log only).
+
+    Returns:
+        The :class:`Warmup`; call :meth:`Warmup.finish` before the first step.
+    """
+    began = time.perf_counter()
+    from runtime._jit import JIT_DISABLED
+
+    if JIT_DISABLED or os.environ.get("SIMRT_PRECOMPILE", "1") == "0":
+        return Warmup([], [], began)
+    try:
+        entries = _entries(features)
+        missing = [e for e in entries if not _cached(_dispatcher(e[0], e[1]))]
+    except Exception as error:  # noqa: BLE001 - no manifest or a stale one: compile lazily
+        _LOG.debug("kernel warm-up skipped: %s", error)
+        return Warmup([], [], began)
+    if not missing:
+        return Warmup([], [], began)
+    _LOG.debug("missing kernels: %s", [e[1] for e in missing])
+    # this process compiles the build-phase kernels as it calls them; the step-phase ones go,
+    # longest first, to whichever process (this one or a worker, one per other core) has
+    # the least work so far
+    loads = [sum(e[2] for e in missing if e[4] == "build")] + [0.0] * (_cores() - 1)
+    shares: list[list[tuple[str, str, tuple[str, ...]]]] = [[] for _ in loads]
+    for module, name, seconds, signature, _ in sorted(
+        (e for e in missing if e[4] == "step"), key=lambda e: -e[2]
+    ):
+        least = loads.index(min(loads))
+        shares[least].append((module, name, signature))
+        loads[least] += seconds
+    workers = [share for share in shares[1:] if share]
+    text = (
+        f"compiling {len(missing)} kernels (first run only; cached for later runs)"
+        + (f" in {1 + len(workers)} processes" if workers else "")
+        + " ..."
+    )
+    _LOG.info(text)
+    if stream is not None:
+        stream.write(text + "\n")
+        stream.flush()
+    return Warmup([_spawn(share) for share in workers], shares[0], began)
+
+
+def _spawn(share: list[tuple[str, str, tuple[str, ...]]]) -> subprocess.Popen:
+    args = [f"{m}:{n}:{'|'.join(s)}" for m, n, s in share]
+    log = tempfile.TemporaryFile()  # not a pipe: a chatty worker must never block
+    worker = subprocess.Popen(
+        [sys.executable, "-m", "runtime._precompile", *args],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=log,
+    )
+    worker.log = log  # type: ignore[attr-defined]
+    return worker
+
+
+def _stop(worker: subprocess.Popen) -> None:
+    if worker.poll() is None:
+        worker.kill()
+        worker.wait()
+
+
+def _worker(args: list[str]) -> int:
+    began = time.perf_counter()
+    for arg in args:
+        module, name, signature = arg.split(":", 2)
+        _compile(module, name, tuple(signature.split("|")) if signature else ())
+        sys.stderr.write(f"{name} compiled after {time.perf_counter() - began:.1f} s\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(_worker(sys.argv[1:]))

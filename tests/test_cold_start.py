@@ -1,0 +1,111 @@
+"""Cold start: the kernel manifest, the parallel compile worker, and the written-out helpers.
+
+The raycast kernels sort and bisect with their own loops (NumPy's ``sort`` /
+``searchsorted`` compile several times longer in Numba); they are checked against NumPy.
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+import subprocess
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
+
+from runtime import _precompile
+from runtime._kernel_manifest import KERNELS
+from runtime.sensors._raycast_kernels import _heap_sort_kernel, _search_left_kernel
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def test_manifest_names_current_kernels():
+    """Every manifest entry is a kernel of a known module with that many parameters."""
+    assert KERNELS
+    for module, name, seconds, signature in KERNELS:
+        assert module in _precompile._MODULES, module
+        kernel = _precompile._dispatcher(module, name)
+        function = getattr(kernel, "py_func", kernel)
+        assert len(inspect.signature(function).parameters) == len(signature), name
+        assert len(_precompile._types(signature)) == len(signature)
+        assert seconds >= 0.0
+
+
+def test_heap_sort_matches_numpy():
+    rng = np.random.default_rng(3)
+    for _ in range(300):
+        n = int(rng.integers(0, 60))
+        a = rng.integers(-20, 20, n + 7).astype(np.int64)
+        expected = a.copy()
+        expected[2 : 2 + n] = np.sort(expected[2 : 2 + n])
+        _heap_sort_kernel(a, 2, 2 + n)
+        np.testing.assert_array_equal(a, expected)
+
+
+def test_search_left_matches_numpy():
+    rng = np.random.default_rng(4)
+    pool = np.array([-1.0, 0.0, 0.0, 0.5, 1.0, np.inf, np.nan], np.float64)
+    for _ in range(300):
+        n = int(rng.integers(0, 12))
+        values = np.sort(rng.choice(pool, n + 4))  # NaN sorts last, as in NumPy
+        for v in (-2.0, -1.0, 0.0, 0.25, 1.0, np.inf, np.nan):
+            expected = 1 + np.searchsorted(values[1 : 1 + n], v, side="left")
+            assert _search_left_kernel(values, 1, 1 + n, v) == expected
+
+
+def test_worker_compiles_into_the_shared_cache(tmp_path):
+    """The worker process writes the kernel to NUMBA_CACHE_DIR; a stale entry is skipped."""
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path), PYTHONPATH=str(REPO))
+    args = [
+        "runtime.sensors._raycast_kernels:_search_left_kernel:"
+        "Array(float64, 1, 'C')|int64|int64|float64",
+        "runtime.sensors._raycast_kernels:no_such_kernel:int64",
+    ]
+    done = subprocess.run(
+        [sys.executable, "-m", "runtime._precompile", *args],
+        env=env,
+        cwd=REPO,
+        capture_output=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr.decode()
+    assert list(tmp_path.rglob("_raycast_kernels._search_left_kernel-*.nbi"))
+
+
+def test_nothing_to_do_when_disabled(monkeypatch):
+    monkeypatch.setenv("SIMRT_PRECOMPILE", "0")
+    warmup = _precompile.start({"engine", "raycast", "imu", "contact", "ik"})
+    assert warmup.workers == [] and warmup.own == []
+    warmup.finish()
+
+
+def test_missing_kernels_shared_longest_first(monkeypatch):
+    """Build kernels stay here; step kernels go longest first to the least loaded process."""
+    entries = [
+        ("m", "state", 8.0, (), "build"),
+        ("m", "raycast", 25.0, (), "step"),
+        ("m", "ik", 10.0, (), "step"),
+        ("m", "imu", 9.0, (), "step"),
+        ("m", "contact", 5.0, (), "step"),
+        ("m", "cached", 50.0, (), "step"),
+    ]
+    monkeypatch.setenv("SIMRT_PRECOMPILE", "1")
+    monkeypatch.setattr(_precompile, "_entries", lambda features: entries)
+    monkeypatch.setattr(_precompile, "_dispatcher", lambda module, name: name)
+    monkeypatch.setattr(_precompile, "_cached", lambda name: name == "cached")
+    monkeypatch.setattr(_precompile, "_cores", lambda: 2)
+    monkeypatch.setattr(
+        _precompile,
+        "_spawn",
+        lambda share: SimpleNamespace(names=[n for _, n, _ in share], poll=lambda: 0),
+    )
+    warmup = _precompile.start({"engine"})
+    assert [w.names for w in warmup.workers] == [["raycast", "contact"]]
+    assert [n for _, n, _ in warmup.own] == ["ik", "imu"]
+    monkeypatch.setattr(_precompile, "_cores", lambda: 1)
+    warmup = _precompile.start({"engine"})
+    assert warmup.workers == []
+    assert [n for _, n, _ in warmup.own] == ["raycast", "ik", "imu", "contact"]
