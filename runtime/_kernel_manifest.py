@@ -10,7 +10,7 @@ KERNELS = (
     (
         "runtime.engine._kernels",
         "state_kernel",
-        6.6,
+        7.7,
         (
             "Array(float64, 1, 'C')",
             "Array(float64, 2, 'C')",
@@ -33,7 +33,7 @@ KERNELS = (
     (
         "runtime.kinematics._kernels",
         "ik_lm_kernel",
-        10.3,
+        9.1,
         (
             "Array(float64, 2, 'C')",
             "Array(float64, 1, 'C')",
@@ -49,7 +49,7 @@ KERNELS = (
     (
         "runtime.sensors._bvh_kernels",
         "bvh_build_kernel",
-        4.7,
+        3.0,
         (
             "Array(float64, 2, 'C')",
             "Array(int64, 2, 'C')",
@@ -63,7 +63,7 @@ KERNELS = (
     (
         "runtime.sensors._contact_kernels",
         "contact_update_kernel",
-        4.3,
+        3.7,
         (
             "Array(float64, 2, 'C')",
             "Array(float64, 2, 'C')",
@@ -83,7 +83,7 @@ KERNELS = (
     (
         "runtime.sensors._imu_kernels",
         "imu_read_kernel",
-        0.8,
+        0.6,
         (
             "Array(int64, 2, 'C')",
             "Array(float64, 3, 'C')",
@@ -97,7 +97,7 @@ KERNELS = (
     (
         "runtime.sensors._imu_kernels",
         "imu_update_kernel",
-        8.9,
+        6.5,
         (
             "Array(float64, 2, 'C')",
             "Array(float64, 2, 'C')",
@@ -115,7 +115,7 @@ KERNELS = (
     (
         "runtime.sensors._raycast_kernels",
         "raycast_batch_step_kernel",
-        20.0,
+        15.6,
         (
             "Array(float64, 2, 'C')",
             "Array(int64, 2, 'C')",
