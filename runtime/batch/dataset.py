@@ -4,7 +4,7 @@ Layout of ``DATASET/``::
 
     dataset.json          format, the spec (JSON) and its fingerprint
     .lock                 held (flock) by the batch writing the dataset: one at a time
-    manifest.parquet      one row per episode (below), rewritten atomically as episodes end
+    manifest.parquet      one row per episode (below), rewritten atomically as episodes end (<= 1/s)
     episodes/000012.zarr  the complete recording of episode 12 (only complete ones)
     failed/               the store of the last failed attempt of an episode, if any
     .attempts/            stores being written (renamed into episodes/ when complete)
@@ -23,6 +23,7 @@ driver). A dataset made from another spec is refused.
 from __future__ import annotations
 
 import json
+import math
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -116,6 +117,10 @@ class Dataset:
         SimrtError: the folder holds something else, or a dataset of another spec.
     """
 
+    # the manifest is rewritten whole: at most once per this many seconds while episodes end
+    # (and when the dataset closes), not once per episode (O(episodes) per write)
+    SAVE_INTERVAL = 1.0
+
     def __init__(self, path: str | Path, spec_json: dict[str, Any], fingerprint: str) -> None:
         from runtime.recording.export import write_atomically
 
@@ -163,6 +168,8 @@ class Dataset:
             self._lock.close()
             raise SimrtError(f"{self.path}: another simrt batch is writing this dataset") from None
         self.rows: dict[int, dict[str, Any]] = {}
+        self._unsaved = False  # rows changed since the manifest was last written
+        self._saved_at = -math.inf
         manifest = self.path / MANIFEST
         if manifest.exists():
             for row in _read_manifest(manifest):
@@ -238,11 +245,17 @@ class Dataset:
             store=str(Path(store).relative_to(self.path.resolve())) if done and store else "",
             finished_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         )
-        self.save()
+        self._unsaved = True
+        if time.monotonic() - self._saved_at >= self.SAVE_INTERVAL:
+            self.save()
 
     def close(self) -> None:
-        """Release the dataset (its lock)."""
-        self._lock.close()
+        """Write the manifest if rows changed since it was last written; release the lock."""
+        try:
+            if self._unsaved:
+                self.save()
+        finally:
+            self._lock.close()
 
     def save(self) -> None:
         """Write the manifest atomically (temp file + rename, mode kept)."""
@@ -250,6 +263,8 @@ class Dataset:
         rows = [self.rows[k] for k in sorted(self.rows)]
         table = pa.Table.from_pylist(rows, schema=_schema())
         self._write(self.path / MANIFEST, lambda handle: pq.write_table(table, handle))
+        self._unsaved = False
+        self._saved_at = time.monotonic()
 
 
 @dataclass(frozen=True)
