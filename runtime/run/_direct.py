@@ -40,31 +40,25 @@ def _slots(tap: Any) -> dict[str, int]:
 class _ContactDirect:
     """A contact sensor's fields from its batch's packed blocks (``ContactSensor.reading``)."""
 
-    # reading field -> (block, column): the layouts of runtime.sensors._contact_kernels
-    FIELDS = {
-        "time": ("f", 7),
-        "step": ("i", 5),
-        "value": ("f", 6),
-        "in_contact": ("i", 2),
-        "number_of_contacts": ("i", 3),
-    }
-
     def __init__(self, tap: Any) -> None:
+        from runtime.sensors.contact import READING_COLUMNS
+
         self.tap = tap
         self.sensor = tap.sensor
         slots = _slots(tap)
-        self.usable = set(slots) == set(self.FIELDS)
-        self.plan = [(slots[name], *self.FIELDS[name]) for name in self.FIELDS if name in slots]
+        self.usable = set(slots) == set(READING_COLUMNS)
+        self.plan = []
+        if self.usable:
+            self.plan = [(slots[name], *where) for name, where in READING_COLUMNS.items()]
 
     def __call__(self, buffers: Sequence[np.ndarray], row: int) -> bool:
         sensor = self.sensor
-        batch = sensor._batch
-        if not self.usable or batch is None or sensor.disabled_reason is not None:
+        if not self.usable or sensor.disabled_reason is not None:
             return False
-        ints = batch._int_block[sensor._index]
-        if not ints[1] or not ints[4]:
+        rows = sensor._reading_rows()
+        if rows is None:
             return False  # an invalid reading: the general path writes the zeros
-        floats = batch._float_block[sensor._index]
+        ints, floats = rows
         buffers[self.tap._valid_slot][row] = True
         for slot, block, column in self.plan:
             # the reading's values are Python floats / ints / bools of these elements
@@ -97,22 +91,16 @@ class _ImuDirect:
 
     def __call__(self, buffers: Sequence[np.ndarray], row: int) -> bool:
         sensor = self.sensor
-        batch = sensor._batch
-        i = sensor._index
-        if not self.usable or batch is None or sensor.disabled_reason is not None:
+        if not self.usable or sensor.disabled_reason is not None:
             return False
-        if not batch.ints[i, 6] or not batch.status[i, 0]:
-            return False  # an invalid reading: the general path writes the zeros
         out = self.out
-        batch._read_kernel(
-            batch._int_block, batch._float_block, i, batch.physical_gravity,
-            batch.runtime.gravity_up, True, out,
-        )  # fmt: skip
+        if not sensor._read_into(out):
+            return False  # an invalid reading: the general path writes the zeros
         buffers[self.tap._valid_slot][row] = True
         for slot, view in self.plan:
             buffers[slot][row] = view
         buffers[self.time_slot][row] = float(out[10])
-        buffers[self.step_slot][row] = int(batch.status[i, 1])
+        buffers[self.step_slot][row] = int(sensor._batch.status[sensor._index, 1])
         return True
 
 
@@ -229,18 +217,10 @@ class _RaycastDirect:
         known = self.actor_ids[actors]
         unseen = known == -2
         if unseen.any():  # actors never seen: their paths join the table by ascending ray
-            table, index = self.ids.table, self.ids._index
             for actor in actors[unseen].tolist():
-                if self.actor_ids[actor] != -2:
-                    continue
-                text = str(actor_paths[actor])
-                found_id = -1
-                if text:
-                    found_id = index.get(text)
-                    if found_id is None:
-                        found_id = index[text] = len(table)
-                        table.append(text)
-                self.actor_ids[actor] = found_id
+                if self.actor_ids[actor] == -2:
+                    text = str(actor_paths[actor])
+                    self.actor_ids[actor] = self.ids.id_of(text) if text else -1
             known = self.actor_ids[actors]
         ids[hit_rays] = known
         if len(self.cache) >= 256:

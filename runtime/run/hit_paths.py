@@ -30,6 +30,14 @@ class HitPathIds:
         # cannot be reused by another object while the entry exists
         self._cache: dict[int, tuple[tuple[str, ...], bytes, np.ndarray]] = {}
 
+    def id_of(self, text: str) -> int:
+        """The table index of a (non-empty) path, appended to the table when new."""
+        found = self._index.get(text)
+        if found is None:
+            found = self._index[text] = len(self.table)
+            self.table.append(text)
+        return found
+
     def ids(self, paths: Sequence[str], hits: np.ndarray | None) -> np.ndarray:
         """The int32 indices of one reading's paths (see the class docstring)."""
         cacheable = type(paths) is tuple and hits is not None
@@ -41,15 +49,10 @@ class HitPathIds:
         ids = np.full(self.shape, -1, dtype=np.int32)
         count = min(len(paths), self.shape[0])
         rows = np.flatnonzero(hits).tolist() if hits is not None else range(count)
-        table, index = self.table, self._index
         for i in rows:
             text = paths[i] if i < count else ""
             if text:
-                found = index.get(text)
-                if found is None:
-                    found = index[text] = len(table)
-                    table.append(text)
-                ids[i] = found
+                ids[i] = self.id_of(text)
         if cacheable:
             ids.flags.writeable = False
             if len(self._cache) >= self.CACHE_SIZE:

@@ -78,6 +78,17 @@ class ContactReading:
     is_valid: bool = False
 
 
+# reading field -> (packed block: "i" ints / "f" floats, column); the blocks' layouts are
+# runtime.sensors._contact_kernels'
+READING_COLUMNS = {
+    "time": ("f", 7),
+    "step": ("i", 5),
+    "value": ("f", 6),
+    "in_contact": ("i", 2),
+    "number_of_contacts": ("i", 3),
+}
+
+
 @dataclass(frozen=True)
 class RawContact:
     """One raw contact point of the parent body (not sign-corrected, not filtered).
@@ -327,22 +338,23 @@ class ContactSensor(SensorBase):
         Returns:
             The reading.
         """
+        rows = self._reading_rows()
+        if rows is None:
+            return ContactReading()
+        blocks = {"i": rows[0].tolist(), "f": rows[1].tolist()}
+        values = {name: blocks[block][column] for name, (block, column) in READING_COLUMNS.items()}
+        values["in_contact"] = bool(values["in_contact"])
+        return ContactReading(**values, is_valid=True)
+
+    def _reading_rows(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """This sensor's rows of its batch's int and float blocks; None: invalid reading."""
         b = self._batch
         if b is None:
-            return ContactReading()
-        # One row of each packed block (layouts: runtime.sensors._contact_kernels).
-        ints = b._int_block[self._index].tolist()
+            return None
+        ints = b._int_block[self._index]
         if not ints[1] or not ints[4]:
-            return ContactReading()
-        floats = b._float_block[self._index].tolist()
-        return ContactReading(
-            time=floats[7],
-            step=ints[5],
-            value=floats[6],
-            in_contact=bool(ints[2]),
-            number_of_contacts=ints[3],
-            is_valid=True,
-        )
+            return None
+        return ints, b._float_block[self._index]
 
     def world_position(self) -> np.ndarray:
         """Sensor world position at the last step (parent body pose applied to the offset).

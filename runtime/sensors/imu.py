@@ -478,6 +478,26 @@ class ImuSensor(SensorBase):
         if self._batch is not None:
             self._batch.update(state, [self._index])
 
+    def _read_into(self, out: np.ndarray, read_gravity: bool = True) -> bool:
+        """Read-time processing of the latest reading into ``out`` (see :meth:`reading`).
+
+        Args:
+            out: ``[acc(3), gyro(3), quat(4), time]``, shape (11,), float64 (written).
+            read_gravity: add the gravity reaction.
+
+        Returns:
+            False (``out`` untouched) when the reading is invalid.
+        """
+        b = self._batch
+        i = self._index
+        if b is None or not b.ints[i, 6] or not b.status[i, 0]:
+            return False
+        b._read_kernel(
+            b._int_block, b._float_block, i, b.physical_gravity, b.runtime.gravity_up,
+            read_gravity, out,
+        )  # fmt: skip
+        return True
+
     def reading(self, read_gravity: bool = True) -> ImuReading:
         """The latest reading with read-time processing (sensors.md 4.4).
 
@@ -488,15 +508,11 @@ class ImuSensor(SensorBase):
         Returns:
             The reading (default invalid reading when disabled, deleted or not yet stepped).
         """
+        out = np.empty(11)
+        if not self._read_into(out, read_gravity):
+            return ImuReading()
         b = self._batch
         i = self._index
-        if b is None or not b.ints[i, 6] or not b.status[i, 0]:
-            return ImuReading()
-        out = np.empty(11)
-        b._read_kernel(
-            b._int_block, b._float_block, i, b.physical_gravity, b.runtime.gravity_up,
-            read_gravity, out,
-        )  # fmt: skip
         reading = object.__new__(ImuReading)  # frozen: skip the per-field setattr cost
         reading.__dict__.update(
             time=float(out[10]),
