@@ -153,15 +153,6 @@ def cost(args: argparse.Namespace) -> None:
     print(f"store: {size / 1e6:.1f} MB on disk for {row_bytes * args.rows / 1e6:.0f} MB of rows")
 
 
-def _recycle(writer):
-    def hand_over(*, full: bool) -> None:
-        if full:
-            writer._chunk_start += writer._row
-            writer._row = 0
-
-    return hand_over
-
-
 def _rss_kib(pid: int) -> int:
     try:
         with open(f"/proc/{pid}/status") as status:
