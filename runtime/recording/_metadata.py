@@ -10,7 +10,6 @@ documents with the ones ``zarr.create_array`` writes for the same arrays.
 
 from __future__ import annotations
 
-import copy
 import functools
 import json
 import os
@@ -74,7 +73,7 @@ class ArrayDocument:
         level: int,
     ) -> None:
         self.folder = root / key
-        self.document = copy.deepcopy(json.loads(_template(dtype, len(shape) - 1, level)))
+        self.document = json.loads(_template(dtype, len(shape) - 1, level))  # a fresh copy
         self.document["shape"] = [int(n) for n in shape]
         self.document["chunk_grid"]["configuration"]["chunk_shape"] = [int(n) for n in chunks]
         self.document["dimension_names"] = list(dimension_names)
