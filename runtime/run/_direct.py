@@ -127,9 +127,7 @@ class _RaycastDirect:
         self.views: list[tuple[int, np.ndarray]] = []
         self.depths: np.ndarray | None = None
         self.bounds = (0, 0)
-        self.scene: Any = None
-        self.actor_ids: np.ndarray = np.zeros(0, np.int64)  # actor -> path-table index
-        self.cache: dict[bytes, np.ndarray] = {}
+        self.index = 0  # the sensor's index in its layout
 
     def _bind(self, layout: Any) -> bool:
         """Views of ``layout.out`` for this sensor's rays (False: not the plain case)."""
@@ -149,8 +147,7 @@ class _RaycastDirect:
             (self.slots["ray_end_points_world"], blocks[3]),
         ]
         self.depths = out[a:b]
-        self.layout, self.out, self.bounds = layout, out, (a, b)
-        self.cache.clear()
+        self.layout, self.out, self.bounds, self.index = layout, out, (a, b), j
         return True
 
     def __call__(self, buffers: Sequence[np.ndarray], row: int) -> bool:
@@ -187,43 +184,6 @@ class _RaycastDirect:
         """
         if not self.sensor.config.report_hit_prim_paths:
             return self.no_paths
-        scene = layout.scene
-        if scene is None:
-            scene = getattr(self.sensor._batch, "scene", None)
-        actor_paths = getattr(scene, "actor_paths", None)
-        if actor_paths is None:
-            return None
-        if scene is not self.scene:
-            self.scene = scene
-            self.actor_ids = np.full(len(actor_paths), -2, np.int64)  # -2: not seen yet
-            self.cache.clear()
-        rows = layout.hits[: int(layout.hit_count[0])]
-        key = rows.tobytes() + hits.tobytes()
-        found = self.cache.get(key)
-        if found is not None:
-            return found
         a, b = self.bounds
-        rays, actors = rows[:, 0], rows[:, 1]
-        mine = (rays >= a) & (rays < b)
-        rays, actors = rays[mine] - a, actors[mine]
-        if actors.size and (actors.min() < 0 or actors.max() >= len(actor_paths)):
-            return None
-        # the last [ray, actor] row of a ray wins, as in the reading's path tuple
-        per_ray = np.full(b - a, -1, np.int64)
-        per_ray[rays] = actors
-        ids = np.full(b - a, -1, np.int32)
-        hit_rays = np.flatnonzero((per_ray >= 0) & hits)
-        actors = per_ray[hit_rays]
-        known = self.actor_ids[actors]
-        unseen = known == -2
-        if unseen.any():  # actors never seen: their paths join the table by ascending ray
-            for actor in actors[unseen].tolist():
-                if self.actor_ids[actor] == -2:
-                    text = str(actor_paths[actor])
-                    self.actor_ids[actor] = self.ids.id_of(text) if text else -1
-            known = self.actor_ids[actors]
-        ids[hit_rays] = known
-        if len(self.cache) >= 256:
-            self.cache.clear()
-        self.cache[key] = ids
-        return ids
+        actors, table = self.sensor._batch._hit_actors(layout, self.index, a, b)
+        return self.ids.ids_of_actors(actors, table, hits)

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from runtime.run._direct import direct_writer
+from runtime.run._fast_rows import fast_row_writer
 from runtime.run.hit_paths import HitPathIds
 
 __all__ = ["HitPathIds", "SensorTap"]
@@ -90,8 +91,9 @@ class SensorTap:
         self.path_tables: dict[str, list[str]] = {}
         self._plan: list[tuple[str, int, tuple[int, ...], HitPathIds | None]] = []
         self._is_mapping: dict[type, bool] = {}
-        self._fast_type: type | None = None  # dataclass readings that take `_write_fast`
+        self._fast_type: type | None = None  # dataclass readings that take `_fast`
         self._direct: Any = None  # runtime.run._direct writer (set by define)
+        self._fast: Any = None  # runtime.run._fast_rows writer (set by define)
 
     def define(self, recorder: Any) -> None:
         """Register this sensor's channels from its current reading."""
@@ -179,6 +181,7 @@ class SensorTap:
             )
             for name, (shape, _) in self.fields.items()
         ]
+        self._fast = fast_row_writer(self, _SCALAR_TYPE_SET)
         self._direct = direct_writer(self) if self.DIRECT else None
         self._zero_slots = [slots[name] for name in self.fields]  # of an invalid reading
         if self._hit_slot is not None:
@@ -242,7 +245,7 @@ class SensorTap:
             if direct is not None and direct(buffers, row):
                 return  # written from the sensor batch's arrays: no reading object built
             reading = self.sensor.reading()
-        if reading.__class__ is self._fast_type and self._write_fast(buffers, row, reading):
+        if reading.__class__ is self._fast_type and self._fast(buffers, row, reading.__dict__):
             return
         fields = getattr(reading, "__dict__", None)
         if (
@@ -283,38 +286,6 @@ class SensorTap:
                 continue
             value = self._convert(value, shape, path_ids, hits)
             buffers[slot][row] = 0 if value is None else value
-
-    def _write_fast(self, buffers: Sequence[np.ndarray], row: int, reading: Any) -> bool:
-        """:meth:`write` of a valid dataclass reading (the every-step case).
-
-        Returns False (nothing decided, take the general path) unless every value has its
-        channel's type and shape.
-        """
-        fields = reading.__dict__
-        if fields.get("is_valid") is not True or getattr(self.sensor, "disabled_reason", None):
-            return False
-        values = []
-        for name, _slot, shape, path_ids in self._plan:
-            value = fields.get(name)
-            if path_ids is not None:
-                if value.__class__ is not tuple:
-                    return False
-            elif shape:
-                if value.__class__ is not np.ndarray or value.shape != shape:
-                    return False
-            elif value.__class__ not in _SCALAR_TYPE_SET:
-                return False
-            values.append(value)
-        buffers[self._valid_slot][row] = True
-        hits = None
-        if self._hit_slot is not None:
-            depths = fields.get("depths")
-            if depths.__class__ is not np.ndarray or depths.shape != self._ray_shape:
-                return False  # (nothing written yet but `valid`, which the general path redoes)
-            hits = np.less(depths, self._max_range32, out=buffers[self._hit_slot][row])
-        for (_, slot, _, path_ids), value in zip(self._plan, values):  # noqa: B905 - same length
-            buffers[slot][row] = value if path_ids is None else path_ids.ids(value, hits)
-        return True
 
     def _getter(self, reading: Any) -> Callable[..., Any]:
         """``get(field, default=None)`` of a reading: dataclass, mapping or object."""

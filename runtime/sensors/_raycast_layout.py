@@ -120,8 +120,10 @@ class _Layout:
         self.frames = np.array([s._world_frame for s in sensors], np.int64)
         self.uses_bodies = bool(np.any(self.bodies >= 0))
         self.uses_velocities = bool(np.any(self.extrapolate))
-        # hit-path tuples by (sensor, hit rows), bounded to about 2**20 stored paths
-        self.path_cache: dict[tuple[int, bytes], tuple[str, ...]] = {}
+        # per-ray hit actors by (sensor, hit rows) and hit-path tuples by actor array,
+        # bounded to about 2**20 stored rays
+        self.actor_cache: dict[tuple[int, bytes], np.ndarray] = {}
+        self.path_cache: dict[int, tuple[np.ndarray, tuple[str, ...]]] = {}
         self.path_cache_size = max(16, 2**20 // max(r, 1))
         # not-firing outputs (maxRange, zero hits, sensor positions: NaN until written)
         self.template = np.zeros(13 * r, np.float32)
@@ -155,13 +157,20 @@ class _Layout:
         else:
             depths = out[a:b].copy()
             hit_p, hit_n, o_w, e_w = out[r:].reshape(4, r, 3)[:, a:b].copy()
-        paths: tuple[str, ...] = ()
-        if sensor.config.report_hit_prim_paths:
-            paths = self.batch._hit_paths(self, j, a, b)
-        return RaycastReading._make_valid(
+        if not sensor.config.report_hit_prim_paths:
+            return RaycastReading._make_valid(
+                b - a, depths, hit_p, hit_n, (), o_w, e_w, float(np.float32(self.time)),
+                int(self.step),
+            )  # fmt: skip
+        paths, actors, table = self.batch._hit_paths(self, j, a, b)
+        reading = RaycastReading._make_valid(
             b - a, depths, hit_p, hit_n, paths, o_w, e_w, float(np.float32(self.time)),
             int(self.step),
         )  # fmt: skip
+        # what each ray hit as an index into the actor path table: a recorder maps these
+        # to its own path ids without touching the strings (not fields: not compared)
+        reading.__dict__.update(_hit_actors=actors, _actor_paths=table)
+        return reading
 
     def _unfused_buffers(self) -> None:
         """Scratch arrays of the prepare / cast / outputs path (scenes other than Numba's)."""

@@ -528,35 +528,54 @@ class RaycastBatch:
         )  # fmt: skip
         return out
 
-    def _hit_paths(self, lay: _Layout, j: int, a: int, b: int) -> tuple[str, ...]:
-        """Hit paths of sensor ``j`` (rays ``a:b``): "" except its rays that hit this step.
+    def _hit_actors(
+        self, lay: _Layout, j: int, a: int, b: int
+    ) -> tuple[np.ndarray, tuple[str, ...]]:
+        """What each ray of sensor ``j`` (rays ``a:b``) hit this step, and the path table.
 
-        Tuples are immutable, so a step whose hits (``[ray, actor]`` rows) equal an earlier
-        step's shares that step's tuple: sweeping sensors repeat their hit patterns, and
-        building a tuple of N paths costs N reference increments.
+        Returns the actor index per ray (into the table; -1: no hit), read-only, and the
+        actor path table. A step whose hits (``[ray, actor]`` rows, one per ray that hit,
+        in ray order) equal an earlier step's shares that step's array: sweeping sensors
+        repeat their hit patterns.
         """
         scene = lay.scene if lay.scene is not None else self.scene
         table = self._path_table
         actor_paths = getattr(scene, "actor_paths", ())
         if table is None or len(table) != len(actor_paths):
             self._path_table = table = tuple(actor_paths)
+            lay.actor_cache.clear()
             lay.path_cache.clear()
         hits = lay.hits[: int(lay.hit_count[0])]
-        key = hits.tobytes()
-        cache = lay.path_cache
-        paths = cache.get((j, key))
-        if paths is None:
-            rows = [""] * (b - a)
-            flat = hits.ravel().tolist()
-            for k in range(0, len(flat), 2):
-                ray = flat[k]
-                if a <= ray < b:
-                    rows[ray - a] = table[flat[k + 1]]
-            paths = tuple(rows)
-            if len(cache) >= lay.path_cache_size:
-                cache.clear()
-            cache[(j, key)] = paths
-        return paths
+        key = (j, hits.tobytes())
+        actors = lay.actor_cache.get(key)
+        if actors is None:
+            mine = hits[(hits[:, 0] >= a) & (hits[:, 0] < b)]
+            if mine.size and (mine[:, 1].min() < 0 or mine[:, 1].max() >= len(table)):
+                raise RuntimeError(f"ray-cast hit outside the actor table (sensor {j})")
+            actors = np.full(b - a, -1, np.int32)
+            actors[mine[:, 0] - a] = mine[:, 1]
+            actors.flags.writeable = False
+            if len(lay.actor_cache) >= lay.path_cache_size:
+                lay.actor_cache.clear()
+                lay.path_cache.clear()
+            lay.actor_cache[key] = actors
+        return actors, table
+
+    def _hit_paths(
+        self, lay: _Layout, j: int, a: int, b: int
+    ) -> tuple[tuple[str, ...], np.ndarray, tuple[str, ...]]:
+        """Hit paths of sensor ``j`` (rays ``a:b``): "" except its rays that hit this step.
+
+        Returns the paths with :meth:`_hit_actors`' two values. Tuples are immutable, so
+        steps that share an actor array share its tuple (building a tuple of N paths costs
+        N reference increments).
+        """
+        actors, table = self._hit_actors(lay, j, a, b)
+        entry = lay.path_cache.get(id(actors))
+        if entry is None or entry[0] is not actors:
+            paths = tuple([table[x] if x >= 0 else "" for x in actors.tolist()])
+            entry = lay.path_cache[id(actors)] = (actors, paths)  # (held: its id stays unique)
+        return entry[1], actors, table
 
 
 RaycastSensor.batch_type = RaycastBatch  # type: ignore[attr-defined]
