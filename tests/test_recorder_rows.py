@@ -139,6 +139,31 @@ def test_hit_path_ids_match_the_paths_over_repeated_and_new_patterns():
     assert got == expected_ids
 
 
+def test_hit_path_ids_from_actor_indices_match_the_paths():
+    """``ids_of_actors`` (what ray-cast readings carry) numbers like the paths themselves."""
+    rng = np.random.default_rng(11)
+    actor_paths = ("/W/table", "", "/W/box", "/W/robot/hand", "/W/box", "/W/ground")
+    patterns = [rng.integers(-1, len(actor_paths), 50).astype(np.int32) for _ in range(5)]
+    table: list[str] = []
+    mapper = HitPathIds(table, (50,))
+    all_paths, all_hits, got = [], [], []
+    for step in range(40):
+        actors = patterns[int(rng.integers(len(patterns)))]  # the same arrays recur
+        if step % 9 == 4:
+            actors = actors.copy()  # an equal pattern in a new array
+        hits = actors >= 0
+        if step % 7 == 3:  # a ray at max range that still names an actor: not a hit
+            hits[int(rng.integers(50))] = False
+        ids = mapper.ids_of_actors(actors, actor_paths, hits)
+        assert ids.dtype == np.int32 and ids.shape == (50,)
+        all_paths += [actor_paths[a] if a >= 0 else "" for a in actors.tolist()]
+        all_hits += hits.tolist()
+        got += ids.tolist()
+    expected_table, expected_ids = _oracle_ids(all_paths, all_hits)
+    assert table == expected_table
+    assert got == expected_ids
+
+
 def test_hit_path_ids_without_hits_cover_the_given_paths_only():
     table: list[str] = []
     ids = HitPathIds(table, (5,)).ids(("/a", "", "/b"), None)

@@ -16,19 +16,25 @@ pytest.importorskip("zarr")
 
 from runtime.recording import load_recording  # noqa: E402
 from runtime.run.loop import run_scene  # noqa: E402
+from runtime.run import taps  # noqa: E402
 from runtime.run.taps import SensorTap  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 
 
 def _run_both(scene, tmp_path, monkeypatch, **overrides):
+    """The store of the direct taps, and that of the readings' path (checked to equal the
+    readings' path without the generated fast writer, which maps hit paths as strings)."""
     stores = {}
-    for direct in (True, False):
-        monkeypatch.setattr(SensorTap, "DIRECT", direct)
-        out = tmp_path / f"direct{int(direct)}.zarr"
+    for mode in ("direct", "readings", "general"):
+        monkeypatch.setattr(SensorTap, "DIRECT", mode == "direct")
+        if mode == "general":
+            monkeypatch.setattr(taps, "fast_row_writer", lambda *_: lambda *_: False)
+        out = tmp_path / f"{mode}.zarr"
         run_scene(str(scene), out=out, **overrides)
-        stores[direct] = load_recording(out)
-    return stores[True], stores[False]
+        stores[mode] = load_recording(out)
+    _assert_identical(stores["readings"], stores["general"])
+    return stores["direct"], stores["readings"]
 
 
 def _assert_identical(direct, general):
