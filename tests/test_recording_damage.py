@@ -240,6 +240,39 @@ def test_disk_full_stops_with_the_rows_that_are_safe(tmp_path, monkeypatch):
     _expect_rows(path, 3 * CHUNK)
 
 
+def test_a_failed_flush_to_disk_stops_with_the_rows_that_are_safe(tmp_path, monkeypatch):
+    """The file system reports an error when the chunk files are made durable (syncfs or
+    fsync): the rows of that commit are not counted, the earlier ones load."""
+    from runtime.recording import store as writer_module
+
+    path = tmp_path / "run.zarr"
+    real = writer_module.make_durable
+    calls = []
+
+    def failing(root, paths):
+        calls.append(len(paths))
+        if len(calls) > 2:
+            raise OSError(errno.EIO, "Input/output error", str(root))
+        real(root, paths)
+
+    monkeypatch.setattr(writer_module, "make_durable", failing)
+    with pytest.raises(RecordingError) as info:
+        _write(path, rows=10_000)
+    assert calls[0] == 4  # the chunk files of one commit (2 channels, step, time), at once
+    assert info.value.safe_rows == 2 * CHUNK
+    assert "Input/output error" in str(info.value) and str(path) in str(info.value)
+    _expect_rows(path, 2 * CHUNK)
+
+
+def test_durable_without_syncfs_falls_back_to_fsync_per_file(tmp_path, monkeypatch):
+    synced = []
+    monkeypatch.setattr(store_module, "_syncfs", lambda: None)
+    monkeypatch.setattr(store_module.os, "fsync", lambda fd: synced.append(fd))
+    _write(tmp_path / "run.zarr", rows=2 * CHUNK)
+    assert len(synced) >= 2 * 4  # every chunk file of both commits
+    _expect_rows(tmp_path / "run.zarr", 2 * CHUNK)
+
+
 def test_disk_full_on_a_real_small_filesystem(tmp_path):
     """A 1 MiB tmpfs the test mounts (needs root and mount rights; skipped otherwise)."""
     mount = tmp_path / "small"

@@ -15,8 +15,8 @@ pytest.importorskip("mujoco")
 pytest.importorskip("zarr")
 
 from runtime.recording import load_recording  # noqa: E402
-from runtime.run.loop import run_scene  # noqa: E402
 from runtime.run import taps  # noqa: E402
+from runtime.run.loop import run_scene  # noqa: E402
 from runtime.run.taps import SensorTap  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]

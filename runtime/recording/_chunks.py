@@ -67,7 +67,12 @@ class ChunkEncoder:
         checksum = np.uint32(google_crc32c.value(payload)).astype("<u4").tobytes()
         return bytes(payload) + checksum
 
-    def write(self, index: int, chunk: np.ndarray, durable: bool) -> None:
-        """Encode and write chunk ``index`` of the array in place (fsynced when durable)."""
+    def write(self, index: int, chunk: np.ndarray, durable: bool) -> Path:
+        """Encode and write chunk ``index`` of the array in place (fsynced when durable).
+
+        Returns:
+            The chunk file's path.
+        """
         key = f"{self.key}/c/{index}{self._tail}"
         _disk._write_in_place(self.root, key, self.encode(chunk), durable)
+        return self.root / key

@@ -62,6 +62,7 @@ from runtime.recording._disk import (
     _versions,
     check_store_path,
     is_store,
+    make_durable,
 )
 from runtime.recording._metadata import ArrayDocument
 from runtime.recording.channels import (
@@ -415,8 +416,12 @@ class StoreWriter:
         # chunk-aligned: `start` is a multiple of chunk_rows; a partial chunk is written whole
         # (rows past `stop` are stale and lie beyond the committed rows / the trimmed shape)
         index = start // self.chunk_rows
-        for encoder, buffer in zip(self._encoders, buffers, strict=True):
-            encoder.write(index, buffer, self._durable)
+        written = [
+            encoder.write(index, buffer, False)
+            for encoder, buffer in zip(self._encoders, buffers, strict=True)
+        ]
+        if self._durable:  # every chunk file on disk before the commit line names its rows
+            make_durable(self.path, written)
         self._commit(stop, int(buffers[-2][rows - 1]), float(buffers[-1][rows - 1]))
 
     def _commit(self, rows: int, step: int, time: float, **extra: Any) -> None:
