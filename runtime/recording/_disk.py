@@ -156,7 +156,7 @@ def _syncfs() -> Any:
     """The C library's ``syncfs`` (Linux), or None."""
     try:
         function = ctypes.CDLL(None, use_errno=True).syncfs
-    except (OSError, AttributeError):
+    except (OSError, AttributeError, TypeError):  # no such call, or no C library handle
         return None
     function.argtypes = [ctypes.c_int]
     function.restype = ctypes.c_int
