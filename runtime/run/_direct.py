@@ -122,6 +122,10 @@ class _RaycastDirect:
             "time",
             "step",
         } <= set(self.slots)
+        self.time_slot = self.slots.get("time", -1)
+        self.step_slot = self.slots.get("step", -1)
+        # per ray (a comparison with an array is a cheaper call than with a scalar)
+        self.max_range = np.full(tap.ray_count or 0, tap._max_range32, np.float32)
         self.layout: Any = None
         self.out: Any = None
         self.views: list[tuple[int, np.ndarray]] = []
@@ -158,9 +162,7 @@ class _RaycastDirect:
         if (layout is not self.layout or layout.out is not self.out) and not self._bind(layout):
             return False
         tap = self.tap
-        hit_row = buffers[tap._hit_slot][row]
-        hits = np.less(self.depths, tap._max_range32, out=hit_row)
-        ids = None
+        hits = np.less(self.depths, self.max_range, out=buffers[tap._hit_slot][row])
         if self.ids is not None:
             ids = self._path_ids(layout, hits)
             if ids is None:  # not the plain case: the general path rewrites the whole row
@@ -170,8 +172,8 @@ class _RaycastDirect:
         for slot, view in self.views:
             buffers[slot][row] = view
         # the reading's stamps: its time is the step time rounded to float32
-        buffers[self.slots["time"]][row] = float(np.float32(layout.time))
-        buffers[self.slots["step"]][row] = int(layout.step)
+        buffers[self.time_slot][row] = np.float32(layout.time)
+        buffers[self.step_slot][row] = int(layout.step)
         return True
 
     def _path_ids(self, layout: Any, hits: np.ndarray) -> np.ndarray | None:
