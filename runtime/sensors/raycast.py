@@ -364,6 +364,7 @@ class RaycastBatch:
         self._layouts: dict[tuple[int, ...], _Layout] = {}
         self._index = {id(s): i for i, s in enumerate(self.sensors)}
         self._path_table: tuple[str, ...] | None = None
+        self._path_source: Any = None  # the scene's actor path list the table was made from
         self._no_bodies = (np.zeros((0, 3)), np.zeros((0, 4)))
         # (layout, windowed sensors, uses body poses, uses velocities) of the last step
         # that evaluated every sensor with the Numba scene, while no sensor changed state
@@ -541,8 +542,9 @@ class RaycastBatch:
         scene = lay.scene if lay.scene is not None else self.scene
         table = self._path_table
         actor_paths = getattr(scene, "actor_paths", ())
-        if table is None or len(table) != len(actor_paths):
+        if table is None or actor_paths is not self._path_source or len(table) != len(actor_paths):
             self._path_table = table = tuple(actor_paths)
+            self._path_source = actor_paths  # (a rebuilt scene has a new path list)
             lay.actor_cache.clear()
             lay.path_cache.clear()
         hits = lay.hits[: int(lay.hit_count[0])]
