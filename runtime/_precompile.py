@@ -115,6 +115,7 @@ class Warmup:
         self.workers = workers
         self.own = own
         self.started = started
+        self.lock: _CompileLock | None = None  # held until finish() (see _CompileLock)
         for worker in workers:  # a run that fails before its first step stops them
             weakref.finalize(self, _stop, worker)
 
@@ -131,6 +132,10 @@ class Warmup:
             for worker in self.workers:
                 _stop(worker)
             raise
+        finally:
+            if self.lock is not None:
+                self.lock.release()
+                self.lock = None
         workers, self.workers = self.workers, []
         for worker in workers:
             log = worker.log  # type: ignore[attr-defined]
@@ -172,6 +177,12 @@ def start(features: set[str], stream: TextIO | None = None) -> Warmup:
         return Warmup([], [], began)
     if not missing:
         return Warmup([], [], began)
+    lock = _CompileLock.take(stream)
+    if lock.waited:  # another process compiled them meanwhile: load them from the cache
+        missing = [e for e in missing if not _cached(_dispatcher(e[0], e[1]))]
+        if not missing:
+            lock.release()
+            return Warmup([], [], began)
     _LOG.debug("missing kernels: %s", [e[1] for e in missing])
     # this process compiles the build-phase kernels as it calls them; the step-phase ones go,
     # longest first, to whichever process (this one or a worker, one per other core) has
@@ -194,7 +205,84 @@ def start(features: set[str], stream: TextIO | None = None) -> Warmup:
     if stream is not None:
         stream.write(text + "\n")
         stream.flush()
-    return Warmup([_spawn(share) for share in workers], shares[0], began)
+    warmup = Warmup([_spawn(share) for share in workers], shares[0], began)
+    warmup.lock = lock
+    return warmup
+
+
+class _CompileLock:
+    """One process at a time compiles a cold cache (batch workers, parallel runs).
+
+    Processes that share a Numba cache and start together with it empty would each compile
+    every kernel. The first takes this lock (``flock`` on a file named after the cache
+    location, released by the kernel when its holder exits, also when killed) and compiles;
+    the others wait for it and then load the kernels from the cache. A holder that hangs
+    costs a waiter at most ``TIMEOUT`` seconds; then it compiles itself.
+    """
+
+    TIMEOUT = 900.0
+    _held: weakref.WeakSet[_CompileLock] = weakref.WeakSet()  # this process's holders
+
+    def __init__(self, fd: int | None, waited: bool) -> None:
+        self.fd = fd
+        self.waited = waited
+        # a run that fails before its first step drops its Warmup: the lock goes with it
+        self._close = weakref.finalize(self, os.close, fd) if fd is not None else None
+        if fd is not None:
+            self._held.add(self)
+
+    @classmethod
+    def path(cls) -> str:
+        import hashlib
+
+        import runtime
+
+        where = f"{runtime.__file__}|{os.environ.get('NUMBA_CACHE_DIR', '')}"
+        digest = hashlib.sha1(where.encode()).hexdigest()[:16]
+        return os.path.join(tempfile.gettempdir(), f"simrt-compile-{digest}.lock")
+
+    @classmethod
+    def take(cls, stream: TextIO | None = None, timeout: float | None = None) -> _CompileLock:
+        """Take the lock, waiting while another process holds it (no lock: no waiting).
+
+        A process that holds it already (a run that failed before its first step and
+        still has its warm-up) does not wait for itself.
+        """
+        if any(lock.fd is not None for lock in cls._held):
+            return cls(None, False)
+        try:
+            import fcntl
+
+            fd = os.open(cls.path(), os.O_RDWR | os.O_CREAT, 0o666)
+        except (ImportError, OSError):  # no flock (Windows) or no writable temp folder
+            return cls(None, False)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return cls(fd, False)
+        except OSError:
+            pass
+        text = "another process is compiling the kernels; waiting for it ..."
+        _LOG.info(text)
+        if stream is not None:
+            stream.write(text + "\n")
+            stream.flush()
+        deadline = time.monotonic() + (cls.TIMEOUT if timeout is None else timeout)
+        while time.monotonic() < deadline:
+            time.sleep(0.2)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                return cls(fd, True)
+            except OSError:
+                continue
+        _LOG.warning("the other compile did not end in time; compiling here")
+        os.close(fd)
+        return cls(None, True)
+
+    def release(self) -> None:
+        """Release the lock (closing the file releases the ``flock``)."""
+        if self._close is not None:
+            self._close()  # (a finalizer runs once)
+            self.fd = None
 
 
 def _spawn(share: list[tuple[str, str, tuple[str, ...]]]) -> subprocess.Popen:

@@ -109,3 +109,61 @@ def test_missing_kernels_shared_longest_first(monkeypatch):
     warmup = _precompile.start({"engine"})
     assert warmup.workers == []
     assert [n for _, n, _ in warmup.own] == ["raycast", "ik", "imu", "contact"]
+
+
+def test_compile_lock_makes_a_second_process_wait_for_the_first(tmp_path, monkeypatch):
+    """One process at a time compiles a cold cache: a second waits, then reloads the cache;
+    the lock goes with its holder, also when the holder is killed."""
+    import time
+
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))  # a lock of its own
+    holder = (
+        "import sys, time\n"
+        "from runtime import _precompile\n"
+        "lock = _precompile._CompileLock.take()\n"
+        "assert lock.fd is not None and not lock.waited\n"
+        "print('held', flush=True)\n"
+        "time.sleep(float(sys.argv[1]))\n"
+        "lock.release()\n"
+        "time.sleep(30)\n"
+    )
+    for end in ("release", "kill"):
+        child = subprocess.Popen(
+            [sys.executable, "-c", holder, "1.0" if end == "release" else "30"],
+            cwd=REPO,
+            stdout=subprocess.PIPE,
+            text=True,
+            env={**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)},
+        )
+        try:
+            assert child.stdout.readline().strip() == "held"
+            if end == "kill":
+                killer = __import__("threading").Timer(1.0, child.kill)
+                killer.start()
+            began = time.monotonic()
+            lock = _precompile._CompileLock.take(timeout=20.0)
+            waited = time.monotonic() - began
+            assert lock.waited and lock.fd is not None
+            assert 0.5 < waited < 10.0, waited
+            lock.release()
+            free = _precompile._CompileLock.take(timeout=0.0)
+            assert not free.waited  # released: the next taker does not wait
+            free.release()
+        finally:
+            child.kill()
+            child.wait()
+
+
+def test_compile_lock_gives_up_waiting_after_its_timeout(tmp_path, monkeypatch):
+    import fcntl
+
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))
+    fd = os.open(_precompile._CompileLock.path(), os.O_RDWR | os.O_CREAT)
+    other = os.open(_precompile._CompileLock.path(), os.O_RDWR)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)  # held through another open file: flock conflicts
+        lock = _precompile._CompileLock.take(timeout=0.5)
+        assert lock.waited and lock.fd is None  # gave up: compiles without the lock
+    finally:
+        os.close(fd)
+        os.close(other)
