@@ -58,12 +58,11 @@ from runtime.recording._disk import (
     COMMIT_LOG,
     RecordingError,
     _channel_json,
-    _chunk_store_class,
     _versions,
     check_store_path,
     is_store,
 )
-from runtime.recording._metadata import ArrayDocument
+from runtime.recording._metadata import ArrayDocument, GroupDocument
 from runtime.recording.channels import (
     FORMAT_NAME,
     FORMAT_VERSION,
@@ -165,7 +164,7 @@ class StoreWriter:
         self._last_stamp: tuple[int, float] = (0, 0.0)
         self._arrays: list[ArrayDocument] = []
         self._encoders: list[ChunkEncoder] = []
-        self._group: Any = None
+        self._group: GroupDocument | None = None
         self._capacity = 0
         self._log_fd: int | None = None
         self._logged_paths: dict[str, int] = {}
@@ -259,8 +258,6 @@ class StoreWriter:
 
     # ------------------------------------------------------------------ store
     def _open(self) -> None:
-        import zarr
-
         if self._open_failed:
             raise SimrtError(f"{self.path}: the store could not be created")
         self._open_failed = True  # until every step below succeeded
@@ -290,11 +287,8 @@ class StoreWriter:
         try:
             if self.path.exists():
                 shutil.rmtree(self.path)  # a previous simrt store (check_store_path)
-            store = _chunk_store_class()(self.path)
-            store.durable = self._durable
-            self._group = zarr.open_group(
-                store=store, mode="w", zarr_format=3, attributes={"simrt": self._attrs(False)}
-            )
+            self._group = GroupDocument(self.path, {"simrt": self._attrs(False)})
+            self._group.create(self._durable)
         except OSError as error:
             problem = error.strerror or str(error)
             raise SimrtError(f"{self.path}: cannot create the recording store: {problem}") from None
@@ -330,9 +324,10 @@ class StoreWriter:
             self._encoders.append(
                 ChunkEncoder(self.path, key, tuple(shape), np.dtype(dtype), self._level)
             )
-        self._group.create_group(
-            COMMIT_GROUP, attributes={"about": "simrt commit log: commits.jsonl (rows durable)"}
-        )
+        GroupDocument(
+            self.path / COMMIT_GROUP,
+            {"about": "simrt commit log: commits.jsonl (rows durable)"},
+        ).create(self._durable)
         self._log_fd = os.open(self.path / COMMIT_LOG, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
 
     def _new_buffers(self) -> list[np.ndarray]:
@@ -490,7 +485,7 @@ class StoreWriter:
                         array.update(rows=rows)
                 attrs = self._attrs(complete)
                 attrs["reason"] = reason
-                self._group.attrs["simrt"] = attrs
+                self._group.update({"simrt": attrs})
                 self._commit(rows, *self._last_stamp, complete=bool(complete), reason=reason)
         except OSError as error:
             self._error = error
