@@ -169,7 +169,7 @@ def test_a_whole_store_is_what_zarr_writes(tmp_path):
 @pytest.mark.parametrize("dtype", _CORE_DTYPES)
 def test_stored_arrays_read_what_zarr_reads(tmp_path, dtype, level):
     """The reader's own chunk decoding against zarr reading the same files."""
-    from runtime.recording._chunks import StoredArray
+    from runtime.recording._stored import StoredArray
     from runtime.recording.reader import _document
 
     rng = np.random.default_rng(7)
@@ -205,7 +205,7 @@ def test_a_store_rewritten_by_zarr_is_read_through_zarr(tmp_path):
     """A document the writer never writes (here gzip instead of blosc) is zarr's to read."""
     from zarr.codecs import GzipCodec
 
-    from runtime.recording._chunks import StoredArray
+    from runtime.recording._stored import StoredArray
     from runtime.recording.reader import _document
 
     path = tmp_path / "r.zarr"

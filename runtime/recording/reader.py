@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from runtime.errors import SimrtError
-from runtime.recording._chunks import StoredArray
+from runtime.recording._stored import StoredArray
 from runtime.recording.channels import FORMAT_NAME, FORMAT_VERSION, ChannelInfo, array_key
 from runtime.recording.store import COMMIT_LOG
 
