@@ -10,6 +10,20 @@ import pytest
 zarr = pytest.importorskip("zarr")
 
 from runtime.recording import ChannelInfo, StoreWriter, load_recording  # noqa: E402
+from runtime.recording._metadata import ArrayDocument  # noqa: E402
+
+_CORE_DTYPES = [
+    "bool",
+    *(f"{kind}{bits}" for kind in ("int", "uint") for bits in (8, 16, 32, 64)),
+    *("float16", "float32", "float64", "complex64", "complex128"),
+]
+
+
+def _zarr_compressors(level):
+    from zarr.codecs import BloscCodec, Crc32cCodec
+
+    blosc = [BloscCodec(cname="zstd", clevel=level, shuffle="shuffle")] if level else []
+    return [*blosc, Crc32cCodec()]
 
 
 @pytest.mark.parametrize("level", [0, 1, 5])
@@ -52,9 +66,9 @@ def test_chunk_files_are_byte_identical_to_zarr(tmp_path, level, shape, dtype):
         zarrs = (tmp_path / "theirs.zarr" / "c" / f"{index}{tail}").read_bytes()
         assert mine == zarrs, f"chunk {index} differs"
     # the array documents too: what zarr writes for the same array, field for field
-    mine_doc = json.loads((ours / "v" / "zarr.json").read_text())
-    zarr_doc = json.loads((tmp_path / "theirs.zarr" / "zarr.json").read_text())
-    assert mine_doc == zarr_doc
+    assert (ours / "v" / "zarr.json").read_bytes() == (
+        tmp_path / "theirs.zarr" / "zarr.json"
+    ).read_bytes()
     loaded = load_recording(ours)
     np.testing.assert_array_equal(loaded.data["v"], values)
     np.testing.assert_array_equal(loaded.time, np.arange(rows) * 0.5)
@@ -65,3 +79,155 @@ def test_channel_names_that_cannot_be_arrays_are_refused(tmp_path, name):
     writer = StoreWriter(tmp_path / "r.zarr")
     with pytest.raises(ValueError, match="cannot name a Zarr array"):
         writer.add_channel(ChannelInfo(name, (), "float64"))
+
+
+@pytest.mark.parametrize("level", [0, 3])
+@pytest.mark.parametrize("dtype", [*_CORE_DTYPES, ">f8", "datetime64[ns]"])
+def test_array_documents_are_byte_identical_to_zarr(tmp_path, dtype, level):
+    """Every Zarr v3 core dtype (written by our code) and two others (zarr's template)."""
+    attributes = {"simrt": {"name": "a.b", "unit": "m/s", "nan": float("nan"), "x": [1, None]}}
+    for rank, shape in enumerate([(7,), (7, 3), (7, 4, 2)]):
+        chunks = (5, *shape[1:])
+        names = ["row", *(f"a.{i}" for i in range(rank))]
+        ours = ArrayDocument(
+            tmp_path, f"ours{rank}", shape, chunks, dtype, names, attributes, level
+        )
+        ours.create(durable=False)
+        zarr.create_array(
+            tmp_path / f"theirs{rank}",
+            shape=shape,
+            chunks=chunks,
+            dtype=dtype,
+            fill_value=0,
+            compressors=_zarr_compressors(level),
+            zarr_format=3,
+            config={"write_empty_chunks": True},
+            dimension_names=names,
+            attributes=attributes,
+        )
+        theirs = (tmp_path / f"theirs{rank}" / "zarr.json").read_bytes()
+        assert (tmp_path / f"ours{rank}" / "zarr.json").read_bytes() == theirs
+        ours.update(rows=3, attributes={"simrt": {"name": "c"}})
+        array = zarr.open_array(tmp_path / f"theirs{rank}", mode="r+")
+        array.resize((3, *shape[1:]))
+        array.attrs.put({"simrt": {"name": "c"}})
+        theirs = (tmp_path / f"theirs{rank}" / "zarr.json").read_bytes()
+        assert (tmp_path / f"ours{rank}" / "zarr.json").read_bytes() == theirs
+
+
+def test_a_whole_store_is_what_zarr_writes(tmp_path):
+    """The group documents, and every array's, against zarr writing the same nodes."""
+    ours = tmp_path / "ours.zarr"
+    writer = StoreWriter(ours, meta={"scene": "s.usda", "é": float("inf")}, compression_level=2)
+    channels = [ChannelInfo("a.pos", (3,), "float32", unit="m"), ChannelInfo("b", (), "bool")]
+    channels.append(ChannelInfo("c.hits", (2, 4), "int32", attrs={"path_table": ["/x"]}))
+    for info in channels:
+        writer.add_channel(info)
+    for k in range(9):
+        buffers, row = writer.begin_row()
+        for buffer in buffers:
+            buffer[row] = k
+        writer.end_row(k, k * 0.25)
+    channels[2].attrs["path_table"].append("/y")  # a table grown during the run
+    writer.close(reason="done")
+    documents = sorted((p.relative_to(ours) for p in ours.rglob("zarr.json")), key=str)
+    assert [str(p.parent) for p in documents] == [
+        "a.pos",
+        "b",
+        "c.hits",
+        "simrt",
+        "step",
+        "time",
+        ".",
+    ]
+    theirs = tmp_path / "theirs.zarr"
+    root = json.loads((ours / "zarr.json").read_text())
+    group = zarr.open_group(theirs, mode="w", zarr_format=3, attributes=root["attributes"])
+    commit = json.loads((ours / "simrt" / "zarr.json").read_text())
+    group.create_group("simrt", attributes=commit["attributes"])
+    for key in ("a.pos", "b", "c.hits", "step", "time"):
+        array = zarr.open_array(ours / key, mode="r")
+        group.create_array(
+            key,
+            shape=array.shape,
+            chunks=array.chunks,
+            dtype=array.dtype,
+            fill_value=0,
+            compressors=_zarr_compressors(2),
+            config={"write_empty_chunks": True},
+            dimension_names=array.metadata.dimension_names,
+            attributes=dict(array.attrs),
+        )
+    for document in documents:
+        assert (ours / document).read_bytes() == (theirs / document).read_bytes(), document
+    loaded = load_recording(ours)
+    assert loaded.complete and len(loaded) == 9
+    np.testing.assert_array_equal(loaded.data["a.pos"][:, 0], np.arange(9, dtype=np.float32))
+
+
+@pytest.mark.parametrize("level", [0, 4])
+@pytest.mark.parametrize("dtype", _CORE_DTYPES)
+def test_stored_arrays_read_what_zarr_reads(tmp_path, dtype, level):
+    """The reader's own chunk decoding against zarr reading the same files."""
+    from runtime.recording._stored import StoredArray
+    from runtime.recording.reader import _document
+
+    rng = np.random.default_rng(7)
+    rows, chunk, shape = 23, 5, (3, 2)
+    values = (rng.standard_normal((rows, *shape)) * 50).astype(dtype)
+    path = tmp_path / "r.zarr"
+    writer = StoreWriter(path, chunk_rows=chunk, compression_level=level, durable=False)
+    writer.add_channel(ChannelInfo("v", shape, dtype))
+    for k in range(rows):
+        buffers, row = writer.begin_row()
+        buffers[0][row] = values[k]
+        writer.end_row(k, 0.0)
+    writer.close()
+    ours = StoredArray.open(path / "v", _document(path / "v"))
+    theirs = zarr.open_array(path / "v", mode="r")
+    assert ours is not None and ours.shape == theirs.shape and ours.chunks == theirs.chunks
+    for start, stop in [(0, rows), (3, 4), (4, 16), (10, 10), (20, 23), (0, 99)]:
+        mine = ours[start:stop]
+        assert mine.dtype == theirs.dtype
+        np.testing.assert_array_equal(mine, theirs[start:stop])
+    np.testing.assert_array_equal(ours[0:rows], values)
+    chunk_file = path / "v" / "c" / "1" / "0" / "0"
+    data = bytearray(chunk_file.read_bytes())
+    data[0] ^= 0x01
+    chunk_file.write_bytes(bytes(data))
+    with pytest.raises(ValueError, match="checksum"):
+        ours[5:6]
+    with pytest.raises(ValueError, match="checksum"):  # zarr agrees
+        theirs[5:6]
+
+
+def test_a_store_rewritten_by_zarr_is_read_through_zarr(tmp_path):
+    """A document the writer never writes (here gzip instead of blosc) is zarr's to read."""
+    from zarr.codecs import GzipCodec
+
+    from runtime.recording._stored import StoredArray
+    from runtime.recording.reader import _document
+
+    path = tmp_path / "r.zarr"
+    writer = StoreWriter(path, durable=False)
+    writer.add_channel(ChannelInfo("v", (2,), "float32"))
+    for k in range(6):
+        buffers, row = writer.begin_row()
+        buffers[0][row] = [k, -k]
+        writer.end_row(k, k * 0.1)
+    writer.close()
+    attrs = dict(zarr.open_array(path / "v", mode="r").attrs)
+    values = np.stack([np.arange(6), -np.arange(6)], axis=1).astype(np.float32)
+    rewritten = zarr.create_array(
+        path / "v",
+        shape=(6, 2),
+        chunks=(4, 2),
+        dtype="float32",
+        compressors=[GzipCodec()],
+        dimension_names=["row", "v.0"],
+        attributes=attrs,
+        overwrite=True,
+    )
+    rewritten[:] = values
+    assert StoredArray.open(path / "v", _document(path / "v")) is None
+    np.testing.assert_array_equal(load_recording(path).data["v"], values)

@@ -147,3 +147,38 @@ def test_ik_target_without_orientation_keeps_the_start_orientation(tmp_path):
     np.testing.assert_allclose(p1, [0.45, 0.1, 0.68], atol=0.02)
     moved = np.linalg.norm(p1 - rec.data["bodies.positions"][0, hand])
     assert moved > 0.08
+
+
+def test_a_warm_run_imports_no_heavy_optional_package(tmp_path):
+    """Neither zarr (the store writes and reads its own files), nor the scene builders'
+    trimesh / SciPy, nor the exporters' or plots' packages load in a run whose scene cache
+    is filled (the first run below fills it; SciPy's linalg is Numba's own import)."""
+    import os
+    import subprocess
+
+    code = (
+        "import json, sys, runtime.cli\n"
+        "argv = ['run', sys.argv[1], '--steps', '3', '--out', sys.argv[2], '--no-progress']\n"
+        "assert runtime.cli.main(argv) == 0\n"
+        "print(json.dumps(sorted(sys.modules)))\n"
+    )
+    env = dict(os.environ, SIMRT_CACHE_DIR=str(tmp_path / "cache"))
+    env["PYTHONPATH"] = os.pathsep.join([str(REPO), env.get("PYTHONPATH", "")])
+    for _ in range(2):  # cold scene cache, then warm
+        out = subprocess.run(
+            [sys.executable, "-c", code, SCENE, str(tmp_path / "r.zarr")],
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=tmp_path,
+            check=True,
+        )
+    modules = json.loads(out.stdout.strip().splitlines()[-1])
+    heavy = ("zarr", "trimesh", "matplotlib", "pyarrow", "foxglove", "mcap", "ray", "PIL")
+    loaded = [m for m in modules if m.split(".")[0] in heavy]
+    loaded += [
+        m for m in modules if m.startswith(("scipy.spatial", "scipy.sparse", "scipy.optimize"))
+    ]
+    assert loaded == []
+    assert "scipy.linalg" in modules or "numba" not in modules  # the check can see SciPy
+    assert load_recording(tmp_path / "r.zarr").complete

@@ -1,12 +1,10 @@
 """What a store is on disk: the commit-log location, path checks, in-place chunk files.
 
-Shared by the writer (:mod:`runtime.recording.store`) and the readers; imports zarr only
-inside the functions that need it.
+Shared by the writer (:mod:`runtime.recording.store`) and the readers; never imports zarr.
 """
 
 from __future__ import annotations
 
-import asyncio
 import ctypes
 import errno
 import functools
@@ -86,31 +84,11 @@ def check_store_path(path: str | os.PathLike[str]) -> Path:
     return path
 
 
-def _chunk_store_class() -> type:
-    """A ``zarr`` LocalStore writing chunk files in place (no temporary files), fsynced.
+def _write_in_place(root: Path, key: str, data: bytes, durable: bool) -> None:
+    """Write one chunk file in place, creating its folders; fsynced when ``durable``.
 
-    Metadata documents (``zarr.json``) keep zarr's own atomic write (temp file + rename).
-    Chunks need no rename: nothing reads a chunk before the commit log names its rows.
+    No temporary file: nothing reads a chunk before the commit log names its rows.
     """
-    from zarr.storage import LocalStore
-
-    class _ChunkStore(LocalStore):
-        durable = True
-
-        async def set(self, key: str, value: Any) -> None:
-            if key.endswith("zarr.json"):
-                await super().set(key, value)
-                return
-            await asyncio.to_thread(_write_in_place, self.root, key, value, self.durable)
-
-    return _ChunkStore
-
-
-def _write_in_place(root: Path, key: str, value: Any, durable: bool) -> None:
-    if isinstance(value, (bytes, bytearray, memoryview)):
-        data = value
-    else:  # a zarr Buffer
-        data = value.as_buffer_like() if hasattr(value, "as_buffer_like") else value.to_bytes()
     path = root / key
     try:
         handle = open(path, "wb")  # noqa: SIM115 - closed below

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from runtime.errors import SimrtError
+from runtime.recording._stored import StoredArray
 from runtime.recording.channels import FORMAT_NAME, FORMAT_VERSION, ChannelInfo, array_key
 from runtime.recording.store import COMMIT_LOG
 
@@ -107,7 +108,7 @@ class RecordingReader:
         self.run = dict(run)
         self.channels = dict(channels)
         self.chunk_rows = max(1, int(chunk_rows))
-        self._arrays = dict(arrays)  # name (incl. step/time) -> zarr array or ndarray
+        self._arrays = dict(arrays)  # name (incl. step/time) -> store array or ndarray
 
     @property
     def meta(self) -> dict[str, Any]:
@@ -260,14 +261,14 @@ def load_recording(path: str | os.PathLike[str]) -> Recording:
 
 
 def _open_store(path: Path) -> RecordingReader:
-    import zarr
-
     if not (path / "zarr.json").is_file():
         raise SimrtError(f"{path}: not a simrt recording (no zarr.json: not a Zarr store)")
     try:
-        group = zarr.open_group(path, mode="r")
-        attrs = dict(group.attrs)
-    except Exception as error:  # noqa: BLE001 - zarr raises many types for a bad document
+        document = _document(path)
+        if document.get("zarr_format") != 3 or document.get("node_type") != "group":
+            raise ValueError("not a Zarr v3 group")
+        attrs = dict(document.get("attributes") or {})
+    except Exception as error:  # noqa: BLE001 - any unreadable document is one error
         raise SimrtError(f"{path}: recording metadata unreadable ({error})") from None
     simrt = attrs.get("simrt")
     if not isinstance(simrt, dict) or simrt.get("format") != FORMAT_NAME:
@@ -292,7 +293,7 @@ def _open_store(path: Path) -> RecordingReader:
     channels: dict[str, ChannelInfo] = {}
     for name in ["step", "time", *names]:
         try:
-            array = group[array_key(str(name))]
+            array = _open_array(path, array_key(str(name)))
         except Exception as error:  # noqa: BLE001 - missing or unreadable array metadata
             raise SimrtError(f"{path}: channel {name!r} missing or unreadable ({error})") from None
         arrays[name] = array
@@ -319,6 +320,26 @@ def _open_store(path: Path) -> RecordingReader:
         arrays,
         reason,
     )
+
+
+def _document(folder: Path) -> dict[str, Any]:
+    """The parsed ``zarr.json`` of a store node (ValueError when it is not an object)."""
+    with open(folder / "zarr.json", "rb") as handle:
+        document = json.loads(handle.read())
+    if not isinstance(document, dict):
+        raise ValueError("zarr.json is not a JSON object")
+    return document
+
+
+def _open_array(path: Path, key: str) -> Any:
+    """One array of a store: read directly when the writer wrote it, else through zarr."""
+    folder = path / key
+    array = StoredArray.open(folder, _document(folder))
+    if array is not None:
+        return array
+    import zarr  # a document the writer does not write (e.g. a store rewritten by zarr)
+
+    return zarr.open_array(folder, mode="r", zarr_format=3)
 
 
 def _with_table(info: ChannelInfo, table: list[str]) -> ChannelInfo:

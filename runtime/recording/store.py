@@ -47,6 +47,7 @@ import shutil
 import threading
 import time as time_module
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -58,13 +59,12 @@ from runtime.recording._disk import (
     COMMIT_LOG,
     RecordingError,
     _channel_json,
-    _chunk_store_class,
     _versions,
     check_store_path,
     is_store,
     make_durable,
 )
-from runtime.recording._metadata import ArrayDocument
+from runtime.recording._metadata import ArrayDocument, GroupDocument
 from runtime.recording.channels import (
     FORMAT_NAME,
     FORMAT_VERSION,
@@ -143,6 +143,7 @@ class StoreWriter:
         self.commit_interval = float(commit_interval)
         self._max_pending = max(1, int(max_pending))
         self._durable = bool(durable)
+        self._unsynced: list[Path] = []  # documents written since the last commit's sync
         self._level = int(compression_level)
         self._target_bytes = max(1, int(target_chunk_bytes))
         self.chunk_rows = 0
@@ -166,7 +167,7 @@ class StoreWriter:
         self._last_stamp: tuple[int, float] = (0, 0.0)
         self._arrays: list[ArrayDocument] = []
         self._encoders: list[ChunkEncoder] = []
-        self._group: Any = None
+        self._group: GroupDocument | None = None
         self._capacity = 0
         self._log_fd: int | None = None
         self._logged_paths: dict[str, int] = {}
@@ -260,8 +261,6 @@ class StoreWriter:
 
     # ------------------------------------------------------------------ store
     def _open(self) -> None:
-        import zarr
-
         if self._open_failed:
             raise SimrtError(f"{self.path}: the store could not be created")
         self._open_failed = True  # until every step below succeeded
@@ -291,11 +290,8 @@ class StoreWriter:
         try:
             if self.path.exists():
                 shutil.rmtree(self.path)  # a previous simrt store (check_store_path)
-            store = _chunk_store_class()(self.path)
-            store.durable = self._durable
-            self._group = zarr.open_group(
-                store=store, mode="w", zarr_format=3, attributes={"simrt": self._attrs(False)}
-            )
+            self._group = GroupDocument(self.path, {"simrt": self._attrs(False)})
+            self._group.create(self._durable)
         except OSError as error:
             problem = error.strerror or str(error)
             raise SimrtError(f"{self.path}: cannot create the recording store: {problem}") from None
@@ -326,14 +322,17 @@ class StoreWriter:
                 {"simrt": _channel_json(info) if info else {"name": name}},
                 self._level,
             )
-            document.create(self._durable)
+            document.create(False)  # made durable with the first commit's chunk files
+            self._unsynced.append(document.folder / "zarr.json")
             self._arrays.append(document)
             self._encoders.append(
                 ChunkEncoder(self.path, key, tuple(shape), np.dtype(dtype), self._level)
             )
-        self._group.create_group(
-            COMMIT_GROUP, attributes={"about": "simrt commit log: commits.jsonl (rows durable)"}
-        )
+        GroupDocument(
+            self.path / COMMIT_GROUP,
+            {"about": "simrt commit log: commits.jsonl (rows durable)"},
+        ).create(False)
+        self._unsynced.append(self.path / COMMIT_GROUP / "zarr.json")
         self._log_fd = os.open(self.path / COMMIT_LOG, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
 
     def _new_buffers(self) -> list[np.ndarray]:
@@ -421,10 +420,14 @@ class StoreWriter:
             for encoder, buffer in zip(self._encoders, buffers, strict=True)
         ]
         if self._durable:  # every chunk file on disk before the commit line names its rows
-            make_durable(self.path, written)
+            make_durable(self.path, self._unsynced + written)
+            self._unsynced = []
         self._commit(stop, int(buffers[-2][rows - 1]), float(buffers[-1][rows - 1]))
 
     def _commit(self, rows: int, step: int, time: float, **extra: Any) -> None:
+        if self._durable and self._unsynced:  # a store closed before any chunk
+            make_durable(self.path, self._unsynced)
+            self._unsynced = []
         line: dict[str, Any] = {"rows": rows, "step": step, "time": time}
         line["wall"] = round(time_module.time(), 3)  # when the rows became durable
         paths = self._new_paths()
@@ -495,7 +498,7 @@ class StoreWriter:
                         array.update(rows=rows)
                 attrs = self._attrs(complete)
                 attrs["reason"] = reason
-                self._group.attrs["simrt"] = attrs
+                self._group.update({"simrt": attrs})
                 self._commit(rows, *self._last_stamp, complete=bool(complete), reason=reason)
         except OSError as error:
             self._error = error
