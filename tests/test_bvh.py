@@ -365,6 +365,11 @@ def test_bucket_order_is_a_stable_sort_on_the_top_morton_bits():
     np.testing.assert_array_equal(dd, d[expected])
     np.testing.assert_array_equal(mm, max_d[expected])
     assert len(np.unique(codes >> 48)) > 200  # the rays spread over many buckets
+    # non-finite rays (never hit) still get a bucket: no write outside the counts
+    o[5] = np.nan
+    d[7] = [np.inf, 0.0, np.nan]
+    kernels.ray_bucket_order_kernel(o, d, max_d, np.empty(count, np.int64), order, oo, dd, mm)
+    np.testing.assert_array_equal(np.sort(order), np.arange(count))
 
 
 @pytest.mark.parametrize("sort_threshold", [NumbaBvhBackend.coherent_sort_threshold, 0])

@@ -1652,7 +1652,7 @@ def ray_morton_codes_kernel(origins, directions, out_codes):
     """6-D Morton code of each ray, to order large batches for coherent traversal.
 
     Origins are quantised in the batch's bounding box, directions in [-1, 1]^3, 10 bits per
-    coordinate.
+    coordinate (a NaN coordinate as 0).
 
     Args:
         origins: ray origins [stage units], shape (R, 3), float64.
@@ -1682,12 +1682,12 @@ def ray_morton_codes_kernel(origins, directions, out_codes):
         for bit in range(10):
             spread[q] |= ((q >> bit) & 1) << (6 * bit)
     for i in range(ray_count):
-        q0 = int(min(max((origins[i, 0] - lo0) * s0, 0.0), 1023.0))
-        q1 = int(min(max((origins[i, 1] - lo1) * s1, 0.0), 1023.0))
-        q2 = int(min(max((origins[i, 2] - lo2) * s2, 0.0), 1023.0))
-        q3 = int(min(max((directions[i, 0] + 1.0) * 511.5, 0.0), 1023.0))
-        q4 = int(min(max((directions[i, 1] + 1.0) * 511.5, 0.0), 1023.0))
-        q5 = int(min(max((directions[i, 2] + 1.0) * 511.5, 0.0), 1023.0))
+        q0 = _quantise_kernel((origins[i, 0] - lo0) * s0)
+        q1 = _quantise_kernel((origins[i, 1] - lo1) * s1)
+        q2 = _quantise_kernel((origins[i, 2] - lo2) * s2)
+        q3 = _quantise_kernel((directions[i, 0] + 1.0) * 511.5)
+        q4 = _quantise_kernel((directions[i, 1] + 1.0) * 511.5)
+        q5 = _quantise_kernel((directions[i, 2] + 1.0) * 511.5)
         out_codes[i] = (
             (spread[q0] << 5)
             | (spread[q1] << 4)
@@ -1700,6 +1700,16 @@ def ray_morton_codes_kernel(origins, directions, out_codes):
 
 MORTON_BUCKET_BITS = 12
 """Bits of the 6-D Morton code that order a large batch (2 per coordinate: 4096 buckets)."""
+
+
+@jit
+def _quantise_kernel(x):
+    """``int(x)`` clamped to 0 .. 1023, NaN to 0 (a bucket index that is always valid)."""
+    if not x > 0.0:
+        return 0
+    if x >= 1023.0:
+        return 1023
+    return int(x)
 
 
 @jit
@@ -1752,13 +1762,13 @@ def ray_bucket_order_kernel(
     buckets = 1 << MORTON_BUCKET_BITS
     start = np.zeros(buckets, np.int64)
     for i in range(ray_count):
-        # the same quantisation as ray_morton_codes_kernel; bits 9 and 8 of each coordinate
-        q0 = int(min(max((origins[i, 0] - lo0) * s0, 0.0), 1023.0)) >> 8
-        q1 = int(min(max((origins[i, 1] - lo1) * s1, 0.0), 1023.0)) >> 8
-        q2 = int(min(max((origins[i, 2] - lo2) * s2, 0.0), 1023.0)) >> 8
-        q3 = int(min(max((directions[i, 0] + 1.0) * 511.5, 0.0), 1023.0)) >> 8
-        q4 = int(min(max((directions[i, 1] + 1.0) * 511.5, 0.0), 1023.0)) >> 8
-        q5 = int(min(max((directions[i, 2] + 1.0) * 511.5, 0.0), 1023.0)) >> 8
+        # the quantisation of ray_morton_codes_kernel (NaN to 0); bits 9 and 8 of each value
+        q0 = _quantise_kernel((origins[i, 0] - lo0) * s0) >> 8
+        q1 = _quantise_kernel((origins[i, 1] - lo1) * s1) >> 8
+        q2 = _quantise_kernel((origins[i, 2] - lo2) * s2) >> 8
+        q3 = _quantise_kernel((directions[i, 0] + 1.0) * 511.5) >> 8
+        q4 = _quantise_kernel((directions[i, 1] + 1.0) * 511.5) >> 8
+        q5 = _quantise_kernel((directions[i, 2] + 1.0) * 511.5) >> 8
         high = (q0 >> 1) << 5 | (q1 >> 1) << 4 | (q2 >> 1) << 3 | (q3 >> 1) << 2 | (q4 >> 1) << 1
         low = (q0 & 1) << 5 | (q1 & 1) << 4 | (q2 & 1) << 3 | (q3 & 1) << 2 | (q4 & 1) << 1
         key = (high | (q5 >> 1)) << 6 | low | (q5 & 1)
