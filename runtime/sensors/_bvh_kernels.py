@@ -67,8 +67,12 @@ SOLID_CAPSULE = 2
 SOLID_CYLINDER = 3
 SOLID_CONVEX = 4
 
-PARALLEL_BLOCK = 256
-"""Rays per work item of the parallel kernels (items handed to the threads dynamically)."""
+PARALLEL_BLOCK = 1024
+"""Rays per work item of the parallel kernels (items handed to the threads dynamically).
+
+Measured on 100k-ray casts with 2 threads: 1024 scaled better than 256 (a thread keeps
+longer runs of neighbouring rays, whose nodes are in its own cache) and kept 4 items for the
+smallest parallel batch (4096 rays) to balance."""
 
 
 def _jit_parallel(function):
