@@ -1733,7 +1733,7 @@ def ray_bucket_order_kernel(
     top bits of each quantised coordinate, interleaved), so the order equals
     ``np.argsort(codes >> 48, kind="stable")``. One pass counts the 4096 buckets and a
     second moves the rays into place (sequential reads), which costs a fraction of a full
-    sort and a gather; casts gain as much as from the full 60-bit order, since rays of a
+    sort and a gather; casts gain about as much as from the full 60-bit order, since rays of a
     bucket already share the upper levels of the BVH.
 
     Args:
