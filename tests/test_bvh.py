@@ -346,6 +346,32 @@ def test_morton_ordered_large_batch_returns_results_in_caller_order():
     np.testing.assert_allclose(results[0][0][sample][hit], ref_d[hit], atol=1e-9)
 
 
+def test_bucket_order_is_a_stable_sort_on_the_top_morton_bits():
+    """The large-batch order equals NumPy's stable argsort of the 6-D Morton codes' top 12
+    bits, and the rays are moved with their distances."""
+    rng = np.random.default_rng(13)
+    count = 5000
+    o, d = random_rays(rng, count)
+    o[:100] = o[0]  # ties: equal keys keep the caller's order
+    max_d = rng.uniform(1.0, 5.0, count)
+    codes = np.empty(count, np.int64)
+    kernels.ray_morton_codes_kernel(o, d, codes)
+    expected = np.argsort(codes >> (60 - kernels.MORTON_BUCKET_BITS), kind="stable")
+    order = np.empty(count, np.int64)
+    oo, dd, mm = np.empty((count, 3)), np.empty((count, 3)), np.empty(count)
+    kernels.ray_bucket_order_kernel(o, d, max_d, np.empty(count, np.int64), order, oo, dd, mm)
+    np.testing.assert_array_equal(order, expected)
+    np.testing.assert_array_equal(oo, o[expected])
+    np.testing.assert_array_equal(dd, d[expected])
+    np.testing.assert_array_equal(mm, max_d[expected])
+    assert len(np.unique(codes >> 48)) > 200  # the rays spread over many buckets
+    # non-finite rays (never hit) still get a bucket: no write outside the counts
+    o[5] = np.nan
+    d[7] = [np.inf, 0.0, np.nan]
+    kernels.ray_bucket_order_kernel(o, d, max_d, np.empty(count, np.int64), order, oo, dd, mm)
+    np.testing.assert_array_equal(np.sort(order), np.arange(count))
+
+
 @pytest.mark.parametrize("sort_threshold", [NumbaBvhBackend.coherent_sort_threshold, 0])
 def test_two_threads_are_bit_identical_to_one(sort_threshold):
     """The parallel cast (blocks of rays over Numba's threads) returns exactly the

@@ -26,6 +26,7 @@ from runtime._jit import JIT_DISABLED, jit
 
 __all__ = [
     "MAX_LEAF_SIZE",
+    "MORTON_BUCKET_BITS",
     "STACK_SIZE",
     "bvh_build_kernel",
     "bvh_closest_hit_kernel",
@@ -33,6 +34,7 @@ __all__ = [
     "embree_merge_kernel",
     "embree_pack_rays_kernel",
     "gather_rays_kernel",
+    "ray_bucket_order_kernel",
     "ray_morton_codes_kernel",
     "scatter_hits_kernel",
     "scene_cast_kernel",
@@ -65,8 +67,12 @@ SOLID_CAPSULE = 2
 SOLID_CYLINDER = 3
 SOLID_CONVEX = 4
 
-PARALLEL_BLOCK = 256
-"""Rays per work item of the parallel kernels (items handed to the threads dynamically)."""
+PARALLEL_BLOCK = 1024
+"""Rays per work item of the parallel kernels (items handed to the threads dynamically).
+
+Measured on 100k-ray casts with 2 threads: 1024 scaled better than 256 (a thread keeps
+longer runs of neighbouring rays, whose nodes are in its own cache) and kept 4 items for the
+smallest parallel batch (4096 rays) to balance."""
 
 
 def _jit_parallel(function):
@@ -1650,7 +1656,7 @@ def ray_morton_codes_kernel(origins, directions, out_codes):
     """6-D Morton code of each ray, to order large batches for coherent traversal.
 
     Origins are quantised in the batch's bounding box, directions in [-1, 1]^3, 10 bits per
-    coordinate.
+    coordinate (a NaN coordinate as 0).
 
     Args:
         origins: ray origins [stage units], shape (R, 3), float64.
@@ -1680,12 +1686,12 @@ def ray_morton_codes_kernel(origins, directions, out_codes):
         for bit in range(10):
             spread[q] |= ((q >> bit) & 1) << (6 * bit)
     for i in range(ray_count):
-        q0 = int(min(max((origins[i, 0] - lo0) * s0, 0.0), 1023.0))
-        q1 = int(min(max((origins[i, 1] - lo1) * s1, 0.0), 1023.0))
-        q2 = int(min(max((origins[i, 2] - lo2) * s2, 0.0), 1023.0))
-        q3 = int(min(max((directions[i, 0] + 1.0) * 511.5, 0.0), 1023.0))
-        q4 = int(min(max((directions[i, 1] + 1.0) * 511.5, 0.0), 1023.0))
-        q5 = int(min(max((directions[i, 2] + 1.0) * 511.5, 0.0), 1023.0))
+        q0 = _quantise_kernel((origins[i, 0] - lo0) * s0)
+        q1 = _quantise_kernel((origins[i, 1] - lo1) * s1)
+        q2 = _quantise_kernel((origins[i, 2] - lo2) * s2)
+        q3 = _quantise_kernel((directions[i, 0] + 1.0) * 511.5)
+        q4 = _quantise_kernel((directions[i, 1] + 1.0) * 511.5)
+        q5 = _quantise_kernel((directions[i, 2] + 1.0) * 511.5)
         out_codes[i] = (
             (spread[q0] << 5)
             | (spread[q1] << 4)
@@ -1694,6 +1700,98 @@ def ray_morton_codes_kernel(origins, directions, out_codes):
             | (spread[q4] << 1)
             | spread[q5]
         )
+
+
+MORTON_BUCKET_BITS = 12
+"""Bits of the 6-D Morton code that order a large batch (2 per coordinate: 4096 buckets)."""
+
+
+@jit
+def _quantise_kernel(x):
+    """``int(x)`` clamped to 0 .. 1023, NaN to 0 (a bucket index that is always valid)."""
+    if not x > 0.0:
+        return 0
+    if x >= 1023.0:
+        return 1023
+    return int(x)
+
+
+@jit
+def ray_bucket_order_kernel(
+    origins,
+    directions,
+    max_distances,
+    scratch_keys,
+    out_order,
+    out_origins,
+    out_directions,
+    out_max_distances,
+):
+    """Rays in coarse 6-D Morton order: a stable counting sort on the code's top 12 bits.
+
+    The key of a ray is ``code >> 48`` for its :func:`ray_morton_codes_kernel` code (the two
+    top bits of each quantised coordinate, interleaved), so the order equals
+    ``np.argsort(codes >> 48, kind="stable")``. One pass counts the 4096 buckets and a
+    second moves the rays into place (sequential reads), which costs a fraction of a full
+    sort and a gather; casts gain about as much as from the full 60-bit order, since rays of a
+    bucket already share the upper levels of the BVH.
+
+    Args:
+        origins: ray origins [stage units], shape (R, 3), float64.
+        directions: unit ray directions, shape (R, 3), float64.
+        max_distances: largest accepted distances, shape (R,), float64.
+        scratch_keys: shape (R,), int64 (overwritten).
+        out_order: caller index of each ordered ray, shape (R,), int64 (written).
+        out_origins: ordered origins, shape (R, 3), float64 (written).
+        out_directions: ordered directions, shape (R, 3), float64 (written).
+        out_max_distances: ordered distances, shape (R,), float64 (written).
+    """
+    ray_count = origins.shape[0]
+    lo0 = np.inf
+    lo1 = np.inf
+    lo2 = np.inf
+    hi0 = -np.inf
+    hi1 = -np.inf
+    hi2 = -np.inf
+    for i in range(ray_count):
+        lo0 = min(lo0, origins[i, 0])
+        lo1 = min(lo1, origins[i, 1])
+        lo2 = min(lo2, origins[i, 2])
+        hi0 = max(hi0, origins[i, 0])
+        hi1 = max(hi1, origins[i, 1])
+        hi2 = max(hi2, origins[i, 2])
+    s0 = 1023.0 / max(hi0 - lo0, 1e-300)
+    s1 = 1023.0 / max(hi1 - lo1, 1e-300)
+    s2 = 1023.0 / max(hi2 - lo2, 1e-300)
+    buckets = 1 << MORTON_BUCKET_BITS
+    start = np.zeros(buckets, np.int64)
+    for i in range(ray_count):
+        # the quantisation of ray_morton_codes_kernel (NaN to 0); bits 9 and 8 of each value
+        q0 = _quantise_kernel((origins[i, 0] - lo0) * s0) >> 8
+        q1 = _quantise_kernel((origins[i, 1] - lo1) * s1) >> 8
+        q2 = _quantise_kernel((origins[i, 2] - lo2) * s2) >> 8
+        q3 = _quantise_kernel((directions[i, 0] + 1.0) * 511.5) >> 8
+        q4 = _quantise_kernel((directions[i, 1] + 1.0) * 511.5) >> 8
+        q5 = _quantise_kernel((directions[i, 2] + 1.0) * 511.5) >> 8
+        high = (q0 >> 1) << 5 | (q1 >> 1) << 4 | (q2 >> 1) << 3 | (q3 >> 1) << 2 | (q4 >> 1) << 1
+        low = (q0 & 1) << 5 | (q1 & 1) << 4 | (q2 & 1) << 3 | (q3 & 1) << 2 | (q4 & 1) << 1
+        key = (high | (q5 >> 1)) << 6 | low | (q5 & 1)
+        scratch_keys[i] = key
+        start[key] += 1
+    total = 0
+    for b in range(buckets):
+        count = start[b]
+        start[b] = total
+        total += count
+    for i in range(ray_count):
+        key = scratch_keys[i]
+        k = start[key]
+        start[key] = k + 1
+        out_order[k] = i
+        for a in range(3):
+            out_origins[k, a] = origins[i, a]
+            out_directions[k, a] = directions[i, a]
+        out_max_distances[k] = max_distances[i]
 
 
 @jit

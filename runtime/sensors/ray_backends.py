@@ -194,8 +194,9 @@ class NumbaBvhBackend:
 
     name = "numba"
     coherent_sort_threshold = 4096
-    """Batches of at least this many rays are cast in Morton order unless they come in a
-    coherent order already (0 disables sorting)."""
+    """Batches of at least this many rays are cast in coarse 6-D Morton order (the code's top
+    12 bits: ``_bvh_kernels.ray_bucket_order_kernel``) unless they come in a coherent order
+    already (0 disables sorting)."""
 
     def __init__(
         self,
@@ -360,12 +361,14 @@ class NumbaBvhBackend:
                 out_faces,
             )
             return
-        # large batch: cast in 6-D Morton order of (origin, direction) so that consecutive
-        # rays visit the same nodes while they are cached; results go back in caller order
+        # large batch: cast in coarse 6-D Morton order of (origin, direction) so that
+        # consecutive rays visit the same nodes while they are cached; results go back in
+        # caller order
         kernels = self._kernels
         scratch = self._sort_scratch
         if scratch is None or scratch[0].shape[0] < ray_count:
             scratch = (
+                np.empty(ray_count, np.int64),
                 np.empty(ray_count, np.int64),
                 np.empty((ray_count, 3)),
                 np.empty((ray_count, 3)),
@@ -374,10 +377,8 @@ class NumbaBvhBackend:
                 np.empty(ray_count, np.int64),
             )
             self._sort_scratch = scratch
-        codes, o, d, m, distances, faces = (a[:ray_count] for a in scratch)
-        kernels.ray_morton_codes_kernel(origins, directions, codes)
-        order = np.argsort(codes)
-        kernels.gather_rays_kernel(order, origins, directions, max_distances, o, d, m)
+        keys, order, o, d, m, distances, faces = (a[:ray_count] for a in scratch)
+        kernels.ray_bucket_order_kernel(origins, directions, max_distances, keys, order, o, d, m)
         self._closest_hit(
             self.node_boxes,
             self.node_refs,
