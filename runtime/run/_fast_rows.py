@@ -81,5 +81,12 @@ def fast_row_writer(tap: Any, scalar_types: frozenset[type]) -> FastWriter:
     lines.append(f"    buffers[{tap._valid_slot}][row] = True")
     lines += [f"    buffers[{slot}][row] = v{k}" for k, (_, slot, _) in enumerate(plain)]
     lines.append("    return True")
-    exec(compile("\n".join(lines), f"<fast row writer of {tap.path}>", "exec"), namespace)  # noqa: S102 - our own generated source
+    source = "\n".join(lines)
+    code = _CODE.get(source)
+    if code is None:  # (a batch defines the same taps every episode: compile once)
+        code = _CODE[source] = compile(source, f"<fast row writer of {tap.path}>", "exec")
+    exec(code, namespace)  # noqa: S102 - our own generated source
     return namespace["write"]
+
+
+_CODE: dict[str, Any] = {}  # compiled writers by their source
