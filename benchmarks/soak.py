@@ -104,6 +104,8 @@ def cost(args: argparse.Namespace) -> None:
                 for name, get in extra.items():
                     values[name] = get(state)
                 sources = [values.get(name, 0) for name in names]
+                # the state channels' values, given to both blocks alike (as the readings)
+                state_values = [(slots[name], get(state)) for name, get in extra.items()]
                 for order in (0, 1) if k % 2 else (1, 0):
                     if order == 0:
                         t0 = perf()
@@ -114,8 +116,8 @@ def cost(args: argparse.Namespace) -> None:
                         else:
                             for tap, reading in zip(taps, readings, strict=True):
                                 tap.write(buffers, row, reading)
-                        for name, get in extra.items():
-                            buffers[slots[name]][row] = get(state)
+                        for slot, value in state_values:
+                            buffers[slot][row] = value
                         writer.end_row(k + 1, float(state.time))
                         store_t += perf() - t0
                     else:
