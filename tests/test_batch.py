@@ -466,3 +466,41 @@ def test_ray_two_node_cluster_equals_local(local_ds: tuple[Path, Path], tmp_path
         for process in reversed(started):
             _stop_group(process)
         shutil.rmtree(root, ignore_errors=True)
+
+
+def test_local_workers_share_the_cores_between_their_numba_threads(monkeypatch):
+    """Each local worker gets cores // workers Numba threads (an explicit setting wins):
+    a thread per core in every worker oversubscribes the cores."""
+    from runtime.batch import executors
+
+    started = []
+
+    class _Context:
+        def Pipe(self):  # noqa: N802 - multiprocessing's name
+            return object(), type("End", (), {"close": lambda self: None})()
+
+        def Process(self, target, args, daemon):  # noqa: N802
+            started.append(args[1])
+            return type("P", (), {"start": lambda self: None})()
+
+    monkeypatch.setattr(executors, "_usable_cores", lambda: 4)
+    for workers, threads in ((1, 4), (2, 2), (3, 1), (8, 1)):
+        executor = executors.LocalExecutor(workers)
+        executor._context = _Context()
+        executor._start(executor._slots[0])
+        assert started[-1] == threads
+    code = (
+        "from runtime.batch.executors import _share_cores\n"
+        "_share_cores(1)\n"
+        "import numba\n"
+        "print(numba.config.NUMBA_NUM_THREADS)\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_NUM_THREADS"}
+    for explicit, expected in ((None, "1"), ("2", "2")):
+        if explicit is not None:
+            env["NUMBA_NUM_THREADS"] = explicit
+        out = subprocess.run(
+            [sys.executable, "-c", code], cwd=REPO, env=env, capture_output=True, text=True
+        )
+        assert out.returncode == 0, out.stderr
+        assert out.stdout.strip() == expected
