@@ -86,9 +86,8 @@ def _worker_main(conn: Connection, threads: int = 0) -> None:
 
     ``threads``: Numba threads for this worker (0: Numba's default, one per core). Workers
     share the cores: each with a thread per core oversubscribes them, and the idle threads
-    of Numba's OpenMP pool spin between parallel regions, taking CPU from the other workers
-    (measured: 2 workers on 2 cores, 10.9 -> 12.9 episodes/s). An explicit
-    ``NUMBA_NUM_THREADS`` in the environment wins.
+    of Numba's OpenMP pool spin between parallel regions, taking CPU from the other workers.
+    An explicit ``NUMBA_NUM_THREADS`` in the environment wins.
     """
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the driver's to handle
     _share_cores(threads)  # before Numba is imported (a spawned worker has not yet)
