@@ -73,7 +73,8 @@ def _entries(features: set[str]) -> list[tuple[str, str, float, tuple[str, ...],
     return out
 
 
-def _cores() -> int:
+def usable_cores() -> int:
+    """The cores this process may run on (its CPU affinity; the CPU count elsewhere)."""
     try:
         return len(os.sched_getaffinity(0))
     except AttributeError:  # not Linux
@@ -187,7 +188,7 @@ def start(features: set[str], stream: TextIO | None = None) -> Warmup:
     # this process compiles the build-phase kernels as it calls them; the step-phase ones go,
     # longest first, to whichever process (this one or a worker, one per other core) has
     # the least work so far
-    loads = [sum(e[2] for e in missing if e[4] == "build")] + [0.0] * (_cores() - 1)
+    loads = [sum(e[2] for e in missing if e[4] == "build")] + [0.0] * (usable_cores() - 1)
     shares: list[list[tuple[str, str, tuple[str, ...]]]] = [[] for _ in loads]
     for module, name, seconds, signature, _ in sorted(
         (e for e in missing if e[4] == "step"), key=lambda e: -e[2]

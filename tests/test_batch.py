@@ -483,7 +483,7 @@ def test_local_workers_share_the_cores_between_their_numba_threads(monkeypatch):
             started.append(args[1])
             return type("P", (), {"start": lambda self: None})()
 
-    monkeypatch.setattr(executors, "_usable_cores", lambda: 4)
+    monkeypatch.setattr(executors, "usable_cores", lambda: 4)
     for workers, threads in ((1, 4), (2, 2), (3, 1), (8, 1)):
         executor = executors.LocalExecutor(workers)
         executor._context = _Context()

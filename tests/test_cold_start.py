@@ -96,7 +96,7 @@ def test_missing_kernels_shared_longest_first(monkeypatch):
     monkeypatch.setattr(_precompile, "_entries", lambda features: entries)
     monkeypatch.setattr(_precompile, "_dispatcher", lambda module, name: name)
     monkeypatch.setattr(_precompile, "_cached", lambda name: name == "cached")
-    monkeypatch.setattr(_precompile, "_cores", lambda: 2)
+    monkeypatch.setattr(_precompile, "usable_cores", lambda: 2)
     monkeypatch.setattr(
         _precompile,
         "_spawn",
@@ -105,7 +105,7 @@ def test_missing_kernels_shared_longest_first(monkeypatch):
     warmup = _precompile.start({"engine"})
     assert [w.names for w in warmup.workers] == [["raycast", "contact"]]
     assert [n for _, n, _ in warmup.own] == ["ik", "imu"]
-    monkeypatch.setattr(_precompile, "_cores", lambda: 1)
+    monkeypatch.setattr(_precompile, "usable_cores", lambda: 1)
     warmup = _precompile.start({"engine"})
     assert warmup.workers == []
     assert [n for _, n, _ in warmup.own] == ["raycast", "ik", "imu", "contact"]

@@ -223,11 +223,11 @@ def test_disk_full_stops_with_the_rows_that_are_safe(tmp_path, monkeypatch):
     real = store_module._write_in_place
     calls = []
 
-    def fill_up(root, key, value, durable):
+    def fill_up(root, key, value):
         calls.append(key)
         if len(calls) > 12:  # three chunks of the four arrays fit, then the disk is full
             raise OSError(errno.ENOSPC, "No space left on device", str(root / key))
-        real(root, key, value, durable)
+        real(root, key, value)
 
     monkeypatch.setattr(store_module, "_write_in_place", fill_up)
     with pytest.raises(RecordingError) as info:

@@ -29,6 +29,7 @@ from collections.abc import Iterable
 from multiprocessing.connection import Connection, wait
 from typing import Any
 
+from runtime._precompile import usable_cores
 from runtime.errors import SimrtError
 
 __all__ = ["Executor", "InlineExecutor", "LocalExecutor", "RayExecutor", "make_executor"]
@@ -109,11 +110,6 @@ def _share_cores(threads: int) -> None:
         os.environ.setdefault("NUMBA_NUM_THREADS", str(threads))
 
 
-def _usable_cores() -> int:
-    affinity = getattr(os, "sched_getaffinity", None)
-    return len(affinity(0)) if affinity else (os.cpu_count() or 1)
-
-
 class _Slot:
     def __init__(self) -> None:
         self.process: Any = None
@@ -134,7 +130,7 @@ class LocalExecutor(Executor):
 
     def __init__(self, workers: int | None = None, start_method: str = "spawn") -> None:
         if workers is None:
-            workers = _usable_cores()
+            workers = usable_cores()
         count = workers
         if int(count) < 1:
             raise SimrtError(f"--workers must be >= 1, got {count}")
@@ -145,7 +141,7 @@ class LocalExecutor(Executor):
 
     def _start(self, slot: _Slot) -> None:
         parent, child = self._context.Pipe()
-        threads = max(1, _usable_cores() // self.workers)
+        threads = max(1, usable_cores() // self.workers)
         process = self._context.Process(target=_worker_main, args=(child, threads), daemon=True)
         process.start()
         child.close()

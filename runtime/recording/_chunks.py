@@ -67,12 +67,14 @@ class ChunkEncoder:
         checksum = np.uint32(google_crc32c.value(payload)).astype("<u4").tobytes()
         return bytes(payload) + checksum
 
-    def write(self, index: int, chunk: np.ndarray, durable: bool) -> Path:
-        """Encode and write chunk ``index`` of the array in place (fsynced when durable).
+    def write(self, index: int, chunk: np.ndarray) -> Path:
+        """Encode and write chunk ``index`` of the array in place, not synced.
+
+        The commit makes its chunk files durable together.
 
         Returns:
             The chunk file's path.
         """
         key = f"{self.key}/c/{index}{self._tail}"
-        _disk._write_in_place(self.root, key, self.encode(chunk), durable)
+        _disk._write_in_place(self.root, key, self.encode(chunk))
         return self.root / key

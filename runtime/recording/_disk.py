@@ -84,8 +84,10 @@ def check_store_path(path: str | os.PathLike[str]) -> Path:
     return path
 
 
-def _write_in_place(root: Path, key: str, data: bytes, durable: bool) -> None:
-    """Write one chunk file in place, creating its folders; fsynced when ``durable``.
+def _write_in_place(root: Path, key: str, data: bytes) -> None:
+    """Write one chunk file in place, creating its folders; not synced.
+
+    A commit makes its chunk files durable together (:func:`make_durable`).
 
     No temporary file: nothing reads a chunk before the commit log names its rows.
     """
@@ -107,9 +109,6 @@ def _write_in_place(root: Path, key: str, data: bytes, durable: bool) -> None:
         handle = open(path, "wb")  # noqa: SIM115 - closed below
     with handle:
         handle.write(data)
-        if durable:
-            handle.flush()
-            os.fsync(handle.fileno())
 
 
 def _channel_json(info: ChannelInfo) -> dict[str, Any]:

@@ -19,9 +19,10 @@ xarray, Dask, ...):
 Writing: rows are copied into preallocated chunk buffers (``chunk_rows`` rows per chunk,
 all channels; about ``target_chunk_bytes`` per chunk). A full chunk is handed to a writer
 thread, which compresses it (Blosc/Zstd, GIL released), writes one chunk file per array
-straight into place, fsyncs them, then appends the commit line; a chunk that takes longer
-than ``commit_interval`` seconds to fill is also written partially (and rewritten when it is
-full: the only data ever rewritten is the tail chunk beyond the last full one). At most
+straight into place, makes them durable (one ``syncfs``), then appends the commit line; a
+chunk that takes longer than ``commit_interval`` seconds to fill is also written partially
+(and rewritten when it is full: the only data ever rewritten is the tail chunk beyond the
+last full one). At most
 ``max_pending`` chunks wait for the writer: when it falls behind the step loop waits (flat
 memory), so a run holds ``max_pending + 1`` chunk buffers whatever its length.
 
@@ -107,7 +108,7 @@ class StoreWriter:
         commit_interval: write a partly filled chunk when this many wall-clock seconds
             passed since the last commit (bounds what a kill loses).
         max_pending: chunks that may wait for the writer thread before the loop waits.
-        durable: fsync chunk files and the commit log (survives a power cut).
+        durable: sync chunk files, documents and the commit log (survives a power cut).
         compression_level: Blosc/Zstd level (1: fast; 0 disables compression).
         target_chunk_bytes: uncompressed bytes of one chunk of all channels.
 
@@ -416,7 +417,7 @@ class StoreWriter:
         # (rows past `stop` are stale and lie beyond the committed rows / the trimmed shape)
         index = start // self.chunk_rows
         written = [
-            encoder.write(index, buffer, False)
+            encoder.write(index, buffer)
             for encoder, buffer in zip(self._encoders, buffers, strict=True)
         ]
         if self._durable:  # every chunk file on disk before the commit line names its rows

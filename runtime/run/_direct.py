@@ -124,8 +124,6 @@ class _RaycastDirect:
         } <= set(self.slots)
         self.time_slot = self.slots.get("time", -1)
         self.step_slot = self.slots.get("step", -1)
-        # per ray (a comparison with an array is a cheaper call than with a scalar)
-        self.max_range = np.full(tap.ray_count or 0, tap._max_range32, np.float32)
         self.layout: Any = None
         self.out: Any = None
         self.views: list[tuple[int, np.ndarray]] = []
@@ -162,12 +160,9 @@ class _RaycastDirect:
         if (layout is not self.layout or layout.out is not self.out) and not self._bind(layout):
             return False
         tap = self.tap
-        hits = np.less(self.depths, self.max_range, out=buffers[tap._hit_slot][row])
+        hits = np.less(self.depths, tap._max_ranges, out=buffers[tap._hit_slot][row])
         if self.ids is not None:
-            ids = self._path_ids(layout, hits)
-            if ids is None:  # not the plain case: the general path rewrites the whole row
-                return False
-            buffers[self.ids_slot][row] = ids
+            buffers[self.ids_slot][row] = self._path_ids(layout, hits)
         buffers[tap._valid_slot][row] = True
         for slot, view in self.views:
             buffers[slot][row] = view
@@ -176,13 +171,12 @@ class _RaycastDirect:
         buffers[self.step_slot][row] = int(layout.step)
         return True
 
-    def _path_ids(self, layout: Any, hits: np.ndarray) -> np.ndarray | None:
+    def _path_ids(self, layout: Any, hits: np.ndarray) -> np.ndarray:
         """Per ray of this sensor: the path-table index of what it hit, -1 for none.
 
         Only rays that hit (``hits``: depth below ``maxRange``) get an index; the table grows
-        as :class:`~runtime.run.taps.HitPathIds` grows it (paths in order of first
+        as :class:`~runtime.run.hit_paths.HitPathIds` grows it (paths in order of first
         appearance, by ascending ray), sharing its index, so both paths number alike.
-        None: not the plain case.
         """
         if not self.sensor.config.report_hit_prim_paths:
             return self.no_paths

@@ -41,12 +41,8 @@ def fast_row_writer(tap: Any, scalar_types: frozenset[type]) -> FastWriter:
         "SCALARS": scalar_types,
         "less": np.less,
         "sensor": tap.sensor,
-        "max_range": None,
+        "max_range": tap._max_ranges,
     }
-    if tap._hit_slot is not None:
-        # per ray (a comparison with an array of the same shape is a cheaper call than
-        # with a scalar)
-        namespace["max_range"] = np.full(tap._ray_shape, tap._max_range32, np.float32)
     lines = [
         "def write(buffers, row, fields):",
         "    get = fields.get",

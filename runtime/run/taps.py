@@ -88,6 +88,7 @@ class SensorTap:
         self._keys: dict[int, str] = {}
         self._max_range32 = np.float32(self.max_range if self.max_range is not None else np.inf)
         self._ray_shape = (self.ray_count,)
+        self._max_ranges: np.ndarray | None = None  # per ray (set by define)
         self.path_tables: dict[str, list[str]] = {}
         self._plan: list[tuple[str, int, tuple[int, ...], HitPathIds | None]] = []
         self._is_mapping: dict[type, bool] = {}
@@ -168,6 +169,9 @@ class SensorTap:
                     attrs,
                 )
             )
+            # per ray, for the fast and direct writers (a comparison with an array of the
+            # same shape is a cheaper call than with a scalar)
+            self._max_ranges = np.full(self._ray_shape, self._max_range32, np.float32)
         self._valid_slot = recorder.add_channel(
             ChannelInfo(f"{self.path}.valid", (), "bool", self.path, self.kind, "valid", "")
         )
