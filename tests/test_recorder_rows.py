@@ -140,28 +140,49 @@ def test_hit_path_ids_match_the_paths_over_repeated_and_new_patterns():
 
 
 def test_hit_path_ids_from_actor_indices_match_the_paths():
-    """``ids_of_actors`` (what ray-cast readings carry) numbers like the paths themselves."""
+    """``ids_of_actors``: the scene's actor paths join the table in actor order, once each;
+    every ray's id names its actor's path (-1: no actor or an empty path)."""
     rng = np.random.default_rng(11)
     actor_paths = ("/W/table", "", "/W/box", "/W/robot/hand", "/W/box", "/W/ground")
-    patterns = [rng.integers(-1, len(actor_paths), 50).astype(np.int32) for _ in range(5)]
-    table: list[str] = []
+    table: list[str] = ["/W/earlier"]  # a table that already holds a path
     mapper = HitPathIds(table, (50,))
-    all_paths, all_hits, got = [], [], []
-    for step in range(40):
-        actors = patterns[int(rng.integers(len(patterns)))]  # the same arrays recur
-        if step % 9 == 4:
-            actors = actors.copy()  # an equal pattern in a new array
-        hits = actors >= 0
-        if step % 7 == 3:  # a ray at max range that still names an actor: not a hit
-            hits[int(rng.integers(50))] = False
-        ids = mapper.ids_of_actors(actors, actor_paths, hits)
+    expected_table = ["/W/earlier", "/W/table", "/W/box", "/W/robot/hand", "/W/ground"]
+    out = np.full(50, 99, np.int32)
+    for step in range(30):
+        actors = rng.integers(-1, len(actor_paths), 50).astype(np.int32)
+        into = out if step % 2 else None
+        ids = mapper.ids_of_actors(actors, actor_paths, into)
         assert ids.dtype == np.int32 and ids.shape == (50,)
-        all_paths += [actor_paths[a] if a >= 0 else "" for a in actors.tolist()]
-        all_hits += hits.tolist()
-        got += ids.tolist()
-    expected_table, expected_ids = _oracle_ids(all_paths, all_hits)
-    assert table == expected_table
-    assert got == expected_ids
+        if into is not None:
+            assert ids is out
+        assert table == expected_table
+        names = [table[i] if i >= 0 else "" for i in ids.tolist()]
+        assert names == [actor_paths[a] if a >= 0 else "" for a in actors.tolist()]
+    # a rebuilt scene (a new actor table): its new paths are appended, old ids stay
+    rebuilt = ("/W/ground", "/W/new")
+    ids = mapper.ids_of_actors(np.array([1, -1, 0] + [-1] * 47, np.int32), rebuilt)
+    assert table == [*expected_table, "/W/new"]
+    assert ids[:3].tolist() == [5, -1, 4]
+
+
+def test_hit_path_ids_of_a_fresh_table_are_the_actor_indices():
+    """A fresh table of unique, non-empty actor paths numbers them as the actors: the ids
+    are the actor indices copied (the writers' shortcut), and still name the right paths;
+    a table that does not start empty takes the lookup."""
+    rng = np.random.default_rng(5)
+    actor_paths = ("/W/table", "/W/box", "/W/robot/hand", "/W/ground")
+    table: list[str] = []
+    mapper = HitPathIds(table, (64,))
+    for _ in range(5):
+        actors = rng.integers(-1, len(actor_paths), 64).astype(np.int32)
+        ids = mapper.ids_of_actors(actors, actor_paths, np.empty(64, np.int32))
+        assert mapper.identity_of is actor_paths
+        names = [table[i] if i >= 0 else "" for i in ids.tolist()]
+        assert names == [actor_paths[a] if a >= 0 else "" for a in actors.tolist()]
+    shifted = HitPathIds(["/W/earlier"], (64,))
+    ids = shifted.ids_of_actors(actors, actor_paths)
+    assert shifted.identity_of is not actor_paths
+    assert ids.tolist() == [a + 1 if a >= 0 else -1 for a in actors.tolist()]
 
 
 def test_hit_path_ids_without_hits_cover_the_given_paths_only():

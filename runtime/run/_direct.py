@@ -160,9 +160,9 @@ class _RaycastDirect:
         if (layout is not self.layout or layout.out is not self.out) and not self._bind(layout):
             return False
         tap = self.tap
-        hits = np.less(self.depths, tap._max_ranges, out=buffers[tap._hit_slot][row])
+        np.less(self.depths, tap._max_ranges, out=buffers[tap._hit_slot][row])
         if self.ids is not None:
-            buffers[self.ids_slot][row] = self._path_ids(layout, hits)
+            self._path_ids(layout, buffers[self.ids_slot][row])
         buffers[tap._valid_slot][row] = True
         for slot, view in self.views:
             buffers[slot][row] = view
@@ -171,15 +171,16 @@ class _RaycastDirect:
         buffers[self.step_slot][row] = int(layout.step)
         return True
 
-    def _path_ids(self, layout: Any, hits: np.ndarray) -> np.ndarray:
-        """Per ray of this sensor: the path-table index of what it hit, -1 for none.
+    def _path_ids(self, layout: Any, out: np.ndarray) -> None:
+        """Per ray of this sensor, into ``out``: the path-table index of what it hit, or -1.
 
-        Only rays that hit (``hits``: depth below ``maxRange``) get an index; the table grows
-        as :class:`~runtime.run.hit_paths.HitPathIds` grows it (paths in order of first
-        appearance, by ascending ray), sharing its index, so both paths number alike.
+        The kernels name an actor only for rays that hit (depth below ``maxRange``); the
+        table is the one :class:`~runtime.run.hit_paths.HitPathIds` keeps for the channel,
+        so this path and the readings' number alike.
         """
         if not self.sensor.config.report_hit_prim_paths:
-            return self.no_paths
+            out[...] = self.no_paths
+            return
         a, b = self.bounds
         actors, table = self.sensor._batch._hit_actors(layout, self.index, a, b)
-        return self.ids.ids_of_actors(actors, table, hits)
+        self.ids.ids_of_actors(actors, table, out)

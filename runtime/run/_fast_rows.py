@@ -40,6 +40,7 @@ def fast_row_writer(tap: Any, scalar_types: frozenset[type]) -> FastWriter:
         "ndarray": np.ndarray,
         "SCALARS": scalar_types,
         "less": np.less,
+        "INT32": np.dtype(np.int32),
         "sensor": tap.sensor,
         "max_range": tap._max_ranges,
     }
@@ -69,11 +70,18 @@ def fast_row_writer(tap: Any, scalar_types: frozenset[type]) -> FastWriter:
         lines.append("    hits = None")
     for k, (name, slot, ids) in enumerate(paths):
         namespace[f"ids{k}"] = ids.ids_of_reading
+        namespace[f"paths{k}"] = ids
+        # actor indices that are already the ids (the path table numbers the scene's actors
+        # in actor order) are copied as they are; anything else goes through the lookup
         lines += [
-            f"    ids = ids{k}(fields, {name!r}, hits)",
-            "    if ids is None:",
+            '    actors = get("_hit_actors")',
+            f'    if get("_actor_paths") is paths{k}.identity_of and (',
+            "        actors.__class__ is ndarray and actors.dtype is INT32",
+            f"        and actors.shape == {ids.shape!r}",
+            "    ):",
+            f"        buffers[{slot}][row] = actors",
+            f"    elif ids{k}(get, {name!r}, hits, buffers[{slot}][row]) is None:",
             "        return False  # (only `hit` written yet: the general path rewrites it)",
-            f"    buffers[{slot}][row] = ids",
         ]
     lines.append(f"    buffers[{tap._valid_slot}][row] = True")
     lines += [f"    buffers[{slot}][row] = v{k}" for k, (_, slot, _) in enumerate(plain)]

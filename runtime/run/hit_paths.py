@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
 __all__ = ["HitPathIds"]
+
+_NEVER = object()  # (compared by identity: no actor table is this object)
 
 
 class HitPathIds:
@@ -18,6 +20,10 @@ class HitPathIds:
     appearance), else -1. The sensor reuses one tuple object for a repeated hit pattern,
     so results are cached by the tuple object and the hit mask's bytes; a cached result
     is a read-only array shared between the steps that share it.
+
+    Readings of this project's ray-cast sensors also carry each ray's actor index; through
+    :meth:`ids_of_actors` the table then starts with the ray scene's actor paths, in actor
+    order, and a step's ids are one lookup per ray.
     """
 
     CACHE_SIZE = 256
@@ -29,10 +35,12 @@ class HitPathIds:
         # id(paths tuple) -> (the tuple, hit mask bytes, ids); the tuple is held so its id
         # cannot be reused by another object while the entry exists
         self._cache: dict[int, tuple[tuple[str, ...], bytes, np.ndarray]] = {}
-        # actor index -> table index (-2: not seen yet; the last entry, for actor -1: -1)
+        # actor index -> table index of the last actor table seen (last entry: actor -1)
         self._actor_table: object = None
         self._lut = np.full(1, -1, np.int32)
-        self._actor_cache: dict[int, tuple[np.ndarray, bytes, np.ndarray]] = {}
+        # the actor table whose lookup is the identity (each actor's id is its index), so
+        # a writer may copy the actor indices as they are; a private object until then
+        self.identity_of: object = _NEVER
 
     def id_of(self, text: str) -> int:
         """The table index of a (non-empty) path, appended to the table when new."""
@@ -65,54 +73,63 @@ class HitPathIds:
         return ids
 
     def ids_of_actors(
-        self, actors: np.ndarray, actor_paths: Sequence[str], hits: np.ndarray
+        self, actors: np.ndarray, actor_paths: Sequence[str], out: np.ndarray | None = None
     ) -> np.ndarray:
         """``ids`` from per-ray actor indices (into ``actor_paths``; -1: none) instead of paths.
 
-        The same result as ``ids`` of the paths ``actor_paths[actors[i]]``: the kernels
-        report what a ray hit as an actor index, so a step's ids are one table lookup per
-        ray, with Python work only for actors whose path is not in the table yet. Results
-        are cached by the actor array object (readings of a repeated hit pattern share it)
-        and the hit mask, and are read-only.
+        The kernels report what a ray hit as an index into the ray scene's actor table, and
+        only for rays that hit (depth below ``maxRange``), so a step's ids are one table
+        lookup per ray. The first time an actor table is seen, every path in it joins the
+        path table, in actor order (an empty path maps to -1): the lookup table is then
+        complete and a step needs no Python work.
+
+        Args:
+            actors: actor index per ray, -1 for none, shape ``self.shape``.
+            actor_paths: the ray scene's actor path table.
+            out: int32 array of ``self.shape`` to write into (default: a new array).
         """
         if actor_paths is not self._actor_table:
-            self._actor_table = actor_paths
-            self._lut = np.full(len(actor_paths) + 1, -2, np.int32)
-            self._lut[-1] = -1
-            self._actor_cache.clear()
-        mask = hits.tobytes()
-        entry = self._actor_cache.get(id(actors))
-        if entry is not None and entry[0] is actors and entry[1] == mask:
-            return entry[2]
-        lut = self._lut
-        rays = np.where(hits, actors, -1)
-        ids = lut.take(rays)
-        if (ids == -2).any():  # new actors join the table in order of first appearance by ray
-            for actor in rays[ids == -2].tolist():
-                if lut[actor] == -2:
-                    text = str(actor_paths[actor])
-                    lut[actor] = self.id_of(text) if text else -1
-            ids = lut.take(rays)
-        ids.flags.writeable = False
-        if len(self._actor_cache) >= self.CACHE_SIZE:
-            self._actor_cache.clear()
-        # (the array is held, so its id is not reused while the entry exists; table entries
-        # never change once set, so a cached result stays right as the table grows)
-        self._actor_cache[id(actors)] = (actors, mask, ids)
-        return ids
+            lut = np.empty(len(actor_paths) + 1, np.int32)
+            lut[-1] = -1  # (actor -1 wraps around to this last entry)
+            for actor, text in enumerate(actor_paths):
+                lut[actor] = self.id_of(str(text)) if text else -1
+            self._actor_table, self._lut = actor_paths, lut
+            identity = np.array_equal(lut[:-1], np.arange(len(actor_paths)))
+            self.identity_of = actor_paths if identity else _NEVER
+        if actor_paths is self.identity_of and actors.dtype == np.int32:
+            if out is None:
+                return actors.copy()
+            out[...] = actors  # (the lookup would return the indices themselves)
+            return out
+        return self._lut.take(actors, out=out, mode="wrap")
 
     def ids_of_reading(
-        self, fields: dict[str, object], name: str, hits: np.ndarray | None
+        self,
+        get: Callable[..., object],
+        name: str,
+        hits: np.ndarray | None,
+        out: np.ndarray | None = None,
     ) -> np.ndarray | None:
-        """The ids of field ``name`` of a reading's ``__dict__`` (None: not a path tuple).
+        """The ids of field ``name`` of a reading (None: neither actor indices nor paths).
+
+        Args:
+            get: the reading's field lookup (``get(field)``; None when missing).
+            name: the path field.
+            hits: per ray, depth below ``maxRange`` (for paths without actor indices).
+            out: int32 array of ``self.shape`` to write into (default: a new array or a
+                shared read-only one).
 
         Ray-cast readings carry their rays' actor indices (``_hit_actors`` into
         ``_actor_paths``) beside the path strings; those map without touching the strings.
         """
-        actors = fields.get("_hit_actors")
-        if actors is not None and hits is not None and actors.shape == self.shape:
-            return self.ids_of_actors(actors, fields["_actor_paths"], hits)
-        paths = fields.get(name)
-        if paths.__class__ is not tuple:
+        actors = get("_hit_actors")
+        if actors.__class__ is np.ndarray and actors.shape == self.shape:
+            return self.ids_of_actors(actors, get("_actor_paths"), out)
+        paths = get(name)
+        if not isinstance(paths, (tuple, list)):
             return None
-        return self.ids(paths, hits)
+        ids = self.ids(paths, hits)
+        if out is None:
+            return ids
+        out[...] = ids
+        return out

@@ -78,6 +78,11 @@ class SensorTap:
                 max_range = float(value) if value is not None else 100.0
                 value = prim.GetAttribute("numRays").Get()
                 num_rays = int(value) if value is not None else None
+            config = getattr(sensor, "config", None)  # (what the kernels compare with)
+            if isinstance(getattr(config, "max_range", None), (int, float)):
+                max_range = float(config.max_range)
+            if num_rays is None and isinstance(getattr(config, "num_rays", None), int):
+                num_rays = int(config.num_rays)  # (a sensor mounted by hand: no prim)
             self.max_range = max_range
             self.ray_count = num_rays
         self.fields: dict[str, tuple[tuple[int, ...], str]] = {}
@@ -229,7 +234,10 @@ class SensorTap:
             elif type(value) in _SCALAR_TYPE_SET:
                 out[keys[slot]] = value
                 continue
-            value = self._convert(value, shape, path_ids, hits)
+            if path_ids is not None:
+                value = path_ids.ids_of_reading(get, name, hits)
+            else:
+                value = self._convert(value, shape)
             if value is not None:
                 out[keys[slot]] = value
 
@@ -288,7 +296,11 @@ class SensorTap:
             elif type(value) in _SCALAR_TYPE_SET:
                 buffers[slot][row] = value
                 continue
-            value = self._convert(value, shape, path_ids, hits)
+            if path_ids is not None:
+                if path_ids.ids_of_reading(get, name, hits, buffers[slot][row]) is None:
+                    buffers[slot][row] = -1  # (no paths in this reading)
+                continue
+            value = self._convert(value, shape)
             buffers[slot][row] = 0 if value is None else value
 
     def _getter(self, reading: Any) -> Callable[..., Any]:
@@ -324,17 +336,10 @@ class SensorTap:
         return depths < self._max_range32
 
     @staticmethod
-    def _convert(
-        value: Any,
-        shape: tuple[int, ...],
-        path_ids: HitPathIds | None,
-        hits: np.ndarray | None,
-    ) -> Any:
-        """The uncommon values: paths to ids, other types or sizes (None: record zeros)."""
+    def _convert(value: Any, shape: tuple[int, ...]) -> Any:
+        """The uncommon values: other types or sizes (None: record zeros)."""
         if value is None:
             return None
-        if path_ids is not None:
-            return path_ids.ids(value, hits)
         array = np.asarray(value)
         if array.shape != shape:
             if array.size != int(np.prod(shape)):

@@ -491,7 +491,8 @@ def raycast_outputs_kernel(
             float32, world (written).
         out_end_points_world: hit point, ``o + d * maxRange`` on a miss, sensor position when
             not firing, shape (R, 3), float32, world (written).
-        out_hits: ``[ray, actor]`` of each hit with a known actor, shape (R, 2), int64
+        out_hits: ``[ray, actor]`` of each hit (float32 depth below maxRange) with a known
+            actor, shape (R, 2), int64
             (first ``hit_count`` rows written, in ray order).
         out_hit_count: shape (1,), int64; receives the number of hits.
     """
@@ -544,7 +545,8 @@ def raycast_outputs_kernel(
                 out_end_points_world[i, a] = origins[j, a] + directions[j, a] * max_range
             continue
         out_depths[i] = h + sensor_ranges[k, 0]
-        if hit_actors[j] >= 0:
+        # a named actor only for a hit as recorded: float32 depth below maxRange
+        if hit_actors[j] >= 0 and out_depths[i] < np.float32(max_range):
             out_hits[hit_count, 0] = i
             out_hits[hit_count, 1] = hit_actors[j]
             hit_count += 1
@@ -603,7 +605,7 @@ L_FLAGS = 25  # (1, 2) double-sided, scene follows the bodies
 # int64, per step
 L_COUNTERS = 26  # (K, 1) processed-step counter of each sensor (windowed ones advance here)
 L_FIRED = 27  # (R, 1) ray index of each compact row (kept: next step resets these rows)
-L_HITS = 28  # (R, 2) [ray, actor] of each hit with a known actor, in ray order
+L_HITS = 28  # (R, 2) [ray, actor] of each hit (depth < maxRange) with a known actor, ray order
 L_COUNTS = 29  # (2, 2) [firing rays, hits], [initialised, 0]
 L_CANDIDATES = 30  # (S, 1) solids that may hold a start point this step, in solid order
 L_CANDIDATE_GROUPS = 31  # (S, 1) their groups
@@ -1199,7 +1201,8 @@ def raycast_batch_step_kernel(
                 e_w[i, a] = rays[i, a] + rays[i, 6 + a] * max_range
             continue
         depths[i] = h + sensor_f[k, 7]
-        if actor >= 0:
+        # a named actor only for a hit as recorded: float32 depth below maxRange
+        if actor >= 0 and depths[i] < np.float32(sensor_f[k, 8]):
             hits[hit_count, 0] = i
             hits[hit_count, 1] = actor
             hit_count += 1
