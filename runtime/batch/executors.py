@@ -25,6 +25,7 @@ import os
 import signal
 import socket
 import time
+from collections import deque
 from collections.abc import Iterable
 from multiprocessing.connection import Connection, wait
 from typing import Any
@@ -111,30 +112,44 @@ def _share_cores(threads: int) -> None:
 
 
 class _Slot:
+    """A worker process and the tasks sent to it (the first is running, the rest wait)."""
+
     def __init__(self) -> None:
         self.process: Any = None
         self.conn: Connection | None = None
-        self.task: Any = None
-        self.started = 0.0
+        self.tasks: deque[Any] = deque()
+        self.started = 0.0  # when the first task began (for its timeout)
 
 
 class LocalExecutor(Executor):
     """Episodes in worker processes on this machine.
 
+    Each worker is sent up to ``depth`` tasks: the next one is already in its pipe when an
+    episode ends, so a worker never idles while the driver records an outcome and picks the
+    next task (on a machine whose cores all run workers, the driver has to wait for one).
+    A task queued behind one that killed its worker is sent again to the replacement
+    worker, not charged as an attempt.
+
     Args:
         workers: number of worker processes (default: the usable CPU count).
         start_method: ``"spawn"`` (default) or ``"forkserver"``.
+        depth: tasks sent to a worker ahead of their turn, the running one included (>= 1).
     """
 
     name = "local"
 
-    def __init__(self, workers: int | None = None, start_method: str = "spawn") -> None:
+    def __init__(
+        self, workers: int | None = None, start_method: str = "spawn", depth: int = 2
+    ) -> None:
         if workers is None:
             workers = usable_cores()
         count = workers
         if int(count) < 1:
             raise SimrtError(f"--workers must be >= 1, got {count}")
+        if int(depth) < 1:
+            raise ValueError(f"depth must be >= 1, got {depth}")
         self.workers = int(count)
+        self.depth = int(depth)
         self._context = multiprocessing.get_context(start_method)
         self._slots = [_Slot() for _ in range(self.workers)]
         self.started_processes = 0
@@ -149,35 +164,50 @@ class LocalExecutor(Executor):
         self.started_processes += 1
 
     def _retire(self, slot: _Slot) -> None:
+        """Stop the slot's process (its tasks stay with the slot)."""
         if slot.process is not None:
             if slot.process.is_alive():
                 slot.process.kill()
             slot.process.join(5.0)
         if slot.conn is not None:
             slot.conn.close()
-        slot.process = slot.conn = slot.task = None
+        slot.process = slot.conn = None
+
+    def _restart(self, slot: _Slot) -> None:
+        """A new process for the slot, sent the tasks that waited behind the dead one."""
+        self._retire(slot)
+        if slot.tasks:
+            self._start(slot)
+            for task in slot.tasks:
+                slot.conn.send(task)  # type: ignore[union-attr]
+            slot.started = time.monotonic()
 
     def free_slots(self) -> int:
-        """Idle workers (dead ones are restarted on submit)."""
-        return sum(1 for slot in self._slots if slot.task is None)
+        """How many more tasks the workers take now (``depth`` per worker)."""
+        return sum(self.depth - len(slot.tasks) for slot in self._slots)
 
     def submit(self, task: Any) -> None:
-        """Send a task to an idle worker (starting one if needed)."""
-        slot = next((s for s in self._slots if s.task is None), None)
-        if slot is None:
-            raise RuntimeError("LocalExecutor.submit: no idle worker")
+        """Send a task to the least loaded worker (starting one if needed)."""
+        slot = min(self._slots, key=lambda s: len(s.tasks))
+        if len(slot.tasks) >= self.depth:
+            raise RuntimeError("LocalExecutor.submit: every worker is full")
         if slot.process is None or not slot.process.is_alive():
+            if slot.tasks:  # wait() reports the death and sends the rest to a new process
+                slot.tasks.append(task)
+                return
             self._retire(slot)
             self._start(slot)
         slot.conn.send(task)  # type: ignore[union-attr]
-        slot.task, slot.started = task, time.monotonic()
+        if not slot.tasks:
+            slot.started = time.monotonic()
+        slot.tasks.append(task)
 
     def wait(self, timeout: float | None = None) -> list[dict[str, Any]]:
         """Outcomes of ended episodes; a dead worker's episode fails with its signal."""
-        busy = [s for s in self._slots if s.task is not None]
+        busy = [s for s in self._slots if s.tasks]
         if not busy:
             return []
-        deadline = [s.started + s.task.timeout for s in busy if s.task.timeout]
+        deadline = [s.started + s.tasks[0].timeout for s in busy if s.tasks[0].timeout]
         limit = timeout
         if deadline:
             until = max(0.0, min(deadline) - time.monotonic())
@@ -185,32 +215,33 @@ class LocalExecutor(Executor):
         handles: list[Any] = [s.conn for s in busy] + [s.process.sentinel for s in busy]
         wait(handles, limit)
         out = []
-        now = time.monotonic()
         for slot in busy:
-            task = slot.task
-            try:
-                ready = slot.conn.poll()  # type: ignore[union-attr]
-            except (EOFError, OSError):
-                ready = False
-            if ready:
+            while slot.tasks:  # every outcome the worker sent, in task order
                 try:
-                    out.append(slot.conn.recv())  # type: ignore[union-attr]
-                    slot.task = None
-                    continue
+                    if not slot.conn.poll():  # type: ignore[union-attr]
+                        break
+                    outcome = slot.conn.recv()  # type: ignore[union-attr]
                 except (EOFError, OSError):
-                    pass
+                    break
+                out.append(outcome)
+                slot.tasks.popleft()
+                slot.started = time.monotonic()  # (the next task begins now)
+            if not slot.tasks:
+                continue
+            task = slot.tasks[0]
             pid = slot.process.pid or 0
             if not slot.process.is_alive():
                 code = slot.process.exitcode
                 why = f"exit code {code}"
                 if code is not None and code < 0:
                     why = f"killed by {signal.Signals(-code).name}"
+                slot.tasks.popleft()
                 out.append(
                     _died(task, f"worker process {pid} died ({why})", socket.gethostname(), pid)
                 )
-                self._retire(slot)
-            elif task.timeout and now - slot.started > task.timeout:
-                self._retire(slot)
+                self._restart(slot)
+            elif task.timeout and time.monotonic() - slot.started > task.timeout:
+                slot.tasks.popleft()
                 out.append(
                     _died(
                         task,
@@ -219,17 +250,19 @@ class LocalExecutor(Executor):
                         pid,
                     )
                 )
+                self._restart(slot)
         return out
 
     def close(self) -> None:
         """Stop every worker (idle ones politely, busy ones with SIGKILL)."""
         for slot in self._slots:
-            if slot.conn is not None and slot.task is None and slot.process.is_alive():
+            if slot.conn is not None and not slot.tasks and slot.process.is_alive():
                 try:
                     slot.conn.send(None)
                     slot.process.join(5.0)
                 except (OSError, ValueError):
                     pass
+            slot.tasks.clear()
             self._retire(slot)
 
 
