@@ -1,6 +1,6 @@
 """Batch throughput: 1 vs 2 local workers, and what a worker's later episodes cost.
 
-    python benchmarks/batch.py [--episodes 200] [--steps 50] [--workers 1,2]
+    python benchmarks/batch.py [--episodes 200] [--steps 50] [--workers 1,2] [--repeats 3]
 
 Runs the same batch (``scenes/panda_batch.toml``'s randomization: perturbed start pose,
 randomized IK waypoints, object pose and physics scales; ``--episodes`` episodes of
@@ -8,7 +8,9 @@ randomized IK waypoints, object pose and physics scales; ``--episodes`` episodes
 
 * episodes/s over the whole batch (worker start-up included) and in steady state (from the
   moment every worker finished its first episode to the end), and their ratios to the
-  1-worker run of the same invocation (acceptance: >= 1.8 for 2 workers on 2 cores);
+  1-worker run of the same repeat (the worker counts run interleaved, ``--repeats`` times,
+  since this machine's speed drifts over minutes; acceptance: >= 1.8 for 2 workers on 2
+  cores);
 * per worker, its first episode (process start, imports, Numba cache loads, stage open and
   engine build) vs its later ones (the cached engine is reset, not rebuilt: ``reused`` in
   the manifest), with the ``startup`` column (seconds until the engine was ready);
@@ -124,6 +126,7 @@ def main() -> int:
     parser.add_argument("--episodes", type=int, default=200)
     parser.add_argument("--steps", type=int, default=50)
     parser.add_argument("--workers", default="1,2", help="worker counts, comma separated")
+    parser.add_argument("--repeats", type=int, default=3, help="interleaved repeats")
     parser.add_argument("--keep", action="store_true", help="keep the datasets")
     args = parser.parse_args()
 
@@ -133,41 +136,53 @@ def main() -> int:
     from runtime.batch import parse_spec
 
     logging.getLogger("runtime").setLevel(logging.ERROR)
+    med = statistics.median
     data = tomllib.loads(SPEC.read_text())
     data.update(episodes=args.episodes, steps=args.steps)
     spec = parse_spec(data, SPEC)
     print(f"batch: {args.episodes} Panda episodes x {args.steps} steps, randomized IK targets")
     runs = []
     peers = []
-    for workers in (int(w) for w in args.workers.split(",")):
+    ratios: dict[int, list[tuple[float, float]]] = {}
+    counts = [int(w) for w in args.workers.split(",")]
+    for repeat in range(args.repeats):  # interleaved: each ratio from runs minutes apart
+        base = None
+        for workers in counts:
+            peers.append(_cpu_peer())
+            result = _run(spec, workers)
+            runs.append(result)
+            print(
+                f"[{repeat + 1}] {workers} worker(s): {result['done']} done / {result['failed']} "
+                f"failed in {result['wall']:.1f} s = {result['eps']:.2f} episodes/s; steady "
+                f"state {result['steady_eps']:.2f} episodes/s after {result['warm']:.1f} s of "
+                f"worker start-up (load average {result['load'][0]:.1f} -> "
+                f"{result['load'][1]:.1f})"
+            )
+            if base is None:
+                base = result
+            else:
+                ratios.setdefault(workers, []).append(
+                    (result["eps"] / base["eps"], result["steady_eps"] / base["steady_eps"])
+                )
+            if not args.keep:
+                shutil.rmtree(result["out"], ignore_errors=True)
         peers.append(_cpu_peer())
-        result = _run(spec, workers)
-        peers.append(_cpu_peer())
-        runs.append(result)
+    for workers, pairs in ratios.items():
+        whole = ", ".join(f"{w:.2f}" for w, _ in pairs)
+        steady = ", ".join(f"{s:.2f}" for _, s in pairs)
         print(
-            f"{workers} worker(s): {result['done']} done / {result['failed']} failed in "
-            f"{result['wall']:.1f} s = {result['eps']:.2f} episodes/s; steady state "
-            f"{result['steady_eps']:.2f} episodes/s after {result['warm']:.1f} s of worker "
-            f"start-up (load average {result['load'][0]:.1f} -> {result['load'][1]:.1f})"
-        )
-        if not args.keep:
-            shutil.rmtree(result["out"], ignore_errors=True)
-    base = runs[0]
-    for result in runs[1:]:
-        print(
-            f"throughput ratio {result['workers']} vs {base['workers']} worker(s): "
-            f"whole batch {result['eps'] / base['eps']:.2f}, "
-            f"steady state {result['steady_eps'] / base['steady_eps']:.2f} (target >= 1.8)"
+            f"throughput ratio {workers} vs {counts[0]} worker(s), per repeat: whole batch "
+            f"{whole} (median {med(w for w, _ in pairs):.2f}); steady state {steady} "
+            f"(median {med(s for _, s in pairs):.2f}; target >= 1.8)"
         )
     print(
-        "peer: a pure-CPU loop in 2 processes vs 1 on this machine, measured before and after "
-        f"each run: {', '.join(f'{p:.2f}' for p in peers)} (2.0 = two free cores)"
+        "peer: a pure-CPU loop in 2 processes vs 1 on this machine, measured around each run: "
+        f"{', '.join(f'{p:.2f}' for p in peers)} (2.0 = two free cores)"
     )
     print("per-episode start-up (all runs):")
     first = [r for run in runs for r in run["first"]]
     second = [r for run in runs for r in run["second"]]
     later = [r for run in runs for r in run["later"]]
-    med = statistics.median
     print(
         f"  a worker's first episode: wall {med(r['wall_time'] for r in first):.2f} s "
         f"(median of {len(first)}), engine ready after {med(r['startup'] for r in first):.3f} s"

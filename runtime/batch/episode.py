@@ -12,7 +12,8 @@ robot, dt and accelerations flag). Before every later episode the engine's rando
 arrays are restored (:class:`~runtime.batch.randomize.ModelSnapshot`) and
 ``MujocoEngine.reset()`` (``mj_resetData`` + authored state) puts it back to its state
 right after the build, so the episode steps bit for bit like a freshly built one. Numba's
-on-disk cache serves the kernels.
+on-disk cache serves the kernels. Ray scenes and IK chains are memoised per scene too (the
+worker never edits its stages).
 
 **Stores.** An attempt records into ``<dataset>/.attempts/<id>-<host>-<pid>.zarr`` and is
 renamed to ``<dataset>/episodes/<id>.zarr`` once complete, so the final path only ever
@@ -87,6 +88,7 @@ class SceneCache:
         self.stages: dict[str, tuple[Any, dict[str, Any]]] = {}
         self.engines: dict[tuple[Any, ...], tuple[Any, ModelSnapshot]] = {}
         self.ray_scenes: dict[str, dict[tuple[str, ...], Any]] = {}  # by scene, body paths
+        self.ik_chains: dict[str, dict[tuple[str, str], Any]] = {}  # by scene, (root, link)
         self.builds = 0  # engines built by this process
         self.episodes = 0  # episodes started by this process
 
@@ -250,6 +252,7 @@ def run_episode(task: EpisodeTask, report: dict[str, Any] | None = None) -> Path
             out=attempt,
             engine_factory=factory,
             ray_scenes=WORKER_CACHE.ray_scenes.setdefault(task.scene, {}),
+            ik_chains=WORKER_CACHE.ik_chains.setdefault(task.scene, {}),
             summary=False,
             **kwargs,
         )

@@ -243,9 +243,20 @@ class RobotPoser:
 
     def set_chain(self, start_prim: Usd.Prim, end_prim: Usd.Prim) -> None:
         """Build a new chain between the two prims and clear the cached solution."""
-        self._chain = KinematicChain(
-            self._stage, self._robot_prim, start_prim, end_prim, debug=self._debug
+        self.use_chain(
+            KinematicChain(self._stage, self._robot_prim, start_prim, end_prim, debug=self._debug)
         )
+
+    def use_chain(self, chain: KinematicChain) -> None:
+        """Use an already built chain (of this stage and robot); clear the cached solution.
+
+        A chain holds no solving state, so one built chain may serve many posers of a stage
+        that is not edited in between (batch workers build it once per scene).
+        """
+        start_prim, end_prim = chain.start_prim, chain.end_prim
+        if start_prim is None or end_prim is None:
+            raise ValueError("use_chain: the chain has no start or end prim")
+        self._chain = chain
         self._last_solution = None
         self._chain_joints = self._chain.joints
         self._chain_paths = [j.prim_path for j in self._chain_joints]

@@ -171,6 +171,7 @@ class IkDriver:
         engine: Any,
         every: int,
         until_contact: bool,
+        chains: dict[tuple[str, str], Any] | None = None,
     ) -> None:
         from runtime.kinematics.math import Transform
         from runtime.kinematics.poser import RobotPoser
@@ -188,9 +189,16 @@ class IkDriver:
         self.items: list[dict[str, Any]] = []
         for schedule in schedules:
             end = _resolve_link(stage, robot_prim, schedule.link)
-            poser = RobotPoser(
-                stage, robot_prim, stage.GetPrimAtPath(root), stage.GetPrimAtPath(end)
-            )
+            built = chains.get((str(root), str(end))) if chains is not None else None
+            if built is not None:  # (a caller's memo: the stage was not edited since)
+                poser = RobotPoser(stage, robot_prim)
+                poser.use_chain(built)
+            else:
+                poser = RobotPoser(
+                    stage, robot_prim, stage.GetPrimAtPath(root), stage.GetPrimAtPath(end)
+                )
+                if chains is not None and poser.chain is not None:
+                    chains[(str(root), str(end))] = poser.chain
             chain = poser.chain
             if chain is None or not chain.joint_paths:
                 raise SimrtError(f"{end}: no movable joints between {root} and the IK link")

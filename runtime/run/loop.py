@@ -59,6 +59,7 @@ def run_scene(
     flush_every: int | None = None,
     min_flush_interval: float | None = None,
     ray_scenes: dict[tuple[str, ...], Any] | None = None,
+    ik_chains: dict[tuple[str, str], Any] | None = None,
     summary: bool = True,
     **overrides: Any,
 ) -> RunResult:
@@ -87,6 +88,8 @@ def run_scene(
         ray_scenes: a memo of built ray scenes by body paths, for a caller that runs many
             episodes of one stage it does not edit (batch workers): read before the
             sensors are bound, filled after the first step.
+        ik_chains: a memo of built IK chains by (root link, IK link) path, for the same
+            callers: an IK driver takes its chains from it and adds those it builds.
         summary: read the store back for :attr:`RunResult.summary` (False: an empty
             summary; batch workers, whose dataset manifest has what they need).
         **overrides: :class:`RunConfig` fields (``steps``, ``dt``, ``ik_targets``,
@@ -176,6 +179,7 @@ def run_scene(
             engine,
             ik_every,
             until_contact,
+            chains=ik_chains,
         )
 
     disabled = {
