@@ -37,8 +37,10 @@ from runtime.recording.store import COMMIT_LOG  # noqa: E402
 ROWS, CHUNK = 50, 8
 
 
-def _write(path: Path, rows: int = ROWS, close: bool = True) -> StoreWriter:
-    writer = StoreWriter(path, chunk_rows=CHUNK, meta={"scene": "synthetic"})
+def _write(
+    path: Path, rows: int = ROWS, close: bool = True, background: bool = True
+) -> StoreWriter:
+    writer = StoreWriter(path, chunk_rows=CHUNK, meta={"scene": "synthetic"}, background=background)
     writer.add_channel(ChannelInfo("/W/imu.acc", (3,), "float64", "/W/imu", "imu", "acc"))
     writer.add_channel(ChannelInfo("/W/c.on", (), "bool", "/W/c", "contact", "in_contact"))
     for k in range(rows):
@@ -218,7 +220,8 @@ def test_exports_equal_the_store(store, tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["run.npz", "run.parquet", "run.zarr"]
 
 
-def test_disk_full_stops_with_the_rows_that_are_safe(tmp_path, monkeypatch):
+@pytest.mark.parametrize("background", [True, False], ids=["writer-thread", "inline"])
+def test_disk_full_stops_with_the_rows_that_are_safe(tmp_path, monkeypatch, background):
     path = tmp_path / "run.zarr"
     real = store_module._write_in_place
     calls = []
@@ -231,7 +234,7 @@ def test_disk_full_stops_with_the_rows_that_are_safe(tmp_path, monkeypatch):
 
     monkeypatch.setattr(store_module, "_write_in_place", fill_up)
     with pytest.raises(RecordingError) as info:
-        _write(path, rows=10_000)
+        _write(path, rows=10_000, background=background)
     assert info.value.safe_rows == 3 * CHUNK
     message = str(info.value)
     assert str(path) in message and "No space left on device" in message
@@ -240,7 +243,10 @@ def test_disk_full_stops_with_the_rows_that_are_safe(tmp_path, monkeypatch):
     _expect_rows(path, 3 * CHUNK)
 
 
-def test_a_failed_flush_to_disk_stops_with_the_rows_that_are_safe(tmp_path, monkeypatch):
+@pytest.mark.parametrize("background", [True, False], ids=["writer-thread", "inline"])
+def test_a_failed_flush_to_disk_stops_with_the_rows_that_are_safe(
+    tmp_path, monkeypatch, background
+):
     """The file system reports an error when the chunk files are made durable (syncfs or
     fsync): the rows of that commit are not counted, the earlier ones load."""
     from runtime.recording import store as writer_module
@@ -257,7 +263,7 @@ def test_a_failed_flush_to_disk_stops_with_the_rows_that_are_safe(tmp_path, monk
 
     monkeypatch.setattr(writer_module, "make_durable", failing)
     with pytest.raises(RecordingError) as info:
-        _write(path, rows=10_000)
+        _write(path, rows=10_000, background=background)
     # one call per commit with all its chunk files (2 channels, step, time); the first
     # also makes the documents written at creation durable (4 arrays, the commit group)
     assert calls[:2] == [4 + 5, 4]

@@ -253,6 +253,7 @@ def run_episode(task: EpisodeTask, report: dict[str, Any] | None = None) -> Path
             engine_factory=factory,
             ray_scenes=WORKER_CACHE.ray_scenes.setdefault(task.scene, {}),
             ik_chains=WORKER_CACHE.ik_chains.setdefault(task.scene, {}),
+            recording_thread=False,  # (the workers keep the cores busy already)
             summary=False,
             **kwargs,
         )

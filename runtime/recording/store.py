@@ -111,6 +111,10 @@ class StoreWriter:
         durable: sync chunk files, documents and the commit log (survives a power cut).
         compression_level: Blosc/Zstd level (1: fast; 0 disables compression).
         target_chunk_bytes: uncompressed bytes of one chunk of all channels.
+        background: compress and write chunks on a writer thread (default). False: in the
+            caller's thread, when a chunk is handed over and at close (processes that
+            already keep every core busy, such as batch workers, where a thread each only
+            competes for the cores).
 
     Raises:
         SimrtError: the path cannot hold a store (see :func:`check_store_path`).
@@ -131,6 +135,7 @@ class StoreWriter:
         durable: bool = True,
         compression_level: int = 1,
         target_chunk_bytes: int = _TARGET_CHUNK_BYTES,
+        background: bool = True,
     ) -> None:
         self.path = check_store_path(path)
         if chunk_rows is not None and int(chunk_rows) < 1:
@@ -161,6 +166,7 @@ class StoreWriter:
         self._queue: queue.Queue[Any] = queue.Queue()
         self._free: queue.Queue[list[np.ndarray]] = queue.Queue()
         self._thread: threading.Thread | None = None
+        self._background = bool(background)
         self._partial_pending = threading.Event()
         self._error: BaseException | None = None
         self._error_reported = False
@@ -296,13 +302,18 @@ class StoreWriter:
         except OSError as error:
             problem = error.strerror or str(error)
             raise SimrtError(f"{self.path}: cannot create the recording store: {problem}") from None
-        for _ in range(self._max_pending):
+        for _ in range(self._max_pending if self._background else 0):
             self._free.put(self._new_buffers())
         self._take_buffers(self._new_buffers())
         self._next_commit = time_module.perf_counter() + self.commit_interval
-        # the arrays are created by the writer thread while the loop fills the first chunk
-        self._thread = threading.Thread(target=self._writer_loop, name="simrt-store", daemon=True)
-        self._thread.start()
+        if self._background:
+            # the arrays are created by the writer thread while the loop fills the first chunk
+            self._thread = threading.Thread(
+                target=self._writer_loop, name="simrt-store", daemon=True
+            )
+            self._thread.start()
+        else:
+            self._start_writing()
         self._opened, self._open_failed = True, False
 
     def _create_arrays(self) -> None:
@@ -357,12 +368,16 @@ class StoreWriter:
             if self._row and not self._partial_pending.is_set():
                 self._partial_pending.set()
                 self._queue.put((self._buffers, self._chunk_start, self._row, False))
+                if self._thread is None:
+                    self._drain()
             return
         self._queue.put((self._buffers, self._chunk_start, self._row, True))
         # the chunk belongs to the writer now: an interrupt while waiting below must not
         # let close() hand the same rows over again
         self._chunk_start += self._row
         self._row = 0
+        if self._thread is None:
+            self._drain()  # (its buffers come back free)
         try:
             buffers = self._free.get_nowait()
         except queue.Empty:
@@ -385,27 +400,43 @@ class StoreWriter:
 
     # ------------------------------------------------------------------ writer thread
     def _writer_loop(self) -> None:
-        try:
-            self._create_arrays()
-        except BaseException as error:  # noqa: BLE001 - reported on the loop's thread
-            self._error = error
+        self._start_writing()
         while True:
             item = self._queue.get()
             if item is None:
                 return
-            buffers, start, rows, full = item
+            self._write_item(item)
+
+    def _start_writing(self) -> None:
+        try:
+            self._create_arrays()
+        except BaseException as error:  # noqa: BLE001 - reported on the loop's thread
+            self._error = error
+
+    def _drain(self) -> None:
+        """Without a writer thread: write what was queued, here and now."""
+        while True:
             try:
-                if self._error is None:
-                    began = time_module.perf_counter()
-                    self._write_rows(buffers, start, rows)
-                    self.write_seconds += time_module.perf_counter() - began
-            except BaseException as error:  # noqa: BLE001 - reported on the loop's thread
-                self._error = error
-            finally:
-                if full:
-                    self._free.put(buffers)
-                else:
-                    self._partial_pending.clear()
+                item = self._queue.get_nowait()
+            except queue.Empty:
+                return
+            if item is not None:
+                self._write_item(item)
+
+    def _write_item(self, item: tuple[list[np.ndarray], int, int, bool]) -> None:
+        buffers, start, rows, full = item
+        try:
+            if self._error is None:
+                began = time_module.perf_counter()
+                self._write_rows(buffers, start, rows)
+                self.write_seconds += time_module.perf_counter() - began
+        except BaseException as error:  # noqa: BLE001 - reported on the loop's thread
+            self._error = error
+        finally:
+            if full:
+                self._free.put(buffers)
+            else:
+                self._partial_pending.clear()
 
     def _write_rows(self, buffers: list[np.ndarray], start: int, rows: int) -> None:
         stop = start + rows
@@ -480,9 +511,11 @@ class StoreWriter:
             self._open()  # a run without rows still leaves a loadable, empty store
         if self._row and self._error is None:
             self._queue.put((self._buffers, self._chunk_start, self._row, True))
-        self._queue.put(None)
-        assert self._thread is not None
-        self._thread.join()
+        if self._thread is not None:
+            self._queue.put(None)
+            self._thread.join()
+        else:
+            self._drain()
         failed = self._error is not None
         try:
             if not failed:

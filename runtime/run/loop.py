@@ -60,6 +60,7 @@ def run_scene(
     min_flush_interval: float | None = None,
     ray_scenes: dict[tuple[str, ...], Any] | None = None,
     ik_chains: dict[tuple[str, str], Any] | None = None,
+    recording_thread: bool = True,
     summary: bool = True,
     **overrides: Any,
 ) -> RunResult:
@@ -90,6 +91,9 @@ def run_scene(
             sensors are bound, filled after the first step.
         ik_chains: a memo of built IK chains by (root link, IK link) path, for the same
             callers: an IK driver takes its chains from it and adds those it builds.
+        recording_thread: the store compresses and writes on its own thread (default);
+            False: in the loop's thread (batch workers, one per core: a thread each would
+            only compete with the other workers for the cores).
         summary: read the store back for :attr:`RunResult.summary` (False: an empty
             summary; batch workers, whose dataset manifest has what they need).
         **overrides: :class:`RunConfig` fields (``steps``, ``dt``, ``ik_targets``,
@@ -260,7 +264,9 @@ def run_scene(
             t4 = perf()
             t5 = perf()  # readings: built only when asked (taps write from the batches)
             if recorder is None:
-                recorder = StoreWriter(store_path, meta=meta, expected_rows=steps)
+                recorder = StoreWriter(
+                    store_path, meta=meta, expected_rows=steps, background=recording_thread
+                )
                 for tap in taps:
                     tap.define(recorder)
                 if grippers is not None:
@@ -317,7 +323,9 @@ def run_scene(
     finally:
         wall = _time.perf_counter() - loop_start
         if recorder is None:  # no step completed: an empty, loadable store
-            recorder = StoreWriter(store_path, meta=meta, expected_rows=0)
+            recorder = StoreWriter(
+                store_path, meta=meta, expected_rows=0, background=recording_thread
+            )
         closing = _time.perf_counter()
         try:
             with signals_deferred():  # a stop signal now waits until the store is closed
