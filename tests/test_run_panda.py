@@ -64,6 +64,7 @@ class Oracle:
         self.contact_expected = {path: [] for path in FINGERS}
         self.contact_partners = []
         self.contact_read = {path: [] for path in FINGERS}
+        self.contact_flag = {path: [] for path in FINGERS}  # ContactSensor.in_contact()
         self.imu_pairs = []  # (reading acc, mujoco acc, reading gyro, mujoco gyro)
 
     def factory(self, stage, **kwargs):
@@ -160,6 +161,7 @@ class Oracle:
             self.contact_expected[path].append(expected)
             reading = sensors.sensor(path).reading()
             self.contact_read[path].append((float(reading.value), bool(reading.in_contact)))
+            self.contact_flag[path].append(sensors.sensor(path).in_contact())
         self.contact_partners.append(partners)
         # IMU oracle: MuJoCo's own accelerometer / gyro on a site at the IMU pose, for the
         # state the engine reported (post-step q, v; the step's qacc)
@@ -242,6 +244,8 @@ def test_contact_readings_follow_mujoco_contact_forces(panda_run):
         live = np.array([v for v, _ in oracle.contact_read[path]])
         value = rec.field(path, "value")
         np.testing.assert_array_equal(rec.field(path, "in_contact"), expected_flag)
+        # the loop's until-contact check reads the flag without building the reading
+        np.testing.assert_array_equal(oracle.contact_flag[path], expected_flag)
         np.testing.assert_allclose(value, live)  # the recording holds the live readings
         np.testing.assert_allclose(value, expected, rtol=2e-6, atol=1e-9)
         # the threshold matters in this run: some steps have contact below fmin or none

@@ -170,6 +170,14 @@ def run_scene(
         if getattr(s, "prim_path", "").startswith(robot_path + "/")
     ]
     del robot_bodies
+    # (a contact sensor answers without building its reading; other sensors of the kind
+    # through their readings)
+    contact_checks = [
+        s.in_contact
+        if callable(getattr(s, "in_contact", None))
+        else (lambda s=s: bool(getattr(s.reading(), "in_contact", False)))
+        for s in robot_contacts
+    ]
 
     ik = None
     if waypoints:
@@ -243,9 +251,7 @@ def run_scene(
                 bar.first_step_begins()
             t0 = perf()
             if ik is not None and ik.disabled_reason is None:
-                in_contact = until_contact and any(
-                    bool(getattr(s.reading(), "in_contact", False)) for s in robot_contacts
-                )
+                in_contact = until_contact and any(check() for check in contact_checks)
                 try:
                     ik.update(
                         k, float(getattr(state, "time", 0.0)), step_dt, joint_positions, in_contact

@@ -346,6 +346,11 @@ class ContactSensor(SensorBase):
         values["in_contact"] = bool(values["in_contact"])
         return ContactReading(**values, is_valid=True)
 
+    def in_contact(self) -> bool:
+        """``reading().in_contact`` without building the reading (False when invalid)."""
+        rows = self._reading_rows()
+        return rows is not None and bool(rows[0][READING_COLUMNS["in_contact"][1]])
+
     def _reading_rows(self) -> tuple[np.ndarray, np.ndarray] | None:
         """This sensor's rows of its batch's int and float blocks; None: invalid reading."""
         b = self._batch
