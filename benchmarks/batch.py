@@ -16,6 +16,9 @@ randomized IK waypoints, object pose and physics scales; ``--episodes`` episodes
   the manifest), with the ``startup`` column (seconds until the engine was ready);
 * the peer for that start-up: opening the stage and building the engine in this process.
 
+Each run starts after ``os.sync()`` and the datasets are deleted only at the end, so no run
+pays for another's writeback or deletion.
+
 The machine may be shared: the load average is printed before and after each run, and the
 peer for the 1-vs-2 ratio is a pure-CPU loop in 1 vs 2 processes measured around each run
 (what the machine itself gives two processes at that moment).
@@ -149,6 +152,7 @@ def main() -> int:
         base = None
         for workers in counts:
             peers.append(_cpu_peer())
+            os.sync()  # every run starts without another run's writeback pending
             result = _run(spec, workers)
             runs.append(result)
             print(
@@ -164,8 +168,6 @@ def main() -> int:
                 ratios.setdefault(workers, []).append(
                     (result["eps"] / base["eps"], result["steady_eps"] / base["steady_eps"])
                 )
-            if not args.keep:
-                shutil.rmtree(result["out"], ignore_errors=True)
         peers.append(_cpu_peer())
     for workers, pairs in ratios.items():
         whole = ", ".join(f"{w:.2f}" for w, _ in pairs)
@@ -210,6 +212,9 @@ def main() -> int:
         f"  peer (this process, warm): open stage {open_s:.3f} s + build engine "
         f"{build_s:.3f} s = what every episode would pay without the worker cache"
     )
+    if not args.keep:  # (deleted at the end: a deletion's disk work would slow the next run)
+        for run in runs:
+            shutil.rmtree(run["out"], ignore_errors=True)
     return 0
 
 

@@ -504,3 +504,43 @@ def test_local_workers_share_the_cores_between_their_numba_threads(monkeypatch):
         )
         assert out.returncode == 0, out.stderr
         assert out.stdout.strip() == expected
+
+
+def test_local_episodes_are_made_durable_by_the_driver_before_the_manifest(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Episodes on this machine skip their own syncs; the driver syncs the dataset's file
+    system before every manifest save, so a manifest never names an episode done whose
+    store is not on disk (in-process executor, so the calls can be watched)."""
+    from runtime.batch import dataset as dataset_module
+    from runtime.recording import _disk
+    from runtime.recording import store as store_module
+
+    events: list[str] = []
+    real_sync, real_save = _disk.make_durable, dataset_module.Dataset.save
+    monkeypatch.setattr(store_module, "make_durable", lambda *a: events.append("episode sync"))
+
+    def sync(root, paths):
+        events.append("dataset sync")
+        real_sync(root, paths)
+
+    def save(self):
+        real_save(self)
+        events.append("manifest")
+
+    monkeypatch.setattr(_disk, "make_durable", sync)
+    monkeypatch.setattr(dataset_module.Dataset, "save", save)
+    spec = tmp_path / "d.toml"
+    spec.write_text(SPEC.replace(f"episodes = {EPISODES}", "episodes = 3"))
+    summary = run_batch(spec, tmp_path / "ds", workers=0)
+    assert summary.done == 3
+    assert "episode sync" not in events
+    # the first save (planning, nothing done yet) comes before the executor exists; every
+    # later one is preceded by a sync of the dataset's file system
+    later = events[events.index("manifest") + 1 :]
+    assert later.count("manifest") >= 1
+    assert all(later[i - 1] == "dataset sync" for i, e in enumerate(later) if e == "manifest")
+    rows = load_dataset(tmp_path / "ds").manifest.to_pylist()
+    assert [r["status"] for r in rows] == ["done"] * 3
+    for row in rows:
+        assert load_recording(tmp_path / "ds" / row["store"]).complete

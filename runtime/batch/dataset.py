@@ -168,6 +168,7 @@ class Dataset:
             self._lock.close()
             raise SimrtError(f"{self.path}: another simrt batch is writing this dataset") from None
         self.rows: dict[int, dict[str, Any]] = {}
+        self._sync = False  # sync the file system before each manifest save
         self._unsaved = False  # rows changed since the manifest was last written
         self._saved_at = -math.inf
         manifest = self.path / MANIFEST
@@ -257,8 +258,28 @@ class Dataset:
         finally:
             self._lock.close()
 
+    def sync_before_save(self) -> bool:
+        """From now on, sync the dataset's file system before every manifest save.
+
+        Episode stores written without syncs of their own (``EpisodeTask.durable`` False)
+        are then on disk before the manifest names them done. Returns False (and changes
+        nothing) where the platform cannot sync a file system in one call.
+        """
+        from runtime.recording._disk import _syncfs
+
+        self._sync = _syncfs() is not None
+        return self._sync
+
     def save(self) -> None:
-        """Write the manifest atomically (temp file + rename, mode kept)."""
+        """Write the manifest atomically (temp file + rename, mode kept).
+
+        Raises:
+            OSError: the file system reported a write error while syncing.
+        """
+        if self._sync:
+            from runtime.recording._disk import sync_file_system
+
+            sync_file_system(self.path)
         pa, pq = _pyarrow()
         rows = [self.rows[k] for k in sorted(self.rows)]
         table = pa.Table.from_pylist(rows, schema=_schema())

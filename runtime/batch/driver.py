@@ -187,6 +187,10 @@ def run_batch(
     except BaseException:
         dataset.close()
         raise
+    if executor.name in ("local", "inline") and dataset.sync_before_save():
+        # episodes on this machine: their stores are made durable together, by one sync of
+        # the file system before each manifest save, instead of one sync per episode
+        todo = [replace(task, durable=False) for task in todo]
     summary = BatchSummary(
         dataset=str(out),
         executor=executor.name,

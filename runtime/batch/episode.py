@@ -60,6 +60,9 @@ class EpisodeTask:
         log: a joint-state log to replay instead of simulating (replay batches).
         imu_mode: IMU mode of a replay.
         timeout: wall seconds an attempt may take (enforced by the local executor).
+        durable: the worker syncs its store to disk; False when the driver syncs the
+            dataset's file system before its manifest names the episode done (local
+            executors: one sync per manifest save instead of one per episode).
         attempt: 1 for the first attempt, 2 for the first retry, ...
     """
 
@@ -78,6 +81,7 @@ class EpisodeTask:
     log: str | None = None
     imu_mode: str | None = None
     timeout: float | None = None
+    durable: bool = True
     attempt: int = 1
 
 
@@ -253,7 +257,8 @@ def run_episode(task: EpisodeTask, report: dict[str, Any] | None = None) -> Path
             engine_factory=factory,
             ray_scenes=WORKER_CACHE.ray_scenes.setdefault(task.scene, {}),
             ik_chains=WORKER_CACHE.ik_chains.setdefault(task.scene, {}),
-            recording_thread=False,  # (the workers keep the cores busy already)
+            # (the workers keep the cores busy already: no writer thread)
+            store_options={"background": False, "durable": task.durable},
             summary=False,
             **kwargs,
         )

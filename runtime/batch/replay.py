@@ -237,7 +237,13 @@ def replay_log(task: Any, report: dict[str, Any]) -> Path:
         "episode": {"id": task.episode, "seed": task.seed, "params": report["params"]},
     }
     attempt = _attempt_path(task)
-    writer = StoreWriter(attempt, meta=meta, expected_rows=playback.sample_count)
+    writer = StoreWriter(
+        attempt,
+        meta=meta,
+        expected_rows=playback.sample_count,
+        background=False,
+        durable=task.durable,
+    )
     taps = [SensorTap(s, stage) for s in sensors.sensors]
     slots: dict[str, int] = {}
     complete = False

@@ -128,6 +128,18 @@ def _versions() -> dict[str, str]:
     return versions
 
 
+def sync_file_system(root: Path) -> bool:
+    """One ``syncfs(2)`` of the file system holding ``root``; False where there is none.
+
+    Raises:
+        OSError: the file system reported a write error.
+    """
+    if _syncfs() is None:
+        return False
+    make_durable(root, [])
+    return True
+
+
 @functools.cache
 def _syncfs() -> Any:
     """The C library's ``syncfs`` (Linux), or None."""

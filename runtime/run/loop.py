@@ -60,7 +60,7 @@ def run_scene(
     min_flush_interval: float | None = None,
     ray_scenes: dict[tuple[str, ...], Any] | None = None,
     ik_chains: dict[tuple[str, str], Any] | None = None,
-    recording_thread: bool = True,
+    store_options: Mapping[str, Any] | None = None,
     summary: bool = True,
     **overrides: Any,
 ) -> RunResult:
@@ -91,9 +91,9 @@ def run_scene(
             sensors are bound, filled after the first step.
         ik_chains: a memo of built IK chains by (root link, IK link) path, for the same
             callers: an IK driver takes its chains from it and adds those it builds.
-        recording_thread: the store compresses and writes on its own thread (default);
-            False: in the loop's thread (batch workers, one per core: a thread each would
-            only compete with the other workers for the cores).
+        store_options: extra :class:`~runtime.recording.StoreWriter` arguments (batch
+            workers: ``background=False``, one worker per core already; ``durable=False``
+            when the driver syncs the dataset before naming an episode done).
         summary: read the store back for :attr:`RunResult.summary` (False: an empty
             summary; batch workers, whose dataset manifest has what they need).
         **overrides: :class:`RunConfig` fields (``steps``, ``dt``, ``ik_targets``,
@@ -271,7 +271,7 @@ def run_scene(
             t5 = perf()  # readings: built only when asked (taps write from the batches)
             if recorder is None:
                 recorder = StoreWriter(
-                    store_path, meta=meta, expected_rows=steps, background=recording_thread
+                    store_path, meta=meta, expected_rows=steps, **dict(store_options or {})
                 )
                 for tap in taps:
                     tap.define(recorder)
@@ -330,7 +330,7 @@ def run_scene(
         wall = _time.perf_counter() - loop_start
         if recorder is None:  # no step completed: an empty, loadable store
             recorder = StoreWriter(
-                store_path, meta=meta, expected_rows=0, background=recording_thread
+                store_path, meta=meta, expected_rows=0, **dict(store_options or {})
             )
         closing = _time.perf_counter()
         try:
