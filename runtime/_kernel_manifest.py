@@ -10,7 +10,7 @@ KERNELS = (
     (
         "runtime.engine._kernels",
         "state_kernel",
-        7.7,
+        5.2,
         (
             "Array(float64, 1, 'C')",
             "Array(float64, 2, 'C')",
@@ -33,7 +33,7 @@ KERNELS = (
     (
         "runtime.kinematics._kernels",
         "ik_lm_kernel",
-        9.1,
+        8.1,
         (
             "Array(float64, 2, 'C')",
             "Array(float64, 1, 'C')",
@@ -49,7 +49,7 @@ KERNELS = (
     (
         "runtime.sensors._bvh_kernels",
         "bvh_build_kernel",
-        3.0,
+        3.6,
         (
             "Array(float64, 2, 'C')",
             "Array(int64, 2, 'C')",
@@ -63,7 +63,7 @@ KERNELS = (
     (
         "runtime.sensors._contact_kernels",
         "contact_update_kernel",
-        3.7,
+        3.2,
         (
             "Array(float64, 2, 'C')",
             "Array(float64, 2, 'C')",
@@ -83,7 +83,7 @@ KERNELS = (
     (
         "runtime.sensors._imu_kernels",
         "imu_read_kernel",
-        0.6,
+        0.7,
         (
             "Array(int64, 2, 'C')",
             "Array(float64, 3, 'C')",
@@ -97,7 +97,7 @@ KERNELS = (
     (
         "runtime.sensors._imu_kernels",
         "imu_update_kernel",
-        6.5,
+        6.7,
         (
             "Array(float64, 2, 'C')",
             "Array(float64, 2, 'C')",
@@ -115,7 +115,7 @@ KERNELS = (
     (
         "runtime.sensors._raycast_kernels",
         "raycast_batch_step_kernel",
-        15.6,
+        17.5,
         (
             "Array(float64, 2, 'C')",
             "Array(int64, 2, 'C')",
@@ -125,6 +125,22 @@ KERNELS = (
             "Array(float64, 2, 'C')",
             "Array(float64, 2, 'C')",
             "Array(float64, 2, 'C')",
+        ),
+    ),
+    (
+        "runtime.sensors._raycast_kernels",
+        "raycast_row_ids_kernel",
+        0.3,
+        (
+            "Array(int64, 2, 'A')",
+            "int64",
+            "int64",
+            "int64",
+            "int64",
+            "Array(float32, 1, 'C')",
+            "Array(float32, 1, 'C')",
+            "Array(bool, 1, 'C')",
+            "Array(int32, 1, 'C')",
         ),
     ),
 )

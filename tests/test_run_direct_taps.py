@@ -49,10 +49,23 @@ def _assert_identical(direct, general):
 
 
 def test_panda_direct_rows_equal_the_readings_rows(tmp_path, monkeypatch):
+    from runtime.sensors import _raycast_kernels
+
+    kernel = _raycast_kernels.raycast_row_ids_kernel
+    calls = []
+
+    def counted(*args):  # (not a dispatcher: every call goes through here)
+        calls.append(1)
+        return kernel(*args)
+
+    monkeypatch.setattr(_raycast_kernels, "raycast_row_ids_kernel", counted)
     direct, general = _run_both(
         REPO / "scenes" / "panda_table.usda", tmp_path, monkeypatch, steps=700
     )
     _assert_identical(direct, general)
+    # the lidar's path table numbers the scene's actors as they are: hit and ids of every
+    # direct row came from the compiled row kernel
+    assert len(calls) == 700
     lidar = "/World/LidarMount/Lidar"
     assert direct.data[f"{lidar}.hit"].any()  # the lidar hit things, with paths
     assert (direct.data[f"{lidar}.hit_prim_paths"] >= 0).any()

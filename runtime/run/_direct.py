@@ -130,6 +130,25 @@ class _RaycastDirect:
         self.depths: np.ndarray | None = None
         self.bounds = (0, 0)
         self.index = 0  # the sensor's index in its layout
+        from runtime._jit import CompiledCall
+        from runtime.sensors._raycast_kernels import raycast_row_ids_kernel
+
+        # one entry point per layout of the hit rows (a view of the layout's block may be
+        # strided): an entry point converts its arguments unchecked
+        self.row_ids_by_layout = {
+            True: CompiledCall(raycast_row_ids_kernel),
+            False: CompiledCall(raycast_row_ids_kernel),
+        }
+        # the kernel's entry point converts arguments unchecked: only the types it was
+        # recorded with (checked at binding; the chunk buffers have the channels' types)
+        # (``hit`` is a bool channel; the path channel's type is the tap's field type)
+        path_field = next((n for n, _, _, p in tap._plan if p is not None), None)
+        self.kernel_ok = (
+            tap._hit_slot is not None
+            and path_field is not None
+            and tap.fields[path_field][1] == "int32"
+        )
+        self.kernel_types = False
 
     def _bind(self, layout: Any) -> bool:
         """Views of ``layout.out`` for this sensor's rays (False: not the plain case)."""
@@ -150,6 +169,18 @@ class _RaycastDirect:
         ]
         self.depths = out[a:b]
         self.layout, self.out, self.bounds, self.index = layout, out, (a, b), j
+        ranges = self.tap._max_ranges
+        hits = layout.hits
+        self.kernel_types = (
+            self.kernel_ok
+            and self.depths.dtype == np.float32
+            and self.depths.flags.c_contiguous
+            and ranges.dtype == np.float32
+            and ranges.flags.c_contiguous
+            and ranges.shape == self.depths.shape
+            and hits.dtype == np.int64
+            and hits.ndim == 2
+        )
         return True
 
     def __call__(self, buffers: Sequence[np.ndarray], row: int) -> bool:
@@ -160,9 +191,22 @@ class _RaycastDirect:
         if (layout is not self.layout or layout.out is not self.out) and not self._bind(layout):
             return False
         tap = self.tap
-        np.less(self.depths, tap._max_ranges, out=buffers[tap._hit_slot][row])
-        if self.ids is not None:
-            self._path_ids(layout, buffers[self.ids_slot][row])
+        hit_row = buffers[tap._hit_slot][row]
+        table = self._identity_table(layout)
+        if table is not None:  # hit and ids in one compiled call
+            a, b = self.bounds
+            hits = layout.hits
+            args = (
+                hits, int(layout.hit_count[0]), a, b, len(table), self.depths,
+                tap._max_ranges, hit_row, buffers[self.ids_slot][row],
+            )  # fmt: skip
+            call = self.row_ids_by_layout[hits.flags.c_contiguous]
+            if not (call.entry or call.record)(*args):
+                raise RuntimeError(f"ray-cast hit outside the actor table ({self.sensor})")
+        else:
+            np.less(self.depths, tap._max_ranges, out=hit_row)
+            if self.ids is not None:
+                self._path_ids(layout, buffers[self.ids_slot][row])
         buffers[tap._valid_slot][row] = True
         for slot, view in self.views:
             buffers[slot][row] = view
@@ -184,3 +228,17 @@ class _RaycastDirect:
         a, b = self.bounds
         actors, table = self.sensor._batch._hit_actors(layout, self.index, a, b)
         self.ids.ids_of_actors(actors, table, out)
+
+    def _identity_table(self, layout: Any) -> tuple[str, ...] | None:
+        """The scene's actor table when this sensor's path ids are its actor indices.
+
+        That is when the sensor reports hit paths and the channel's path table numbers
+        this actor table as it is (:attr:`HitPathIds.identity_of`); None otherwise.
+        """
+        ids = self.ids
+        if not self.kernel_types or not self.sensor.config.report_hit_prim_paths:
+            return None
+        table = self.sensor._batch._actor_table(layout)
+        if table is not ids.identity_of and table is not ids._actor_table:
+            ids.ids_of_actors(np.empty(0, np.int32), table)  # (builds this table's lookup)
+        return table if table is ids.identity_of else None

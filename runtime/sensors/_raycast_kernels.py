@@ -1211,3 +1211,38 @@ def raycast_batch_step_kernel(
             hit_p, hit_n, e_w,
         )  # fmt: skip
     counts[0, 1] = hit_count
+
+
+@jit
+def raycast_row_ids_kernel(hits, count, a, b, table_len, depths, max_ranges, out_hit, out_ids):
+    """One sensor's ``hit`` and hit-path ids of a recorded row, from the step's hit rows.
+
+    For a path table that numbers the scene's actors as they are (actor index = path id):
+    ``out_hit[i] = depths[i] < max_ranges[i]`` (as ``np.less``: False for NaN) and
+    ``out_ids[i]`` the actor hit by ray ``a + i``, -1 for none.
+
+    Args:
+        hits: ``[ray, actor]`` rows of the step's hits in ray order, shape (H, 2), int64.
+        count: rows of ``hits`` written this step.
+        a: first ray of the sensor.
+        b: one past its last ray.
+        table_len: length of the actor table.
+        depths: the sensor's depths, shape (b - a,), float32.
+        max_ranges: per ray ``maxRange``, shape (b - a,), float32.
+        out_hit: shape (b - a,), bool (written).
+        out_ids: shape (b - a,), int32 (written).
+
+    Returns:
+        False when an actor lies outside the table (``out_ids`` then incomplete).
+    """
+    for i in range(out_ids.shape[0]):
+        out_hit[i] = depths[i] < max_ranges[i]
+        out_ids[i] = -1
+    for k in range(count):
+        ray = hits[k, 0]
+        if ray >= a and ray < b:
+            actor = hits[k, 1]
+            if actor < 0 or actor >= table_len:
+                return False
+            out_ids[ray - a] = actor
+    return True

@@ -539,14 +539,7 @@ class RaycastBatch:
         in ray order) equal an earlier step's shares that step's array: sweeping sensors
         repeat their hit patterns.
         """
-        scene = lay.scene if lay.scene is not None else self.scene
-        table = self._path_table
-        actor_paths = getattr(scene, "actor_paths", ())
-        if table is None or actor_paths is not self._path_source or len(table) != len(actor_paths):
-            self._path_table = table = tuple(actor_paths)
-            self._path_source = actor_paths  # (a rebuilt scene has a new path list)
-            lay.actor_cache.clear()
-            lay.path_cache.clear()
+        table = self._actor_table(lay)
         hits = lay.hits[: int(lay.hit_count[0])]
         key = (j, hits.tobytes())
         actors = lay.actor_cache.get(key)
@@ -562,6 +555,18 @@ class RaycastBatch:
                 lay.path_cache.clear()
             lay.actor_cache[key] = actors
         return actors, table
+
+    def _actor_table(self, lay: _Layout) -> tuple[str, ...]:
+        """The actor path table of the layout's scene (one tuple object while it stands)."""
+        scene = lay.scene if lay.scene is not None else self.scene
+        table = self._path_table
+        actor_paths = getattr(scene, "actor_paths", ())
+        if table is None or actor_paths is not self._path_source or len(table) != len(actor_paths):
+            self._path_table = table = tuple(actor_paths)
+            self._path_source = actor_paths  # (a rebuilt scene has a new path list)
+            lay.actor_cache.clear()
+            lay.path_cache.clear()
+        return table
 
     def _hit_paths(
         self, lay: _Layout, j: int, a: int, b: int
