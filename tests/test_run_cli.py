@@ -182,3 +182,16 @@ def test_a_warm_run_imports_no_heavy_optional_package(tmp_path):
     assert loaded == []
     assert "scipy.linalg" in modules or "numba" not in modules  # the check can see SciPy
     assert load_recording(tmp_path / "r.zarr").complete
+
+
+def test_summary_rate_leaves_out_the_kernel_compile():
+    """An empty kernel cache's compile (before step 1) is reported apart, and the rate after
+    the first step is that of the steps alone."""
+    from runtime.run.summary import format_summary
+
+    timings = {"wall_time": 15.0, "first_step": 0.5, "compile": 13.5, "physics": 0.5}
+    text = format_summary({"steps": 1001, "sim_time": 2.0}, timings)
+    assert "1000 steps/s after the first step" in text
+    assert "kernel compile before the first step: 13.5 s (first run only)" in text
+    warm = format_summary({"steps": 1001, "sim_time": 2.0}, {**timings, "compile": 0.0})
+    assert "kernel compile" not in warm and "steps/s after the first step" in warm

@@ -244,7 +244,9 @@ def run_scene(
     dof_count = joint_positions.shape[0]
     step_dt = float(getattr(state, "dt", 0.0) or getattr(engine, "dt", 0.0) or dt or 1.0 / 60.0)
     perf = _time.perf_counter
-    warmup.finish()
+    compiling = perf()
+    warmup.finish()  # (an empty Numba cache: this process's share, then the workers')
+    timings["compile"] = perf() - compiling
     try:
         for k in range(1, steps + 1):
             if k == 1:

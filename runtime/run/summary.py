@@ -104,7 +104,8 @@ def format_summary(summary: Mapping[str, Any], timings: Mapping[str, float] | No
         wall = timings.get("wall_time", 0.0)
         steps = summary.get("steps", 0)
         first = timings.get("first_step", 0.0)
-        later_wall = wall - first
+        compile_wait = timings.get("compile", 0.0)  # (an empty kernel cache, before step 1)
+        later_wall = wall - first - compile_wait
         rate = (steps - 1) / later_wall if first and later_wall > 0 and steps > 1 else float("nan")
         if not first:
             rate = steps / wall if wall > 0 else float("nan")
@@ -124,6 +125,10 @@ def format_summary(summary: Mapping[str, Any], timings: Mapping[str, float] | No
             lines.append(
                 f"first step: {1e3 * timings['first_step']:.1f} ms (ray scene build unless cached; "
                 "Numba kernels loaded from their cache, or compiled when it is empty)"
+            )
+        if compile_wait >= 0.05:
+            lines.append(
+                f"kernel compile before the first step: {compile_wait:.1f} s (first run only)"
             )
         if "close" in timings:
             lines.append(f"closing the recording: {1e3 * timings['close']:.1f} ms")
