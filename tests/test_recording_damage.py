@@ -123,14 +123,40 @@ def test_torn_commit_line_is_ignored(tmp_path):
         (lambda p: _edit_attrs(p, version=99), "version 99"),
         (lambda p: _edit_attrs(p, format="other"), "not a simrt recording"),
         (lambda p: _edit_attrs(p, channels="nope"), "metadata damaged"),
+        (lambda p: _edit_array(p, "W.imu.acc", shape=[-5, 3]), "invalid shape"),
+        (
+            lambda p: _edit_array(
+                p,
+                "W.imu.acc",
+                chunk_grid={"name": "regular", "configuration": {"chunk_shape": [0, 3]}},
+            ),
+            "invalid chunk shape",
+        ),
     ],
-    ids=["corrupt-meta", "missing-meta", "empty-meta", "missing-array", "future", "foreign", "bad"],
+    ids=[
+        "corrupt-meta",
+        "missing-meta",
+        "empty-meta",
+        "missing-array",
+        "future",
+        "foreign",
+        "bad",
+        "negative-shape",
+        "zero-chunk-rows",
+    ],
 )
 def test_damaged_metadata_is_one_clear_error(store, damage, message):
     damage(store)
     with pytest.raises(SimrtError, match=message) as info:
         load_recording(store)
     assert str(store) in str(info.value)
+
+
+def _edit_array(path: Path, key: str, **changes) -> None:
+    document = path / key / "zarr.json"
+    meta = json.loads(document.read_text())
+    meta.update(changes)
+    document.write_text(json.dumps(meta))
 
 
 def _edit_attrs(path: Path, **changes) -> None:
@@ -344,3 +370,29 @@ def test_store_is_plain_zarr_that_zarr_itself_reads_without_warnings(store):
     np.testing.assert_array_equal(group["W.imu.acc"][:], rec.data["/W/imu.acc"])
     assert group["W.imu.acc"].attrs["simrt"]["name"] == "/W/imu.acc"
     assert group["W.imu.acc"].metadata.dimension_names[0] == "row"
+
+
+def test_chunk_key_encoding_that_names_no_files_gives_no_zeros(store, caplog):
+    """A document edited to another chunk key encoding (zarr would then read every chunk as
+    its fill value): the rows whose chunk files are missing under that encoding are not
+    passed off as zeros."""
+    _edit_array(
+        store,
+        "W.imu.acc",
+        chunk_key_encoding={"name": "v2", "configuration": {"separator": "."}},
+    )
+    rec = load_recording(store)
+    assert len(rec) == 0
+    assert "is missing" in caplog.text
+
+
+def test_commit_lines_with_impossible_row_counts_are_ignored(tmp_path, caplog):
+    path = tmp_path / "run.zarr"
+    writer = _write(path, close=False)
+    writer._queue.put(None)
+    writer._thread.join()
+    committed = (ROWS // CHUNK) * CHUNK
+    with open(path / COMMIT_LOG, "a") as log:
+        log.write('{"rows": -5}\n{"rows": "12"}\n{"rows": 1e400}\n')
+    _expect_rows(path, committed)
+    assert "damaged line" in caplog.text

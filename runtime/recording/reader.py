@@ -228,10 +228,17 @@ def _check_chunk_files(root: Path, key: str, array: Any, start: int, stop: int) 
     if 0 in tuple(array.shape[1:]):
         return  # rows of zero size have no chunk files
     rows = array.chunks[0]
-    tail = "/0" * (len(array.shape) - 1)
+    tail = (0,) * (len(array.shape) - 1)
+    # (arrays read through zarr name their chunk files by their own key encoding)
+    metadata = None if isinstance(array, StoredArray) else getattr(array, "metadata", None)
+    encode = getattr(metadata, "encode_chunk_key", None)
     for index in range(start // rows, (max(stop, start + 1) - 1) // rows + 1):
-        if not os.path.exists(root / key / "c" / f"{index}{tail}"):
-            raise _DamagedChunk(f"chunk file {key}/c/{index}{tail} is missing")
+        if encode is not None:
+            name = encode((index, *tail))
+        else:
+            name = "c/" + "/".join(str(i) for i in (index, *tail))
+        if not os.path.exists(root / key / name):
+            raise _DamagedChunk(f"chunk file {key}/{name} is missing")
 
 
 def open_recording(path: str | os.PathLike[str]) -> RecordingReader:
@@ -335,11 +342,16 @@ def _open_array(path: Path, key: str) -> Any:
     """One array of a store: read directly when the writer wrote it, else through zarr."""
     folder = path / key
     array = StoredArray.open(folder, _document(folder))
-    if array is not None:
-        return array
-    import zarr  # a document the writer does not write (e.g. a store rewritten by zarr)
+    if array is None:
+        import zarr  # a document the writer does not write (e.g. a store rewritten by zarr)
 
-    return zarr.open_array(folder, mode="r", zarr_format=3)
+        array = zarr.open_array(folder, mode="r", zarr_format=3)
+    shape, chunks = tuple(array.shape), tuple(array.chunks)
+    if not shape or any(n < 0 for n in shape) or len(chunks) != len(shape):
+        raise ValueError(f"{key}/zarr.json: invalid shape {list(shape)}")
+    if chunks[0] < 1 or any(n < 0 for n in chunks[1:]):  # (rows of a zero-size channel: 0)
+        raise ValueError(f"{key}/zarr.json: invalid chunk shape {list(chunks)}")
+    return array
 
 
 def _with_table(info: ChannelInfo, table: list[str]) -> ChannelInfo:
@@ -377,7 +389,8 @@ def _read_commit_log(path: Path) -> tuple[int | None, bool | None, str | None, d
         except ValueError:
             _LOG.warning("%s: damaged line in %s ignored", path, COMMIT_LOG)
             continue
-        if not isinstance(line, dict) or not isinstance(line.get("rows"), int):
+        if not isinstance(line, dict) or not isinstance(line.get("rows"), int) or line["rows"] < 0:
+            _LOG.warning("%s: damaged line in %s ignored", path, COMMIT_LOG)
             continue
         rows = max(rows or 0, int(line["rows"]))
         for name, added in (line.get("paths") or {}).items():
