@@ -195,3 +195,17 @@ def test_summary_rate_leaves_out_the_kernel_compile():
     assert "kernel compile before the first step: 13.5 s (first run only)" in text
     warm = format_summary({"steps": 1001, "sim_time": 2.0}, {**timings, "compile": 0.0})
     assert "kernel compile" not in warm and "steps/s after the first step" in warm
+
+
+def test_progress_line_has_no_nonsense_numbers_before_a_rate_exists():
+    """Right after the first step there is no rate yet: the bar says so instead of
+    printing 0 steps/s and an ETA of nan."""
+    import io
+
+    from runtime.run.progress import Progress
+
+    stream = io.StringIO()
+    bar = Progress(10, stream, min_interval=0.0)
+    bar.first_step_done()
+    line = bar._line(1)
+    assert "nan" not in line and " 0 steps/s" not in line and "ETA" in line

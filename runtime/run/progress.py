@@ -68,10 +68,12 @@ class Progress:
         frac = done / self.total if self.total else 1.0
         width = 30
         filled = int(round(width * frac))
-        eta = (self.total - done) / rate if rate > 0 else float("nan")
+        # (no rate yet, right after the first step: no numbers rather than nonsense ones)
+        speed = f"{rate:8.0f} steps/s" if rate > 0 else f"{'-':>8s} steps/s"
+        eta = f"{(self.total - done) / rate:6.1f} s" if rate > 0 else f"{'-':>6s}  "
         return (
             f"[{'#' * filled}{'.' * (width - filled)}] {done}/{self.total} steps "
-            f"{100 * frac:5.1f}%  {rate:8.0f} steps/s  ETA {eta:6.1f} s"
+            f"{100 * frac:5.1f}%  {speed}  ETA {eta}"
         )
 
     def update(self, done: int) -> None:
