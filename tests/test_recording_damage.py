@@ -396,3 +396,46 @@ def test_commit_lines_with_impossible_row_counts_are_ignored(tmp_path, caplog):
         log.write('{"rows": -5}\n{"rows": "12"}\n{"rows": 1e400}\n')
     _expect_rows(path, committed)
     assert "damaged line" in caplog.text
+
+
+def test_inline_writer_holds_a_stop_signal_until_the_chunk_is_written(tmp_path, monkeypatch):
+    """Without a writer thread the chunk is written in the caller's thread: a SIGTERM that
+    arrives meanwhile is handled once the chunk is written and committed, so no handed-over
+    row is lost and the store closes with every row."""
+    import signal as signal_module
+
+    class Stop(Exception):
+        pass
+
+    def handler(signum, frame):
+        raise Stop
+
+    real = StoreWriter._write_rows
+    sent = []
+
+    def write_rows(self, buffers, start, rows):
+        if not sent:  # the signal lands in the middle of the first chunk's write
+            sent.append(1)
+            os.kill(os.getpid(), signal_module.SIGTERM)
+        real(self, buffers, start, rows)
+
+    monkeypatch.setattr(StoreWriter, "_write_rows", write_rows)
+    previous = signal_module.signal(signal_module.SIGTERM, handler)
+    path = tmp_path / "run.zarr"
+    written = 0
+    try:
+        writer = StoreWriter(path, chunk_rows=CHUNK, background=False)
+        writer.add_channel(ChannelInfo("/W/imu.acc", (3,), "float64", "/W/imu", "imu", "acc"))
+        with pytest.raises(Stop):
+            for k in range(10 * CHUNK):
+                buffers, row = writer.begin_row()
+                buffers[0][row] = [k, 2 * k, 3 * k]
+                writer.end_row(k + 1, 0.01 * (k + 1))
+                written += 1
+        assert writer.committed_rows == CHUNK  # the chunk was written before the handler ran
+        writer.close(complete=False, reason="stopped")
+    finally:
+        signal_module.signal(signal_module.SIGTERM, previous)
+    rec = load_recording(path)
+    assert len(rec) == CHUNK and not rec.complete
+    np.testing.assert_array_equal(rec.step, np.arange(1, CHUNK + 1))

@@ -65,6 +65,7 @@ from runtime.recording._disk import (
     is_store,
     make_durable,
 )
+from runtime.recording._held_signals import stop_signals_held
 from runtime.recording._metadata import ArrayDocument, GroupDocument
 from runtime.recording.channels import (
     FORMAT_NAME,
@@ -414,14 +415,20 @@ class StoreWriter:
             self._error = error
 
     def _drain(self) -> None:
-        """Without a writer thread: write what was queued, here and now."""
-        while True:
-            try:
-                item = self._queue.get_nowait()
-            except queue.Empty:
-                return
-            if item is not None:
-                self._write_item(item)
+        """Without a writer thread: write what was queued, here and now.
+
+        A stop signal (SIGINT / SIGTERM / SIGHUP) arriving meanwhile is held back until the
+        chunks are written and committed, as a writer thread would not be interrupted
+        either: its handler then runs in the caller, with every handed-over row on disk.
+        """
+        with stop_signals_held():
+            while True:
+                try:
+                    item = self._queue.get_nowait()
+                except queue.Empty:
+                    break
+                if item is not None:
+                    self._write_item(item)
 
     def _write_item(self, item: tuple[list[np.ndarray], int, int, bool]) -> None:
         buffers, start, rows, full = item

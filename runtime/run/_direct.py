@@ -133,15 +133,14 @@ class _RaycastDirect:
         from runtime._jit import CompiledCall
         from runtime.sensors._raycast_kernels import raycast_row_ids_kernel
 
-        # one entry point per layout of the hit rows (a view of the layout's block may be
-        # strided): an entry point converts its arguments unchecked
+        # A kernel's entry point converts its arguments unchecked, so it is called only with
+        # the types it was recorded with: one entry per layout of the hit rows (a view of
+        # the layout's block may be strided), the other types checked at binding (``hit``
+        # is a bool channel, the path channel has the tap's field type).
         self.row_ids_by_layout = {
             True: CompiledCall(raycast_row_ids_kernel),
             False: CompiledCall(raycast_row_ids_kernel),
         }
-        # the kernel's entry point converts arguments unchecked: only the types it was
-        # recorded with (checked at binding; the chunk buffers have the channels' types)
-        # (``hit`` is a bool channel; the path channel's type is the tap's field type)
         path_field = next((n for n, _, _, p in tap._plan if p is not None), None)
         self.kernel_ok = (
             tap._hit_slot is not None
