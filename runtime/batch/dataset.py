@@ -262,12 +262,12 @@ class Dataset:
         """From now on, sync the dataset's file system before every manifest save.
 
         Episode stores written without syncs of their own (``EpisodeTask.durable`` False)
-        are then on disk before the manifest names them done. Returns False (and changes
-        nothing) where the platform cannot sync a file system in one call.
+        are then on disk before the manifest names them done. Syncs once now; returns False
+        (and changes nothing) where the platform cannot sync a file system in one call.
         """
-        from runtime.recording._disk import _syncfs
+        from runtime.recording._disk import sync_file_system
 
-        self._sync = _syncfs() is not None
+        self._sync = sync_file_system(self.path)
         return self._sync
 
     def save(self) -> None:

@@ -369,7 +369,7 @@ class StoreWriter:
             if self._row and not self._partial_pending.is_set():
                 self._partial_pending.set()
                 self._queue.put((self._buffers, self._chunk_start, self._row, False))
-                if self._thread is None:
+                if not self._background:
                     self._drain()
             return
         self._queue.put((self._buffers, self._chunk_start, self._row, True))
@@ -377,7 +377,7 @@ class StoreWriter:
         # let close() hand the same rows over again
         self._chunk_start += self._row
         self._row = 0
-        if self._thread is None:
+        if not self._background:
             self._drain()  # (its buffers come back free)
         try:
             buffers = self._free.get_nowait()
@@ -518,7 +518,8 @@ class StoreWriter:
             self._open()  # a run without rows still leaves a loadable, empty store
         if self._row and self._error is None:
             self._queue.put((self._buffers, self._chunk_start, self._row, True))
-        if self._thread is not None:
+        if self._background:
+            assert self._thread is not None
             self._queue.put(None)
             self._thread.join()
         else:

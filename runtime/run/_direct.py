@@ -234,10 +234,7 @@ class _RaycastDirect:
         That is when the sensor reports hit paths and the channel's path table numbers
         this actor table as it is (:attr:`HitPathIds.identity_of`); None otherwise.
         """
-        ids = self.ids
         if not self.kernel_types or not self.sensor.config.report_hit_prim_paths:
             return None
         table = self.sensor._batch._actor_table(layout)
-        if table is not ids.identity_of and table is not ids._actor_table:
-            ids.ids_of_actors(np.empty(0, np.int32), table)  # (builds this table's lookup)
-        return table if table is ids.identity_of else None
+        return table if self.ids.use_actor_table(table) else None

@@ -88,6 +88,21 @@ class HitPathIds:
             actor_paths: the ray scene's actor path table.
             out: int32 array of ``self.shape`` to write into (default: a new array).
         """
+        if self.use_actor_table(actor_paths) and actors.dtype == np.int32:
+            if out is None:
+                return actors.copy()
+            out[...] = actors  # (the lookup would return the indices themselves)
+            return out
+        return self._lut.take(actors, out=out, mode="wrap")
+
+    def use_actor_table(self, actor_paths: Sequence[str]) -> bool:
+        """Map actor indices of ``actor_paths`` from now on; True when ids are the indices.
+
+        The first time an actor table is seen, every path in it joins the path table, in
+        actor order (an empty path maps to -1), and its lookup is built; a fresh path table
+        of unique, non-empty actor paths then numbers the actors as they are
+        (:attr:`identity_of`).
+        """
         if actor_paths is not self._actor_table:
             lut = np.empty(len(actor_paths) + 1, np.int32)
             lut[-1] = -1  # (actor -1 wraps around to this last entry)
@@ -96,12 +111,7 @@ class HitPathIds:
             self._actor_table, self._lut = actor_paths, lut
             identity = np.array_equal(lut[:-1], np.arange(len(actor_paths)))
             self.identity_of = actor_paths if identity else _NEVER
-        if actor_paths is self.identity_of and actors.dtype == np.int32:
-            if out is None:
-                return actors.copy()
-            out[...] = actors  # (the lookup would return the indices themselves)
-            return out
-        return self._lut.take(actors, out=out, mode="wrap")
+        return actor_paths is self.identity_of
 
     def ids_of_reading(
         self,

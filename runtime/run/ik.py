@@ -189,7 +189,8 @@ class IkDriver:
         self.items: list[dict[str, Any]] = []
         for schedule in schedules:
             end = _resolve_link(stage, robot_prim, schedule.link)
-            built = chains.get((str(root), str(end))) if chains is not None else None
+            key = (str(root), str(end))
+            built = chains.get(key) if chains is not None else None
             if built is not None:  # (a caller's memo: the stage was not edited since)
                 poser = RobotPoser(stage, robot_prim)
                 poser.use_chain(built)
@@ -198,7 +199,7 @@ class IkDriver:
                     stage, robot_prim, stage.GetPrimAtPath(root), stage.GetPrimAtPath(end)
                 )
                 if chains is not None and poser.chain is not None:
-                    chains[(str(root), str(end))] = poser.chain
+                    chains[key] = poser.chain
             chain = poser.chain
             if chain is None or not chain.joint_paths:
                 raise SimrtError(f"{end}: no movable joints between {root} and the IK link")
