@@ -16,7 +16,9 @@ randomized IK waypoints, object pose and physics scales; ``--episodes`` episodes
   the manifest), with the ``startup`` column (seconds until the engine was ready);
 * the peer for that start-up: opening the stage and building the engine in this process.
 
-Each run starts after ``os.sync()`` and the datasets are deleted only at the end, so no run
+A warm-up batch first starts the local executor's fork server (the modules and cached kernels
+every worker is forked with; once per driver process, printed apart). Each run starts
+after ``os.sync()`` and the datasets are deleted only at the end, so no run
 pays for another's writeback or deletion.
 
 The machine may be shared: the load average is printed before and after each run, and the
@@ -148,6 +150,16 @@ def main() -> int:
     peers = []
     ratios: dict[int, list[tuple[float, float]]] = {}
     counts = [int(w) for w in args.workers.split(",")]
+    # The local executor's fork server (imports and kernel loads, once per driver process)
+    # starts here, so that no timed run pays it for the others; a fresh `simrt batch` pays
+    # it once, whatever its worker count (printed).
+    began = time.perf_counter()
+    warmup = _run(parse_spec({**data, "episodes": 2 * max(counts)}, SPEC), max(counts))
+    print(
+        f"warm-up: fork server started and {warmup['done']} episodes run in "
+        f"{time.perf_counter() - began:.1f} s (first worker ready after {warmup['warm']:.1f} s)"
+    )
+    shutil.rmtree(warmup["out"], ignore_errors=True)
     for repeat in range(args.repeats):  # interleaved: each ratio from runs minutes apart
         base = None
         for workers in counts:

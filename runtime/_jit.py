@@ -7,7 +7,9 @@ plain Python, e.g. for debugging or coverage.
 
 from __future__ import annotations
 
+import importlib.util
 import os
+import sys
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -29,9 +31,42 @@ def jit(function: F) -> F:
     """
     if JIT_DISABLED:
         return function
+    numba = _import_numba()
+    return numba.njit(cache=True, nogil=True)(function)  # type: ignore[no-any-return]
+
+
+def _import_numba() -> Any:
+    """``import numba``, without the SciPy import Numba's BLAS probe would cost.
+
+    The first kernel call (a compile, or a load from the cache) imports Numba's lowering
+    modules; one of them, ``numba.np.arraymath``, probes for BLAS by importing
+    ``scipy.linalg`` (0.15-0.2 s, a fifth of a warm start) to set a flag that only picks
+    ``np.convolve``'s inner loop. SciPy is a dependency of simrt, so the probe's answer is
+    known: the module is imported here with the probe answering "available" without the
+    import, then the probe is put back (a kernel that really calls BLAS still imports SciPy
+    when it is compiled).
+    """
     import numba
 
-    return numba.njit(cache=True, nogil=True)(function)  # type: ignore[no-any-return]
+    if "numba.np.arraymath" in sys.modules or importlib.util.find_spec("scipy") is None:
+        return numba
+    import numba.np.linalg as linalg
+
+    probe = linalg.ensure_blas
+    linalg.ensure_blas = _blas_available
+    try:
+        import numba.np.arraymath as arraymath
+    except Exception:  # noqa: BLE001 - an unexpected Numba layout: its own import path
+        return numba
+    finally:
+        linalg.ensure_blas = probe
+    if getattr(arraymath, "ensure_blas", None) is _blas_available:
+        arraymath.ensure_blas = probe
+    return numba
+
+
+def _blas_available() -> None:
+    """Numba's ``ensure_blas`` for a machine with SciPy (see :func:`_import_numba`)."""
 
 
 def compiled_entry(kernel: Any, args: tuple) -> Callable[..., Any] | None:

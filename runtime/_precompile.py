@@ -29,7 +29,7 @@ import weakref
 from collections.abc import Iterable
 from typing import Any, TextIO
 
-__all__ = ["Warmup", "start", "scene_features"]
+__all__ = ["Warmup", "load_cached_kernels", "start", "scene_features"]
 
 _LOG = logging.getLogger(__name__)
 
@@ -43,6 +43,7 @@ _MODULES = {
     "runtime.sensors._imu_kernels": ("imu", "step"),
     "runtime.sensors._raycast_kernels": ("raycast", "step"),
 }
+_FEATURES = {feature for feature, _ in _MODULES.values()}
 _SENSOR_FEATURES = {
     "IsaacContactSensor": "contact",
     "IsaacImuSensor": "imu",
@@ -107,6 +108,51 @@ def _compile(module: str, name: str, signature: tuple[str, ...]) -> None:
         _dispatcher(module, name).compile(_types(signature))
     except Exception as error:  # noqa: BLE001 - a stale manifest entry: compiled on first call
         _LOG.debug("precompile %s.%s%s skipped: %s", module, name, signature, error)
+
+
+def _in_cache(dispatcher: Any, types: tuple[Any, ...]) -> bool:
+    """Whether the Numba cache holds ``dispatcher`` compiled for exactly ``types``."""
+    try:
+        cache = dispatcher._cache
+        key = cache._index_key(types, dispatcher.targetctx.codegen())
+        return key in cache._cache_file._load_index()
+    except Exception:  # noqa: BLE001 - JIT disabled, or other Numba internals: unknown
+        return False
+
+
+def load_cached_kernels(features: set[str] | None = None) -> int:
+    """Load the manifest's kernels that the Numba cache holds (never compiles one).
+
+    For a process that forks workers (the batch executor's fork server): the workers start
+    with the kernels loaded instead of each loading them. A kernel the cache lacks (cold
+    cache, other types) is left to be compiled where it is first called.
+
+    Args:
+        features: kernel families (:func:`scene_features`); None: every family.
+
+    Returns:
+        How many kernels were loaded.
+    """
+    from runtime._jit import JIT_DISABLED
+
+    if JIT_DISABLED:
+        return 0
+    loaded = 0
+    try:
+        entries = _entries(set(_FEATURES) if features is None else features)
+    except Exception as error:  # noqa: BLE001 - no manifest or a stale one
+        _LOG.debug("kernel preload skipped: %s", error)
+        return 0
+    for module, name, _, signature, _ in entries:
+        try:
+            dispatcher = _dispatcher(module, name)
+            types = _types(signature)
+            if _in_cache(dispatcher, types):
+                dispatcher.compile(types)
+                loaded += 1
+        except Exception as error:  # noqa: BLE001 - a stale entry: compiled on first call
+            _LOG.debug("preload %s.%s skipped: %s", module, name, error)
+    return loaded
 
 
 class Warmup:

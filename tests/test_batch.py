@@ -496,6 +496,17 @@ def test_local_workers_share_the_cores_between_their_numba_threads(monkeypatch):
         "print(numba.config.NUMBA_NUM_THREADS)\n"
     )
     env = {k: v for k, v in os.environ.items() if k != "NUMBA_NUM_THREADS"}
+    # a worker forked from the fork server has Numba imported with the server's count
+    forked = "import numba\nfrom runtime.batch.executors import _share_cores\n_share_cores(1)\n"
+    out = subprocess.run(
+        [sys.executable, "-c", forked + "print(numba.get_num_threads())"],
+        cwd=REPO,
+        env={**env, "NUMBA_NUM_THREADS": "2"},
+        capture_output=True,
+        text=True,
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "1"
     for explicit, expected in ((None, "1"), ("2", "2")):
         if explicit is not None:
             env["NUMBA_NUM_THREADS"] = explicit
@@ -544,3 +555,56 @@ def test_local_episodes_are_made_durable_by_the_driver_before_the_manifest(
     assert [r["status"] for r in rows] == ["done"] * 3
     for row in rows:
         assert load_recording(tmp_path / "ds" / row["store"]).complete
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="needs Linux /proc")
+def test_fork_server_preload_loads_a_run_and_starts_no_thread() -> None:
+    """What the fork server imports before forking workers: the run's modules and cached
+    kernels, and not one thread besides the main one (a fork copies only the caller)."""
+    code = (
+        "import os, sys\n"
+        "import runtime.batch._preload\n"
+        "import runtime.engine._kernels as k\n"
+        "print(len(os.listdir('/proc/self/task')), 'runtime.run.loop' in sys.modules,"
+        " 'runtime.schema' in sys.modules, len(k.state_kernel.overloads))\n"
+    )
+    env = {**os.environ, "NUMBA_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
+    subprocess.run(  # the Numba cache holds the state kernel after one run
+        [sys.executable, "-m", "runtime.cli", "run", str(SCENE), "--steps", "2", "--no-progress"],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        check=True,
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=REPO, env=env, capture_output=True, text=True
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["1", "True", "True", "1"]
+
+
+def test_forked_workers_equal_spawned_workers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The default executor forks its workers from the fork server, in the driver's working
+    folder (a relative dataset path); their recordings equal spawned workers' bit for bit."""
+    from runtime.batch.executors import LocalExecutor
+
+    spec = tmp_path / "s.toml"
+    spec.write_text(SPEC.replace(f"episodes = {EPISODES}", "episodes = 3"))
+    monkeypatch.chdir(tmp_path)
+    stores = {}
+    for method in ("auto", "spawn"):
+        executor = LocalExecutor(2, start_method=method)
+        try:
+            summary = run_batch(spec, f"ds_{method}", executor=executor, retries=0)
+        finally:
+            executor.close()
+        assert summary.done == 3
+        if method == "auto" and sys.platform.startswith("linux"):
+            assert executor._context.get_start_method() == "forkserver"
+        rows = load_dataset(tmp_path / f"ds_{method}").manifest.to_pylist()
+        stores[method] = {r["episode"]: tmp_path / f"ds_{method}" / r["store"] for r in rows}
+    assert set(stores["auto"]) == {0, 1, 2} == set(stores["spawn"])
+    for episode, path in stores["auto"].items():
+        _same_recordings(path, stores["spawn"][episode])

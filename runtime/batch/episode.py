@@ -122,13 +122,20 @@ class SceneCache:
             snapshot.restore()
             engine.reset()
             return engine, True
-        from runtime.engine.mujoco_engine import MujocoEngine
+        from runtime.run.build import build_engine, open_scene_cache
         from runtime.run.loop import _find_robot
 
-        stage, _ = self.stage(scene)
+        stage, settings = self.stage(scene)
         robot_prim = _find_robot(stage, robot)
-        engine = MujocoEngine(
-            stage, robot_prim=robot_prim, dt=dt, compute_accelerations=bool(accelerations)
+        # through the scene cache, like `simrt run`: a worker's first episode reads the
+        # compiled model instead of building it (no mesh hulls, no trimesh / SciPy import)
+        cache = open_scene_cache(stage, dt, bool(settings.get("cache", True)))
+        engine = build_engine(
+            stage,
+            cache,
+            robot_prim=robot_prim,
+            dt=dt,
+            compute_accelerations=bool(accelerations),
         )
         if robot_prim is not None and getattr(engine, "dof_table", None) is None:
             from runtime.schema.dof import build_dof_table

@@ -7,8 +7,9 @@ running an episode died (SIGKILL, segfault, out of memory) or overran its timeou
 ``failed`` outcome saying so. Retries are the driver's business (the same for every
 executor), so an episode is charged exactly for the attempts it made.
 
-* :class:`LocalExecutor` (the default): worker processes on this machine (``spawn``
-  start method, one per core by default, no extra dependency). Each worker runs one
+* :class:`LocalExecutor` (the default): worker processes on this machine (forked from a
+  fork server that has loaded a run's modules and cached kernels once; ``spawn`` where
+  there is none), one per core by default, no extra dependency. Each worker runs one
   episode at a time and many episodes in its life, keeping its scene cache; a dead worker
   is replaced for the next episode.
 * :class:`InlineExecutor` (``--workers 0``): in the driver's process, for debugging.
@@ -24,6 +25,7 @@ import multiprocessing
 import os
 import signal
 import socket
+import sys
 import time
 from collections import deque
 from collections.abc import Iterable
@@ -83,16 +85,19 @@ class Executor:
 # ---------------------------------------------------------------------------- local
 
 
-def _worker_main(conn: Connection, threads: int = 0) -> None:
+def _worker_main(conn: Connection, threads: int = 0, cwd: str | None = None) -> None:
     """A local worker: run tasks from the pipe until told to stop (None) or orphaned.
 
     ``threads``: Numba threads for this worker (0: Numba's default, one per core). Workers
     share the cores: each with a thread per core oversubscribes them, and the idle threads
     of Numba's OpenMP pool spin between parallel regions, taking CPU from the other workers.
-    An explicit ``NUMBA_NUM_THREADS`` in the environment wins.
+    An explicit ``NUMBA_NUM_THREADS`` in the environment wins. ``cwd``: the driver's working
+    folder (a worker forked from the fork server starts in the server's).
     """
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the driver's to handle
-    _share_cores(threads)  # before Numba is imported (a spawned worker has not yet)
+    if cwd is not None and os.getcwd() != cwd:
+        os.chdir(cwd)
+    _share_cores(threads)  # before a parallel kernel starts Numba's thread pool
     from runtime.batch.episode import execute
 
     while True:
@@ -106,9 +111,81 @@ def _worker_main(conn: Connection, threads: int = 0) -> None:
 
 
 def _share_cores(threads: int) -> None:
-    """Give this worker ``threads`` Numba threads unless the user chose (0: Numba's own)."""
-    if threads > 0:
-        os.environ.setdefault("NUMBA_NUM_THREADS", str(threads))
+    """Give this worker ``threads`` Numba threads unless the user chose (0: Numba's own).
+
+    A worker forked from the fork server has Numba imported already, with the server's
+    thread count (this executor's when it started the server): the worker lowers its own
+    count to ``threads`` before any parallel kernel starts the thread pool.
+    """
+    work = sys.modules.get("pxr.Work")  # (forked: the server ran USD serially)
+    if work is not None:
+        try:
+            if threads > 0:
+                work.SetConcurrencyLimit(threads)
+            else:
+                work.SetMaximumConcurrencyLimit()
+        except Exception:  # noqa: BLE001 - an old USD: its limit stays
+            pass
+    if threads <= 0:
+        return
+    os.environ.setdefault("NUMBA_NUM_THREADS", str(threads))
+    numba = sys.modules.get("numba")
+    if numba is not None:
+        try:
+            numba.set_num_threads(max(1, min(threads, int(numba.config.NUMBA_NUM_THREADS))))
+        except Exception:  # noqa: BLE001 - JIT disabled or an old Numba: its default count
+            pass
+
+
+# The fork server (``forkserver`` start method) is one per driver process, started by the
+# first executor that uses it, with that moment's environment: the variables below are the
+# ones its preloaded modules read at import. An executor whose environment differs from the
+# server's in any of them spawns its workers instead (they would otherwise run with the
+# server's settings).
+_SERVER_ENV_PREFIXES = (
+    "NUMBA_",
+    "SIMRT_",
+    "PYTHON",
+    "OMP_",
+    "OPENBLAS_",
+    "MUJOCO_",
+    "PXR_",
+    "TF_",
+)
+_SERVER_THREADS = ("NUMBA_NUM_THREADS", "OPENBLAS_NUM_THREADS")  # set for the server
+_server_env: dict[str, str] | None = None
+
+
+def _env_for_server() -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if k.startswith(_SERVER_ENV_PREFIXES)}
+
+
+def _start_context(start_method: str, threads: int) -> Any:
+    """The multiprocessing context for ``start_method`` (``"auto"``: see LocalExecutor)."""
+    global _server_env
+    if start_method != "auto":
+        return multiprocessing.get_context(start_method)
+    if "forkserver" not in multiprocessing.get_all_start_methods():
+        return multiprocessing.get_context("spawn")
+    context = multiprocessing.get_context("forkserver")
+    mine = {k: v for k, v in _env_for_server().items() if k not in _SERVER_THREADS}
+    if _server_env is None:
+        # the server imports Numba and NumPy: they take the workers' thread counts from its
+        # environment (the workers of a later executor with fewer cores each lower Numba's)
+        from multiprocessing import forkserver
+
+        added = {k: str(max(1, threads)) for k in _SERVER_THREADS if k not in os.environ}
+        context.set_forkserver_preload(["runtime.batch._preload"])
+        os.environ.update(added)
+        try:
+            forkserver.ensure_running()
+        finally:
+            for key in added:
+                os.environ.pop(key, None)
+        _server_env = mine
+    if mine != _server_env:
+        return multiprocessing.get_context("spawn")
+    return context
 
 
 class _Slot:
@@ -132,14 +209,19 @@ class LocalExecutor(Executor):
 
     Args:
         workers: number of worker processes (default: the usable CPU count).
-        start_method: ``"spawn"`` (default) or ``"forkserver"``.
+        start_method: ``"auto"`` (default): ``"forkserver"`` where the platform has it, with
+            the server preloading a run's modules and cached kernels
+            (:mod:`runtime.batch._preload`), so a worker starts without a second of imports
+            and Numba cache loads; ``"spawn"`` elsewhere, or when this process's
+            environment changed since the server started. Or ``"spawn"`` /
+            ``"forkserver"`` / ``"fork"`` explicitly.
         depth: tasks sent to a worker ahead of their turn, the running one included (>= 1).
     """
 
     name = "local"
 
     def __init__(
-        self, workers: int | None = None, start_method: str = "spawn", depth: int = 2
+        self, workers: int | None = None, start_method: str = "auto", depth: int = 2
     ) -> None:
         if workers is None:
             workers = usable_cores()
@@ -150,14 +232,19 @@ class LocalExecutor(Executor):
             raise ValueError(f"depth must be >= 1, got {depth}")
         self.workers = int(count)
         self.depth = int(depth)
-        self._context = multiprocessing.get_context(start_method)
+        self.start_method = start_method
+        self._context: Any = None  # chosen when the first worker starts
         self._slots = [_Slot() for _ in range(self.workers)]
         self.started_processes = 0
 
     def _start(self, slot: _Slot) -> None:
-        parent, child = self._context.Pipe()
         threads = max(1, usable_cores() // self.workers)
-        process = self._context.Process(target=_worker_main, args=(child, threads), daemon=True)
+        if self._context is None:
+            self._context = _start_context(self.start_method, threads)
+        parent, child = self._context.Pipe()
+        process = self._context.Process(
+            target=_worker_main, args=(child, threads, os.getcwd()), daemon=True
+        )
         process.start()
         child.close()
         slot.process, slot.conn = process, parent

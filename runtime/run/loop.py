@@ -125,10 +125,8 @@ def run_scene(
     record_bodies, cache = config.record_bodies, config.cache
     robot_prim = find_robot(stage, config.robot)
     # a cold Numba cache: the sensor kernels compile in a worker process meanwhile
-    warmup = _precompile.start(
-        _precompile.scene_features(stage, engine=engine_factory is None, ik=bool(waypoints)),
-        progress,
-    )
+    features = _precompile.scene_features(stage, engine=engine_factory is None, ik=bool(waypoints))
+    warmup = _precompile.start(features, progress)
 
     # The built-in engine can refill its own state buffers each step (no per-step allocation).
     # Only safe when no user callback may keep a state object across steps.
@@ -155,9 +153,13 @@ def run_scene(
         from runtime.schema.dof import build_dof_table
 
         dof_table = build_dof_table(stage, robot_prim)
-    ray_scene = cached_ray_scene(scene_cache, body_paths)
-    if ray_scene is None and ray_scenes is not None:
-        ray_scene = ray_scenes.get(body_paths)
+    ray_scene = ray_scenes.get(body_paths) if ray_scenes is not None else None
+    if ray_scene is None and "raycast" in features:
+        if engine_factory is not None and cache:
+            # the ray scene comes from the stage, not the engine: cached for any engine
+            # (a batch worker's first episode then imports no trimesh)
+            scene_cache = open_scene_cache(stage, dt, cache)
+        ray_scene = cached_ray_scene(scene_cache, body_paths)
     sensors = SensorRuntime(stage, body_paths, dof_table, imu_mode=imu_mode, ray_scene=ray_scene)
     grippers = None
     if GripperDriver.wanted(stage, config.gripper_actions):

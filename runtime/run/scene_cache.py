@@ -98,7 +98,7 @@ def scene_key(stage: Any, **params: Any) -> str:
     layers = []
     for layer in stage.GetUsedLayers():
         path = layer.realPath
-        if path and os.path.isfile(path):
+        if path and os.path.isfile(path) and not layer.dirty:  # (an edited layer: its text)
             with open(path, "rb") as handle:
                 content = hashlib.sha256(handle.read()).hexdigest()
             layers.append((layer.identifier, content))
