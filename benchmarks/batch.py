@@ -1,6 +1,7 @@
 """Batch throughput: 1 vs 2 local workers, and what a worker's later episodes cost.
 
     python benchmarks/batch.py [--episodes 200] [--steps 50] [--workers 1,2] [--repeats 3]
+    python benchmarks/batch.py --cli [...]   # whole `simrt batch` processes, timed from outside
 
 Runs the same batch (``scenes/panda_batch.toml``'s randomization: perturbed start pose,
 randomized IK waypoints, object pose and physics scales; ``--episodes`` episodes of
@@ -126,6 +127,51 @@ def _peer_build(scene: str) -> tuple[float, float]:
     return t1 - t0, time.perf_counter() - t1
 
 
+def _cli(args: argparse.Namespace, counts: list[int]) -> int:
+    """Whole ``simrt batch`` processes (fork server, imports and all), 1 vs N workers."""
+    import shutil
+    import subprocess
+    import sys
+
+    text = SPEC.read_text()
+    text = text.replace("episodes = 36", f"episodes = {args.episodes}")
+    text = text.replace("steps = 100", f"steps = {args.steps}")
+    text = text.replace('path = "panda_table.usda"', f'path = "{SPEC.parent / "panda_table.usda"}"')
+    root = Path(tempfile.mkdtemp(prefix="simrt-bench-batch-cli-"))
+    spec = root / "spec.toml"
+    spec.write_text(text)
+    print(f"simrt batch processes: {args.episodes} Panda episodes x {args.steps} steps")
+    walls: dict[int, list[float]] = {w: [] for w in counts}
+    peers = []
+    try:
+        for repeat in range(args.repeats):
+            for workers in counts:
+                peers.append(_cpu_peer())
+                os.sync()
+                out = root / f"ds{repeat}_{workers}"
+                cmd = [sys.executable, "-m", "runtime.cli", "batch", str(spec), "--out", str(out)]
+                cmd += ["--workers", str(workers), "--no-progress"]
+                began = time.perf_counter()
+                subprocess.run(cmd, cwd=REPO, check=True, capture_output=True)
+                walls[workers].append(time.perf_counter() - began)
+                print(f"[{repeat + 1}] {workers} worker(s): {walls[workers][-1]:.2f} s")
+        base = walls[counts[0]]
+        for workers in counts[1:]:
+            ratios = [b / w for b, w in zip(base, walls[workers], strict=True)]
+            print(
+                f"throughput ratio {workers} vs {counts[0]} worker(s), whole processes, per "
+                f"repeat: {', '.join(f'{r:.2f}' for r in ratios)} (median "
+                f"{statistics.median(ratios):.2f}; target >= 1.8)"
+            )
+        print(
+            "peer: a pure-CPU loop in 2 processes vs 1, measured before each run: "
+            f"{', '.join(f'{p:.2f}' for p in peers)} (2.0 = two free cores)"
+        )
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    return 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--episodes", type=int, default=200)
@@ -133,6 +179,9 @@ def main() -> int:
     parser.add_argument("--workers", default="1,2", help="worker counts, comma separated")
     parser.add_argument("--repeats", type=int, default=3, help="interleaved repeats")
     parser.add_argument("--keep", action="store_true", help="keep the datasets")
+    parser.add_argument(
+        "--cli", action="store_true", help="time whole `simrt batch` processes instead"
+    )
     args = parser.parse_args()
 
     import logging
@@ -150,6 +199,8 @@ def main() -> int:
     peers = []
     ratios: dict[int, list[tuple[float, float]]] = {}
     counts = [int(w) for w in args.workers.split(",")]
+    if args.cli:
+        return _cli(args, counts)
     # The local executor's fork server (imports and kernel loads, once per driver process)
     # starts here, so that no timed run pays it for the others; a fresh `simrt batch` pays
     # it once, whatever its worker count (printed).

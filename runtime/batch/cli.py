@@ -51,13 +51,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run ``simrt batch``; returns 0 when every episode is done, else 1."""
-    from runtime.batch.driver import run_batch
-    from runtime.run.interrupts import stop_signals_raise
-
     if args.workers is not None and args.workers < 0:
         raise ValueError(f"--workers must be >= 0, got {args.workers}")
     if args.workers is not None and args.ray:
         raise ValueError("--workers and --ray exclude each other (Ray uses the cluster's CPUs)")
+    if not args.ray and args.workers != 0:
+        from runtime.batch.executors import start_fork_server
+
+        start_fork_server(args.workers)  # its preload overlaps the imports and planning below
+    from runtime.batch.driver import run_batch
+    from runtime.run.interrupts import stop_signals_raise
+
     with stop_signals_raise():  # SIGTERM / SIGHUP too: workers stopped, manifest kept
         summary = run_batch(
             args.spec,

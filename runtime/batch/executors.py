@@ -35,7 +35,14 @@ from typing import Any
 from runtime._precompile import usable_cores
 from runtime.errors import SimrtError
 
-__all__ = ["Executor", "InlineExecutor", "LocalExecutor", "RayExecutor", "make_executor"]
+__all__ = [
+    "Executor",
+    "InlineExecutor",
+    "LocalExecutor",
+    "RayExecutor",
+    "make_executor",
+    "start_fork_server",
+]
 
 
 def _died(task: Any, why: str, host: str = "", pid: int = 0) -> dict[str, Any]:
@@ -186,6 +193,21 @@ def _start_context(start_method: str, threads: int) -> Any:
     if mine != _server_env:
         return multiprocessing.get_context("spawn")
     return context
+
+
+def start_fork_server(workers: int | None = None) -> None:
+    """Start the local executor's fork server now (its preload runs while the caller goes on).
+
+    ``simrt batch`` calls it first thing, so that the server's second of imports and kernel
+    loads overlaps the driver's own imports and planning. The executor created later uses
+    the running server (see :func:`_start_context`). Does nothing where there is no fork
+    server.
+
+    Args:
+        workers: the worker count the executor will have (default: the usable cores).
+    """
+    count = usable_cores() if workers is None else max(1, int(workers))
+    _start_context("auto", max(1, usable_cores() // count))
 
 
 class _Slot:

@@ -33,7 +33,6 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-import mujoco
 import numpy as np
 
 from runtime.batch.spec import Randomization
@@ -84,6 +83,8 @@ def _axis_angle(axis: np.ndarray, angle: float) -> np.ndarray:
 
 def _free_joint(engine: Any, path: str) -> int:
     """The qpos address of the free joint of body ``path``."""
+    import mujoco
+
     model = engine.model
     body = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_BODY, path)
     if body < 0:
@@ -214,6 +215,8 @@ def apply_parameters(engine: Any, params: dict[str, Any]) -> None:
     Raises:
         SimrtError: an unknown DOF or object, or a malformed parameter.
     """
+    import mujoco
+
     model, data = engine.model, engine.data
     scales = params.get("scales") or {}
     if "mass" in scales:
