@@ -111,19 +111,22 @@ def main(argv: Sequence[str] | None = None) -> int:
 def entry() -> NoReturn:
     """The ``simrt`` program: :func:`main`, then exit.
 
-    ``simrt run`` ends with ``os._exit`` once its output is flushed: the run has closed its
-    recording and files, and the interpreter's teardown (finalizing Numba / LLVM, USD and
-    MuJoCo modules) would add about half a second to every run. Under a profiler or a
-    tracer (coverage) it exits normally, so that they can write their data.
+    ``simrt run`` and a local ``simrt batch`` end with ``os._exit`` once their output is
+    flushed: the run has closed its recording and files (the batch its workers, stores and
+    manifest), and the interpreter's teardown (finalizing Numba / LLVM, USD and MuJoCo
+    modules) would add about 0.3-0.5 s. Under a profiler or a tracer (coverage) they exit
+    normally, so that those can write their data; a batch on Ray exits normally (Ray's
+    own exit handlers disconnect the driver).
 
-    ``simrt run`` never renders: unless ``MUJOCO_GL`` is set, it is set to ``disable`` so
-    that importing MuJoCo skips loading its OpenGL (GLFW) bindings (about 0.05 s).
+    Neither renders: unless ``MUJOCO_GL`` is set, it is set to ``disable`` so that importing
+    MuJoCo skips loading its OpenGL (GLFW) bindings (about 0.05 s).
     """
-    if sys.argv[1:2] == ["run"]:
+    fast = sys.argv[1:2] == ["run"] or (sys.argv[1:2] == ["batch"] and "--ray" not in sys.argv)
+    if fast:
         os.environ.setdefault("MUJOCO_GL", "disable")
     code = main()
     # not under a profiler or a tracer (coverage): they write their data at exit
-    if sys.argv[1:2] == ["run"] and sys.getprofile() is None and sys.gettrace() is None:
+    if fast and sys.getprofile() is None and sys.gettrace() is None:
         try:
             sys.stdout.flush()
             sys.stderr.flush()
