@@ -64,3 +64,29 @@ def test_an_edited_layer_misses_and_a_corrupt_entry_is_rebuilt(tmp_path, cache_d
     assert "rebuilding" in caplog.text
     _same(tmp_path / "b.zarr", tmp_path / "c.zarr")
     assert len(_entries(cache_dir)) == 2
+
+
+def test_an_unsaved_edit_of_an_open_stage_misses(tmp_path, cache_dir):
+    """A stage edited in memory and run without saving is keyed by its edited text, not by
+    the file on disk: the run builds the edited scene (here: a weaker gravity)."""
+    from pxr import Usd, UsdPhysics
+
+    from runtime.run.scene_cache import scene_key
+
+    scene = tmp_path / "arm.usda"
+    shutil.copyfile(REPO / "scenes" / "simple_arm.usda", scene)
+    stage = Usd.Stage.Open(str(scene))
+    clean = scene_key(stage, dt=None)
+    run_scene(stage, steps=5, out=tmp_path / "a.zarr")
+    physics = next(p for p in stage.Traverse() if p.IsA(UsdPhysics.Scene))
+    UsdPhysics.Scene(physics).CreateGravityMagnitudeAttr().Set(1.0)
+    assert stage.GetRootLayer().dirty
+    assert scene_key(stage, dt=None) != clean
+    run_scene(stage, steps=5, out=tmp_path / "b.zarr")
+    assert len(_entries(cache_dir)) == 2
+    fresh = tmp_path / "fresh.usda"
+    stage.GetRootLayer().Export(str(fresh))
+    run_scene(str(fresh), steps=5, out=tmp_path / "c.zarr", cache=False)
+    _same(tmp_path / "b.zarr", tmp_path / "c.zarr")  # the edited scene, built afresh
+    before, after = load_recording(tmp_path / "a.zarr"), load_recording(tmp_path / "c.zarr")
+    assert any(not np.array_equal(v, after.data[k]) for k, v in before.data.items())
