@@ -172,7 +172,10 @@ def _start_context(start_method: str, threads: int) -> Any:
     global _server_env
     if start_method != "auto":
         return multiprocessing.get_context(start_method)
-    if "forkserver" not in multiprocessing.get_all_start_methods():
+    # (Linux only: on macOS, forking a process that loaded system frameworks can crash)
+    if not sys.platform.startswith("linux") or (
+        "forkserver" not in multiprocessing.get_all_start_methods()
+    ):
         return multiprocessing.get_context("spawn")
     context = multiprocessing.get_context("forkserver")
     mine = {k: v for k, v in _env_for_server().items() if k not in _SERVER_THREADS}
@@ -231,7 +234,7 @@ class LocalExecutor(Executor):
 
     Args:
         workers: number of worker processes (default: the usable CPU count).
-        start_method: ``"auto"`` (default): ``"forkserver"`` where the platform has it, with
+        start_method: ``"auto"`` (default): ``"forkserver"`` on Linux, with
             the server preloading a run's modules and cached kernels
             (:mod:`runtime.batch._preload`), so a worker starts without a second of imports
             and Numba cache loads; ``"spawn"`` elsewhere, or when this process's
