@@ -237,7 +237,7 @@ class LocalExecutor(Executor):
         start_method: ``"auto"`` (default): ``"forkserver"`` on Linux, with
             the server preloading a run's modules and cached kernels
             (:mod:`runtime.batch._preload`), so a worker starts without a second of imports
-            and Numba cache loads; ``"spawn"`` elsewhere, or when this process's
+            and Numba cache loads; ``"spawn"`` on other systems, or when this process's
             environment changed since the server started. Or ``"spawn"`` /
             ``"forkserver"`` / ``"fork"`` explicitly.
         depth: tasks sent to a worker ahead of their turn, the running one included (>= 1).
