@@ -608,3 +608,54 @@ def test_forked_workers_equal_spawned_workers(
     assert set(stores["auto"]) == {0, 1, 2} == set(stores["spawn"])
     for episode, path in stores["auto"].items():
         _same_recordings(path, stores["spawn"][episode])
+
+
+def _running(pid: int) -> bool:
+    """Whether process ``pid`` exists and is not a zombie (Linux)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the fork server is Linux's")
+def test_batch_survives_its_fork_server_being_killed(tmp_path: Path) -> None:
+    """SIGKILL of the fork server mid-batch: its workers die with it (none left running
+    an episode its replacement also runs), the driver starts new ones (from a new server,
+    or spawned when that fails) and re-runs their episodes, and the batch completes with
+    every recording equal to a spawned batch's."""
+    from multiprocessing import forkserver
+
+    from runtime.batch.executors import LocalExecutor
+
+    class KillsServer(LocalExecutor):
+        killed: list[int] = []
+
+        def wait(self, timeout=None):  # noqa: ANN001, ANN202
+            outcomes = super().wait(timeout)
+            if outcomes and not self.killed:
+                pid = forkserver._forkserver._forkserver_pid  # noqa: SLF001
+                workers = [s.process.pid for s in self._slots if s.process]
+                os.kill(pid, signal.SIGKILL)
+                self.killed.append(pid)
+                time.sleep(0.5)  # (the driver has not yet looked at its workers)
+                self.survivors = [w for w in workers if _running(w)]
+            return outcomes
+
+    spec = tmp_path / "s.toml"
+    spec.write_text(SPEC.replace(f"episodes = {EPISODES}", "episodes = 8"))
+    executor = KillsServer(2)
+    try:
+        summary = run_batch(spec, tmp_path / "ds", executor=executor, retries=2)
+    finally:
+        executor.close()
+    assert executor.killed and summary.done == 8 and summary.failed == 0
+    assert executor.survivors == []  # the server's workers died with it
+    reference = LocalExecutor(2, start_method="spawn")
+    try:
+        run_batch(spec, tmp_path / "ref", executor=reference, retries=0)
+    finally:
+        reference.close()
+    for row in load_dataset(tmp_path / "ds").manifest.to_pylist():
+        _same_recordings(tmp_path / "ds" / row["store"], tmp_path / "ref" / row["store"])

@@ -21,6 +21,7 @@ executor), so an episode is charged exactly for the attempts it made.
 
 from __future__ import annotations
 
+import logging
 import multiprocessing
 import os
 import signal
@@ -34,6 +35,8 @@ from typing import Any
 
 from runtime._precompile import usable_cores
 from runtime.errors import SimrtError
+
+_LOG = logging.getLogger(__name__)
 
 __all__ = [
     "Executor",
@@ -92,15 +95,20 @@ class Executor:
 # ---------------------------------------------------------------------------- local
 
 
-def _worker_main(conn: Connection, threads: int = 0, cwd: str | None = None) -> None:
+def _worker_main(
+    conn: Connection, threads: int = 0, cwd: str | None = None, forked: bool = False
+) -> None:
     """A local worker: run tasks from the pipe until told to stop (None) or orphaned.
 
     ``threads``: Numba threads for this worker (0: Numba's default, one per core). Workers
     share the cores: each with a thread per core oversubscribes them, and the idle threads
     of Numba's OpenMP pool spin between parallel regions, taking CPU from the other workers.
     An explicit ``NUMBA_NUM_THREADS`` in the environment wins. ``cwd``: the driver's working
-    folder (a worker forked from the fork server starts in the server's).
+    folder (a worker forked from the fork server starts in the server's). ``forked``: the
+    fork server is this worker's parent (see :func:`_die_with_parent`).
     """
+    if forked:
+        _die_with_parent()
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the driver's to handle
     if cwd is not None and os.getcwd() != cwd:
         os.chdir(cwd)
@@ -114,7 +122,30 @@ def _worker_main(conn: Connection, threads: int = 0, cwd: str | None = None) -> 
             return
         if task is None:
             return
-        conn.send(execute(task))
+        outcome = execute(task)
+        try:
+            conn.send(outcome)
+        except OSError:  # the driver is gone, or retired this worker
+            return
+
+
+def _die_with_parent() -> None:
+    """Be killed with the fork server (Linux ``PR_SET_PDEATHSIG``).
+
+    The driver learns a forked worker's exit from the fork server; when the server dies
+    (killed for memory, say), every worker looks dead to the driver, which replaces them
+    and runs their episodes again. A worker that outlived its server would still finish
+    its episode and move its store onto the one its replacement writes.
+    """
+    try:
+        import ctypes
+
+        parent = os.getppid()
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except Exception:  # noqa: BLE001 - not Linux / no libc symbol: as without
+        return
+    if os.getppid() != parent:  # the server died before the request took effect
+        os._exit(1)
 
 
 def _share_cores(threads: int) -> None:
@@ -266,12 +297,27 @@ class LocalExecutor(Executor):
         threads = max(1, usable_cores() // self.workers)
         if self._context is None:
             self._context = _start_context(self.start_method, threads)
+        try:
+            self._launch(slot, threads)
+        except (EOFError, OSError) as error:
+            # the fork server died (e.g. killed for memory): its workers look dead to this
+            # driver too (it reports their exits) and are replaced; spawn from now on
+            if self._context.get_start_method() != "forkserver":
+                raise
+            _LOG.warning("the fork server failed (%r): workers are spawned from now on", error)
+            self._context = multiprocessing.get_context("spawn")
+            self._launch(slot, threads)
+
+    def _launch(self, slot: _Slot, threads: int) -> None:
         parent, child = self._context.Pipe()
+        forked = self._context.get_start_method() == "forkserver"
         process = self._context.Process(
-            target=_worker_main, args=(child, threads, os.getcwd()), daemon=True
+            target=_worker_main, args=(child, threads, os.getcwd(), forked), daemon=True
         )
-        process.start()
-        child.close()
+        try:
+            process.start()
+        finally:
+            child.close()
         slot.process, slot.conn = process, parent
         self.started_processes += 1
 
