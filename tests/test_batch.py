@@ -476,6 +476,9 @@ def test_local_workers_share_the_cores_between_their_numba_threads(monkeypatch):
     started = []
 
     class _Context:
+        def get_start_method(self):
+            return "spawn"
+
         def Pipe(self):  # noqa: N802 - multiprocessing's name
             return object(), type("End", (), {"close": lambda self: None})()
 
