@@ -170,7 +170,9 @@ def _share_cores(threads: int) -> None:
     numba = sys.modules.get("numba")
     if numba is not None:
         try:
-            numba.set_num_threads(max(1, min(threads, int(numba.config.NUMBA_NUM_THREADS))))
+            # only to lower it: the call starts Numba's thread pool (and its lock)
+            if threads < int(numba.config.NUMBA_NUM_THREADS):
+                numba.set_num_threads(threads)
         except Exception:  # noqa: BLE001 - JIT disabled or an old Numba: its default count
             pass
 
