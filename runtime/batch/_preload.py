@@ -20,6 +20,10 @@ _LOG = logging.getLogger(__name__)
 
 
 def _preload() -> None:
+    import os
+
+    # workers never render: MuJoCo without its OpenGL (GLFW) bindings, like `simrt run`
+    os.environ.setdefault("MUJOCO_GL", "disable")
     try:
         from pxr import Work
 
