@@ -167,3 +167,30 @@ def test_compile_lock_gives_up_waiting_after_its_timeout(tmp_path, monkeypatch):
     finally:
         os.close(fd)
         os.close(other)
+
+
+def test_blas_probe_answered_without_scipy_and_blas_still_works():
+    """``runtime._jit`` imports Numba's arraymath with its BLAS probe answered (no SciPy
+    linalg import); the flag is what the real probe gives, the probe is restored, and a
+    kernel calling BLAS (``np.dot`` on float64 matrices) still compiles and matches NumPy."""
+    code = (
+        "import sys\n"
+        "import numpy as np\n"
+        "from runtime._jit import _import_numba\n"
+        "numba = _import_numba()\n"
+        "import numba.np.arraymath as am, numba.np.linalg as la\n"
+        "assert 'scipy.linalg' not in sys.modules\n"
+        "assert am._HAVE_BLAS is True and am.ensure_blas is la.ensure_blas\n"
+        "f = numba.njit(lambda a, b: np.dot(a, b))\n"
+        "a = np.arange(12.0).reshape(3, 4); b = np.arange(8.0).reshape(4, 2)\n"
+        "assert np.array_equal(f(a, b), a @ b)\n"
+        "print('ok')\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=Path(__file__).resolve().parents[1],
+        capture_output=True,
+        text=True,
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "ok"
