@@ -7,9 +7,9 @@ running an episode died (SIGKILL, segfault, out of memory) or overran its timeou
 ``failed`` outcome saying so. Retries are the driver's business (the same for every
 executor), so an episode is charged exactly for the attempts it made.
 
-* :class:`LocalExecutor` (the default): worker processes on this machine (forked from a
-  fork server that has loaded a run's modules and cached kernels once; ``spawn`` where
-  there is none), one per core by default, no extra dependency. Each worker runs one
+* :class:`LocalExecutor` (the default): worker processes on this machine (on Linux forked
+  from a fork server that has loaded a run's modules and cached kernels once, elsewhere
+  spawned), one per core by default, no extra dependency. Each worker runs one
   episode at a time and many episodes in its life, keeping its scene cache; a dead worker
   is replaced for the next episode.
 * :class:`InlineExecutor` (``--workers 0``): in the driver's process, for debugging.
