@@ -14,7 +14,7 @@ import os
 import mujoco
 import numpy as np
 import pytest
-from pxr import Gf, Sdf, Usd, UsdGeom, UsdPhysics
+from pxr import Gf, Sdf, Usd, UsdGeom, UsdPhysics, Vt
 
 from runtime.engine import MujocoEngine, build_model
 from runtime.errors import SchemaError, SimrtError
@@ -119,6 +119,22 @@ def pendulum(stage, arm=0.5, m=2.0, reversed_=False, **kw):
     if reversed_:
         return revolute(stage, "/World/hinge", "/World/arm", None, **kw)
     return revolute(stage, "/World/hinge", None, "/World/arm", **kw)
+
+
+def tet_stage():
+    """A 1 kg body at z = 0.5 above the ground whose collider is a tetrahedron mesh with
+    a convex-hull approximation (flat face down, 0.1 below the body origin)."""
+    stage = new_stage()
+    ground(stage)
+    body(stage, "/World/b", pos=(0, 0, 0.5), mass=1.0, inertia=(0.01, 0.01, 0.01), shape=None)
+    mesh = UsdGeom.Mesh.Define(stage, "/World/b/tet")
+    pts = [(-0.1, -0.1, -0.1), (0.1, -0.1, -0.1), (0.0, 0.1, -0.1), (0.0, 0.0, 0.1)]
+    mesh.CreatePointsAttr(Vt.Vec3fArray([Gf.Vec3f(*p) for p in pts]))
+    mesh.CreateFaceVertexCountsAttr([3, 3, 3, 3])
+    mesh.CreateFaceVertexIndicesAttr([0, 2, 1, 0, 1, 3, 1, 2, 3, 2, 0, 3])
+    UsdPhysics.CollisionAPI.Apply(mesh.GetPrim())
+    UsdPhysics.MeshCollisionAPI.Apply(mesh.GetPrim()).CreateApproximationAttr("convexHull")
+    return stage
 
 
 # ----------------------------------------------------------------- converted real robots

@@ -11,7 +11,7 @@ import os
 import mujoco
 import numpy as np
 import pytest
-from pxr import Gf, Sdf, Usd, UsdGeom, UsdPhysics, Vt
+from pxr import Gf, Sdf, Usd, UsdGeom, UsdPhysics
 from test_engine_builder import (  # noqa: E402
     ASSETS,
     _erd,
@@ -19,6 +19,7 @@ from test_engine_builder import (  # noqa: E402
     ground,
     new_stage,
     revolute,
+    tet_stage,
 )
 
 from runtime.engine import MujocoEngine
@@ -106,17 +107,7 @@ def test_mesh_without_points_is_skipped_with_warning(caplog):
 
 
 def test_mesh_collider_convex_hull():
-    stage = new_stage()
-    ground(stage)
-    body(stage, "/World/b", pos=(0, 0, 0.5), mass=1.0, inertia=(0.01, 0.01, 0.01), shape=None)
-    mesh = UsdGeom.Mesh.Define(stage, "/World/b/tet")
-    pts = [(-0.1, -0.1, -0.1), (0.1, -0.1, -0.1), (0.0, 0.1, -0.1), (0.0, 0.0, 0.1)]
-    mesh.CreatePointsAttr(Vt.Vec3fArray([Gf.Vec3f(*p) for p in pts]))
-    mesh.CreateFaceVertexCountsAttr([3, 3, 3, 3])
-    mesh.CreateFaceVertexIndicesAttr([0, 2, 1, 0, 1, 3, 1, 2, 3, 2, 0, 3])
-    UsdPhysics.CollisionAPI.Apply(mesh.GetPrim())
-    UsdPhysics.MeshCollisionAPI.Apply(mesh.GetPrim()).CreateApproximationAttr("convexHull")
-    engine = MujocoEngine(stage, dt=0.002)
+    engine = MujocoEngine(tet_stage(), dt=0.002)
     assert engine.model.ngeom == 2 and engine.model.nmesh == 1
     engine.step(1000)
     # resting on its flat face: the body origin is 0.1 above the ground
