@@ -139,19 +139,19 @@ def load_cached_kernels(features: set[str] | None = None) -> int:
         return 0
     loaded = 0
     try:
-        entries = _entries(set(_FEATURES) if features is None else features)
+        entries = _entries(_FEATURES if features is None else features)
     except Exception as error:  # noqa: BLE001 - no manifest or a stale one
         _LOG.debug("kernel preload skipped: %s", error)
         return 0
     for module, name, _, signature, _ in entries:
         try:
-            dispatcher = _dispatcher(module, name)
-            types = _types(signature)
-            if _in_cache(dispatcher, types):
-                dispatcher.compile(types)
-                loaded += 1
+            cached = _in_cache(_dispatcher(module, name), _types(signature))
         except Exception as error:  # noqa: BLE001 - a stale entry: compiled on first call
             _LOG.debug("preload %s.%s skipped: %s", module, name, error)
+            continue
+        if cached:
+            _compile(module, name, signature)  # a load: the cache holds this signature
+            loaded += 1
     return loaded
 
 
