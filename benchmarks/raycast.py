@@ -116,7 +116,7 @@ def _compile_times(np, kernels):
     o = np.zeros((1, 3))
     d = np.array([[0.0, 0.0, 1.0]])
     pose = (np.zeros((1, 3)), np.array([[1.0, 0.0, 0.0, 0.0]]))
-    args = (b.node_boxes, b.node_refs, b.triangles, b.triangle_ids, b.group_roots, *pose,
+    args = (b.wide_nodes, b.leaf_triangles, b.leaf_ids, b.wide_roots, *pose,
             np.zeros((1, 6)), o, d, np.ones(1), True, np.empty(1), np.empty(1, i64))  # fmt: skip
     t0 = time.perf_counter()
     kernels.scene_closest_hit_kernel(*args)

@@ -23,6 +23,7 @@ from __future__ import annotations
 import numpy as np
 
 from runtime._jit import JIT_DISABLED, jit
+from runtime.sensors._wide_bvh_kernels import wide_group_cast_kernel
 
 __all__ = [
     "MAX_LEAF_SIZE",
@@ -101,21 +102,6 @@ if not JIT_DISABLED:
 
 
 @jit
-def _range_bounds_kernel(tri_lo, tri_hi, order, start, end, out_box):
-    """Bounds of the triangles ``order[start:end]``; writes ``[lo(3), hi(3)]`` into out_box."""
-    for a in range(3):
-        out_box[a] = np.inf
-        out_box[3 + a] = -np.inf
-    for k in range(start, end):
-        f = order[k]
-        for a in range(3):
-            if tri_lo[f, a] < out_box[a]:
-                out_box[a] = tri_lo[f, a]
-            if tri_hi[f, a] > out_box[3 + a]:
-                out_box[3 + a] = tri_hi[f, a]
-
-
-@jit
 def _half_area_kernel(lo0, lo1, lo2, hi0, hi1, hi2):
     """Half surface area of a box (0 for an empty box)."""
     ex = hi0 - lo0
@@ -138,6 +124,12 @@ def bvh_build_kernel(
 ):
     """Build a binned-SAH BVH over one triangle mesh.
 
+    Each pending range of triangles is binned once, on all three axes at a time (16 bins of
+    centroid position per axis), split at the cheapest bin boundary, and partitioned in
+    place; the partition also gathers both children's triangle and centroid bounds, so no
+    range is read twice. The triangles' bounds and centroids travel with them, so every pass
+    reads memory in order.
+
     Args:
         vertices: vertex positions [stage units], shape (V, 3), float64, mesh frame.
         faces: vertex indices per triangle, shape (F, 3), int64, F >= 1.
@@ -150,9 +142,15 @@ def bvh_build_kernel(
             root.
     """
     face_count = faces.shape[0]
-    tri_lo = np.empty((face_count, 3))
-    tri_hi = np.empty((face_count, 3))
-    centroids = np.empty((face_count, 3))
+    # per triangle, in range order: [lo(3), hi(3), centroid(3)]
+    prims = np.empty((face_count, 9))
+    order = np.arange(face_count).astype(np.int64)
+    root_box = np.empty(12)  # [box lo, box hi, centroid lo, centroid hi]
+    for a in range(3):
+        root_box[a] = np.inf
+        root_box[3 + a] = -np.inf
+        root_box[6 + a] = np.inf
+        root_box[9 + a] = -np.inf
     for f in range(face_count):
         for a in range(3):
             x0 = vertices[faces[f, 0], a]
@@ -160,30 +158,36 @@ def bvh_build_kernel(
             x2 = vertices[faces[f, 2], a]
             lo = min(x0, min(x1, x2))
             hi = max(x0, max(x1, x2))
-            tri_lo[f, a] = lo
-            tri_hi[f, a] = hi
-            centroids[f, a] = 0.5 * (lo + hi)
-    order = np.arange(face_count).astype(np.int64)
+            c = 0.5 * (lo + hi)
+            prims[f, a] = lo
+            prims[f, 3 + a] = hi
+            prims[f, 6 + a] = c
+            root_box[a] = min(root_box[a], lo)
+            root_box[3 + a] = max(root_box[3 + a], hi)
+            root_box[6 + a] = min(root_box[6 + a], c)
+            root_box[9 + a] = max(root_box[9 + a], c)
 
     node_count = 1
-
-    bin_count = np.empty(_SAH_BINS, np.int64)
-    bin_box = np.empty((_SAH_BINS, 6))
+    bin_count = np.empty((3, _SAH_BINS), np.int64)
+    bin_box = np.empty((3, _SAH_BINS, 6))
     right_area = np.empty(_SAH_BINS)
     right_count = np.empty(_SAH_BINS, np.int64)
-    box = np.empty(6)
-    cbox = np.empty(6)
+    sides = np.empty((2, 12))  # per child: [box lo, box hi, centroid lo, centroid hi]
 
-    # A pending range is split into the two children of an internal node. The root range is
-    # the whole mesh (node 0). Deep trees fall back to median splits to bound the stack depth.
+    # A pending range is split into the two children of an internal node; its centroid
+    # bounds come with it. The root range is the whole mesh (node 0). Deep trees fall back
+    # to median splits to bound the stack depth.
     pend_node = np.empty(face_count + 1, np.int64)
     pend_start = np.empty(face_count + 1, np.int64)
     pend_end = np.empty(face_count + 1, np.int64)
     pend_depth = np.empty(face_count + 1, np.int64)
+    pend_cbox = np.empty((face_count + 1, 6))
     pend_node[0] = 0
     pend_start[0] = 0
     pend_end[0] = face_count
     pend_depth[0] = 0
+    for a in range(6):
+        pend_cbox[0, a] = root_box[6 + a]
     pend_top = 1
 
     while pend_top > 0:
@@ -195,48 +199,41 @@ def bvh_build_kernel(
         n = end - start
         # ---- choose the split of [start, end) ----
         mid = -1
+        best_axis = -1
+        best_bin = -1
         if n <= 1:
             mid = end  # everything left, right child empty
         elif depth >= _MAX_SAH_DEPTH:
             mid = start + n // 2
         else:
+            scale = np.empty(3)
             for a in range(3):
-                cbox[a] = np.inf
-                cbox[3 + a] = -np.inf
-            for k in range(start, end):
-                f = order[k]
-                for a in range(3):
-                    c = centroids[f, a]
-                    if c < cbox[a]:
-                        cbox[a] = c
-                    if c > cbox[3 + a]:
-                        cbox[3 + a] = c
-            best_cost = np.inf
-            best_axis = -1
-            best_bin = -1
-            for a in range(3):
-                extent = cbox[3 + a] - cbox[a]
-                if extent <= 0.0:
-                    continue
-                scale = _SAH_BINS / extent
+                extent = pend_cbox[pend_top, 3 + a] - pend_cbox[pend_top, a]
+                scale[a] = _SAH_BINS / extent if extent > 0.0 else 0.0
                 for b in range(_SAH_BINS):
-                    bin_count[b] = 0
+                    bin_count[a, b] = 0
                     for c6 in range(3):
-                        bin_box[b, c6] = np.inf
-                        bin_box[b, 3 + c6] = -np.inf
-                for k in range(start, end):
-                    f = order[k]
-                    b = int((centroids[f, a] - cbox[a]) * scale)
+                        bin_box[a, b, c6] = np.inf
+                        bin_box[a, b, 3 + c6] = -np.inf
+            for k in range(start, end):  # one pass bins all three axes
+                for a in range(3):
+                    if scale[a] == 0.0:
+                        continue
+                    b = int((prims[k, 6 + a] - pend_cbox[pend_top, a]) * scale[a])
                     if b >= _SAH_BINS:
                         b = _SAH_BINS - 1
                     if b < 0:
                         b = 0
-                    bin_count[b] += 1
+                    bin_count[a, b] += 1
                     for c6 in range(3):
-                        if tri_lo[f, c6] < bin_box[b, c6]:
-                            bin_box[b, c6] = tri_lo[f, c6]
-                        if tri_hi[f, c6] > bin_box[b, 3 + c6]:
-                            bin_box[b, 3 + c6] = tri_hi[f, c6]
+                        if prims[k, c6] < bin_box[a, b, c6]:
+                            bin_box[a, b, c6] = prims[k, c6]
+                        if prims[k, 3 + c6] > bin_box[a, b, 3 + c6]:
+                            bin_box[a, b, 3 + c6] = prims[k, 3 + c6]
+            best_cost = np.inf
+            for a in range(3):
+                if scale[a] == 0.0:
+                    continue
                 # sweep from the right
                 rl0 = np.inf
                 rl1 = np.inf
@@ -246,13 +243,13 @@ def bvh_build_kernel(
                 rh2 = -np.inf
                 rc = 0
                 for b in range(_SAH_BINS - 1, 0, -1):
-                    rl0 = min(rl0, bin_box[b, 0])
-                    rl1 = min(rl1, bin_box[b, 1])
-                    rl2 = min(rl2, bin_box[b, 2])
-                    rh0 = max(rh0, bin_box[b, 3])
-                    rh1 = max(rh1, bin_box[b, 4])
-                    rh2 = max(rh2, bin_box[b, 5])
-                    rc += bin_count[b]
+                    rl0 = min(rl0, bin_box[a, b, 0])
+                    rl1 = min(rl1, bin_box[a, b, 1])
+                    rl2 = min(rl2, bin_box[a, b, 2])
+                    rh0 = max(rh0, bin_box[a, b, 3])
+                    rh1 = max(rh1, bin_box[a, b, 4])
+                    rh2 = max(rh2, bin_box[a, b, 5])
+                    rc += bin_count[a, b]
                     right_area[b] = _half_area_kernel(rl0, rl1, rl2, rh0, rh1, rh2)
                     right_count[b] = rc
                 ll0 = np.inf
@@ -263,13 +260,13 @@ def bvh_build_kernel(
                 lh2 = -np.inf
                 lc = 0
                 for b in range(_SAH_BINS - 1):
-                    ll0 = min(ll0, bin_box[b, 0])
-                    ll1 = min(ll1, bin_box[b, 1])
-                    ll2 = min(ll2, bin_box[b, 2])
-                    lh0 = max(lh0, bin_box[b, 3])
-                    lh1 = max(lh1, bin_box[b, 4])
-                    lh2 = max(lh2, bin_box[b, 5])
-                    lc += bin_count[b]
+                    ll0 = min(ll0, bin_box[a, b, 0])
+                    ll1 = min(ll1, bin_box[a, b, 1])
+                    ll2 = min(ll2, bin_box[a, b, 2])
+                    lh0 = max(lh0, bin_box[a, b, 3])
+                    lh1 = max(lh1, bin_box[a, b, 4])
+                    lh2 = max(lh2, bin_box[a, b, 5])
+                    lc += bin_count[a, b]
                     if lc == 0 or right_count[b + 1] == 0:
                         continue
                     cost = (
@@ -285,27 +282,59 @@ def bvh_build_kernel(
                 mid = start + n // 2
             else:
                 a = best_axis
-                extent = cbox[3 + a] - cbox[a]
-                scale = _SAH_BINS / extent
+                lo_a = pend_cbox[pend_top, a]
+                scale_a = scale[a]
+                for c in range(2):
+                    for c6 in range(3):
+                        sides[c, c6] = np.inf
+                        sides[c, 3 + c6] = -np.inf
+                        sides[c, 6 + c6] = np.inf
+                        sides[c, 9 + c6] = -np.inf
                 i = start
                 j = end - 1
                 while i <= j:
-                    f = order[i]
-                    b = int((centroids[f, a] - cbox[a]) * scale)
+                    b = int((prims[i, 6 + a] - lo_a) * scale_a)
                     if b >= _SAH_BINS:
                         b = _SAH_BINS - 1
                     if b < 0:
                         b = 0
-                    if b <= best_bin:
+                    side = 0 if b <= best_bin else 1
+                    for c6 in range(3):
+                        sides[side, c6] = min(sides[side, c6], prims[i, c6])
+                        sides[side, 3 + c6] = max(sides[side, 3 + c6], prims[i, 3 + c6])
+                        sides[side, 6 + c6] = min(sides[side, 6 + c6], prims[i, 6 + c6])
+                        sides[side, 9 + c6] = max(sides[side, 9 + c6], prims[i, 6 + c6])
+                    if side == 0:
                         i += 1
-                    else:
+                    else:  # swap with the last unclassified triangle
+                        f = order[i]
                         order[i] = order[j]
                         order[j] = f
+                        for c9 in range(9):
+                            x = prims[i, c9]
+                            prims[i, c9] = prims[j, c9]
+                            prims[j, c9] = x
                         j -= 1
                 mid = i
                 if mid == start or mid == end:
                     mid = start + n // 2
+                    best_axis = -1  # (the bounds below are then gathered range by range)
         # ---- create the two children ----
+        if best_axis < 0:
+            for c in range(2):
+                cs = start if c == 0 else mid
+                ce = mid if c == 0 else end
+                for c6 in range(3):
+                    sides[c, c6] = np.inf
+                    sides[c, 3 + c6] = -np.inf
+                    sides[c, 6 + c6] = np.inf
+                    sides[c, 9 + c6] = -np.inf
+                for k in range(cs, ce):
+                    for c6 in range(3):
+                        sides[c, c6] = min(sides[c, c6], prims[k, c6])
+                        sides[c, 3 + c6] = max(sides[c, 3 + c6], prims[k, 3 + c6])
+                        sides[c, 6 + c6] = min(sides[c, 6 + c6], prims[k, 6 + c6])
+                        sides[c, 9 + c6] = max(sides[c, 9 + c6], prims[k, 6 + c6])
         for slot in range(2):
             if slot == 0:
                 cs = start
@@ -321,11 +350,9 @@ def bvh_build_kernel(
                 out_node_refs[node, 2 * slot] = -1
                 out_node_refs[node, 2 * slot + 1] = 0
                 continue
-            _range_bounds_kernel(tri_lo, tri_hi, order, cs, ce, box)
             for c6 in range(6):
-                out_node_boxes[node, 6 * slot + c6] = box[c6]
-            make_leaf = cn <= MAX_LEAF_SIZE
-            if make_leaf:
+                out_node_boxes[node, 6 * slot + c6] = sides[slot, c6]
+            if cn <= MAX_LEAF_SIZE:
                 out_node_refs[node, 2 * slot] = cs
                 out_node_refs[node, 2 * slot + 1] = cn
             else:
@@ -337,6 +364,8 @@ def bvh_build_kernel(
                 pend_start[pend_top] = cs
                 pend_end[pend_top] = ce
                 pend_depth[pend_top] = depth + 1
+                for c6 in range(6):
+                    pend_cbox[pend_top, c6] = sides[slot, 6 + c6]
                 pend_top += 1
     for k in range(face_count):
         f = order[k]
@@ -538,11 +567,10 @@ def inverse_direction_kernel(d):
 
 @jit
 def scene_closest_hit_kernel(
-    node_boxes,
-    node_refs,
-    triangles,
-    triangle_ids,
-    group_roots,
+    wide_nodes,
+    leaf_triangles,
+    leaf_ids,
+    wide_roots,
     group_positions,
     group_orientations,
     group_world_boxes,
@@ -555,18 +583,18 @@ def scene_closest_hit_kernel(
 ):
     """Closest hit of each world ray over several rigidly moving BVH groups.
 
-    Each ray is transformed into every group's frame (no rebuild when groups move), then the
-    group's BVH is traversed with an explicit stack: both children are tested at their
-    parent with precomputed inverse directions and per-axis near/far plane selection; the
-    nearer hit child is visited first, the farther one is pushed with its entry distance and
-    skipped on pop when a closer hit was found meanwhile. Leaves run Möller–Trumbore.
+    Group by group, every ray is transformed into the group's frame (no rebuild when groups
+    move) and traced through the group's wide BVH
+    (:func:`~runtime.sensors._wide_bvh_kernels.wide_group_cast_kernel`: all children of a
+    node and all triangles of a leaf tested at once, nearest child first); a later group's
+    hit replaces an earlier one only when strictly closer.
 
     Args:
-        node_boxes: concatenated BVH child bounds of all groups, shape (N, 12), float64.
-        node_refs: concatenated child references (indices already offset), shape (N, 4), int64.
-        triangles: concatenated leaf-ordered triangles, shape (T, 9), float64, group frames.
-        triangle_ids: global face id of each leaf-ordered triangle, shape (T,), int64.
-        group_roots: root node of each group (-1 for an empty group), shape (G,), int64.
+        wide_nodes: concatenated wide BVH nodes of all groups, shape (M, 8, 8), float32
+            (:mod:`~runtime.sensors._wide_bvh_kernels` layout, references already offset).
+        leaf_triangles: leaf blocks, shape (L, 9, 4), float64, group frames.
+        leaf_ids: global face id of each leaf lane, shape (L, 4), int64.
+        wide_roots: root wide node of each group (-1 for an empty group), shape (G,), int64.
         group_positions: group frame origin [stage units], shape (G, 3), float64, world.
         group_orientations: group frame orientation (w, x, y, z), unit, shape (G, 4), float64.
         group_world_boxes: world-frame box enclosing each group's geometry at its current
@@ -576,191 +604,29 @@ def scene_closest_hit_kernel(
         max_distances: largest accepted hit distance [stage units], shape (R,), float64.
         double_sided: when False back faces are ignored.
         out_distances: hit distance, ``inf`` on a miss, shape (R,), float64 (written).
-        out_triangle_ids: ``triangle_ids`` of the hit, -1 on a miss, shape (R,), int64
-            (written).
+        out_triangle_ids: face id of the hit, -1 on a miss, shape (R,), int64 (written).
     """
-    stack_ref = np.empty(STACK_SIZE, np.int64)
-    stack_cnt = np.empty(STACK_SIZE, np.int64)
-    stack_t = np.empty(STACK_SIZE)
-    group_count = group_roots.shape[0]
-    # per group once: its rotation matrix (rays go to the group frame as R^T (x - p)), or
-    # identity (frame = world: the world ray and its inverse direction are used as they are)
-    frames = np.empty((group_count, 9))
-    identity = np.empty(group_count, np.bool_)
-    for g in range(group_count):
-        qw = group_orientations[g, 0]
-        qx = group_orientations[g, 1]
-        qy = group_orientations[g, 2]
-        qz = group_orientations[g, 3]
-        identity[g] = (
-            qw == 1.0
-            and qx == 0.0
-            and qy == 0.0
-            and qz == 0.0
-            and group_positions[g, 0] == 0.0
-            and group_positions[g, 1] == 0.0
-            and group_positions[g, 2] == 0.0
+    ray_count = origins.shape[0]
+    for i in range(ray_count):
+        out_distances[i] = max_distances[i]
+        out_triangle_ids[i] = -1
+    for g in range(wide_roots.shape[0]):
+        if wide_roots[g] < 0:
+            continue
+        frame = _matrix_kernel(
+            group_orientations[g, 0],
+            group_orientations[g, 1],
+            group_orientations[g, 2],
+            group_orientations[g, 3],
         )
-        m = _matrix_kernel(qw, qx, qy, qz)
-        for k in range(9):
-            frames[g, k] = m[k]
-    for i in range(origins.shape[0]):
-        t_best = max_distances[i]
-        best = -1
-        wox = origins[i, 0]
-        woy = origins[i, 1]
-        woz = origins[i, 2]
-        wdx = directions[i, 0]
-        wdy = directions[i, 1]
-        wdz = directions[i, 2]
-        wix = 1.0 / wdx if abs(wdx) > _TINY else (_HUGE if wdx >= 0.0 else -_HUGE)
-        wiy = 1.0 / wdy if abs(wdy) > _TINY else (_HUGE if wdy >= 0.0 else -_HUGE)
-        wiz = 1.0 / wdz if abs(wdz) > _TINY else (_HUGE if wdz >= 0.0 else -_HUGE)
-        for g in range(group_count):
-            if group_roots[g] < 0:
-                continue
-            # broad phase: the group's world box
-            ax = (group_world_boxes[g, 0] - wox) * wix
-            bx = (group_world_boxes[g, 3] - wox) * wix
-            ay = (group_world_boxes[g, 1] - woy) * wiy
-            by = (group_world_boxes[g, 4] - woy) * wiy
-            az = (group_world_boxes[g, 2] - woz) * wiz
-            bz = (group_world_boxes[g, 5] - woz) * wiz
-            enter = max(min(ax, bx), min(ay, by), min(az, bz), 0.0)
-            leave = min(max(ax, bx), max(ay, by), max(az, bz), t_best)
-            if enter > leave:
-                continue
-            if identity[g]:
-                ox = wox
-                oy = woy
-                oz = woz
-                dx = wdx
-                dy = wdy
-                dz = wdz
-                ix = wix
-                iy = wiy
-                iz = wiz
-            else:
-                px = wox - group_positions[g, 0]
-                py = woy - group_positions[g, 1]
-                pz = woz - group_positions[g, 2]
-                ox = frames[g, 0] * px + frames[g, 3] * py + frames[g, 6] * pz
-                oy = frames[g, 1] * px + frames[g, 4] * py + frames[g, 7] * pz
-                oz = frames[g, 2] * px + frames[g, 5] * py + frames[g, 8] * pz
-                dx = frames[g, 0] * wdx + frames[g, 3] * wdy + frames[g, 6] * wdz
-                dy = frames[g, 1] * wdx + frames[g, 4] * wdy + frames[g, 7] * wdz
-                dz = frames[g, 2] * wdx + frames[g, 5] * wdy + frames[g, 8] * wdz
-                ix = 1.0 / dx if abs(dx) > _TINY else (_HUGE if dx >= 0.0 else -_HUGE)
-                iy = 1.0 / dy if abs(dy) > _TINY else (_HUGE if dy >= 0.0 else -_HUGE)
-                iz = 1.0 / dz if abs(dz) > _TINY else (_HUGE if dz >= 0.0 else -_HUGE)
-            # offsets of the near and far planes in a [lo(3), hi(3)] box
-            nx = 0 if ix >= 0.0 else 3
-            ny = 1 if iy >= 0.0 else 4
-            nz = 2 if iz >= 0.0 else 5
-            fx = 3 - nx
-            fy = 5 - ny
-            fz = 7 - nz
-            oix = ox * ix
-            oiy = oy * iy
-            oiz = oz * iz
-            top = 0
-            ref = group_roots[g]
-            cnt = 0
-            while True:
-                if cnt == 0:
-                    node = ref
-                    t0 = max(
-                        node_boxes[node, nx] * ix - oix,
-                        node_boxes[node, ny] * iy - oiy,
-                        node_boxes[node, nz] * iz - oiz,
-                        0.0,
-                    )
-                    t1 = min(
-                        node_boxes[node, fx] * ix - oix,
-                        node_boxes[node, fy] * iy - oiy,
-                        node_boxes[node, fz] * iz - oiz,
-                        t_best,
-                    )
-                    u0 = max(
-                        node_boxes[node, 6 + nx] * ix - oix,
-                        node_boxes[node, 6 + ny] * iy - oiy,
-                        node_boxes[node, 6 + nz] * iz - oiz,
-                        0.0,
-                    )
-                    u1 = min(
-                        node_boxes[node, 6 + fx] * ix - oix,
-                        node_boxes[node, 6 + fy] * iy - oiy,
-                        node_boxes[node, 6 + fz] * iz - oiz,
-                        t_best,
-                    )
-                    hit_l = t0 <= t1
-                    hit_r = u0 <= u1
-                    right_first = hit_r and ((not hit_l) or u0 < t0)
-                    a_ref = node_refs[node, 0]
-                    a_cnt = node_refs[node, 1]
-                    b_ref = node_refs[node, 2]
-                    b_cnt = node_refs[node, 3]
-                    # push the farther child (kept only when both children are hit)
-                    stack_ref[top] = a_ref if right_first else b_ref
-                    stack_cnt[top] = a_cnt if right_first else b_cnt
-                    stack_t[top] = t0 if right_first else u0
-                    top += 1 if (hit_l and hit_r) else 0
-                    if hit_l or hit_r:
-                        ref = b_ref if right_first else a_ref
-                        cnt = b_cnt if right_first else a_cnt
-                        continue
-                else:
-                    for k in range(ref, ref + cnt):
-                        e2x = triangles[k, 6]
-                        e2y = triangles[k, 7]
-                        e2z = triangles[k, 8]
-                        px = dy * e2z - dz * e2y
-                        py = dz * e2x - dx * e2z
-                        pz = dx * e2y - dy * e2x
-                        e1x = triangles[k, 3]
-                        e1y = triangles[k, 4]
-                        e1z = triangles[k, 5]
-                        det = e1x * px + e1y * py + e1z * pz
-                        if double_sided:
-                            if det == 0.0:
-                                continue
-                        elif det <= 0.0:
-                            continue
-                        inv_det = 1.0 / det
-                        sx = ox - triangles[k, 0]
-                        sy = oy - triangles[k, 1]
-                        sz = oz - triangles[k, 2]
-                        u = (sx * px + sy * py + sz * pz) * inv_det
-                        # written to reject NaN (non-finite rays never hit)
-                        if not (u >= -_BARY_EPS and u <= 1.0 + _BARY_EPS):
-                            continue
-                        qx2 = sy * e1z - sz * e1y
-                        qy2 = sz * e1x - sx * e1z
-                        qz2 = sx * e1y - sy * e1x
-                        v = (dx * qx2 + dy * qy2 + dz * qz2) * inv_det
-                        if not (v >= -_BARY_EPS and u + v <= 1.0 + _BARY_EPS):
-                            continue
-                        t = (e2x * qx2 + e2y * qy2 + e2z * qz2) * inv_det
-                        if t >= 0.0 and t < t_best:
-                            t_best = t
-                            best = triangle_ids[k]
-                # pop the most recent pending item that can still hold a closer hit
-                found = False
-                while top > 0:
-                    top -= 1
-                    if stack_t[top] <= t_best:
-                        found = True
-                        break
-                if not found:
-                    break
-                ref = stack_ref[top]
-                cnt = stack_cnt[top]
-        if best >= 0:
-            out_distances[i] = t_best
-            out_triangle_ids[i] = best
-        else:
+        wide_group_cast_kernel(
+            wide_nodes, leaf_triangles, leaf_ids, wide_roots[g], frame, group_positions[g],
+            group_world_boxes[g], origins, directions, double_sided, out_distances,
+            out_triangle_ids,
+        )  # fmt: skip
+    for i in range(ray_count):
+        if out_triangle_ids[i] < 0:
             out_distances[i] = np.inf
-            out_triangle_ids[i] = -1
 
 
 @jit
@@ -777,7 +643,10 @@ def bvh_closest_hit_kernel(
     out_distances,
     out_triangle_ids,
 ):
-    """Closest hit of each ray against one BVH (all rays in the BVH's frame).
+    """Closest hit of each ray against one binary BVH (all rays in the BVH's frame).
+
+    The binary traversal (:func:`group_closest_hit_kernel`); scenes cast through their wide
+    BVH (:func:`scene_closest_hit_kernel`).
 
     Args:
         node_boxes: BVH child bounds, shape (N, 12), float64 (module layout).
@@ -793,29 +662,17 @@ def bvh_closest_hit_kernel(
         out_triangle_ids: ``triangle_ids`` of the hit triangle, -1 on a miss, shape (R,),
             int64 (written).
     """
-    roots = np.full(1, root, np.int64)
-    positions = np.zeros((1, 3))
-    orientations = np.zeros((1, 4))
-    orientations[0, 0] = 1.0
-    everywhere = np.empty((1, 6))
-    everywhere[0, :3] = -np.inf
-    everywhere[0, 3:] = np.inf
-    scene_closest_hit_kernel(
-        node_boxes,
-        node_refs,
-        triangles,
-        triangle_ids,
-        roots,
-        positions,
-        orientations,
-        everywhere,
-        origins,
-        directions,
-        max_distances,
-        double_sided,
-        out_distances,
-        out_triangle_ids,
-    )
+    stack_ref = np.empty(STACK_SIZE, np.int64)
+    stack_cnt = np.empty(STACK_SIZE, np.int64)
+    stack_t = np.empty(STACK_SIZE)
+    for i in range(origins.shape[0]):
+        t, hit = group_closest_hit_kernel(
+            node_boxes, node_refs, triangles, triangle_ids, root, origins[i, 0],
+            origins[i, 1], origins[i, 2], directions[i, 0], directions[i, 1],
+            directions[i, 2], max_distances[i], double_sided, stack_ref, stack_cnt, stack_t,
+        )  # fmt: skip
+        out_distances[i] = t if hit >= 0 else np.inf
+        out_triangle_ids[i] = hit
 
 
 # --------------------------------------------------------------------------------------------
@@ -1284,10 +1141,9 @@ def scene_group_poses_kernel(
 
 @jit
 def scene_cast_kernel(
-    node_boxes,
-    node_refs,
-    triangles,
-    triangle_ids,
+    wide_nodes,
+    leaf_triangles,
+    leaf_ids,
     group_roots,
     group_local_boxes,
     group_body,
@@ -1328,11 +1184,11 @@ def scene_cast_kernel(
     :func:`scene_inside_solid_kernel` document their arguments.
 
     Args:
-        node_boxes: BVH child bounds, shape (N, 12), float64.
-        node_refs: BVH child references, shape (N, 4), int64.
-        triangles: leaf-ordered ``[v0, e1, e2]``, shape (T, 9), float64, group frames.
-        triangle_ids: global face id per leaf-ordered triangle, shape (T,), int64.
-        group_roots: BVH root per group (-1 empty), shape (G,), int64.
+        wide_nodes: wide BVH nodes, shape (M, 8, 8), float32
+            (:mod:`~runtime.sensors._wide_bvh_kernels` layout).
+        leaf_triangles: leaf blocks, shape (L, 9, 4), float64, group frames.
+        leaf_ids: global face id per leaf lane, shape (L, 4), int64.
+        group_roots: wide BVH root per group (-1 empty), shape (G,), int64.
         group_local_boxes: group-frame triangle box ``[lo, hi]``, shape (G, 6), float64.
         group_body: body row per group (-1 fixed), shape (G,), int64.
         body_positions: body origins, shape (B, 3), float64, world (B may be 0).
@@ -1376,7 +1232,7 @@ def scene_cast_kernel(
         out_world_boxes,
     )
     scene_cast_rays_kernel(
-        node_boxes, node_refs, triangles, triangle_ids, group_roots, face_groups, face_actors,
+        wide_nodes, leaf_triangles, leaf_ids, group_roots, face_groups, face_actors,
         face_normals, solid_groups, solid_kinds, solid_positions, solid_orientations,
         solid_params, solid_plane_ranges, planes, solid_bounds, solid_actors,
         group_solid_ranges, group_solid_boxes, origins, directions, max_distances,
@@ -1387,10 +1243,9 @@ def scene_cast_kernel(
 
 @jit
 def scene_cast_rays_kernel(
-    node_boxes,
-    node_refs,
-    triangles,
-    triangle_ids,
+    wide_nodes,
+    leaf_triangles,
+    leaf_ids,
     group_roots,
     face_groups,
     face_actors,
@@ -1428,10 +1283,9 @@ def scene_cast_rays_kernel(
     ``group_orientations`` and ``world_boxes`` are read).
     """
     scene_closest_hit_kernel(
-        node_boxes,
-        node_refs,
-        triangles,
-        triangle_ids,
+        wide_nodes,
+        leaf_triangles,
+        leaf_ids,
         group_roots,
         group_positions,
         group_orientations,
@@ -1541,10 +1395,9 @@ def scene_shade_kernel(
 
 @_jit_parallel
 def scene_closest_hit_parallel_kernel(
-    node_boxes,
-    node_refs,
-    triangles,
-    triangle_ids,
+    wide_nodes,
+    leaf_triangles,
+    leaf_ids,
     group_roots,
     group_positions,
     group_orientations,
@@ -1572,7 +1425,7 @@ def scene_closest_hit_parallel_kernel(
         s = b * size
         e = min(ray_count, s + size)
         scene_closest_hit_kernel(
-            node_boxes, node_refs, triangles, triangle_ids, group_roots, group_positions,
+            wide_nodes, leaf_triangles, leaf_ids, group_roots, group_positions,
             group_orientations, group_world_boxes, origins[s:e], directions[s:e],
             max_distances[s:e], double_sided, out_distances[s:e], out_triangle_ids[s:e],
         )  # fmt: skip
@@ -1580,10 +1433,9 @@ def scene_closest_hit_parallel_kernel(
 
 @_jit_parallel
 def scene_cast_parallel_kernel(
-    node_boxes,
-    node_refs,
-    triangles,
-    triangle_ids,
+    wide_nodes,
+    leaf_triangles,
+    leaf_ids,
     group_roots,
     group_local_boxes,
     group_body,
@@ -1641,7 +1493,7 @@ def scene_cast_parallel_kernel(
         s = b * size
         e = min(ray_count, s + size)
         scene_cast_rays_kernel(
-            node_boxes, node_refs, triangles, triangle_ids, group_roots, face_groups,
+            wide_nodes, leaf_triangles, leaf_ids, group_roots, face_groups,
             face_actors, face_normals, solid_groups, solid_kinds, solid_positions,
             solid_orientations, solid_params, solid_plane_ranges, planes, solid_bounds,
             solid_actors, group_solid_ranges, group_solid_boxes, origins[s:e],

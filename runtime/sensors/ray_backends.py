@@ -259,6 +259,12 @@ class NumbaBvhBackend:
             self.triangle_ids = np.zeros(0, np.int64)
         self.group_roots = roots
         self.node_count = node_base
+        # the traversal's wide BVH (the binary arrays stay for the sensor kernels)
+        from runtime.sensors._wide_bvh_kernels import wide_bvh
+
+        self.wide_nodes, self.leaf_triangles, self.leaf_ids, self.wide_roots = wide_bvh(
+            self.node_boxes, self.node_refs, self.triangles, self.triangle_ids, roots
+        )
         # local box of each group (union of its root's two child boxes), for the broad phase
         local = np.zeros((self.group_count, 6))
         for g in range(self.group_count):
@@ -289,7 +295,7 @@ class NumbaBvhBackend:
 
     def _closest_hit(self, *args: object) -> None:
         """The closest-hit kernel on one thread or, for large batches, several."""
-        ray_count = args[8].shape[0]  # type: ignore[attr-defined]
+        ray_count = args[7].shape[0]  # type: ignore[attr-defined]
         threads = resolve_threads(self._threads) if ray_count >= PARALLEL_MIN_RAYS else 1
         if threads > 1:
             run_parallel(self._kernels.scene_closest_hit_parallel_kernel, args, threads)
@@ -345,11 +351,10 @@ class NumbaBvhBackend:
         threshold = self.coherent_sort_threshold
         if threshold <= 0 or ray_count < threshold or self._already_coherent(origins, directions):
             self._closest_hit(
-                self.node_boxes,
-                self.node_refs,
-                self.triangles,
-                self.triangle_ids,
-                self.group_roots,
+                self.wide_nodes,
+                self.leaf_triangles,
+                self.leaf_ids,
+                self.wide_roots,
                 group_positions,
                 group_orientations,
                 self._world_boxes,
@@ -380,11 +385,10 @@ class NumbaBvhBackend:
         keys, order, o, d, m, distances, faces = (a[:ray_count] for a in scratch)
         kernels.ray_bucket_order_kernel(origins, directions, max_distances, keys, order, o, d, m)
         self._closest_hit(
-            self.node_boxes,
-            self.node_refs,
-            self.triangles,
-            self.triangle_ids,
-            self.group_roots,
+            self.wide_nodes,
+            self.leaf_triangles,
+            self.leaf_ids,
+            self.wide_roots,
             group_positions,
             group_orientations,
             self._world_boxes,

@@ -397,11 +397,10 @@ class RayScene(RaySceneBuilder):
             if threads > 1:
                 kernel = self._kernels.scene_cast_parallel_kernel
         args = (
-            b.node_boxes,  # type: ignore[attr-defined]
-            b.node_refs,  # type: ignore[attr-defined]
-            b.triangles,  # type: ignore[attr-defined]
-            b.triangle_ids,  # type: ignore[attr-defined]
-            b.group_roots,  # type: ignore[attr-defined]
+            b.wide_nodes,  # type: ignore[attr-defined]
+            b.leaf_triangles,  # type: ignore[attr-defined]
+            b.leaf_ids,  # type: ignore[attr-defined]
+            b.wide_roots,  # type: ignore[attr-defined]
             b.local_boxes,  # type: ignore[attr-defined]
             self._group_body_rows,
             body_positions,

@@ -1,0 +1,420 @@
+"""Wide (8-ary) BVH: built from the binary SAH BVH, traversed with vector box and leaf tests.
+
+The binary BVH of :mod:`runtime.sensors._bvh_kernels` is collapsed into nodes of up to
+:data:`~runtime.sensors._simd.NODE_WIDTH` children (the inner child of largest surface area
+is opened until a node has 8 children or only leaves), and every leaf's triangles are
+stored as one block of :data:`~runtime.sensors._simd.LEAF_WIDTH` lanes. A ray then visits
+about a third of the nodes, tests all children of a node in one vector operation and all
+triangles of a leaf in another. Distances and face ids are those of the binary traversal:
+the triangle test is the same arithmetic, and the boxes only ever grow.
+
+Layout (all groups of a scene concatenated, like the binary arrays):
+
+* ``wide_nodes`` (M, 8, 8) float32: rows 0-5 the child boxes ``lo x, lo y, lo z, hi x, hi y,
+  hi z`` by lane, rounded outward to float32; rows 6 and 7 hold int32 bit patterns (read
+  through ``wide_nodes.view(np.int32)``): the child reference and its count. Count 0: an
+  inner child, the reference is a wide node. Count 1-4: a leaf of that many triangles, the
+  reference is a leaf block. Count -1: an empty lane (box ``+inf .. -inf``, never entered).
+* ``leaf_triangles`` (L, 9, 4) float64: per leaf block, ``v0 x, v0 y, v0 z, e1 x, ... e2 z``
+  by lane (unused lanes are zero: never hit).
+* ``leaf_ids`` (L, 4) int64: the ``triangle_ids`` of each lane (-1 unused).
+* ``wide_roots`` (G,) int64: each group's root wide node, -1 for an empty group.
+
+Kernels trust their inputs (see :mod:`runtime.sensors._bvh_kernels`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from runtime._jit import jit
+from runtime.sensors._simd import (
+    LEAF_WIDTH,
+    NODE_WIDTH,
+    leaf_triangle_test,
+    lowest_bit,
+    prefetch_lines,
+    wide_box_test,
+)
+
+__all__ = ["NODE_ROWS", "WIDE_STACK_SIZE", "wide_bvh", "wide_bvh_kernel", "wide_group_cast_kernel"]
+
+NODE_ROWS = 8
+"""Rows of a wide node record: 6 box rows, the references, the counts."""
+WIDE_STACK_SIZE = 1024
+"""Pending children of one traversal: at most NODE_WIDTH - 1 per level, and the binary build
+is at most 96 + 32 levels deep (so is the wide BVH)."""
+_NODE_LINES = NODE_ROWS * NODE_WIDTH * 4 // 64  # cache lines of a node record
+_LEAF_LINES = 9 * LEAF_WIDTH * 8 // 64 + 1  # cache lines of a leaf block (unaligned)
+_TINY = 1e-30
+_HUGE = 1e30
+
+
+@jit
+def wide_bvh_kernel(
+    node_boxes,
+    node_refs,
+    triangles,
+    triangle_ids,
+    roots,
+    out_boxes,
+    out_refs,
+    out_leaf_triangles,
+    out_leaf_ids,
+    out_roots,
+    out_counts,
+):
+    """Collapse binary BVHs into wide nodes and leaf blocks (module layout).
+
+    Args:
+        node_boxes: binary child bounds, shape (N, 12), float64.
+        node_refs: binary child references, shape (N, 4), int64 (global indices).
+        triangles: leaf-ordered ``[v0, e1, e2]``, shape (T, 9), float64.
+        triangle_ids: id of each leaf-ordered triangle, shape (T,), int64.
+        roots: binary root node of each group, -1 for an empty group, shape (G,), int64.
+        out_boxes: child boxes, float64, shape (>= M, 6, 8) (written; rounded later).
+        out_refs: child reference and count, shape (>= M, 2, 8), int64 (written).
+        out_leaf_triangles: shape (>= L, 9, 4), float64 (written).
+        out_leaf_ids: shape (>= L, 4), int64 (written).
+        out_roots: each group's root wide node, -1 when empty, shape (G,), int64 (written).
+        out_counts: ``[M, L]``, shape (2,), int64 (written).
+    """
+    w = NODE_WIDTH
+    todo_node = np.empty(node_boxes.shape[0] + 1, np.int64)
+    todo_slot = np.empty(node_boxes.shape[0] + 1, np.int64)
+    child_ref = np.empty(w, np.int64)
+    child_count = np.empty(w, np.int64)
+    child_box = np.empty((w, 6))
+    node_count = 0
+    leaf_count = 0
+    for g in range(roots.shape[0]):
+        if roots[g] < 0:
+            out_roots[g] = -1
+            continue
+        out_roots[g] = node_count
+        todo_node[0] = roots[g]
+        todo_slot[0] = node_count
+        node_count += 1
+        pending = 1
+        while pending > 0:
+            pending -= 1
+            n = todo_node[pending]
+            s = todo_slot[pending]
+            k = 2
+            for c in range(2):
+                child_ref[c] = node_refs[n, 2 * c]
+                child_count[c] = node_refs[n, 2 * c + 1]
+                for a in range(6):
+                    child_box[c, a] = node_boxes[n, 6 * c + a]
+            while k < w:  # open the inner child of largest surface area
+                widest = -1
+                widest_area = -1.0
+                for c in range(k):
+                    if child_count[c] == 0 and child_ref[c] >= 0:
+                        ex = child_box[c, 3] - child_box[c, 0]
+                        ey = child_box[c, 4] - child_box[c, 1]
+                        ez = child_box[c, 5] - child_box[c, 2]
+                        area = ex * ey + ey * ez + ez * ex
+                        if area > widest_area:
+                            widest_area = area
+                            widest = c
+                if widest < 0:
+                    break
+                b = child_ref[widest]
+                child_ref[widest] = node_refs[b, 0]
+                child_count[widest] = node_refs[b, 1]
+                child_ref[k] = node_refs[b, 2]
+                child_count[k] = node_refs[b, 3]
+                for a in range(6):
+                    child_box[widest, a] = node_boxes[b, a]
+                    child_box[k, a] = node_boxes[b, 6 + a]
+                k += 1
+            for c in range(w):
+                if c < k and child_ref[c] >= 0:
+                    for a in range(6):
+                        out_boxes[s, a, c] = child_box[c, a]
+                    if child_count[c] == 0:  # an inner child: a new wide node
+                        out_refs[s, 0, c] = node_count
+                        out_refs[s, 1, c] = 0
+                        todo_node[pending] = child_ref[c]
+                        todo_slot[pending] = node_count
+                        pending += 1
+                        node_count += 1
+                    else:  # a leaf: its triangles become one block of lanes
+                        first = child_ref[c]
+                        out_refs[s, 0, c] = leaf_count
+                        out_refs[s, 1, c] = child_count[c]
+                        for lane in range(LEAF_WIDTH):
+                            used = lane < child_count[c]
+                            for a in range(9):
+                                out_leaf_triangles[leaf_count, a, lane] = (
+                                    triangles[first + lane, a] if used else 0.0
+                                )
+                            out_leaf_ids[leaf_count, lane] = (
+                                triangle_ids[first + lane] if used else -1
+                            )
+                        leaf_count += 1
+                else:  # an empty lane
+                    for a in range(3):
+                        out_boxes[s, a, c] = np.inf
+                        out_boxes[s, 3 + a, c] = -np.inf
+                    out_refs[s, 0, c] = 0
+                    out_refs[s, 1, c] = -1
+    out_counts[0] = node_count
+    out_counts[1] = leaf_count
+
+
+@jit
+def wide_group_cast_kernel(
+    nodes,
+    leaf_triangles,
+    leaf_ids,
+    root,
+    frame,
+    position,
+    world_box,
+    origins,
+    directions,
+    double_sided,
+    io_distances,
+    io_ids,
+):
+    """Closest hits of world rays in one group's wide BVH, closer than those found so far.
+
+    Each ray is tested against the group's world box, taken into the group frame (as it is
+    for an identity ``frame`` and a zero ``position``) and traced through the BVH: the
+    children it enters are visited nearest first, the others wait on an explicit stack with
+    their entry distance (prefetched) and are skipped when a closer hit was found meanwhile.
+    A hit replaces the ray's current one only when strictly closer, so casting the groups
+    one after the other keeps the first group's hit on a tie.
+
+    Args:
+        nodes: wide node records, shape (M, 8, 8), float32 (module layout).
+        leaf_triangles: shape (L, 9, 4), float64, group frame.
+        leaf_ids: shape (L, 4), int64.
+        root: the group's root wide node (>= 0).
+        frame: the group's rotation, row-major 3x3 (group to world), 9 floats (array or
+            tuple).
+        position: the group frame's origin [stage units], shape (3,), float64, world.
+        world_box: world box around the group's geometry ``[lo(3), hi(3)]``, shape (6,).
+        origins: ray origins [stage units], shape (R, 3), float64, world.
+        directions: unit ray directions, shape (R, 3), float64, world.
+        double_sided: when False back faces are ignored.
+        io_distances: the closest distance so far (the ray's maximum distance before the
+            first group), shape (R,), float64 (updated).
+        io_ids: the id of the closest hit so far, -1 for none, shape (R,), int64 (updated).
+    """
+    w = NODE_WIDTH
+    record = NODE_ROWS * w
+    leaf_size = 9 * LEAF_WIDTH
+    refs = nodes.view(np.int32)
+    stack_ref = np.empty(WIDE_STACK_SIZE, np.int64)
+    stack_count = np.empty(WIDE_STACK_SIZE, np.int64)
+    stack_t = np.empty(WIDE_STACK_SIZE)
+    enter = np.empty(w)
+    leaf_t = np.empty(w)
+    order_t = np.empty(w)
+    order_c = np.empty(w, np.int64)
+    identity = (
+        frame[0] == 1.0 and frame[4] == 1.0 and frame[8] == 1.0
+        and frame[1] == 0.0 and frame[2] == 0.0 and frame[3] == 0.0
+        and frame[5] == 0.0 and frame[6] == 0.0 and frame[7] == 0.0
+        and position[0] == 0.0 and position[1] == 0.0 and position[2] == 0.0
+    )  # fmt: skip
+    for i in range(origins.shape[0]):
+        t_best = io_distances[i]
+        wox = origins[i, 0]
+        woy = origins[i, 1]
+        woz = origins[i, 2]
+        wdx = directions[i, 0]
+        wdy = directions[i, 1]
+        wdz = directions[i, 2]
+        # broad phase: the group's world box
+        wix = 1.0 / wdx if abs(wdx) > _TINY else (_HUGE if wdx >= 0.0 else -_HUGE)
+        wiy = 1.0 / wdy if abs(wdy) > _TINY else (_HUGE if wdy >= 0.0 else -_HUGE)
+        wiz = 1.0 / wdz if abs(wdz) > _TINY else (_HUGE if wdz >= 0.0 else -_HUGE)
+        ax = (world_box[0] - wox) * wix
+        bx = (world_box[3] - wox) * wix
+        ay = (world_box[1] - woy) * wiy
+        by = (world_box[4] - woy) * wiy
+        az = (world_box[2] - woz) * wiz
+        bz = (world_box[5] - woz) * wiz
+        if max(min(ax, bx), min(ay, by), min(az, bz), 0.0) > min(
+            max(ax, bx), max(ay, by), max(az, bz), t_best
+        ):
+            continue
+        if identity:
+            ox = wox
+            oy = woy
+            oz = woz
+            dx = wdx
+            dy = wdy
+            dz = wdz
+            ix = wix
+            iy = wiy
+            iz = wiz
+        else:  # x_group = R^T (x - p)
+            px = wox - position[0]
+            py = woy - position[1]
+            pz = woz - position[2]
+            ox = frame[0] * px + frame[3] * py + frame[6] * pz
+            oy = frame[1] * px + frame[4] * py + frame[7] * pz
+            oz = frame[2] * px + frame[5] * py + frame[8] * pz
+            dx = frame[0] * wdx + frame[3] * wdy + frame[6] * wdz
+            dy = frame[1] * wdx + frame[4] * wdy + frame[7] * wdz
+            dz = frame[2] * wdx + frame[5] * wdy + frame[8] * wdz
+            ix = 1.0 / dx if abs(dx) > _TINY else (_HUGE if dx >= 0.0 else -_HUGE)
+            iy = 1.0 / dy if abs(dy) > _TINY else (_HUGE if dy >= 0.0 else -_HUGE)
+            iz = 1.0 / dz if abs(dz) > _TINY else (_HUGE if dz >= 0.0 else -_HUGE)
+        best = -1
+        # rows of the near planes in a node's [lo(3), hi(3)] rows
+        nx = 0 if ix >= 0.0 else 3
+        ny = 1 if iy >= 0.0 else 4
+        nz = 2 if iz >= 0.0 else 5
+        oix = ox * ix
+        oiy = oy * iy
+        oiz = oz * iz
+        top = 0
+        ref = root
+        count = 0
+        while True:
+            if count == 0:
+                node = ref
+                mask = wide_box_test(nodes, node * record, nx, ny, nz, ix, iy, iz, oix, oiy, oiz,
+                                     t_best, enter)  # fmt: skip
+                if mask != 0:
+                    c = lowest_bit(mask)
+                    mask &= mask - 1
+                    if mask == 0:  # one child entered: no stack
+                        ref = refs[node, 6, c]
+                        count = refs[node, 7, c]
+                        continue
+                    c2 = lowest_bit(mask)
+                    mask &= mask - 1
+                    if mask == 0:  # two: the farther waits
+                        near, far = (c2, c) if enter[c2] < enter[c] else (c, c2)
+                        far_ref = refs[node, 6, far]
+                        far_count = refs[node, 7, far]
+                        if far_count == 0:
+                            prefetch_lines(nodes, far_ref * record, _NODE_LINES)
+                        else:
+                            prefetch_lines(leaf_triangles, far_ref * leaf_size, _LEAF_LINES)
+                        stack_ref[top] = far_ref
+                        stack_count[top] = far_count
+                        stack_t[top] = enter[far]
+                        top += 1
+                        ref = refs[node, 6, near]
+                        count = refs[node, 7, near]
+                        continue
+                    # three or more: sorted by entry distance, farthest first
+                    order_t[0] = enter[c]
+                    order_c[0] = c
+                    entered = 1
+                    mask |= np.int64(1) << c2
+                    while mask != 0:
+                        c = lowest_bit(mask)
+                        mask &= mask - 1
+                        tc = enter[c]
+                        j = entered
+                        while j > 0 and order_t[j - 1] < tc:
+                            order_t[j] = order_t[j - 1]
+                            order_c[j] = order_c[j - 1]
+                            j -= 1
+                        order_t[j] = tc
+                        order_c[j] = c
+                        entered += 1
+                    for j in range(entered - 1):
+                        c = order_c[j]
+                        far_ref = refs[node, 6, c]
+                        far_count = refs[node, 7, c]
+                        if far_count == 0:
+                            prefetch_lines(nodes, far_ref * record, _NODE_LINES)
+                        else:
+                            prefetch_lines(leaf_triangles, far_ref * leaf_size, _LEAF_LINES)
+                        stack_ref[top] = far_ref
+                        stack_count[top] = far_count
+                        stack_t[top] = order_t[j]
+                        top += 1
+                    c = order_c[entered - 1]
+                    ref = refs[node, 6, c]
+                    count = refs[node, 7, c]
+                    continue
+            else:
+                hits = leaf_triangle_test(leaf_triangles, ref * leaf_size, ox, oy, oz, dx, dy, dz,
+                                          t_best, double_sided, leaf_t)  # fmt: skip
+                if hits != 0:  # the nearest accepted lane (the first of equals)
+                    c = lowest_bit(hits)
+                    t = leaf_t[c]
+                    hits &= hits - 1
+                    while hits != 0:
+                        lane = lowest_bit(hits)
+                        hits &= hits - 1
+                        if leaf_t[lane] < t:
+                            t = leaf_t[lane]
+                            c = lane
+                    t_best = t
+                    best = leaf_ids[ref, c]
+            # pop the most recent pending child that can still hold a closer hit
+            found = False
+            while top > 0:
+                top -= 1
+                if stack_t[top] <= t_best:
+                    found = True
+                    break
+            if not found:
+                break
+            ref = stack_ref[top]
+            count = stack_count[top]
+        if best >= 0:
+            io_distances[i] = t_best
+            io_ids[i] = best
+
+
+def wide_bvh(
+    node_boxes: np.ndarray,
+    node_refs: np.ndarray,
+    triangles: np.ndarray,
+    triangle_ids: np.ndarray,
+    roots: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The wide BVH of binary BVH arrays (module layout of both).
+
+    Returns:
+        ``(wide_nodes, leaf_triangles, leaf_ids, wide_roots)``.
+    """
+    n = max(int(node_boxes.shape[0]), 1)
+    leaves = max(int(triangles.shape[0]), 1)
+    boxes = np.empty((n, 6, NODE_WIDTH))
+    node_refs_out = np.empty((n, 2, NODE_WIDTH), np.int64)
+    leaf_triangles = np.empty((leaves, 9, LEAF_WIDTH))
+    leaf_ids = np.empty((leaves, LEAF_WIDTH), np.int64)
+    wide_roots = np.empty(roots.shape[0], np.int64)
+    counts = np.zeros(2, np.int64)
+    wide_bvh_kernel(node_boxes, node_refs, triangles, triangle_ids, roots, boxes,
+                    node_refs_out, leaf_triangles, leaf_ids, wide_roots, counts)  # fmt: skip
+    m, leaf_count = int(counts[0]), max(int(counts[1]), 1)
+    if counts[1] == 0:
+        leaf_triangles[0] = 0.0
+        leaf_ids[0] = -1
+    boxes = boxes[: max(m, 1)]
+    if m == 0:
+        boxes[:] = np.inf
+        boxes[:, 3:] = -np.inf
+        node_refs_out = np.zeros((1, 2, NODE_WIDTH), np.int64)
+        node_refs_out[:, 1] = -1
+    # float32 boxes rounded outward: a ray entering the float64 box enters this one
+    with np.errstate(over="ignore"):
+        lo = boxes[:, :3].astype(np.float32)
+        hi = boxes[:, 3:].astype(np.float32)
+    lo = np.where(lo.astype(np.float64) > boxes[:, :3], np.nextafter(lo, np.float32(-np.inf)), lo)
+    hi = np.where(hi.astype(np.float64) < boxes[:, 3:], np.nextafter(hi, np.float32(np.inf)), hi)
+    nodes = np.zeros((boxes.shape[0], NODE_ROWS, NODE_WIDTH), np.float32)
+    nodes[:, :3] = lo
+    nodes[:, 3:6] = hi
+    nodes.view(np.int32)[:, 6:] = node_refs_out[: boxes.shape[0]]
+    return (
+        nodes,
+        np.ascontiguousarray(leaf_triangles[:leaf_count]),
+        np.ascontiguousarray(leaf_ids[:leaf_count]),
+        wide_roots,
+    )
