@@ -20,19 +20,28 @@ __all__ = ["jit", "CompiledCall", "compiled_entry", "JIT_DISABLED"]
 JIT_DISABLED = os.environ.get("SIMRT_DISABLE_JIT", "0") == "1"
 
 
-def jit(function: F) -> F:
+def jit(function: F | None = None, *, inline: bool = False) -> Any:
     """Compile ``function`` with Numba (nopython, cached), unless JIT is disabled.
+
+    Used bare (``@jit``) or with options (``@jit(inline=True)``).
 
     Args:
         function: a module-level kernel working on flat NumPy arrays.
+        inline: inline the function into every kernel that calls it (Numba's
+            ``inline="always"``), for a small hot function whose call would cost more than
+            its body, or whose callers need its loops optimised with theirs.
 
     Returns:
-        The compiled dispatcher, or ``function`` itself when JIT is disabled.
+        The compiled dispatcher, or ``function`` itself when JIT is disabled (a decorator
+        when ``function`` is None).
     """
+    if function is None:
+        return lambda f: jit(f, inline=inline)
     if JIT_DISABLED:
         return function
     numba = _import_numba()
-    return numba.njit(cache=True, nogil=True)(function)  # type: ignore[no-any-return]
+    options = {"inline": "always"} if inline else {}
+    return numba.njit(cache=True, nogil=True, **options)(function)
 
 
 def _import_numba() -> Any:

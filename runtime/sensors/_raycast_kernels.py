@@ -18,15 +18,15 @@ import numpy as np
 from runtime._jit import jit
 from runtime.sensors._bvh_kernels import (
     SOLID_CONVEX,
-    STACK_SIZE,
     _rotate_inverse_kernel,
-    group_closest_hit_kernel,
     group_solid_hit_kernel,
     inside_solid_kernel,
     inverse_direction_kernel,
     store_world_box_kernel,
     world_box_kernel,
 )
+from runtime.sensors._simd import NODE_WIDTH
+from runtime.sensors._wide_bvh_kernels import WIDE_STACK_SIZE, wide_traverse_kernel
 
 __all__ = ["raycast_batch_step_kernel"]
 # raycast_prepare_kernel and raycast_outputs_kernel serve a scene that is not the Numba BVH
@@ -568,8 +568,8 @@ def raycast_outputs_kernel(
 F_WIDTH = 12
 I_WIDTH = 4
 # float64, static: scene
-L_NODE_BOXES = 0  # (N, 12) BVH child bounds
-L_TRIANGLES = 1  # (T, 9) leaf-ordered [v0, e1, e2], group frames
+L_NODE_BOXES = 0  # (4 M, 12) wide BVH node boxes: 6 rows of 8 lanes per node (48 values)
+L_TRIANGLES = 1  # (3 L, 12) wide BVH leaf blocks: 9 rows of 4 lanes per leaf, group frames
 L_FACE_NORMALS = 2  # (F, 3) unit front normal per global face, group frame
 L_PLANES = 3  # (P, 4) convex half-spaces [n, d], solid frames
 L_GROUP_LOCAL_BOXES = 4  # (G, 12) group-frame box of the triangles (6), around the solids (6)
@@ -594,8 +594,8 @@ L_RAY_POSES = 16  # (R, 7) extrapolated sensor pose [p'(3), q'(4)] of each ray a
 L_SOLID_WORLD_BOXES = 17  # (S, 6) world box of each solid (fixed groups: first call;
 #                           moving groups: when a candidate)
 # int64, static
-L_NODE_REFS = 18  # (N, 4) BVH child references
-L_TRIANGLE_IDS = 19  # (T, 1) global face id per leaf-ordered triangle
+L_NODE_REFS = 18  # (4 M, 4) wide BVH child references (8) and counts (8) per node
+L_TRIANGLE_IDS = 19  # (L, 4) global face id per leaf lane
 L_FACE_I = 20  # (F, 2) group, actor per global face
 L_GROUP_I = 21  # (G, 4) BVH root (-1 empty), body row (-1 fixed), first solid, solid count
 L_SOLID_I = 22  # (S, 4) SOLID_* kind, first plane, plane count, actor
@@ -912,16 +912,25 @@ def raycast_batch_step_kernel(
     if count == 0:
         return
 
+    # the wide BVH, flat (see the layout rows)
     node_boxes = _block_full_rows_kernel(block_f, layout, np.int64(L_NODE_BOXES))
+    node_boxes = node_boxes.reshape(node_boxes.size)
     node_refs = _block_full_rows_kernel(block_i, layout, np.int64(L_NODE_REFS))
-    triangles = _block_full_rows_kernel(block_f, layout, np.int64(L_TRIANGLES))
-    triangle_ids = _block_column_kernel(block_i, layout, np.int64(L_TRIANGLE_IDS))
+    node_refs = node_refs.reshape(node_refs.size)
+    leaf_triangles = _block_full_rows_kernel(block_f, layout, np.int64(L_TRIANGLES))
+    leaf_triangles = leaf_triangles.reshape(leaf_triangles.size)
+    leaf_ids = _block_full_rows_kernel(block_i, layout, np.int64(L_TRIANGLE_IDS))
+    leaf_ids = leaf_ids.reshape(leaf_ids.size)
     face_i = _block_rows_kernel(block_i, layout, np.int64(L_FACE_I))
     face_normals = _block_rows_kernel(block_f, layout, np.int64(L_FACE_NORMALS))
     solid_i = _block_rows_kernel(block_i, layout, np.int64(L_SOLID_I))
-    stack_ref = np.empty(STACK_SIZE, np.int64)
-    stack_cnt = np.empty(STACK_SIZE, np.int64)
-    stack_t = np.empty(STACK_SIZE)
+    stack_ref = np.empty(WIDE_STACK_SIZE, np.int64)
+    stack_count = np.empty(WIDE_STACK_SIZE, np.int64)
+    stack_t = np.empty(WIDE_STACK_SIZE)
+    lanes_enter = np.empty(NODE_WIDTH)
+    lanes_leaf = np.empty(NODE_WIDTH)
+    lanes_order = np.empty(NODE_WIDTH)
+    lanes_child = np.empty(NODE_WIDTH, np.int64)
     solid_positions = _block_rows_kernel(block_f, layout, np.int64(L_SOLID_POSITIONS))
     solid_orientations = _block_rows_kernel(block_f, layout, np.int64(L_SOLID_ORIENTATIONS))
     solid_params = _block_rows_kernel(block_f, layout, np.int64(L_SOLID_PARAMS))
@@ -1098,9 +1107,11 @@ def raycast_batch_step_kernel(
                 )  # fmt: skip
                 dx, dy, dz = _rotate_inverse_kernel(qw, qx, qy, qz, wdx, wdy, wdz)
                 if tri_ok:
-                    t_best, hit = group_closest_hit_kernel(
-                        node_boxes, node_refs, triangles, triangle_ids, root, ox, oy, oz, dx,
-                        dy, dz, t_best, double_sided, stack_ref, stack_cnt, stack_t,
+                    t_best, hit = wide_traverse_kernel(
+                        node_boxes, 6 * NODE_WIDTH, node_refs, 2 * NODE_WIDTH, leaf_triangles,
+                        leaf_ids, root, ox, oy, oz, dx, dy, dz, t_best, double_sided,
+                        stack_ref, stack_count, stack_t, lanes_enter, lanes_leaf, lanes_order,
+                        lanes_child,
                     )  # fmt: skip
                     if hit >= 0:
                         face = hit

@@ -203,7 +203,7 @@ class _Layout:
             self._unfused_buffers()
             return
         head, tail = fused
-        (node_boxes, node_refs, triangles, triangle_ids, group_roots, group_local_boxes,
+        (node_boxes, node_refs, leaf_triangles, leaf_ids, group_roots, group_local_boxes,
          group_body) = head  # fmt: skip
         (face_groups, face_actors, face_normals, _solid_groups, solid_kinds, solid_positions,
          solid_orientations, solid_params, solid_plane_ranges, planes, solid_bounds,
@@ -216,7 +216,7 @@ class _Layout:
         first_ray = np.asarray(self.bounds[:-1], np.int64)
         arrays = {
             k.L_NODE_BOXES: node_boxes,
-            k.L_TRIANGLES: triangles,
+            k.L_TRIANGLES: leaf_triangles,
             k.L_FACE_NORMALS: face_normals,
             k.L_PLANES: planes,
             k.L_GROUP_LOCAL_BOXES: np.column_stack([group_local_boxes, group_solid_boxes]),
@@ -238,7 +238,7 @@ class _Layout:
             k.L_RAY_POSES: np.zeros((r, 7)),
             k.L_SOLID_WORLD_BOXES: np.zeros((n_solids, 6)),
             k.L_NODE_REFS: node_refs,
-            k.L_TRIANGLE_IDS: np.reshape(triangle_ids, (-1, 1)),
+            k.L_TRIANGLE_IDS: leaf_ids,
             k.L_FACE_I: np.column_stack([face_groups, face_actors]),
             k.L_GROUP_I: np.column_stack([group_roots, group_body, group_solid_ranges]),
             k.L_SOLID_I: np.column_stack([solid_kinds, solid_plane_ranges, solid_actors]),

@@ -37,7 +37,14 @@ from runtime.sensors._simd import (
     wide_box_test,
 )
 
-__all__ = ["NODE_ROWS", "WIDE_STACK_SIZE", "wide_bvh", "wide_bvh_kernel", "wide_group_cast_kernel"]
+__all__ = [
+    "NODE_ROWS",
+    "WIDE_STACK_SIZE",
+    "wide_bvh",
+    "wide_bvh_kernel",
+    "wide_group_cast_kernel",
+    "wide_traverse_kernel",
+]
 
 NODE_ROWS = 8
 """Rows of a wide node record: 6 box rows, the references, the counts."""
@@ -164,6 +171,175 @@ def wide_bvh_kernel(
     out_counts[1] = leaf_count
 
 
+@jit(inline=True)
+def wide_traverse_kernel(
+    boxes,
+    box_record,
+    refs,
+    ref_record,
+    leaf_triangles,
+    leaf_ids,
+    root,
+    ox,
+    oy,
+    oz,
+    dx,
+    dy,
+    dz,
+    t_best,
+    double_sided,
+    stack_ref,
+    stack_count,
+    stack_t,
+    enter,
+    leaf_t,
+    order_t,
+    order_c,
+):
+    """Closest hit closer than ``t_best`` of one ray in one group's wide BVH (group frame).
+
+    The children the ray enters are visited nearest first; the others wait on an explicit
+    stack with their entry distance (prefetched) and are skipped when a closer hit was
+    found meanwhile. Inlined into its callers, which own the flat arrays and the scratch.
+
+    Args:
+        boxes: node boxes, flat, float32 or float64: node ``n``'s six rows of 8 lanes
+            start at ``n * box_record``.
+        box_record: elements per node in ``boxes``.
+        refs: child references, flat, int32 or int64: node ``n``'s 8 references start at
+            ``n * ref_record``, its 8 counts right after them.
+        ref_record: elements per node in ``refs``.
+        leaf_triangles: leaf blocks, flat float64: leaf ``k`` is 9 rows of 4 lanes from
+            ``k * 36`` (``v0, e1, e2`` by coordinate), group frame.
+        leaf_ids: id of each lane, flat int64: leaf ``k``'s at ``k * 4``.
+        root: the group's root node (>= 0).
+        ox: ray origin x [stage units], group frame.
+        oy: ray origin y.
+        oz: ray origin z.
+        dx: unit ray direction x, group frame.
+        dy: unit ray direction y.
+        dz: unit ray direction z.
+        t_best: only hits closer than this count [stage units].
+        double_sided: when False back faces are ignored.
+        stack_ref: scratch, shape (WIDE_STACK_SIZE,), int64.
+        stack_count: scratch, shape (WIDE_STACK_SIZE,), int64.
+        stack_t: scratch, shape (WIDE_STACK_SIZE,), float64.
+        enter: scratch, shape (NODE_WIDTH,), float64.
+        leaf_t: scratch, shape (NODE_WIDTH,), float64.
+        order_t: scratch, shape (NODE_WIDTH,), float64.
+        order_c: scratch, shape (NODE_WIDTH,), int64.
+
+    Returns:
+        ``(t, id)``: the closest hit distance and its id, or ``(t_best, -1)``.
+    """
+    w = NODE_WIDTH
+    leaf_size = 9 * LEAF_WIDTH
+    best = -1
+    ix = 1.0 / dx if abs(dx) > _TINY else (_HUGE if dx >= 0.0 else -_HUGE)
+    iy = 1.0 / dy if abs(dy) > _TINY else (_HUGE if dy >= 0.0 else -_HUGE)
+    iz = 1.0 / dz if abs(dz) > _TINY else (_HUGE if dz >= 0.0 else -_HUGE)
+    # rows of the near planes in a node's [lo(3), hi(3)] rows
+    nx = 0 if ix >= 0.0 else 3
+    ny = 1 if iy >= 0.0 else 4
+    nz = 2 if iz >= 0.0 else 5
+    oix = ox * ix
+    oiy = oy * iy
+    oiz = oz * iz
+    top = 0
+    ref = root
+    count = 0
+    while True:
+        if count == 0:
+            node = ref
+            mask = wide_box_test(boxes, node * box_record, nx, ny, nz, ix, iy, iz, oix, oiy,
+                                 oiz, t_best, enter)  # fmt: skip
+            if mask != 0:
+                at = node * ref_record
+                c = lowest_bit(mask)
+                mask &= mask - 1
+                if mask == 0:  # one child entered: no stack
+                    ref = refs[at + c]
+                    count = refs[at + w + c]
+                    continue
+                c2 = lowest_bit(mask)
+                mask &= mask - 1
+                if mask == 0:  # two: the farther waits
+                    near, far = (c2, c) if enter[c2] < enter[c] else (c, c2)
+                    far_ref = refs[at + far]
+                    far_count = refs[at + w + far]
+                    if far_count == 0:
+                        prefetch_lines(boxes, far_ref * box_record, _NODE_LINES)
+                    else:
+                        prefetch_lines(leaf_triangles, far_ref * leaf_size, _LEAF_LINES)
+                    stack_ref[top] = far_ref
+                    stack_count[top] = far_count
+                    stack_t[top] = enter[far]
+                    top += 1
+                    ref = refs[at + near]
+                    count = refs[at + w + near]
+                    continue
+                # three or more: sorted by entry distance, farthest first
+                order_t[0] = enter[c]
+                order_c[0] = c
+                entered = 1
+                mask |= np.int64(1) << c2
+                while mask != 0:
+                    c = lowest_bit(mask)
+                    mask &= mask - 1
+                    tc = enter[c]
+                    j = entered
+                    while j > 0 and order_t[j - 1] < tc:
+                        order_t[j] = order_t[j - 1]
+                        order_c[j] = order_c[j - 1]
+                        j -= 1
+                    order_t[j] = tc
+                    order_c[j] = c
+                    entered += 1
+                for j in range(entered - 1):
+                    c = order_c[j]
+                    far_ref = refs[at + c]
+                    far_count = refs[at + w + c]
+                    if far_count == 0:
+                        prefetch_lines(boxes, far_ref * box_record, _NODE_LINES)
+                    else:
+                        prefetch_lines(leaf_triangles, far_ref * leaf_size, _LEAF_LINES)
+                    stack_ref[top] = far_ref
+                    stack_count[top] = far_count
+                    stack_t[top] = order_t[j]
+                    top += 1
+                c = order_c[entered - 1]
+                ref = refs[at + c]
+                count = refs[at + w + c]
+                continue
+        else:
+            hits = leaf_triangle_test(leaf_triangles, ref * leaf_size, ox, oy, oz, dx, dy, dz,
+                                      t_best, double_sided, leaf_t)  # fmt: skip
+            if hits != 0:  # the nearest accepted lane (the first of equals)
+                c = lowest_bit(hits)
+                t = leaf_t[c]
+                hits &= hits - 1
+                while hits != 0:
+                    lane = lowest_bit(hits)
+                    hits &= hits - 1
+                    if leaf_t[lane] < t:
+                        t = leaf_t[lane]
+                        c = lane
+                t_best = t
+                best = leaf_ids[ref * LEAF_WIDTH + c]
+        # pop the most recent pending child that can still hold a closer hit
+        found = False
+        while top > 0:
+            top -= 1
+            if stack_t[top] <= t_best:
+                found = True
+                break
+        if not found:
+            break
+        ref = stack_ref[top]
+        count = stack_count[top]
+    return t_best, best
+
+
 @jit
 def wide_group_cast_kernel(
     nodes,
@@ -182,11 +358,9 @@ def wide_group_cast_kernel(
     """Closest hits of world rays in one group's wide BVH, closer than those found so far.
 
     Each ray is tested against the group's world box, taken into the group frame (as it is
-    for an identity ``frame`` and a zero ``position``) and traced through the BVH: the
-    children it enters are visited nearest first, the others wait on an explicit stack with
-    their entry distance (prefetched) and are skipped when a closer hit was found meanwhile.
-    A hit replaces the ray's current one only when strictly closer, so casting the groups
-    one after the other keeps the first group's hit on a tie.
+    for an identity ``frame`` and a zero ``position``) and traced through the BVH
+    (:func:`wide_traverse_kernel`). A hit replaces the ray's current one only when strictly
+    closer, so casting the groups one after the other keeps the first group's hit on a tie.
 
     Args:
         nodes: wide node records, shape (M, 8, 8), float32 (module layout).
@@ -206,8 +380,10 @@ def wide_group_cast_kernel(
     """
     w = NODE_WIDTH
     record = NODE_ROWS * w
-    leaf_size = 9 * LEAF_WIDTH
-    refs = nodes.view(np.int32)
+    boxes = nodes.reshape(nodes.size)
+    refs = nodes.view(np.int32).reshape(nodes.size)[6 * w :]  # node n's refs at n * record
+    flat_triangles = leaf_triangles.reshape(leaf_triangles.size)
+    flat_ids = leaf_ids.reshape(leaf_ids.size)
     stack_ref = np.empty(WIDE_STACK_SIZE, np.int64)
     stack_count = np.empty(WIDE_STACK_SIZE, np.int64)
     stack_t = np.empty(WIDE_STACK_SIZE)
@@ -223,150 +399,47 @@ def wide_group_cast_kernel(
     )  # fmt: skip
     for i in range(origins.shape[0]):
         t_best = io_distances[i]
-        wox = origins[i, 0]
-        woy = origins[i, 1]
-        woz = origins[i, 2]
-        wdx = directions[i, 0]
-        wdy = directions[i, 1]
-        wdz = directions[i, 2]
-        # broad phase: the group's world box
-        wix = 1.0 / wdx if abs(wdx) > _TINY else (_HUGE if wdx >= 0.0 else -_HUGE)
-        wiy = 1.0 / wdy if abs(wdy) > _TINY else (_HUGE if wdy >= 0.0 else -_HUGE)
-        wiz = 1.0 / wdz if abs(wdz) > _TINY else (_HUGE if wdz >= 0.0 else -_HUGE)
-        ax = (world_box[0] - wox) * wix
-        bx = (world_box[3] - wox) * wix
-        ay = (world_box[1] - woy) * wiy
-        by = (world_box[4] - woy) * wiy
-        az = (world_box[2] - woz) * wiz
-        bz = (world_box[5] - woz) * wiz
-        if max(min(ax, bx), min(ay, by), min(az, bz), 0.0) > min(
-            max(ax, bx), max(ay, by), max(az, bz), t_best
-        ):
-            continue
-        if identity:
-            ox = wox
-            oy = woy
-            oz = woz
-            dx = wdx
-            dy = wdy
-            dz = wdz
-            ix = wix
-            iy = wiy
-            iz = wiz
-        else:  # x_group = R^T (x - p)
-            px = wox - position[0]
-            py = woy - position[1]
-            pz = woz - position[2]
-            ox = frame[0] * px + frame[3] * py + frame[6] * pz
-            oy = frame[1] * px + frame[4] * py + frame[7] * pz
-            oz = frame[2] * px + frame[5] * py + frame[8] * pz
-            dx = frame[0] * wdx + frame[3] * wdy + frame[6] * wdz
-            dy = frame[1] * wdx + frame[4] * wdy + frame[7] * wdz
-            dz = frame[2] * wdx + frame[5] * wdy + frame[8] * wdz
+        ox = origins[i, 0]
+        oy = origins[i, 1]
+        oz = origins[i, 2]
+        dx = directions[i, 0]
+        dy = directions[i, 1]
+        dz = directions[i, 2]
+        if not identity:
+            # broad phase: the group's world box (for an identity frame, the root's boxes)
             ix = 1.0 / dx if abs(dx) > _TINY else (_HUGE if dx >= 0.0 else -_HUGE)
             iy = 1.0 / dy if abs(dy) > _TINY else (_HUGE if dy >= 0.0 else -_HUGE)
             iz = 1.0 / dz if abs(dz) > _TINY else (_HUGE if dz >= 0.0 else -_HUGE)
-        best = -1
-        # rows of the near planes in a node's [lo(3), hi(3)] rows
-        nx = 0 if ix >= 0.0 else 3
-        ny = 1 if iy >= 0.0 else 4
-        nz = 2 if iz >= 0.0 else 5
-        oix = ox * ix
-        oiy = oy * iy
-        oiz = oz * iz
-        top = 0
-        ref = root
-        count = 0
-        while True:
-            if count == 0:
-                node = ref
-                mask = wide_box_test(nodes, node * record, nx, ny, nz, ix, iy, iz, oix, oiy, oiz,
-                                     t_best, enter)  # fmt: skip
-                if mask != 0:
-                    c = lowest_bit(mask)
-                    mask &= mask - 1
-                    if mask == 0:  # one child entered: no stack
-                        ref = refs[node, 6, c]
-                        count = refs[node, 7, c]
-                        continue
-                    c2 = lowest_bit(mask)
-                    mask &= mask - 1
-                    if mask == 0:  # two: the farther waits
-                        near, far = (c2, c) if enter[c2] < enter[c] else (c, c2)
-                        far_ref = refs[node, 6, far]
-                        far_count = refs[node, 7, far]
-                        if far_count == 0:
-                            prefetch_lines(nodes, far_ref * record, _NODE_LINES)
-                        else:
-                            prefetch_lines(leaf_triangles, far_ref * leaf_size, _LEAF_LINES)
-                        stack_ref[top] = far_ref
-                        stack_count[top] = far_count
-                        stack_t[top] = enter[far]
-                        top += 1
-                        ref = refs[node, 6, near]
-                        count = refs[node, 7, near]
-                        continue
-                    # three or more: sorted by entry distance, farthest first
-                    order_t[0] = enter[c]
-                    order_c[0] = c
-                    entered = 1
-                    mask |= np.int64(1) << c2
-                    while mask != 0:
-                        c = lowest_bit(mask)
-                        mask &= mask - 1
-                        tc = enter[c]
-                        j = entered
-                        while j > 0 and order_t[j - 1] < tc:
-                            order_t[j] = order_t[j - 1]
-                            order_c[j] = order_c[j - 1]
-                            j -= 1
-                        order_t[j] = tc
-                        order_c[j] = c
-                        entered += 1
-                    for j in range(entered - 1):
-                        c = order_c[j]
-                        far_ref = refs[node, 6, c]
-                        far_count = refs[node, 7, c]
-                        if far_count == 0:
-                            prefetch_lines(nodes, far_ref * record, _NODE_LINES)
-                        else:
-                            prefetch_lines(leaf_triangles, far_ref * leaf_size, _LEAF_LINES)
-                        stack_ref[top] = far_ref
-                        stack_count[top] = far_count
-                        stack_t[top] = order_t[j]
-                        top += 1
-                    c = order_c[entered - 1]
-                    ref = refs[node, 6, c]
-                    count = refs[node, 7, c]
-                    continue
-            else:
-                hits = leaf_triangle_test(leaf_triangles, ref * leaf_size, ox, oy, oz, dx, dy, dz,
-                                          t_best, double_sided, leaf_t)  # fmt: skip
-                if hits != 0:  # the nearest accepted lane (the first of equals)
-                    c = lowest_bit(hits)
-                    t = leaf_t[c]
-                    hits &= hits - 1
-                    while hits != 0:
-                        lane = lowest_bit(hits)
-                        hits &= hits - 1
-                        if leaf_t[lane] < t:
-                            t = leaf_t[lane]
-                            c = lane
-                    t_best = t
-                    best = leaf_ids[ref, c]
-            # pop the most recent pending child that can still hold a closer hit
-            found = False
-            while top > 0:
-                top -= 1
-                if stack_t[top] <= t_best:
-                    found = True
-                    break
-            if not found:
-                break
-            ref = stack_ref[top]
-            count = stack_count[top]
+            ax = (world_box[0] - ox) * ix
+            bx = (world_box[3] - ox) * ix
+            ay = (world_box[1] - oy) * iy
+            by = (world_box[4] - oy) * iy
+            az = (world_box[2] - oz) * iz
+            bz = (world_box[5] - oz) * iz
+            if max(min(ax, bx), min(ay, by), min(az, bz), 0.0) > min(
+                max(ax, bx), max(ay, by), max(az, bz), t_best
+            ):
+                continue
+            # x_group = R^T (x - p)
+            px = ox - position[0]
+            py = oy - position[1]
+            pz = oz - position[2]
+            ox = frame[0] * px + frame[3] * py + frame[6] * pz
+            oy = frame[1] * px + frame[4] * py + frame[7] * pz
+            oz = frame[2] * px + frame[5] * py + frame[8] * pz
+            wdx = dx
+            wdy = dy
+            wdz = dz
+            dx = frame[0] * wdx + frame[3] * wdy + frame[6] * wdz
+            dy = frame[1] * wdx + frame[4] * wdy + frame[7] * wdz
+            dz = frame[2] * wdx + frame[5] * wdy + frame[8] * wdz
+        t, best = wide_traverse_kernel(
+            boxes, record, refs, record, flat_triangles, flat_ids, root, ox, oy, oz, dx, dy,
+            dz, t_best, double_sided, stack_ref, stack_count, stack_t, enter, leaf_t, order_t,
+            order_c,
+        )  # fmt: skip
         if best >= 0:
-            io_distances[i] = t_best
+            io_distances[i] = t
             io_ids[i] = best
 
 

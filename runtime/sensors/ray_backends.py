@@ -282,6 +282,31 @@ class NumbaBvhBackend:
         self._sort_scratch: tuple[np.ndarray, ...] | None = None
         self._coherence_codes = np.empty(_COHERENCE_SAMPLE, np.int64)
 
+    def packed_bvh(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """The wide BVH as the raycast step kernel packs it (float64 / int64 block rows).
+
+        Returns:
+            ``(boxes, refs, leaf_triangles, leaf_ids)``: node boxes as float64 rows of 12
+            (4 rows per node: 6 box rows of 8 lanes), child references and counts as int64
+            rows of 4 (4 rows per node: 8 references, 8 counts), leaf blocks as float64 rows
+            of 12 (3 rows per leaf), leaf ids as int64 rows of 4; each C-contiguous and
+            computed once.
+        """
+        packed = getattr(self, "_packed", None)
+        if packed is None:
+            m = self.wide_nodes.shape[0]
+            boxes = self.wide_nodes[:, :6].astype(np.float64).reshape(m * 4, 12)
+            refs = self.wide_nodes.view(np.int32)[:, 6:].astype(np.int64).reshape(m * 4, 4)
+            leaves = self.leaf_triangles.shape[0]
+            packed = (
+                np.ascontiguousarray(boxes),
+                np.ascontiguousarray(refs),
+                np.ascontiguousarray(self.leaf_triangles.reshape(leaves * 3, 12)),
+                np.ascontiguousarray(self.leaf_ids),
+            )
+            self._packed = packed
+        return packed
+
     @property
     def threads(self) -> int | None:
         """Requested threads per large cast (None: Numba's thread count at each cast)."""

@@ -310,8 +310,10 @@ class RayScene(RaySceneBuilder):
             ray_count: largest number of rays per query (sizes the scratch buffers).
 
         Returns:
-            ``(node_boxes, node_refs, triangles, triangle_ids, group_roots,
-            group_local_boxes, group_body)``, ``(face_groups, ..., double_sided,
+            ``(node_boxes, node_refs, leaf_triangles, leaf_ids, group_roots,
+            group_local_boxes, group_body)`` (the wide BVH as
+            :meth:`~runtime.sensors.ray_backends.NumbaBvhBackend.packed_bvh` packs it),
+            ``(face_groups, ..., double_sided,
             group_positions, group_orientations, world_boxes, scratch_faces,
             scratch_inside)`` in :func:`~runtime.sensors._bvh_kernels.scene_cast_kernel`
             order around the body poses, or None when the backend is not the Numba BVH.
@@ -324,11 +326,8 @@ class RayScene(RaySceneBuilder):
             self._scratch_inside = np.empty(self._scratch_size, np.int64)
         b = self.backend
         head = (
-            b.node_boxes,  # type: ignore[attr-defined]
-            b.node_refs,  # type: ignore[attr-defined]
-            b.triangles,  # type: ignore[attr-defined]
-            b.triangle_ids,  # type: ignore[attr-defined]
-            b.group_roots,  # type: ignore[attr-defined]
+            *b.packed_bvh(),  # type: ignore[attr-defined]
+            b.wide_roots,  # type: ignore[attr-defined]
             b.local_boxes,  # type: ignore[attr-defined]
             self._group_body_rows,
         )
