@@ -10,7 +10,7 @@ KERNELS = (
     (
         "runtime.engine._kernels",
         "state_kernel",
-        5.2,
+        5.1,
         (
             "Array(float64, 1, 'C')",
             "Array(float64, 2, 'C')",
@@ -33,7 +33,7 @@ KERNELS = (
     (
         "runtime.kinematics._kernels",
         "ik_lm_kernel",
-        8.1,
+        5.5,
         (
             "Array(float64, 2, 'C')",
             "Array(float64, 1, 'C')",
@@ -49,7 +49,7 @@ KERNELS = (
     (
         "runtime.sensors._bvh_kernels",
         "bvh_build_kernel",
-        3.6,
+        3.1,
         (
             "Array(float64, 2, 'C')",
             "Array(int64, 2, 'C')",
@@ -63,7 +63,7 @@ KERNELS = (
     (
         "runtime.sensors._contact_kernels",
         "contact_update_kernel",
-        3.2,
+        1.9,
         (
             "Array(float64, 2, 'C')",
             "Array(float64, 2, 'C')",
@@ -83,7 +83,7 @@ KERNELS = (
     (
         "runtime.sensors._imu_kernels",
         "imu_read_kernel",
-        0.7,
+        0.4,
         (
             "Array(int64, 2, 'C')",
             "Array(float64, 3, 'C')",
@@ -97,7 +97,7 @@ KERNELS = (
     (
         "runtime.sensors._imu_kernels",
         "imu_update_kernel",
-        6.7,
+        5.8,
         (
             "Array(float64, 2, 'C')",
             "Array(float64, 2, 'C')",
@@ -115,7 +115,7 @@ KERNELS = (
     (
         "runtime.sensors._raycast_kernels",
         "raycast_batch_step_kernel",
-        17.5,
+        13.9,
         (
             "Array(float64, 2, 'C')",
             "Array(int64, 2, 'C')",
@@ -141,6 +141,24 @@ KERNELS = (
             "Array(float32, 1, 'C')",
             "Array(bool, 1, 'C')",
             "Array(int32, 1, 'C')",
+        ),
+    ),
+    (
+        "runtime.sensors._wide_bvh_kernels",
+        "wide_bvh_kernel",
+        1.0,
+        (
+            "Array(float64, 2, 'C')",
+            "Array(int64, 2, 'C')",
+            "Array(float64, 2, 'C')",
+            "Array(int64, 1, 'C')",
+            "Array(int64, 1, 'C')",
+            "Array(float64, 3, 'C')",
+            "Array(int64, 3, 'C')",
+            "Array(float64, 3, 'C')",
+            "Array(int64, 2, 'C')",
+            "Array(int64, 1, 'C')",
+            "Array(int64, 1, 'C')",
         ),
     ),
 )

@@ -42,6 +42,7 @@ _MODULES = {
     "runtime.sensors._contact_kernels": ("contact", "step"),
     "runtime.sensors._imu_kernels": ("imu", "step"),
     "runtime.sensors._raycast_kernels": ("raycast", "step"),
+    "runtime.sensors._wide_bvh_kernels": ("raycast", "step"),
 }
 _FEATURES = {feature for feature, _ in _MODULES.values()}
 _SENSOR_FEATURES = {

@@ -918,7 +918,8 @@ def raycast_batch_step_kernel(
     node_refs = _block_full_rows_kernel(block_i, layout, np.int64(L_NODE_REFS))
     node_refs = node_refs.reshape(node_refs.size)
     leaf_triangles = _block_full_rows_kernel(block_f, layout, np.int64(L_TRIANGLES))
-    leaf_triangles = leaf_triangles.reshape(leaf_triangles.size)
+    leaf_triangles = leaf_triangles.reshape(leaf_triangles.size)  # (36 L: float64 layout)
+    leaf_corners = leaf_triangles.view(np.float32)  # (unused: not the compact layout)
     leaf_ids = _block_full_rows_kernel(block_i, layout, np.int64(L_TRIANGLE_IDS))
     leaf_ids = leaf_ids.reshape(leaf_ids.size)
     face_i = _block_rows_kernel(block_i, layout, np.int64(L_FACE_I))
@@ -1109,7 +1110,7 @@ def raycast_batch_step_kernel(
                 if tri_ok:
                     t_best, hit = wide_traverse_kernel(
                         node_boxes, 6 * NODE_WIDTH, node_refs, 2 * NODE_WIDTH, leaf_triangles,
-                        leaf_ids, root, ox, oy, oz, dx, dy, dz, t_best, double_sided,
+                        leaf_corners, leaf_ids, root, ox, oy, oz, dx, dy, dz, t_best, double_sided,
                         stack_ref, stack_count, stack_t, lanes_enter, lanes_leaf, lanes_order,
                         lanes_child,
                     )  # fmt: skip

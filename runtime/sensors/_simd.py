@@ -19,7 +19,9 @@ With ``SIMRT_DISABLE_JIT=1`` the same names are plain NumPy functions with the s
 
 Arrays are C-contiguous; ``base`` is an element offset into the flattened array. A wide
 node's boxes are 6 rows of 8 lanes from ``base`` (``lo x, lo y, lo z, hi x, hi y, hi z``),
-float32 or float64; a leaf is 9 rows of 4 float64 lanes (``v0, e1, e2`` by coordinate).
+float32 or float64; a leaf is 9 rows of 4 lanes by coordinate: ``v0, e1, e2`` in float64, or
+the corners ``v0, v1, v2`` in float32 (then ``e1 = v1 - v0`` and ``e2 = v2 - v0`` are taken
+in float64: the float64 layout's edges to the bit when the corners were float32 values).
 """
 
 from __future__ import annotations
@@ -70,7 +72,10 @@ def _python_box_test(boxes, base, nx, ny, nz, ix, iy, iz, oix, oiy, oiz, t_max, 
 
 def _python_leaf_test(tris, base, ox, oy, oz, dx, dy, dz, t_best, double_sided, out_t):
     w = LEAF_WIDTH
-    rows = tris.reshape(-1)[base : base + 9 * w].reshape(9, w)
+    rows = tris.reshape(-1)[base : base + 9 * w].reshape(9, w).astype(np.float64)
+    if tris.dtype == np.float32:  # corners v0, v1, v2: the edges in float64
+        rows[3:6] -= rows[0:3]
+        rows[6:9] -= rows[0:3]
     v0x, v0y, v0z, e1x, e1y, e1z, e2x, e2y, e2z = rows
     with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
         px = dy * e2z - dz * e2y
@@ -223,7 +228,8 @@ else:
 
         Args:
             typingctx: Numba's typing context.
-            tris: the leaves' triangles, C-contiguous float64.
+            tris: the leaves' triangles, C-contiguous float64 (``v0, e1, e2``) or float32
+                (``v0, v1, v2``).
             base: element offset of the leaf's first row.
             ox: ray origin x, group frame.
             oy: ray origin y.
@@ -238,7 +244,7 @@ else:
         Returns:
             Bit ``k`` set when triangle ``k`` is hit in ``[0, t_best)``.
         """
-        _c_array("leaf_triangle_test", tris, (types.float64,))
+        _c_array("leaf_triangle_test", tris, (types.float32, types.float64))
         _c_array("leaf_triangle_test", out_t, (types.float64,))
         sig = types.int64(tris, base, ox, oy, oz, dx, dy, dz, t_best, double_sided, out_t)
 
@@ -254,13 +260,22 @@ else:
             two_sided = context.cast(builder, args[9], signature.args[9], types.boolean)
             vector = ir.VectorType(_F64, w)
 
+            lane_type = data.type.pointee
+
             def row(r):
                 offset = builder.add(base_, ir.Constant(_I64, r * w))
-                pointer = builder.bitcast(builder.gep(data, [offset]), vector.as_pointer())
-                return builder.load(pointer, align=8)
+                pointer = builder.bitcast(
+                    builder.gep(data, [offset]), ir.VectorType(lane_type, w).as_pointer()
+                )
+                if lane_type == _F64:
+                    return builder.load(pointer, align=8)
+                return builder.fpext(builder.load(pointer, align=4), vector)
 
             mul, sub, add = builder.fmul, builder.fsub, builder.fadd
             v0x, v0y, v0z, e1x, e1y, e1z, e2x, e2y, e2z = (row(r) for r in range(9))
+            if lane_type != _F64:  # float32 corners v0, v1, v2: the edges in float64
+                e1x, e1y, e1z = sub(e1x, v0x), sub(e1y, v0y), sub(e1z, v0z)
+                e2x, e2y, e2z = sub(e2x, v0x), sub(e2y, v0y), sub(e2z, v0z)
             dx, dy, dz = (_splat(builder, v, w) for v in (dx_, dy_, dz_))
             px = sub(mul(dy, e2z), mul(dz, e2y))
             py = sub(mul(dz, e2x), mul(dx, e2z))

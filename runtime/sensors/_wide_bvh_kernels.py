@@ -15,8 +15,10 @@ Layout (all groups of a scene concatenated, like the binary arrays):
   through ``wide_nodes.view(np.int32)``): the child reference and its count. Count 0: an
   inner child, the reference is a wide node. Count 1-4: a leaf of that many triangles, the
   reference is a leaf block. Count -1: an empty lane (box ``+inf .. -inf``, never entered).
-* ``leaf_triangles`` (L, 9, 4) float64: per leaf block, ``v0 x, v0 y, v0 z, e1 x, ... e2 z``
-  by lane (unused lanes are zero: never hit).
+* ``leaf_triangles`` flat float64: per leaf block, 9 rows of 4 lanes, ``v0 x, v0 y, v0 z,
+  e1 x, ... e2 z`` (36 L values), or the float32 corners ``v0, v1, v2`` stored two per
+  float64 (18 L values) when that gives the same triangles to the bit (:func:`compact_leaves`:
+  half the memory). Unused lanes are zero: never hit.
 * ``leaf_ids`` (L, 4) int64: the ``triangle_ids`` of each lane (-1 unused).
 * ``wide_roots`` (G,) int64: each group's root wide node, -1 for an empty group.
 
@@ -39,6 +41,8 @@ from runtime.sensors._simd import (
 
 __all__ = [
     "NODE_ROWS",
+    "compact_leaves",
+    "leaf_edges",
     "WIDE_STACK_SIZE",
     "wide_bvh",
     "wide_bvh_kernel",
@@ -178,6 +182,7 @@ def wide_traverse_kernel(
     refs,
     ref_record,
     leaf_triangles,
+    leaf_corners,
     leaf_ids,
     root,
     ox,
@@ -209,8 +214,9 @@ def wide_traverse_kernel(
         refs: child references, flat, int32 or int64: node ``n``'s 8 references start at
             ``n * ref_record``, its 8 counts right after them.
         ref_record: elements per node in ``refs``.
-        leaf_triangles: leaf blocks, flat float64: leaf ``k`` is 9 rows of 4 lanes from
-            ``k * 36`` (``v0, e1, e2`` by coordinate), group frame.
+        leaf_triangles: leaf blocks, flat float64 (module layout), group frame.
+        leaf_corners: ``leaf_triangles.view(np.float32)``: the compact layout's corners,
+            leaf ``k``'s 9 rows of 4 lanes from ``k * 36``.
         leaf_ids: id of each lane, flat int64: leaf ``k``'s at ``k * 4``.
         root: the group's root node (>= 0).
         ox: ray origin x [stage units], group frame.
@@ -234,6 +240,7 @@ def wide_traverse_kernel(
     """
     w = NODE_WIDTH
     leaf_size = 9 * LEAF_WIDTH
+    compact = leaf_triangles.size < 9 * leaf_ids.size  # (see the module layout)
     best = -1
     ix = 1.0 / dx if abs(dx) > _TINY else (_HUGE if dx >= 0.0 else -_HUGE)
     iy = 1.0 / dy if abs(dy) > _TINY else (_HUGE if dy >= 0.0 else -_HUGE)
@@ -270,7 +277,7 @@ def wide_traverse_kernel(
                     if far_count == 0:
                         prefetch_lines(boxes, far_ref * box_record, _NODE_LINES)
                     else:
-                        prefetch_lines(leaf_triangles, far_ref * leaf_size, _LEAF_LINES)
+                        prefetch_lines(leaf_corners, far_ref * leaf_size, _LEAF_LINES)
                     stack_ref[top] = far_ref
                     stack_count[top] = far_count
                     stack_t[top] = enter[far]
@@ -302,7 +309,7 @@ def wide_traverse_kernel(
                     if far_count == 0:
                         prefetch_lines(boxes, far_ref * box_record, _NODE_LINES)
                     else:
-                        prefetch_lines(leaf_triangles, far_ref * leaf_size, _LEAF_LINES)
+                        prefetch_lines(leaf_corners, far_ref * leaf_size, _LEAF_LINES)
                     stack_ref[top] = far_ref
                     stack_count[top] = far_count
                     stack_t[top] = order_t[j]
@@ -312,8 +319,12 @@ def wide_traverse_kernel(
                 count = refs[at + w + c]
                 continue
         else:
-            hits = leaf_triangle_test(leaf_triangles, ref * leaf_size, ox, oy, oz, dx, dy, dz,
-                                      t_best, double_sided, leaf_t)  # fmt: skip
+            if compact:
+                hits = leaf_triangle_test(leaf_corners, ref * leaf_size, ox, oy, oz, dx, dy,
+                                          dz, t_best, double_sided, leaf_t)  # fmt: skip
+            else:
+                hits = leaf_triangle_test(leaf_triangles, ref * leaf_size, ox, oy, oz, dx, dy,
+                                          dz, t_best, double_sided, leaf_t)  # fmt: skip
             if hits != 0:  # the nearest accepted lane (the first of equals)
                 c = lowest_bit(hits)
                 t = leaf_t[c]
@@ -364,7 +375,7 @@ def wide_group_cast_kernel(
 
     Args:
         nodes: wide node records, shape (M, 8, 8), float32 (module layout).
-        leaf_triangles: shape (L, 9, 4), float64, group frame.
+        leaf_triangles: leaf blocks, flat float64 (module layout), group frame.
         leaf_ids: shape (L, 4), int64.
         root: the group's root wide node (>= 0).
         frame: the group's rotation, row-major 3x3 (group to world), 9 floats (array or
@@ -382,7 +393,7 @@ def wide_group_cast_kernel(
     record = NODE_ROWS * w
     boxes = nodes.reshape(nodes.size)
     refs = nodes.view(np.int32).reshape(nodes.size)[6 * w :]  # node n's refs at n * record
-    flat_triangles = leaf_triangles.reshape(leaf_triangles.size)
+    corners = leaf_triangles.view(np.float32)
     flat_ids = leaf_ids.reshape(leaf_ids.size)
     stack_ref = np.empty(WIDE_STACK_SIZE, np.int64)
     stack_count = np.empty(WIDE_STACK_SIZE, np.int64)
@@ -434,9 +445,9 @@ def wide_group_cast_kernel(
             dy = frame[1] * wdx + frame[4] * wdy + frame[7] * wdz
             dz = frame[2] * wdx + frame[5] * wdy + frame[8] * wdz
         t, best = wide_traverse_kernel(
-            boxes, record, refs, record, flat_triangles, flat_ids, root, ox, oy, oz, dx, dy,
-            dz, t_best, double_sided, stack_ref, stack_count, stack_t, enter, leaf_t, order_t,
-            order_c,
+            boxes, record, refs, record, leaf_triangles, corners, flat_ids, root, ox, oy, oz,
+            dx, dy, dz, t_best, double_sided, stack_ref, stack_count, stack_t, enter, leaf_t,
+            order_t, order_c,
         )  # fmt: skip
         if best >= 0:
             io_distances[i] = t
@@ -485,9 +496,55 @@ def wide_bvh(
     nodes[:, :3] = lo
     nodes[:, 3:6] = hi
     nodes.view(np.int32)[:, 6:] = node_refs_out[: boxes.shape[0]]
-    return (
-        nodes,
-        np.ascontiguousarray(leaf_triangles[:leaf_count]),
-        np.ascontiguousarray(leaf_ids[:leaf_count]),
-        wide_roots,
-    )
+    leaves = compact_leaves(np.ascontiguousarray(leaf_triangles[:leaf_count]))
+    return nodes, leaves, np.ascontiguousarray(leaf_ids[:leaf_count]), wide_roots
+
+
+def compact_leaves(leaf_triangles: np.ndarray) -> np.ndarray:
+    """Leaf blocks as the traversal stores them: flat float64, compacted when exact.
+
+    A mesh whose vertices are float32 values (USD points, most mesh files) has float64
+    leaf blocks ``v0, e1, e2`` whose corners ``v0``, ``v0 + e1``, ``v0 + e2`` are float32
+    values too. Stored as float32 corners, a leaf takes half the memory, and the triangle
+    test takes the edges back in float64 (:func:`~runtime.sensors._simd.leaf_triangle_test`).
+    The float32 corners are kept in a float64 array (two per element), so that kernels see
+    one array type either way: a block of ``36 * L`` values is the float64 layout, one of
+    ``18 * L`` the compact one.
+
+    Args:
+        leaf_triangles: leaf blocks ``v0, e1, e2``, shape (L, 9, 4), float64.
+
+    Returns:
+        Shape (18 L,): the float32 corners ``v0, v1, v2`` (9 rows of 4 lanes per leaf),
+        when the edges taken back equal ``e1`` and ``e2`` to the bit in every lane; else
+        shape (36 L,): ``leaf_triangles`` flattened. Float64, C-contiguous.
+    """
+    v0 = leaf_triangles[:, 0:3]
+    with np.errstate(over="ignore", invalid="ignore"):
+        corners = np.concatenate(
+            [v0, v0 + leaf_triangles[:, 3:6], v0 + leaf_triangles[:, 6:9]], axis=1
+        ).astype(np.float32)
+        back = corners.astype(np.float64)
+        same = (
+            np.array_equal(back[:, 0:3], v0)
+            and np.array_equal(back[:, 3:6] - back[:, 0:3], leaf_triangles[:, 3:6])
+            and np.array_equal(back[:, 6:9] - back[:, 0:3], leaf_triangles[:, 6:9])
+        )
+    if same:
+        return np.ascontiguousarray(corners).reshape(-1).view(np.float64)
+    return np.ascontiguousarray(leaf_triangles).reshape(-1)
+
+
+def leaf_edges(leaf_triangles: np.ndarray, leaf_count: int) -> np.ndarray:
+    """Float64 leaf blocks ``v0, e1, e2``, shape (L, 9, 4), of either stored layout.
+
+    Args:
+        leaf_triangles: stored leaf blocks (:func:`compact_leaves`), flat float64.
+        leaf_count: number of leaves L.
+    """
+    if leaf_triangles.size == 36 * leaf_count:
+        return leaf_triangles.reshape(leaf_count, 9, LEAF_WIDTH)
+    rows = leaf_triangles.view(np.float32).reshape(leaf_count, 9, LEAF_WIDTH).astype(np.float64)
+    rows[:, 3:6] -= rows[:, 0:3]
+    rows[:, 6:9] -= rows[:, 0:3]
+    return rows

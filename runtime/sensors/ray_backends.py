@@ -294,14 +294,18 @@ class NumbaBvhBackend:
         """
         packed = getattr(self, "_packed", None)
         if packed is None:
+            from runtime.sensors._wide_bvh_kernels import leaf_edges
+
             m = self.wide_nodes.shape[0]
             boxes = self.wide_nodes[:, :6].astype(np.float64).reshape(m * 4, 12)
             refs = self.wide_nodes.view(np.int32)[:, 6:].astype(np.int64).reshape(m * 4, 4)
-            leaves = self.leaf_triangles.shape[0]
+            leaves = self.leaf_ids.shape[0]
             packed = (
                 np.ascontiguousarray(boxes),
                 np.ascontiguousarray(refs),
-                np.ascontiguousarray(self.leaf_triangles.reshape(leaves * 3, 12)),
+                np.ascontiguousarray(
+                    leaf_edges(self.leaf_triangles, leaves).reshape(leaves * 3, 12)
+                ),
                 np.ascontiguousarray(self.leaf_ids),
             )
             self._packed = packed
