@@ -23,7 +23,8 @@ from __future__ import annotations
 import numpy as np
 
 from runtime._jit import JIT_DISABLED, jit
-from runtime.sensors._wide_bvh_kernels import wide_group_cast_kernel
+from runtime.sensors._simd import NODE_WIDTH
+from runtime.sensors._wide_bvh_kernels import NODE_ROWS, WIDE_STACK_SIZE, wide_traverse_kernel
 
 __all__ = [
     "MAX_LEAF_SIZE",
@@ -583,11 +584,11 @@ def scene_closest_hit_kernel(
 ):
     """Closest hit of each world ray over several rigidly moving BVH groups.
 
-    Group by group, every ray is transformed into the group's frame (no rebuild when groups
-    move) and traced through the group's wide BVH
-    (:func:`~runtime.sensors._wide_bvh_kernels.wide_group_cast_kernel`: all children of a
-    node and all triangles of a leaf tested at once, nearest child first); a later group's
-    hit replaces an earlier one only when strictly closer.
+    Each ray is tested against every group's world box, transformed into the frame of each
+    group it meets (no rebuild when groups move) and traced through the group's wide BVH
+    (:func:`~runtime.sensors._wide_bvh_kernels.wide_traverse_kernel`, inlined: all children
+    of a node and all triangles of a leaf tested at once, nearest child first); a later
+    group's hit replaces an earlier one only when strictly closer.
 
     Args:
         wide_nodes: concatenated wide BVH nodes of all groups, shape (M, 8, 8), float32
@@ -606,27 +607,103 @@ def scene_closest_hit_kernel(
         out_distances: hit distance, ``inf`` on a miss, shape (R,), float64 (written).
         out_triangle_ids: face id of the hit, -1 on a miss, shape (R,), int64 (written).
     """
-    ray_count = origins.shape[0]
-    for i in range(ray_count):
-        out_distances[i] = max_distances[i]
-        out_triangle_ids[i] = -1
-    for g in range(wide_roots.shape[0]):
-        if wide_roots[g] < 0:
-            continue
-        frame = _matrix_kernel(
-            group_orientations[g, 0],
-            group_orientations[g, 1],
-            group_orientations[g, 2],
-            group_orientations[g, 3],
+    w = NODE_WIDTH
+    record = NODE_ROWS * w
+    boxes = wide_nodes.reshape(wide_nodes.size)
+    refs = wide_nodes.view(np.int32).reshape(wide_nodes.size)[6 * w :]  # node n's at n * record
+    corners = leaf_triangles.view(np.float32)
+    flat_ids = leaf_ids.reshape(leaf_ids.size)
+    stack_ref = np.empty(WIDE_STACK_SIZE, np.int64)
+    stack_count = np.empty(WIDE_STACK_SIZE, np.int64)
+    stack_t = np.empty(WIDE_STACK_SIZE)
+    enter = np.empty(w)
+    leaf_t = np.empty(w)
+    order_t = np.empty(w)
+    order_c = np.empty(w, np.int64)
+    group_count = wide_roots.shape[0]
+    # per group once: its rotation matrix (rays go to the group frame as R^T (x - p)), or
+    # identity (frame = world: the world ray and its inverse direction are used as they are)
+    frames = np.empty((group_count, 9))
+    identity = np.empty(group_count, np.bool_)
+    for g in range(group_count):
+        qw = group_orientations[g, 0]
+        qx = group_orientations[g, 1]
+        qy = group_orientations[g, 2]
+        qz = group_orientations[g, 3]
+        identity[g] = (
+            qw == 1.0
+            and qx == 0.0
+            and qy == 0.0
+            and qz == 0.0
+            and group_positions[g, 0] == 0.0
+            and group_positions[g, 1] == 0.0
+            and group_positions[g, 2] == 0.0
         )
-        wide_group_cast_kernel(
-            wide_nodes, leaf_triangles, leaf_ids, wide_roots[g], frame, group_positions[g],
-            group_world_boxes[g], origins, directions, double_sided, out_distances,
-            out_triangle_ids,
-        )  # fmt: skip
-    for i in range(ray_count):
-        if out_triangle_ids[i] < 0:
+        m = _matrix_kernel(qw, qx, qy, qz)
+        for k in range(9):
+            frames[g, k] = m[k]
+    for i in range(origins.shape[0]):
+        t_best = max_distances[i]
+        best = -1
+        wox = origins[i, 0]
+        woy = origins[i, 1]
+        woz = origins[i, 2]
+        wdx = directions[i, 0]
+        wdy = directions[i, 1]
+        wdz = directions[i, 2]
+        wix = 1.0 / wdx if abs(wdx) > _TINY else (_HUGE if wdx >= 0.0 else -_HUGE)
+        wiy = 1.0 / wdy if abs(wdy) > _TINY else (_HUGE if wdy >= 0.0 else -_HUGE)
+        wiz = 1.0 / wdz if abs(wdz) > _TINY else (_HUGE if wdz >= 0.0 else -_HUGE)
+        for g in range(group_count):
+            if wide_roots[g] < 0:
+                continue
+            if group_count > 1:  # broad phase: the group's world box (alone: its root's)
+                ax = (group_world_boxes[g, 0] - wox) * wix
+                bx = (group_world_boxes[g, 3] - wox) * wix
+                ay = (group_world_boxes[g, 1] - woy) * wiy
+                by = (group_world_boxes[g, 4] - woy) * wiy
+                az = (group_world_boxes[g, 2] - woz) * wiz
+                bz = (group_world_boxes[g, 5] - woz) * wiz
+                enter_t = max(min(ax, bx), min(ay, by), min(az, bz), 0.0)
+                if enter_t > min(max(ax, bx), max(ay, by), max(az, bz), t_best):
+                    continue
+            if identity[g]:
+                ox = wox
+                oy = woy
+                oz = woz
+                dx = wdx
+                dy = wdy
+                dz = wdz
+                ix = wix
+                iy = wiy
+                iz = wiz
+            else:
+                px = wox - group_positions[g, 0]
+                py = woy - group_positions[g, 1]
+                pz = woz - group_positions[g, 2]
+                ox = frames[g, 0] * px + frames[g, 3] * py + frames[g, 6] * pz
+                oy = frames[g, 1] * px + frames[g, 4] * py + frames[g, 7] * pz
+                oz = frames[g, 2] * px + frames[g, 5] * py + frames[g, 8] * pz
+                dx = frames[g, 0] * wdx + frames[g, 3] * wdy + frames[g, 6] * wdz
+                dy = frames[g, 1] * wdx + frames[g, 4] * wdy + frames[g, 7] * wdz
+                dz = frames[g, 2] * wdx + frames[g, 5] * wdy + frames[g, 8] * wdz
+                ix = 1.0 / dx if abs(dx) > _TINY else (_HUGE if dx >= 0.0 else -_HUGE)
+                iy = 1.0 / dy if abs(dy) > _TINY else (_HUGE if dy >= 0.0 else -_HUGE)
+                iz = 1.0 / dz if abs(dz) > _TINY else (_HUGE if dz >= 0.0 else -_HUGE)
+            t, hit = wide_traverse_kernel(
+                boxes, record, refs, record, leaf_triangles, corners, flat_ids, wide_roots[g],
+                ox, oy, oz, dx, dy, dz, ix, iy, iz, t_best, double_sided, stack_ref,
+                stack_count, stack_t, enter, leaf_t, order_t, order_c,
+            )  # fmt: skip
+            if hit >= 0:
+                t_best = t
+                best = hit
+        if best >= 0:
+            out_distances[i] = t_best
+            out_triangle_ids[i] = best
+        else:
             out_distances[i] = np.inf
+            out_triangle_ids[i] = -1
 
 
 @jit

@@ -1110,7 +1110,9 @@ def raycast_batch_step_kernel(
                 if tri_ok:
                     t_best, hit = wide_traverse_kernel(
                         node_boxes, 6 * NODE_WIDTH, node_refs, 2 * NODE_WIDTH, leaf_triangles,
-                        leaf_corners, leaf_ids, root, ox, oy, oz, dx, dy, dz, t_best, double_sided,
+                        leaf_corners, leaf_ids, root, ox, oy, oz, dx, dy, dz,
+                        inverse_direction_kernel(dx), inverse_direction_kernel(dy),
+                        inverse_direction_kernel(dz), t_best, double_sided,
                         stack_ref, stack_count, stack_t, lanes_enter, lanes_leaf, lanes_order,
                         lanes_child,
                     )  # fmt: skip

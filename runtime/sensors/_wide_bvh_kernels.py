@@ -46,7 +46,6 @@ __all__ = [
     "WIDE_STACK_SIZE",
     "wide_bvh",
     "wide_bvh_kernel",
-    "wide_group_cast_kernel",
     "wide_traverse_kernel",
 ]
 
@@ -57,8 +56,6 @@ WIDE_STACK_SIZE = 1024
 is at most 96 + 32 levels deep (so is the wide BVH)."""
 _NODE_LINES = NODE_ROWS * NODE_WIDTH * 4 // 64  # cache lines of a node record
 _LEAF_LINES = 9 * LEAF_WIDTH * 8 // 64 + 1  # cache lines of a leaf block (unaligned)
-_TINY = 1e-30
-_HUGE = 1e30
 
 
 @jit
@@ -191,6 +188,9 @@ def wide_traverse_kernel(
     dx,
     dy,
     dz,
+    ix,
+    iy,
+    iz,
     t_best,
     double_sided,
     stack_ref,
@@ -225,6 +225,10 @@ def wide_traverse_kernel(
         dx: unit ray direction x, group frame.
         dy: unit ray direction y.
         dz: unit ray direction z.
+        ix: ``1 / dx``, or ``+-1e30`` for a zero component
+            (:func:`~runtime.sensors._bvh_kernels.inverse_direction_kernel`).
+        iy: ``1 / dy`` (the same way).
+        iz: ``1 / dz`` (the same way).
         t_best: only hits closer than this count [stage units].
         double_sided: when False back faces are ignored.
         stack_ref: scratch, shape (WIDE_STACK_SIZE,), int64.
@@ -242,9 +246,6 @@ def wide_traverse_kernel(
     leaf_size = 9 * LEAF_WIDTH
     compact = leaf_triangles.size < 9 * leaf_ids.size  # (see the module layout)
     best = -1
-    ix = 1.0 / dx if abs(dx) > _TINY else (_HUGE if dx >= 0.0 else -_HUGE)
-    iy = 1.0 / dy if abs(dy) > _TINY else (_HUGE if dy >= 0.0 else -_HUGE)
-    iz = 1.0 / dz if abs(dz) > _TINY else (_HUGE if dz >= 0.0 else -_HUGE)
     # rows of the near planes in a node's [lo(3), hi(3)] rows
     nx = 0 if ix >= 0.0 else 3
     ny = 1 if iy >= 0.0 else 4
@@ -349,109 +350,6 @@ def wide_traverse_kernel(
         ref = stack_ref[top]
         count = stack_count[top]
     return t_best, best
-
-
-@jit
-def wide_group_cast_kernel(
-    nodes,
-    leaf_triangles,
-    leaf_ids,
-    root,
-    frame,
-    position,
-    world_box,
-    origins,
-    directions,
-    double_sided,
-    io_distances,
-    io_ids,
-):
-    """Closest hits of world rays in one group's wide BVH, closer than those found so far.
-
-    Each ray is tested against the group's world box, taken into the group frame (as it is
-    for an identity ``frame`` and a zero ``position``) and traced through the BVH
-    (:func:`wide_traverse_kernel`). A hit replaces the ray's current one only when strictly
-    closer, so casting the groups one after the other keeps the first group's hit on a tie.
-
-    Args:
-        nodes: wide node records, shape (M, 8, 8), float32 (module layout).
-        leaf_triangles: leaf blocks, flat float64 (module layout), group frame.
-        leaf_ids: shape (L, 4), int64.
-        root: the group's root wide node (>= 0).
-        frame: the group's rotation, row-major 3x3 (group to world), 9 floats (array or
-            tuple).
-        position: the group frame's origin [stage units], shape (3,), float64, world.
-        world_box: world box around the group's geometry ``[lo(3), hi(3)]``, shape (6,).
-        origins: ray origins [stage units], shape (R, 3), float64, world.
-        directions: unit ray directions, shape (R, 3), float64, world.
-        double_sided: when False back faces are ignored.
-        io_distances: the closest distance so far (the ray's maximum distance before the
-            first group), shape (R,), float64 (updated).
-        io_ids: the id of the closest hit so far, -1 for none, shape (R,), int64 (updated).
-    """
-    w = NODE_WIDTH
-    record = NODE_ROWS * w
-    boxes = nodes.reshape(nodes.size)
-    refs = nodes.view(np.int32).reshape(nodes.size)[6 * w :]  # node n's refs at n * record
-    corners = leaf_triangles.view(np.float32)
-    flat_ids = leaf_ids.reshape(leaf_ids.size)
-    stack_ref = np.empty(WIDE_STACK_SIZE, np.int64)
-    stack_count = np.empty(WIDE_STACK_SIZE, np.int64)
-    stack_t = np.empty(WIDE_STACK_SIZE)
-    enter = np.empty(w)
-    leaf_t = np.empty(w)
-    order_t = np.empty(w)
-    order_c = np.empty(w, np.int64)
-    identity = (
-        frame[0] == 1.0 and frame[4] == 1.0 and frame[8] == 1.0
-        and frame[1] == 0.0 and frame[2] == 0.0 and frame[3] == 0.0
-        and frame[5] == 0.0 and frame[6] == 0.0 and frame[7] == 0.0
-        and position[0] == 0.0 and position[1] == 0.0 and position[2] == 0.0
-    )  # fmt: skip
-    for i in range(origins.shape[0]):
-        t_best = io_distances[i]
-        ox = origins[i, 0]
-        oy = origins[i, 1]
-        oz = origins[i, 2]
-        dx = directions[i, 0]
-        dy = directions[i, 1]
-        dz = directions[i, 2]
-        if not identity:
-            # broad phase: the group's world box (for an identity frame, the root's boxes)
-            ix = 1.0 / dx if abs(dx) > _TINY else (_HUGE if dx >= 0.0 else -_HUGE)
-            iy = 1.0 / dy if abs(dy) > _TINY else (_HUGE if dy >= 0.0 else -_HUGE)
-            iz = 1.0 / dz if abs(dz) > _TINY else (_HUGE if dz >= 0.0 else -_HUGE)
-            ax = (world_box[0] - ox) * ix
-            bx = (world_box[3] - ox) * ix
-            ay = (world_box[1] - oy) * iy
-            by = (world_box[4] - oy) * iy
-            az = (world_box[2] - oz) * iz
-            bz = (world_box[5] - oz) * iz
-            if max(min(ax, bx), min(ay, by), min(az, bz), 0.0) > min(
-                max(ax, bx), max(ay, by), max(az, bz), t_best
-            ):
-                continue
-            # x_group = R^T (x - p)
-            px = ox - position[0]
-            py = oy - position[1]
-            pz = oz - position[2]
-            ox = frame[0] * px + frame[3] * py + frame[6] * pz
-            oy = frame[1] * px + frame[4] * py + frame[7] * pz
-            oz = frame[2] * px + frame[5] * py + frame[8] * pz
-            wdx = dx
-            wdy = dy
-            wdz = dz
-            dx = frame[0] * wdx + frame[3] * wdy + frame[6] * wdz
-            dy = frame[1] * wdx + frame[4] * wdy + frame[7] * wdz
-            dz = frame[2] * wdx + frame[5] * wdy + frame[8] * wdz
-        t, best = wide_traverse_kernel(
-            boxes, record, refs, record, leaf_triangles, corners, flat_ids, root, ox, oy, oz,
-            dx, dy, dz, t_best, double_sided, stack_ref, stack_count, stack_t, enter, leaf_t,
-            order_t, order_c,
-        )  # fmt: skip
-        if best >= 0:
-            io_distances[i] = t
-            io_ids[i] = best
 
 
 def wide_bvh(

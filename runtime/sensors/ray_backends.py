@@ -296,9 +296,8 @@ class NumbaBvhBackend:
         if packed is None:
             from runtime.sensors._wide_bvh_kernels import leaf_edges
 
-            m = self.wide_nodes.shape[0]
-            boxes = self.wide_nodes[:, :6].astype(np.float64).reshape(m * 4, 12)
-            refs = self.wide_nodes.view(np.int32)[:, 6:].astype(np.int64).reshape(m * 4, 4)
+            boxes = self.wide_nodes[:, :6].astype(np.float64).reshape(-1, 12)
+            refs = self.wide_nodes.view(np.int32)[:, 6:].astype(np.int64).reshape(-1, 4)
             leaves = self.leaf_ids.shape[0]
             packed = (
                 np.ascontiguousarray(boxes),
