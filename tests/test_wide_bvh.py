@@ -186,3 +186,30 @@ def test_plain_python_wide_traversal_gives_the_compiled_hits(tmp_path):
         np.testing.assert_array_equal(results[0]["dist"], results[1]["dist"])
         np.testing.assert_array_equal(results[0]["face"], results[1]["face"])
         assert 0.3 < np.isfinite(results[0]["dist"]).mean() < 0.95
+
+
+@pytest.mark.parametrize("scale", [1e-46, 1e-30, 1e30, 1e39])
+def test_scales_beyond_float32_keep_every_hit(scale):
+    """Boxes that float32 cannot hold (0 or inf once rounded) still let every ray through."""
+    rng = np.random.default_rng(9)
+    meshes = [(v * scale, f) for v, f in _meshes(rng, False)]
+    backend = NumbaBvhBackend(meshes, double_sided=True)
+    assert backend.leaf_triangles.size == 36 * backend.leaf_ids.shape[0]  # not float32 values
+    positions, orientations = _poses(rng, len(meshes))
+    positions *= scale
+    count = 500
+    o = rng.normal(size=(count, 3))
+    o = 2.5 * o / np.linalg.norm(o, axis=1, keepdims=True)
+    d = rng.uniform(-0.8, 0.8, (count, 3)) - o
+    d /= np.linalg.norm(d, axis=1, keepdims=True)
+    o *= scale  # (float32 rounds 1e-46 to 0 and 1e39 to inf: so do the node boxes)
+    max_d = np.full(count, np.inf)
+    dist = np.empty(count)
+    face = np.empty(count, np.int64)
+    backend.coherent_sort_threshold = 0
+    backend.cast(o, d, max_d, positions, orientations, dist, face)
+    ref_dist, ref_face = _binary_oracle(backend, positions, orientations, o, d, max_d, True)
+    assert 0.3 < np.isfinite(ref_dist).mean()
+    np.testing.assert_array_equal(face, ref_face)
+    hit = np.isfinite(dist)
+    np.testing.assert_allclose(dist[hit], ref_dist[hit], rtol=1e-12)
