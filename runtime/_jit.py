@@ -45,33 +45,105 @@ def jit(function: F | None = None, *, inline: bool = False) -> Any:
 
 
 def _import_numba() -> Any:
-    """``import numba``, without the SciPy import Numba's BLAS probe would cost.
+    """``import numba``, set up for fast warm starts (see the two helpers it calls).
 
-    The first kernel call (a compile, or a load from the cache) imports Numba's lowering
-    modules; one of them, ``numba.np.arraymath``, probes for BLAS by importing
-    ``scipy.linalg`` (0.15-0.2 s, a fifth of a warm start) to set a flag that only picks
-    ``np.convolve``'s inner loop. SciPy is a dependency of simrt, so the probe's answer is
-    known: the module is imported here with the probe answering "available" without the
-    import, then the probe is put back (a kernel that really calls BLAS still imports SciPy
-    when it is compiled).
+    * Cached kernels load without Numba's compiler registries
+      (:func:`_load_caches_without_refresh`).
+    * Numba's BLAS probe is answered without importing SciPy's linalg
+      (:class:`_BlasProbeAnswer`): the first compile imports Numba's lowering modules; one
+      of them, ``numba.np.arraymath``, probes for BLAS by importing ``scipy.linalg``
+      (0.15-0.2 s) to set a flag that only picks ``np.convolve``'s inner loop. SciPy is a
+      dependency of simrt, so the answer is known: when (if ever) that module is imported,
+      the probe answers "available" without the import and is put back right after (a
+      kernel that really calls BLAS still imports SciPy when it is compiled).
     """
     import numba
 
-    if "numba.np.arraymath" in sys.modules or importlib.util.find_spec("scipy") is None:
-        return numba
-    import numba.np.linalg as linalg
-
-    probe = linalg.ensure_blas
-    linalg.ensure_blas = _blas_available
-    try:
-        import numba.np.arraymath as arraymath
-    except Exception:  # noqa: BLE001 - an unexpected Numba layout: its own import path
-        return numba
-    finally:
-        linalg.ensure_blas = probe
-    if getattr(arraymath, "ensure_blas", None) is _blas_available:
-        arraymath.ensure_blas = probe
+    _load_caches_without_refresh(numba)
+    if "numba.np.arraymath" not in sys.modules and importlib.util.find_spec("scipy"):
+        if not any(isinstance(finder, _BlasProbeAnswer) for finder in sys.meta_path):
+            sys.meta_path.insert(0, _BlasProbeAnswer())
     return numba
+
+
+class _BlasProbeAnswer:
+    """A one-shot import hook: ``numba.np.arraymath`` imported with its BLAS probe answered.
+
+    It finds the module's real spec and runs the module with ``numba.np.linalg.ensure_blas``
+    answering "available"; then it puts the probe back (also the name arraymath imported)
+    and removes itself. Any error, or any other module: the normal import path.
+    """
+
+    target = "numba.np.arraymath"
+
+    def find_spec(self, name: str, path: Any = None, target: Any = None) -> Any:
+        if name != self.target:
+            return None
+        if self in sys.meta_path:
+            sys.meta_path.remove(self)  # one shot (and no recursion below)
+        import importlib.machinery
+
+        spec = importlib.machinery.PathFinder.find_spec(name, path)
+        loader = getattr(spec, "loader", None)
+        if loader is None or not hasattr(loader, "exec_module"):
+            return spec
+        run = loader.exec_module
+
+        def exec_module(module: Any) -> None:
+            import numba.np.linalg as linalg
+
+            probe = linalg.ensure_blas
+            linalg.ensure_blas = _blas_available
+            try:
+                run(module)
+            finally:
+                linalg.ensure_blas = probe
+                if getattr(module, "ensure_blas", None) is _blas_available:
+                    module.ensure_blas = probe
+
+        loader.exec_module = exec_module  # (this spec's own loader instance)
+        return spec
+
+
+def _load_caches_without_refresh(numba: Any) -> None:
+    """Cached kernels load without importing Numba's compiler registries (a warm start).
+
+    Before loading a kernel from its cache, Numba refreshes the target context: it imports
+    every lowering and typing module (``numba.np.arraymath``, ``numba.typed``, ...) and
+    installs their registries, 0.3 s of a 1.2 s warm run, which only compiling needs.
+    Loading needs Numba's runtime (NRT: the allocation functions the machine code calls),
+    which the refresh also initialises. This replaces ``Cache.load_overload`` once per
+    process with the same load that initialises the runtime and skips the registries; a
+    cache miss then compiles as before, and Numba's compiler refreshes the context itself
+    (``CompilerBase`` does, whatever the cache did). Any other Numba layout keeps its own
+    loader.
+    """
+    try:
+        from numba.core import caching
+        from numba.core.runtime import nrt
+    except ImportError:  # pragma: no cover - a Numba without these modules
+        return
+    cache = getattr(caching, "Cache", None)
+    original = getattr(cache, "load_overload", None)
+    if original is None or getattr(original, "_simrt_lazy", False):
+        return
+    if not all(
+        hasattr(cache, name) for name in ("_load_overload", "_guard_against_spurious_io_errors")
+    ):
+        return
+    runtime = getattr(nrt, "rtsys", None)
+    if runtime is None or not callable(getattr(runtime, "initialize", None)):
+        return
+
+    def load_overload(self: Any, sig: Any, target_context: Any) -> Any:
+        runtime.initialize(target_context)  # (idempotent; what the loaded code calls)
+        with self._guard_against_spurious_io_errors():
+            return self._load_overload(sig, target_context)
+        return None  # an I/O error the guard swallowed: compile
+
+    load_overload._simrt_lazy = True  # type: ignore[attr-defined]
+    load_overload.__doc__ = original.__doc__
+    cache.load_overload = load_overload
 
 
 def _blas_available() -> None:

@@ -170,14 +170,16 @@ def test_compile_lock_gives_up_waiting_after_its_timeout(tmp_path, monkeypatch):
 
 
 def test_blas_probe_answered_without_scipy_and_blas_still_works():
-    """``runtime._jit`` imports Numba's arraymath with its BLAS probe answered (no SciPy
-    linalg import); the flag is what the real probe gives, the probe is restored, and a
-    kernel calling BLAS (``np.dot`` on float64 matrices) still compiles and matches NumPy."""
+    """After ``runtime._jit``'s Numba import, Numba's arraymath imports with its BLAS probe
+    answered (no SciPy linalg import); the flag is what the real probe gives, the probe is
+    restored, and a kernel calling BLAS (``np.dot`` on float64 matrices) still compiles and
+    matches NumPy."""
     code = (
         "import sys\n"
         "import numpy as np\n"
         "from runtime._jit import _import_numba\n"
         "numba = _import_numba()\n"
+        "assert 'numba.np.arraymath' not in sys.modules  # (imported when first needed)\n"
         "import numba.np.arraymath as am, numba.np.linalg as la\n"
         "assert 'scipy.linalg' not in sys.modules\n"
         "assert am._HAVE_BLAS is True and am.ensure_blas is la.ensure_blas\n"
@@ -194,3 +196,48 @@ def test_blas_probe_answered_without_scipy_and_blas_still_works():
     )
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "ok"
+
+
+def test_cached_kernels_load_without_the_compiler_registries_and_compiling_still_works(
+    tmp_path,
+):
+    """A process whose kernels come from the Numba cache does not import Numba's lowering
+    modules (``runtime._jit`` loads caches with only the runtime initialised); the loaded
+    kernel gives the compiled results, allocates (NRT), and a later compile in the same
+    process refreshes the registries itself."""
+    code = (
+        "import sys, numpy as np\n"
+        "from runtime.sensors import _bvh_kernels as k\n"
+        "v = np.array([[0.0, 0, 0], [1, 0, 0], [0, 1, 0], [0, 0, 1]])\n"
+        "f = np.array([[0, 1, 2], [0, 1, 3], [0, 2, 3], [1, 2, 3]])\n"
+        "boxes = np.empty((8, 12)); refs = np.empty((8, 4), np.int64)\n"
+        "tris = np.empty((4, 9)); order = np.empty(4, np.int64); used = np.empty(1, np.int64)\n"
+        "k.bvh_build_kernel(v, f, boxes, refs, tris, order, used)  # (allocates: NRT)\n"
+        "n = int(used[0])\n"
+        "print(repr((boxes[:n].tolist(), refs[:n].tolist(), tris.tolist(), order.tolist())))\n"
+        "print('hits', sum(k.bvh_build_kernel.stats.cache_hits.values()))\n"
+        "print('registries', 'numba.np.arraymath' in sys.modules)\n"
+        "import numba\n"
+        "f = numba.njit(lambda n: np.cumsum(np.arange(n) * 2.0))\n"
+        "assert f(4).tolist() == [0.0, 2.0, 6.0, 12.0]\n"
+        "print('registries after a compile', 'numba.np.arraymath' in sys.modules)\n"
+    )
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "numba"))
+    runs = [
+        subprocess.run(
+            [sys.executable, "-c", code],
+            cwd=REPO,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )  # fmt: skip
+        for _ in range(2)
+    ]
+    for run in runs:
+        assert run.returncode == 0, run.stderr
+    first, second = (run.stdout.splitlines() for run in runs)
+    assert first[0] == second[0]  # the same rotation, compiled then loaded
+    assert first[1] == "hits 0" and second[1] == "hits 1"
+    assert second[2] == "registries False"
+    assert second[3] == "registries after a compile True"
