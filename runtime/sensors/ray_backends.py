@@ -259,7 +259,8 @@ class NumbaBvhBackend:
             self.triangle_ids = np.zeros(0, np.int64)
         self.group_roots = roots
         self.node_count = node_base
-        # the traversal's wide BVH (the binary arrays stay for the sensor kernels)
+        # the wide BVH every cast traverses (the binary arrays stay: the groups' local boxes
+        # come from them, and bvh_closest_hit_kernel, the binary traversal, reads them)
         from runtime.sensors._wide_bvh_kernels import wide_bvh
 
         self.wide_nodes, self.leaf_triangles, self.leaf_ids, self.wide_roots = wide_bvh(
