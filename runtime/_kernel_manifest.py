@@ -10,7 +10,7 @@ KERNELS = (
     (
         "runtime.engine._kernels",
         "state_kernel",
-        5.1,
+        3.7,
         (
             "Array(float64, 1, 'C')",
             "Array(float64, 2, 'C')",
@@ -33,7 +33,7 @@ KERNELS = (
     (
         "runtime.kinematics._kernels",
         "ik_lm_kernel",
-        5.5,
+        5.1,
         (
             "Array(float64, 2, 'C')",
             "Array(float64, 1, 'C')",
@@ -49,7 +49,7 @@ KERNELS = (
     (
         "runtime.sensors._bvh_kernels",
         "bvh_build_kernel",
-        3.1,
+        2.1,
         (
             "Array(float64, 2, 'C')",
             "Array(int64, 2, 'C')",
@@ -63,7 +63,7 @@ KERNELS = (
     (
         "runtime.sensors._contact_kernels",
         "contact_update_kernel",
-        1.9,
+        1.8,
         (
             "Array(float64, 2, 'C')",
             "Array(float64, 2, 'C')",
@@ -97,7 +97,7 @@ KERNELS = (
     (
         "runtime.sensors._imu_kernels",
         "imu_update_kernel",
-        5.8,
+        3.3,
         (
             "Array(float64, 2, 'C')",
             "Array(float64, 2, 'C')",
@@ -115,7 +115,7 @@ KERNELS = (
     (
         "runtime.sensors._raycast_kernels",
         "raycast_batch_step_kernel",
-        13.9,
+        11.8,
         (
             "Array(float64, 2, 'C')",
             "Array(int64, 2, 'C')",
@@ -130,7 +130,7 @@ KERNELS = (
     (
         "runtime.sensors._raycast_kernels",
         "raycast_row_ids_kernel",
-        0.3,
+        0.2,
         (
             "Array(int64, 2, 'A')",
             "int64",
@@ -146,7 +146,7 @@ KERNELS = (
     (
         "runtime.sensors._wide_bvh_kernels",
         "wide_bvh_kernel",
-        1.0,
+        0.9,
         (
             "Array(float64, 2, 'C')",
             "Array(int64, 2, 'C')",

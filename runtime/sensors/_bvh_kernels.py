@@ -594,7 +594,7 @@ def scene_closest_hit_kernel(
         wide_nodes: concatenated wide BVH nodes of all groups, shape (M, 8, 8), float32
             (:mod:`~runtime.sensors._wide_bvh_kernels` layout, references already offset).
         leaf_triangles: leaf blocks, flat float64 (module layout), group frames.
-        leaf_ids: global face id of each leaf lane, shape (L, 4), int64.
+        leaf_ids: global face id of each leaf lane, shape (L, 8), int64.
         wide_roots: root wide node of each group (-1 for an empty group), shape (G,), int64.
         group_positions: group frame origin [stage units], shape (G, 3), float64, world.
         group_orientations: group frame orientation (w, x, y, z), unit, shape (G, 4), float64.
@@ -1265,7 +1265,7 @@ def scene_cast_kernel(
             (:mod:`~runtime.sensors._wide_bvh_kernels` layout).
         leaf_triangles: leaf blocks, flat float64
             (:mod:`~runtime.sensors._wide_bvh_kernels` layout), group frames.
-        leaf_ids: global face id per leaf lane, shape (L, 4), int64.
+        leaf_ids: global face id per leaf lane, shape (L, 8), int64.
         group_roots: wide BVH root per group (-1 empty), shape (G,), int64.
         group_local_boxes: group-frame triangle box ``[lo, hi]``, shape (G, 6), float64.
         group_body: body row per group (-1 fixed), shape (G,), int64.

@@ -569,7 +569,7 @@ F_WIDTH = 12
 I_WIDTH = 4
 # float64, static: scene
 L_NODE_BOXES = 0  # (4 M, 12) wide BVH node boxes: 6 rows of 8 lanes per node (48 values)
-L_TRIANGLES = 1  # (3 L, 12) wide BVH leaf blocks: 9 rows of 4 lanes per leaf, group frames
+L_TRIANGLES = 1  # (6 L, 12) wide BVH leaf blocks: 9 rows of 8 lanes per leaf, group frames
 L_FACE_NORMALS = 2  # (F, 3) unit front normal per global face, group frame
 L_PLANES = 3  # (P, 4) convex half-spaces [n, d], solid frames
 L_GROUP_LOCAL_BOXES = 4  # (G, 12) group-frame box of the triangles (6), around the solids (6)
@@ -595,7 +595,7 @@ L_SOLID_WORLD_BOXES = 17  # (S, 6) world box of each solid (fixed groups: first 
 #                           moving groups: when a candidate)
 # int64, static
 L_NODE_REFS = 18  # (4 M, 4) wide BVH child references (8) and counts (8) per node
-L_TRIANGLE_IDS = 19  # (L, 4) global face id per leaf lane
+L_TRIANGLE_IDS = 19  # (2 L, 4) global face id per leaf lane (8 per leaf)
 L_FACE_I = 20  # (F, 2) group, actor per global face
 L_GROUP_I = 21  # (G, 4) BVH root (-1 empty), body row (-1 fixed), first solid, solid count
 L_SOLID_I = 22  # (S, 4) SOLID_* kind, first plane, plane count, actor
@@ -918,7 +918,7 @@ def raycast_batch_step_kernel(
     node_refs = _block_full_rows_kernel(block_i, layout, np.int64(L_NODE_REFS))
     node_refs = node_refs.reshape(node_refs.size)
     leaf_triangles = _block_full_rows_kernel(block_f, layout, np.int64(L_TRIANGLES))
-    leaf_triangles = leaf_triangles.reshape(leaf_triangles.size)  # (36 L: float64 layout)
+    leaf_triangles = leaf_triangles.reshape(leaf_triangles.size)  # (72 L: float64 layout)
     leaf_corners = leaf_triangles.view(np.float32)  # (unused: not the compact layout)
     leaf_ids = _block_full_rows_kernel(block_i, layout, np.int64(L_TRIANGLE_IDS))
     leaf_ids = leaf_ids.reshape(leaf_ids.size)

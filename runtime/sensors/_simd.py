@@ -7,7 +7,7 @@ branch per test. These helpers are Numba intrinsics that emit the vector code di
 * :func:`wide_box_test` tests one ray against the :data:`NODE_WIDTH` child boxes of a wide
   node (8 lanes) and returns the bit mask of the children it enters;
 * :func:`leaf_triangle_test` runs Möller–Trumbore on the :data:`LEAF_WIDTH` triangles of a
-  leaf (4 lanes) and returns the bit mask of the accepted hits;
+  leaf (8 lanes) and returns the bit mask of the accepted hits;
 * :func:`lowest_bit` and :func:`prefetch_lines` are ``cttz`` and ``llvm.prefetch``.
 
 The triangle test does exactly the scalar kernels' operations in the same order, lane by
@@ -19,7 +19,7 @@ With ``SIMRT_DISABLE_JIT=1`` the same names are plain NumPy functions with the s
 
 Arrays are C-contiguous; ``base`` is an element offset into the flattened array. A wide
 node's boxes are 6 rows of 8 lanes from ``base`` (``lo x, lo y, lo z, hi x, hi y, hi z``),
-float32 or float64; a leaf is 9 rows of 4 lanes by coordinate: ``v0, e1, e2`` in float64, or
+float32 or float64; a leaf is 9 rows of 8 lanes by coordinate: ``v0, e1, e2`` in float64, or
 the corners ``v0, v1, v2`` in float32 (then ``e1 = v1 - v0`` and ``e2 = v2 - v0`` are taken
 in float64: the float64 layout's edges to the bit when the corners were float32 values).
 """
@@ -41,8 +41,9 @@ __all__ = [
 
 NODE_WIDTH = 8
 """Children per wide BVH node (lanes of :func:`wide_box_test`)."""
-LEAF_WIDTH = 4
-"""Triangles per leaf (lanes of :func:`leaf_triangle_test`); the build's largest leaf."""
+LEAF_WIDTH = 8
+"""Triangles per leaf (lanes of :func:`leaf_triangle_test`): two sibling leaves of the
+binary build (at most 4 triangles each) in one block."""
 
 BARY_EPS = 1e-12
 """Barycentric tolerance of the triangle test (the scalar kernels' ``_BARY_EPS``)."""
@@ -224,7 +225,7 @@ else:
     def leaf_triangle_test(
         typingctx, tris, base, ox, oy, oz, dx, dy, dz, t_best, double_sided, out_t
     ):
-        """Möller–Trumbore on the 4 triangles of a leaf, the scalar test's bits lane by lane.
+        """Möller–Trumbore on the 8 triangles of a leaf, the scalar test's bits lane by lane.
 
         Args:
             typingctx: Numba's typing context.
@@ -239,7 +240,7 @@ else:
             dz: unit ray direction z.
             t_best: hits at or beyond this distance are rejected.
             double_sided: when False back faces are rejected.
-            out_t: hit distance of each lane, shape (>= 4,), float64 (written).
+            out_t: hit distance of each lane, shape (>= 8,), float64 (written).
 
         Returns:
             Bit ``k`` set when triangle ``k`` is hit in ``[0, t_best)``.

@@ -3,7 +3,8 @@
 The binary BVH of :mod:`runtime.sensors._bvh_kernels` is collapsed into nodes of up to
 :data:`~runtime.sensors._simd.NODE_WIDTH` children (the inner child of largest surface area
 is opened until a node has 8 children or only leaves), and every leaf's triangles are
-stored as one block of :data:`~runtime.sensors._simd.LEAF_WIDTH` lanes. A ray then visits
+stored as one block of :data:`~runtime.sensors._simd.LEAF_WIDTH` lanes (a binary node
+whose two children are leaves of 8 triangles or fewer in all becomes one leaf). A ray then visits
 about a third of the nodes, tests all children of a node in one vector operation and all
 triangles of a leaf in another. Distances and face ids are those of the binary traversal:
 the triangle test is the same arithmetic, and the boxes only ever grow.
@@ -15,11 +16,11 @@ Layout (all groups of a scene concatenated, like the binary arrays):
   through ``wide_nodes.view(np.int32)``): the child reference and its count. Count 0: an
   inner child, the reference is a wide node. Count 1-4: a leaf of that many triangles, the
   reference is a leaf block. Count -1: an empty lane (box ``+inf .. -inf``, never entered).
-* ``leaf_triangles`` flat float64: per leaf block, 9 rows of 4 lanes, ``v0 x, v0 y, v0 z,
-  e1 x, ... e2 z`` (36 L values), or the float32 corners ``v0, v1, v2`` stored two per
-  float64 (18 L values) when that gives the same triangles to the bit (:func:`compact_leaves`:
+* ``leaf_triangles`` flat float64: per leaf block, 9 rows of 8 lanes, ``v0 x, v0 y, v0 z,
+  e1 x, ... e2 z`` (72 L values), or the float32 corners ``v0, v1, v2`` stored two per
+  float64 (36 L values) when that gives the same triangles to the bit (:func:`compact_leaves`:
   half the memory). Unused lanes are zero: never hit.
-* ``leaf_ids`` (L, 4) int64: the ``triangle_ids`` of each lane (-1 unused).
+* ``leaf_ids`` (L, 8) int64: the ``triangle_ids`` of each lane (-1 unused).
 * ``wide_roots`` (G,) int64: each group's root wide node, -1 for an empty group.
 
 Kernels trust their inputs (see :mod:`runtime.sensors._bvh_kernels`).
@@ -55,7 +56,23 @@ WIDE_STACK_SIZE = 1024
 """Pending children of one traversal: at most NODE_WIDTH - 1 per level, and the binary build
 is at most 96 + 32 levels deep (so is the wide BVH)."""
 _NODE_LINES = NODE_ROWS * NODE_WIDTH * 4 // 64  # cache lines of a node record
-_LEAF_LINES = 9 * LEAF_WIDTH * 8 // 64 + 1  # cache lines of a leaf block (unaligned)
+_LEAF_LINES = 9 * LEAF_WIDTH * 8 // 64 + 1  # cache lines of a float64 leaf block (unaligned)
+_CORNER_LINES = 9 * LEAF_WIDTH * 4 // 64 + 1  # cache lines of a compact leaf block
+
+
+@jit(inline=True)
+def _as_leaf_kernel(node_refs, ref, count):
+    """A binary child ``(ref, count)`` as the wide BVH takes it.
+
+    An inner node whose two children are leaves of :data:`LEAF_WIDTH` triangles or fewer in
+    all becomes one leaf over their contiguous range (the build splits a node's range into
+    its children's).
+    """
+    if count == 0 and ref >= 0 and node_refs[ref, 1] > 0 and node_refs[ref, 3] > 0:
+        total = node_refs[ref, 1] + node_refs[ref, 3]
+        if total <= LEAF_WIDTH:
+            return node_refs[ref, 0], total
+    return ref, count
 
 
 @jit
@@ -110,8 +127,9 @@ def wide_bvh_kernel(
             s = todo_slot[pending]
             k = 2
             for c in range(2):
-                child_ref[c] = node_refs[n, 2 * c]
-                child_count[c] = node_refs[n, 2 * c + 1]
+                child_ref[c], child_count[c] = _as_leaf_kernel(
+                    node_refs, node_refs[n, 2 * c], node_refs[n, 2 * c + 1]
+                )
                 for a in range(6):
                     child_box[c, a] = node_boxes[n, 6 * c + a]
             while k < w:  # open the inner child of largest surface area
@@ -129,10 +147,12 @@ def wide_bvh_kernel(
                 if widest < 0:
                     break
                 b = child_ref[widest]
-                child_ref[widest] = node_refs[b, 0]
-                child_count[widest] = node_refs[b, 1]
-                child_ref[k] = node_refs[b, 2]
-                child_count[k] = node_refs[b, 3]
+                child_ref[widest], child_count[widest] = _as_leaf_kernel(
+                    node_refs, node_refs[b, 0], node_refs[b, 1]
+                )
+                child_ref[k], child_count[k] = _as_leaf_kernel(
+                    node_refs, node_refs[b, 2], node_refs[b, 3]
+                )
                 for a in range(6):
                     child_box[widest, a] = node_boxes[b, a]
                     child_box[k, a] = node_boxes[b, 6 + a]
@@ -216,8 +236,8 @@ def wide_traverse_kernel(
         ref_record: elements per node in ``refs``.
         leaf_triangles: leaf blocks, flat float64 (module layout), group frame.
         leaf_corners: ``leaf_triangles.view(np.float32)``: the compact layout's corners,
-            leaf ``k``'s 9 rows of 4 lanes from ``k * 36``.
-        leaf_ids: id of each lane, flat int64: leaf ``k``'s at ``k * 4``.
+            leaf ``k``'s 9 rows of 8 lanes from ``k * 72``.
+        leaf_ids: id of each lane, flat int64: leaf ``k``'s at ``k * 8``.
         root: the group's root node (>= 0).
         ox: ray origin x [stage units], group frame.
         oy: ray origin y.
@@ -277,8 +297,10 @@ def wide_traverse_kernel(
                     far_count = refs[at + w + far]
                     if far_count == 0:
                         prefetch_lines(boxes, far_ref * box_record, _NODE_LINES)
+                    elif compact:
+                        prefetch_lines(leaf_corners, far_ref * leaf_size, _CORNER_LINES)
                     else:
-                        prefetch_lines(leaf_corners, far_ref * leaf_size, _LEAF_LINES)
+                        prefetch_lines(leaf_triangles, far_ref * leaf_size, _LEAF_LINES)
                     stack_ref[top] = far_ref
                     stack_count[top] = far_count
                     stack_t[top] = enter[far]
@@ -309,8 +331,10 @@ def wide_traverse_kernel(
                     far_count = refs[at + w + c]
                     if far_count == 0:
                         prefetch_lines(boxes, far_ref * box_record, _NODE_LINES)
+                    elif compact:
+                        prefetch_lines(leaf_corners, far_ref * leaf_size, _CORNER_LINES)
                     else:
-                        prefetch_lines(leaf_corners, far_ref * leaf_size, _LEAF_LINES)
+                        prefetch_lines(leaf_triangles, far_ref * leaf_size, _LEAF_LINES)
                     stack_ref[top] = far_ref
                     stack_count[top] = far_count
                     stack_t[top] = order_t[j]
@@ -406,16 +430,16 @@ def compact_leaves(leaf_triangles: np.ndarray) -> np.ndarray:
     values too. Stored as float32 corners, a leaf takes half the memory, and the triangle
     test takes the edges back in float64 (:func:`~runtime.sensors._simd.leaf_triangle_test`).
     The float32 corners are kept in a float64 array (two per element), so that kernels see
-    one array type either way: a block of ``36 * L`` values is the float64 layout, one of
+    one array type either way: a block of ``72 * L`` values is the float64 layout, one of
     ``18 * L`` the compact one.
 
     Args:
         leaf_triangles: leaf blocks ``v0, e1, e2``, shape (L, 9, 4), float64.
 
     Returns:
-        Shape (18 L,): the float32 corners ``v0, v1, v2`` (9 rows of 4 lanes per leaf),
+        Shape (36 L,): the float32 corners ``v0, v1, v2`` (9 rows of 8 lanes per leaf),
         when the edges taken back equal ``e1`` and ``e2`` to the bit in every lane; else
-        shape (36 L,): ``leaf_triangles`` flattened. Float64, C-contiguous.
+        shape (72 L,): ``leaf_triangles`` flattened. Float64, C-contiguous.
     """
     v0 = leaf_triangles[:, 0:3]
     with np.errstate(over="ignore", invalid="ignore"):
@@ -440,7 +464,7 @@ def leaf_edges(leaf_triangles: np.ndarray, leaf_count: int) -> np.ndarray:
         leaf_triangles: stored leaf blocks (:func:`compact_leaves`), flat float64.
         leaf_count: number of leaves L.
     """
-    if leaf_triangles.size == 36 * leaf_count:
+    if leaf_triangles.size == 9 * LEAF_WIDTH * leaf_count:
         return leaf_triangles.reshape(leaf_count, 9, LEAF_WIDTH)
     rows = leaf_triangles.view(np.float32).reshape(leaf_count, 9, LEAF_WIDTH).astype(np.float64)
     rows[:, 3:6] -= rows[:, 0:3]

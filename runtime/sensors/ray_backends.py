@@ -290,7 +290,8 @@ class NumbaBvhBackend:
             ``(boxes, refs, leaf_triangles, leaf_ids)``: node boxes as float64 rows of 12
             (4 rows per node: 6 box rows of 8 lanes), child references and counts as int64
             rows of 4 (4 rows per node: 8 references, 8 counts), leaf blocks as float64 rows
-            of 12 (3 rows per leaf), leaf ids as int64 rows of 4; each C-contiguous and
+            of 12 (6 rows per leaf), leaf ids as int64 rows of 4 (2 per leaf); each
+            C-contiguous and
             computed once.
         """
         packed = getattr(self, "_packed", None)
@@ -303,10 +304,8 @@ class NumbaBvhBackend:
             packed = (
                 np.ascontiguousarray(boxes),
                 np.ascontiguousarray(refs),
-                np.ascontiguousarray(
-                    leaf_edges(self.leaf_triangles, leaves).reshape(leaves * 3, 12)
-                ),
-                np.ascontiguousarray(self.leaf_ids),
+                np.ascontiguousarray(leaf_edges(self.leaf_triangles, leaves).reshape(-1, 12)),
+                np.ascontiguousarray(self.leaf_ids.reshape(-1, 4)),
             )
             self._packed = packed
         return packed
