@@ -7,6 +7,9 @@ plain Python, e.g. for debugging or coverage.
 
 from __future__ import annotations
 
+import functools
+import glob
+import hashlib
 import importlib.util
 import os
 import sys
@@ -59,6 +62,7 @@ def _import_numba() -> Any:
     """
     import numba
 
+    _stamp_caches_with_kernel_sources()
     _load_caches_without_refresh(numba)
     if "numba.np.arraymath" not in sys.modules and importlib.util.find_spec("scipy"):
         if not any(isinstance(finder, _BlasProbeAnswer) for finder in sys.meta_path):
@@ -103,6 +107,60 @@ class _BlasProbeAnswer:
 
         loader.exec_module = exec_module  # (this spec's own loader instance)
         return spec
+
+
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+
+
+@functools.lru_cache(maxsize=1)
+def kernel_sources_digest() -> bytes:
+    """SHA-256 of the files that define kernels or intrinsics, in path order.
+
+    Those are ``_*kernels.py`` and ``_simd.py``; the digest is part of each simrt kernel's
+    Numba cache stamp (:func:`_stamp_caches_with_kernel_sources`).
+    """
+    digest = hashlib.sha256()
+    paths = glob.glob(os.path.join(_PACKAGE_DIR, "**", "_*kernels.py"), recursive=True)
+    paths.append(os.path.join(_PACKAGE_DIR, "sensors", "_simd.py"))
+    for path in sorted(paths):
+        digest.update(os.path.relpath(path, _PACKAGE_DIR).encode())
+        try:
+            with open(path, "rb") as source:
+                digest.update(source.read())
+        except OSError:  # (e.g. a package inside a zip file: its own stamps only)
+            return b""
+    return digest.digest()
+
+
+def _stamp_caches_with_kernel_sources() -> None:
+    """A simrt kernel's cached machine code is reused only if no kernel source changed.
+
+    Numba stamps a cache entry with its own source file's hash. A kernel also bakes in
+    constants and functions imported from other kernel modules (``NODE_WIDTH`` from
+    ``_simd.py``, helpers from ``_bvh_kernels.py``): after an update that changes only
+    those (a ``git pull`` into an editable install), the stale entry would be loaded and
+    could crash the process. The stamp of every kernel file inside this package also covers
+    :func:`kernel_sources_digest`, so any such change recompiles them all. Other packages'
+    caches keep Numba's stamp.
+    """
+    try:
+        from numba.core import caching
+    except ImportError:  # pragma: no cover - a Numba without this module
+        return
+    mixin = getattr(caching, "_SourceFileBackedLocatorMixin", None)
+    original = getattr(mixin, "get_source_stamp", None)
+    if original is None or getattr(original, "_simrt_stamp", False):
+        return
+
+    def get_source_stamp(self: Any) -> Any:
+        stamp = original(self)
+        path = getattr(self, "_py_file", "")
+        if path and os.path.abspath(path).startswith(_PACKAGE_DIR + os.sep):
+            return (stamp, kernel_sources_digest())
+        return stamp
+
+    get_source_stamp._simrt_stamp = True  # type: ignore[attr-defined]
+    mixin.get_source_stamp = get_source_stamp
 
 
 def _load_caches_without_refresh(numba: Any) -> None:

@@ -241,3 +241,38 @@ def test_cached_kernels_load_without_the_compiler_registries_and_compiling_still
     assert first[1] == "hits 0" and second[1] == "hits 1"
     assert second[2] == "registries False"
     assert second[3] == "registries after a compile True"
+
+
+def test_a_change_in_another_kernel_file_invalidates_cached_kernels(tmp_path):
+    """A kernel's cache entry is stale when any kernel source changed, not only its own
+    file: kernels bake in constants from other kernel modules (``runtime._jit``).
+
+    A copy of the package compiles a kernel of ``_bvh_kernels.py``; a second process loads
+    it from the cache; after a comment is added to ``_simd.py`` only, a third process
+    compiles it again instead of loading machine code built with the old constants."""
+    import shutil
+
+    copy = tmp_path / "pkg"
+    shutil.copytree(
+        REPO / "runtime", copy / "runtime", ignore=shutil.ignore_patterns("__pycache__")
+    )
+    code = (
+        "import numpy as np\n"
+        "from runtime.sensors import _bvh_kernels as k\n"
+        "print(k._half_area_kernel(0.0, 0.0, 0.0, 1.0, 2.0, 3.0))\n"
+        "print(sum(k._half_area_kernel.stats.cache_hits.values()))\n"
+    )
+    env = dict(os.environ, PYTHONPATH=str(copy))
+    env.pop("NUMBA_CACHE_DIR", None)  # the copy's own in-tree cache
+
+    def run() -> list[str]:
+        out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env,
+                             capture_output=True, text=True, timeout=300)  # fmt: skip
+        assert out.returncode == 0, out.stderr
+        return out.stdout.split()
+
+    assert run() == ["11.0", "0"]  # compiled
+    assert run() == ["11.0", "1"]  # loaded from the cache
+    simd = copy / "runtime" / "sensors" / "_simd.py"
+    simd.write_text(simd.read_text() + "\n# changed\n")
+    assert run() == ["11.0", "0"]  # compiled again
