@@ -116,12 +116,14 @@ _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 def kernel_sources_digest() -> bytes:
     """SHA-256 of the files that define kernels or intrinsics, in path order.
 
-    Those are ``_*kernels.py`` and ``_simd.py``; the digest is part of each simrt kernel's
-    Numba cache stamp (:func:`_stamp_caches_with_kernel_sources`).
+    Those are ``_*kernels.py``, ``_simd.py`` and this module (the compile options); the
+    digest is part of each simrt kernel's Numba cache stamp
+    (:func:`_stamp_caches_with_kernel_sources`).
     """
     digest = hashlib.sha256()
     paths = glob.glob(os.path.join(_PACKAGE_DIR, "**", "_*kernels.py"), recursive=True)
     paths.append(os.path.join(_PACKAGE_DIR, "sensors", "_simd.py"))
+    paths.append(os.path.join(_PACKAGE_DIR, "_jit.py"))  # (the compile options)
     for path in sorted(paths):
         digest.update(os.path.relpath(path, _PACKAGE_DIR).encode())
         try:
