@@ -96,11 +96,24 @@ def _types(signature: Iterable[str]) -> tuple[Any, ...]:
 
 
 def _cached(dispatcher: Any) -> bool:
-    """Whether the Numba cache holds an index for ``dispatcher`` (any signature)."""
+    """Whether the Numba cache holds a current index for ``dispatcher`` (any signature).
+
+    An index whose source stamp no longer matches (a kernel source changed since: see
+    ``runtime._jit``) counts as missing, so that an update's recompile is shared between
+    processes and announced like a first run's, not done one kernel after the other at
+    its first call.
+    """
     try:
-        return os.path.exists(dispatcher._cache._cache_file._index_path)
+        cache_file = dispatcher._cache._cache_file
+        path = cache_file._index_path
     except AttributeError:  # JIT disabled, or other Numba internals: assume cached
         return True
+    if not os.path.exists(path):
+        return False
+    try:
+        return bool(cache_file._load_index())
+    except Exception:  # noqa: BLE001 - an unreadable index: compile (Numba rewrites it)
+        return False
 
 
 def _compile(module: str, name: str, signature: tuple[str, ...]) -> None:

@@ -249,7 +249,8 @@ def test_a_change_in_another_kernel_file_invalidates_cached_kernels(tmp_path):
 
     A copy of the package compiles a kernel of ``_bvh_kernels.py``; a second process loads
     it from the cache; after a comment is added to ``_simd.py`` only, a third process
-    compiles it again instead of loading machine code built with the old constants."""
+    compiles it again instead of loading machine code built with the old constants, and
+    the cold-start precompile counts it as missing."""
     import shutil
 
     copy = tmp_path / "pkg"
@@ -258,7 +259,9 @@ def test_a_change_in_another_kernel_file_invalidates_cached_kernels(tmp_path):
     )
     code = (
         "import numpy as np\n"
+        "from runtime import _precompile\n"
         "from runtime.sensors import _bvh_kernels as k\n"
+        "print(_precompile._cached(k._half_area_kernel))\n"
         "print(k._half_area_kernel(0.0, 0.0, 0.0, 1.0, 2.0, 3.0))\n"
         "print(sum(k._half_area_kernel.stats.cache_hits.values()))\n"
     )
@@ -271,8 +274,9 @@ def test_a_change_in_another_kernel_file_invalidates_cached_kernels(tmp_path):
         assert out.returncode == 0, out.stderr
         return out.stdout.split()
 
-    assert run() == ["11.0", "0"]  # compiled
-    assert run() == ["11.0", "1"]  # loaded from the cache
+    assert run() == ["False", "11.0", "0"]  # compiled
+    assert run() == ["True", "11.0", "1"]  # loaded from the cache
     simd = copy / "runtime" / "sensors" / "_simd.py"
     simd.write_text(simd.read_text() + "\n# changed\n")
-    assert run() == ["11.0", "0"]  # compiled again
+    # compiled again, and a run's precompile sees it missing (shared, announced)
+    assert run() == ["False", "11.0", "0"]
