@@ -149,20 +149,18 @@ def _stamp_caches_with_kernel_sources() -> None:
         from numba.core import caching
     except ImportError:  # pragma: no cover - a Numba without this module
         return
-    mixin = getattr(caching, "_SourceFileBackedLocatorMixin", None)
-    original = getattr(mixin, "get_source_stamp", None)
-    if original is None or getattr(original, "_simrt_stamp", False):
-        return
 
-    def get_source_stamp(self: Any) -> Any:
-        stamp = original(self)
-        path = getattr(self, "_py_file", "")
-        if path and os.path.abspath(path).startswith(_PACKAGE_DIR + os.sep):
-            return (stamp, kernel_sources_digest())
-        return stamp
+    def make(original: Callable[..., Any]) -> Callable[..., Any]:
+        def get_source_stamp(self: Any) -> Any:
+            stamp = original(self)
+            path = getattr(self, "_py_file", "")
+            if path and os.path.abspath(path).startswith(_PACKAGE_DIR + os.sep):
+                return (stamp, kernel_sources_digest())
+            return stamp
 
-    get_source_stamp._simrt_stamp = True  # type: ignore[attr-defined]
-    mixin.get_source_stamp = get_source_stamp
+        return get_source_stamp
+
+    _replace_once(getattr(caching, "_SourceFileBackedLocatorMixin", None), "get_source_stamp", make)
 
 
 def _load_caches_without_refresh(numba: Any) -> None:
@@ -184,26 +182,36 @@ def _load_caches_without_refresh(numba: Any) -> None:
     except ImportError:  # pragma: no cover - a Numba without these modules
         return
     cache = getattr(caching, "Cache", None)
-    original = getattr(cache, "load_overload", None)
-    if original is None or getattr(original, "_simrt_lazy", False):
-        return
-    if not all(
-        hasattr(cache, name) for name in ("_load_overload", "_guard_against_spurious_io_errors")
-    ):
-        return
     runtime = getattr(nrt, "rtsys", None)
+    needed = ("_load_overload", "_guard_against_spurious_io_errors")
+    if not all(hasattr(cache, name) for name in needed):
+        return
     if runtime is None or not callable(getattr(runtime, "initialize", None)):
         return
 
-    def load_overload(self: Any, sig: Any, target_context: Any) -> Any:
-        runtime.initialize(target_context)  # (idempotent; what the loaded code calls)
-        with self._guard_against_spurious_io_errors():
-            return self._load_overload(sig, target_context)
-        return None  # an I/O error the guard swallowed: compile
+    def make(original: Callable[..., Any]) -> Callable[..., Any]:
+        def load_overload(self: Any, sig: Any, target_context: Any) -> Any:
+            runtime.initialize(target_context)  # (idempotent; what the loaded code calls)
+            with self._guard_against_spurious_io_errors():
+                return self._load_overload(sig, target_context)
+            return None  # an I/O error the guard swallowed: compile
 
-    load_overload._simrt_lazy = True  # type: ignore[attr-defined]
-    load_overload.__doc__ = original.__doc__
-    cache.load_overload = load_overload
+        return load_overload
+
+    _replace_once(cache, "load_overload", make)
+
+
+def _replace_once(
+    owner: Any, name: str, make: Callable[[Callable[..., Any]], Callable[..., Any]]
+) -> None:
+    """Replace ``owner.name`` by ``make(original)``, once per process (absent: nothing)."""
+    original = getattr(owner, name, None) if owner is not None else None
+    if original is None or getattr(original, "_simrt_replaced", False):
+        return
+    replacement = make(original)
+    replacement._simrt_replaced = True  # type: ignore[attr-defined]
+    replacement.__doc__ = original.__doc__
+    setattr(owner, name, replacement)
 
 
 def _blas_available() -> None:
