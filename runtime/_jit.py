@@ -63,7 +63,7 @@ def _import_numba() -> Any:
     import numba
 
     _stamp_caches_with_kernel_sources()
-    _load_caches_without_refresh(numba)
+    _load_caches_without_refresh()
     if "numba.np.arraymath" not in sys.modules and importlib.util.find_spec("scipy"):
         if not any(isinstance(finder, _BlasProbeAnswer) for finder in sys.meta_path):
             sys.meta_path.insert(0, _BlasProbeAnswer())
@@ -163,7 +163,7 @@ def _stamp_caches_with_kernel_sources() -> None:
     _replace_once(getattr(caching, "_SourceFileBackedLocatorMixin", None), "get_source_stamp", make)
 
 
-def _load_caches_without_refresh(numba: Any) -> None:
+def _load_caches_without_refresh() -> None:
     """Cached kernels load without importing Numba's compiler registries (a warm start).
 
     Before loading a kernel from its cache, Numba refreshes the target context: it imports

@@ -105,13 +105,10 @@ def _cached(dispatcher: Any) -> bool:
     """
     try:
         cache_file = dispatcher._cache._cache_file
-        path = cache_file._index_path
     except AttributeError:  # JIT disabled, or other Numba internals: assume cached
         return True
-    if not os.path.exists(path):
-        return False
     try:
-        return bool(cache_file._load_index())
+        return bool(cache_file._load_index())  # ({} when missing, stale or another version)
     except Exception:  # noqa: BLE001 - an unreadable index: compile (Numba rewrites it)
         return False
 

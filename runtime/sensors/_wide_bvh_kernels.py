@@ -14,7 +14,7 @@ Layout (all groups of a scene concatenated, like the binary arrays):
 * ``wide_nodes`` (M, 8, 8) float32: rows 0-5 the child boxes ``lo x, lo y, lo z, hi x, hi y,
   hi z`` by lane, rounded outward to float32; rows 6 and 7 hold int32 bit patterns (read
   through ``wide_nodes.view(np.int32)``): the child reference and its count. Count 0: an
-  inner child, the reference is a wide node. Count 1-4: a leaf of that many triangles, the
+  inner child, the reference is a wide node. Count 1-8: a leaf of that many triangles, the
   reference is a leaf block. Count -1: an empty lane (box ``+inf .. -inf``, never entered).
 * ``leaf_triangles`` flat float64: per leaf block, 9 rows of 8 lanes, ``v0 x, v0 y, v0 z,
   e1 x, ... e2 z`` (72 L values), or the float32 corners ``v0, v1, v2`` stored two per
@@ -99,8 +99,8 @@ def wide_bvh_kernel(
         roots: binary root node of each group, -1 for an empty group, shape (G,), int64.
         out_boxes: child boxes, float64, shape (>= M, 6, 8) (written; rounded later).
         out_refs: child reference and count, shape (>= M, 2, 8), int64 (written).
-        out_leaf_triangles: shape (>= L, 9, 4), float64 (written).
-        out_leaf_ids: shape (>= L, 4), int64 (written).
+        out_leaf_triangles: shape (>= L, 9, 8), float64 (written).
+        out_leaf_ids: shape (>= L, 8), int64 (written).
         out_roots: each group's root wide node, -1 when empty, shape (G,), int64 (written).
         out_counts: ``[M, L]``, shape (2,), int64 (written).
     """
@@ -431,10 +431,10 @@ def compact_leaves(leaf_triangles: np.ndarray) -> np.ndarray:
     test takes the edges back in float64 (:func:`~runtime.sensors._simd.leaf_triangle_test`).
     The float32 corners are kept in a float64 array (two per element), so that kernels see
     one array type either way: a block of ``72 * L`` values is the float64 layout, one of
-    ``18 * L`` the compact one.
+    ``36 * L`` the compact one.
 
     Args:
-        leaf_triangles: leaf blocks ``v0, e1, e2``, shape (L, 9, 4), float64.
+        leaf_triangles: leaf blocks ``v0, e1, e2``, shape (L, 9, 8), float64.
 
     Returns:
         Shape (36 L,): the float32 corners ``v0, v1, v2`` (9 rows of 8 lanes per leaf),
@@ -458,7 +458,7 @@ def compact_leaves(leaf_triangles: np.ndarray) -> np.ndarray:
 
 
 def leaf_edges(leaf_triangles: np.ndarray, leaf_count: int) -> np.ndarray:
-    """Float64 leaf blocks ``v0, e1, e2``, shape (L, 9, 4), of either stored layout.
+    """Float64 leaf blocks ``v0, e1, e2``, shape (L, 9, 8), of either stored layout.
 
     Args:
         leaf_triangles: stored leaf blocks (:func:`compact_leaves`), flat float64.

@@ -282,6 +282,7 @@ class NumbaBvhBackend:
         # reused buffers of the Morton-ordered path (one cast at a time per backend)
         self._sort_scratch: tuple[np.ndarray, ...] | None = None
         self._coherence_codes = np.empty(_COHERENCE_SAMPLE, np.int64)
+        self._packed: tuple[np.ndarray, ...] | None = None  # (packed_bvh, made once)
 
     def packed_bvh(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """The wide BVH as the raycast step kernel packs it (float64 / int64 block rows).
@@ -294,7 +295,7 @@ class NumbaBvhBackend:
             C-contiguous and
             computed once.
         """
-        packed = getattr(self, "_packed", None)
+        packed = self._packed
         if packed is None:
             from runtime.sensors._wide_bvh_kernels import leaf_edges
 
