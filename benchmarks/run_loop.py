@@ -85,7 +85,7 @@ def loop(args: argparse.Namespace) -> None:
                 + ", ".join(
                     f"{k} {v / max(1, result.steps - 1) * 1e6:.1f}"
                     for k, v in result.timings.items()
-                    if k in ("physics", "state", "sensors", "readings", "record", "ik")
+                    if k in ("physics", "state", "sensors", "readings", "record", "ik", "fused")
                 )
             )
 

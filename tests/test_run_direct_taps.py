@@ -16,6 +16,7 @@ pytest.importorskip("zarr")
 
 from runtime.recording import load_recording  # noqa: E402
 from runtime.run import taps  # noqa: E402
+from runtime.run.fused import FusedStep  # noqa: E402
 from runtime.run.loop import run_scene  # noqa: E402
 from runtime.run.taps import SensorTap  # noqa: E402
 
@@ -26,6 +27,7 @@ def _run_both(scene, tmp_path, monkeypatch, **overrides):
     """The store of the direct taps, and that of the readings' path (checked to equal the
     readings' path without the generated fast writer, which maps hit paths as strings)."""
     stores = {}
+    monkeypatch.setattr(FusedStep, "ENABLED", False)  # (test_run_fused compares that path)
     for mode in ("direct", "readings", "general"):
         monkeypatch.setattr(SensorTap, "DIRECT", mode == "direct")
         if mode == "general":

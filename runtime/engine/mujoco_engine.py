@@ -391,30 +391,7 @@ class MujocoEngine(MjDataViews):
         Returns:
             A :class:`PhysicsState` in the conventions of ``runtime.sensors.state``.
         """
-        m, d = self.model, self.data
-        if self._dirty:
-            # mj_step leaves xpos / cvel at the state *before* its integration: bring the
-            # position / velocity kinematics up to the new qpos / qvel (contacts and forces
-            # stay those of the step just taken).
-            mujoco.mj_kinematics(m, d)
-            mujoco.mj_comPos(m, d)
-            mujoco.mj_comVel(m, d)
-            self._dirty = False
-        acc = self.compute_accelerations
-        if acc:
-            mujoco.mj_rnePostConstraint(m, d)
-        nc = d.ncon
-        nefc = d.nefc
-        if nc > self._cap_con or nefc > self._cap_efc:
-            self._grow(nc, nefc)
-        if nefc:
-            efc_force = d.efc_force
-            if self._scalar_dofs:
-                efc_type, efc_id = d.efc_type, d.efc_id
-            else:  # no hinge / slide DOF receives constraint forces
-                efc_type = efc_id = self._no_efc_i
-        else:
-            efc_force, efc_type, efc_id = self._no_efc_f, self._no_efc_i, self._no_efc_i
+        nc, acc, efc_force, efc_type, efc_id = self._state_inputs()
         if reuse:
             return self._refill(nc, acc, efc_force, efc_type, efc_id)
         b = self._nb
@@ -443,7 +420,41 @@ class MujocoEngine(MjDataViews):
             ids,
         )
         kept = int(work_i[0])
-        return self._wrap(vec, quat, joint, ids, nc, kept, acc, d.time)
+        return self._wrap(vec, quat, joint, ids, nc, kept, acc, self.data.time)
+
+    def _state_inputs(self) -> tuple[int, bool, np.ndarray, np.ndarray, np.ndarray]:
+        """Bring MuJoCo's derived arrays up to the step; the state kernel's per-step inputs.
+
+        Returns:
+            ``(contacts, accelerations, efc_force, efc_type, efc_id)``: the contact count,
+            whether the acceleration rows are filled, and the constraint arrays (empty
+            stand-ins when there are none or no scalar DOF receives their forces).
+        """
+        m, d = self.model, self.data
+        if self._dirty:
+            # mj_step leaves xpos / cvel at the state *before* its integration: bring the
+            # position / velocity kinematics up to the new qpos / qvel (contacts and forces
+            # stay those of the step just taken).
+            mujoco.mj_kinematics(m, d)
+            mujoco.mj_comPos(m, d)
+            mujoco.mj_comVel(m, d)
+            self._dirty = False
+        acc = self.compute_accelerations
+        if acc:
+            mujoco.mj_rnePostConstraint(m, d)
+        nc = d.ncon
+        nefc = d.nefc
+        if nc > self._cap_con or nefc > self._cap_efc:
+            self._grow(nc, nefc)
+        if nefc:
+            efc_force = d.efc_force
+            if self._scalar_dofs:
+                efc_type, efc_id = d.efc_type, d.efc_id
+            else:  # no hinge / slide DOF receives constraint forces
+                efc_type = efc_id = self._no_efc_i
+        else:
+            efc_force, efc_type, efc_id = self._no_efc_f, self._no_efc_i, self._no_efc_i
+        return nc, acc, efc_force, efc_type, efc_id
 
     def _wrap(
         self,

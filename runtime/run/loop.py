@@ -25,6 +25,7 @@ from runtime import _precompile
 from runtime.errors import SimrtError
 from runtime.run.build import build_engine, cached_ray_scene, open_scene_cache, store_ray_scene
 from runtime.run.config import RunConfig, read_scene_settings
+from runtime.run.fused import FusedStep
 from runtime.run.grippers import GripperDriver
 from runtime.run.ik import IkDriver, build_schedules
 from runtime.run.progress import Progress
@@ -249,6 +250,9 @@ def run_scene(
     compiling = perf()
     warmup.finish()  # (an empty Numba cache: this process's share, then the workers')
     timings["compile"] = perf() - compiling
+    fused = None  # the steady state's one compiled call per step (runtime.run.fused)
+    sim_time = float(getattr(state, "time", 0.0))
+    timings["fused"] = 0.0
     try:
         for k in range(1, steps + 1):
             if k == 1:
@@ -257,9 +261,7 @@ def run_scene(
             if ik is not None and ik.disabled_reason is None:
                 in_contact = until_contact and any(check() for check in contact_checks)
                 try:
-                    ik.update(
-                        k, float(getattr(state, "time", 0.0)), step_dt, joint_positions, in_contact
-                    )
+                    ik.update(k, sim_time, step_dt, joint_positions, in_contact)
                 except Exception as error:  # noqa: BLE001 - a failing IK must not stop the run
                     ik.disabled_reason = f"IK disabled at step {k}: {error!r}"
                     LOGGER.error("%s; the joint targets keep their last values", ik.disabled_reason)
@@ -268,7 +270,20 @@ def run_scene(
             if grippers is not None:
                 grippers.after_step(k * step_dt)
             t2 = perf()
+            if fused is not None:
+                if fused.step():  # state, sensors and the recording row: one compiled call
+                    joint_positions = fused.joint_positions()
+                    sim_time = float(fused.sf[0])
+                    timings["ik"] += t1 - t0
+                    timings["physics"] += t2 - t1
+                    timings["fused"] += perf() - t2
+                    done = k
+                    bar.update(done)
+                    continue
+                state = fused.leave() or state  # the general path takes over
+                fused = None
             state = engine.state(reuse=True) if reuse_state else engine.state()
+            sim_time = float(getattr(state, "time", 0.0))
             t3 = perf()
             sensors.step(state)
             t4 = perf()
@@ -312,6 +327,16 @@ def run_scene(
                 store_ray_scene(scene_cache, built)
                 if ray_scenes is not None and built is not None:
                     ray_scenes[body_paths] = built
+                if reuse_state and grippers is None:
+                    fused = FusedStep.bind(
+                        engine,
+                        sensors,
+                        taps,
+                        recorder,
+                        joint_slots,
+                        body_slots,
+                        ik.targets if ik is not None else None,
+                    )
             else:
                 timings["ik"] += t1 - t0
                 timings["physics"] += t2 - t1
@@ -332,6 +357,8 @@ def run_scene(
         raise
     finally:
         wall = _time.perf_counter() - loop_start
+        if fused is not None:  # the sensors' bookkeeping at the last step
+            state = fused.leave() or state
         if recorder is None:  # no step completed: an empty, loadable store
             recorder = StoreWriter(
                 store_path, meta=meta, expected_rows=0, **dict(store_options or {})

@@ -1,0 +1,383 @@
+"""The fused step: after ``mj_step``, one compiled call does the rest of the step.
+
+The general path of a step (:mod:`runtime.run.loop`) is ``engine.state()`` →
+``SensorRuntime.step(state)`` → every tap's row write → ``StoreWriter.end_row``: a few
+compiled kernels, each behind Python glue that converts its arguments, builds views and keeps
+books. :class:`FusedStep` replaces it, once the run is in its steady state, with one call of
+:func:`runtime.run._fused_kernels.fused_step_kernel`, which runs the same kernels on the same
+arrays and writes the recording row in place. Readings are built only if someone asks, after
+:meth:`FusedStep.leave` has brought the sensors' bookkeeping up to date.
+
+:meth:`FusedStep.bind` accepts only the case it reproduces exactly: the built-in MuJoCo
+engine, at most one contact, one IMU and one ray-cast batch, every sensor enabled, in its
+steady state and recorded by its direct writer (:mod:`runtime.run._direct`). Anything else
+(another engine, unbatched sensors, hit-path tables that are not the scene's actor table,
+USD edits during the run...) keeps the general path, which stays the reference: tests record
+whole runs both ways and compare every channel, bit for bit.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from runtime._jit import JIT_DISABLED, CompiledCall
+from runtime.run import _fused_kernels as F
+
+LOGGER = logging.getLogger("runtime.run")
+
+__all__ = ["FusedStep"]
+
+_KINDS = ("ContactBatch", "ImuBatch", "RaycastBatch")
+
+
+def _address(array: np.ndarray) -> int:
+    return int(array.__array_interface__["data"][0])
+
+
+class FusedStep:
+    """The steady-state step of a run as one compiled call (see the module docstring).
+
+    Build it with :meth:`bind` after the first step; then per step, after ``engine.step()``,
+    :meth:`step` (False: it declined, nothing was done: run the general path and
+    :meth:`leave`).
+    """
+
+    # tests set False to record the general path
+    ENABLED = os.environ.get("SIMRT_FUSED", "1") != "0"
+
+    def __init__(self, engine: Any, sensors: Any, recorder: Any) -> None:
+        self.engine = engine
+        self.sensors = sensors
+        self.recorder = recorder
+        self.steps = 0  # fused steps since the last leave()
+        self.units: dict[str, Any] = {}
+        self.layout: Any = None
+        self.windowed: list[Any] = []
+        self.ops = np.zeros((0, F.OP_WIDTH), np.int64)
+        self.extra: list[np.ndarray] = []  # per ray-cast sensor: its maxRange row
+        self.table = np.zeros((0, 4), np.int64)
+        self.keep: list[Any] = []  # every array whose address the table holds
+        self.si = np.zeros(F.SI_SIZE, np.int64)
+        self.sf = np.zeros(2, np.float64)
+        self.capacity = 0
+        self.vec = self.ids = np.zeros(0)
+        self._con_f: Any = None
+        self._work_i: Any = None
+        self._buffers: Any = None
+        self.call = CompiledCall(F.fused_step_kernel)
+
+    # ------------------------------------------------------------------ binding
+    @classmethod
+    def bind(
+        cls,
+        engine: Any,
+        sensors: Any,
+        taps: Sequence[Any],
+        recorder: Any,
+        joint_slots: Mapping[str, int],
+        body_slots: Mapping[str, int],
+        targets: np.ndarray | None,
+    ) -> FusedStep | None:
+        """The fused step of this run, or None (the general path keeps the run).
+
+        Args:
+            engine: the run's engine (only the built-in MuJoCo engine is fused).
+            sensors: the run's :class:`~runtime.sensors.runtime.SensorRuntime`, after its
+                first step.
+            taps: the run's sensor taps (channels defined).
+            recorder: the run's store writer (channels defined).
+            joint_slots: recorder slots of the joint channels.
+            body_slots: recorder slots of the body channels.
+            targets: the IK joint-target array recorded each step (None: zeros).
+        """
+        if JIT_DISABLED or not cls.ENABLED or not hasattr(engine, "_state_inputs"):
+            return None
+        fused = cls(engine, sensors, recorder)
+        try:
+            ok = fused._plan(taps, joint_slots, body_slots, targets)
+        except Exception as error:  # noqa: BLE001 - an unforeseen shape: the general path
+            LOGGER.debug("fused step declined: %r", error)
+            return None
+        addresses = F.kernel_addresses() if ok else None
+        if addresses is None:
+            return None
+        fused.si[F.S_KERNELS :] = addresses
+        fused._build_table()
+        return fused
+
+    def _plan(
+        self,
+        taps: Sequence[Any],
+        joint_slots: Mapping[str, int],
+        body_slots: Mapping[str, int],
+        targets: np.ndarray | None,
+    ) -> bool:
+        runtime = self.sensors
+        if runtime._changed_paths:
+            return False
+        for _update, guard, unit in runtime._step_plan:
+            kind = type(unit).__name__
+            if guard is not None or kind not in _KINDS or kind in self.units:
+                return False
+            self.units[kind] = unit
+        if any(getattr(s, "disabled_reason", None) for s in runtime.sensors):
+            return False
+        tapped = {id(tap.sensor) for tap in taps}
+        if len(tapped) != len(taps) or tapped != {id(s) for s in runtime.sensors}:
+            return False
+        ops: list[list[int]] = []
+        imu = self.units.get("ImuBatch")
+        if imu is not None and not imu._all_processed:
+            return False
+        ray = self.units.get("RaycastBatch")
+        if ray is not None:
+            fast = ray._fast
+            if fast is None:  # not in its steady state
+                return False
+            self.layout, self.windowed = fast[0], list(fast[1])
+            if not all(s._steady and s._source is self.layout for s in self.layout.sensors):
+                return False
+        for tap in taps:
+            op = self._op(tap)
+            if op is None:
+                return False
+            ops.append(op)
+        if joint_slots:
+            ops.append(
+                [F.OP_JOINT, joint_slots["positions"], joint_slots["velocities"],
+                 joint_slots["efforts"], joint_slots["targets"], 1 if targets is not None else -1]
+            )  # fmt: skip
+        if body_slots:
+            ops.append([F.OP_BODY, body_slots["positions"], body_slots["orientations"]])
+        self.targets = targets if targets is not None else np.zeros(0)
+        if self.targets.dtype != np.float64 or not self.targets.flags.c_contiguous:
+            return False
+        self.ops = np.zeros((len(ops), F.OP_WIDTH), np.int64)
+        for p, op in enumerate(ops):
+            self.ops[p, : len(op)] = op
+        channels = self.recorder._buffers[:-2]
+        self.channel_count = len(channels)
+        for p, op in enumerate(ops):
+            if op[0] == F.OP_RAY:
+                self.ops[p, 15] = F.T_FIRST_CHANNEL + self.channel_count + op[15]
+        if not all(buffer.flags.c_contiguous for buffer in channels):
+            return False
+        for op in self.ops:  # each channel has the type the kernel stores
+            kind = int(op[0])
+            for column, dtype in zip(F.CHANNEL_COLUMNS[kind], F.CHANNEL_TYPES[kind], strict=True):
+                slot = int(op[column])
+                if slot >= 0 and channels[slot].dtype != np.dtype(dtype):
+                    return False
+        return True
+
+    def _op(self, tap: Any) -> list[int] | None:
+        """The write operation of one tap's row, or None (not a case the kernel writes)."""
+        direct = tap._direct
+        sensor = tap.sensor
+        kind = type(sensor).__name__
+        if direct is None or not direct.usable:
+            return None
+        slots = direct.slots if kind == "RaycastSensor" else {n: s for n, s, _, _ in tap._plan}
+        if kind == "ContactSensor" and sensor._batch is self.units.get("ContactBatch"):
+            return [
+                F.OP_CONTACT, sensor._index, tap._valid_slot, slots["time"], slots["step"],
+                slots["value"], slots["in_contact"], slots["number_of_contacts"],
+            ]  # fmt: skip
+        if kind == "ImuSensor" and sensor._batch is self.units.get("ImuBatch"):
+            return [
+                F.OP_IMU, sensor._index, tap._valid_slot, slots["linear_acceleration"],
+                slots["angular_velocity"], slots["orientation"], slots["time"], slots["step"],
+            ]  # fmt: skip
+        if kind != "RaycastSensor" or sensor._batch is not self.units.get("RaycastBatch"):
+            return None
+        lay = self.layout
+        if not sensor._is_active() or not direct._bind(lay):
+            return None
+        table_len, ids_slot = -1, -1
+        if direct.ids is not None:
+            ids_slot = direct.ids_slot
+            if sensor.config.report_hit_prim_paths:
+                table = direct._identity_table(lay)
+                if table is None:
+                    return None  # path ids through the channel's own table: Python
+                table_len = len(table)
+        hits = lay.hits
+        if not (
+            hits.dtype == np.int64 and hits.ndim == 2 and hits.shape[1] == 2
+            and lay.hit_count.dtype == np.int64 and lay.out.dtype == np.float32
+            and direct.depths.dtype == np.float32
+        ):  # fmt: skip
+            return None
+        a, b = direct.bounds
+        self.extra.append(np.ascontiguousarray(tap._max_ranges, np.float32))
+        return [
+            F.OP_RAY, a, b, lay.ray_count, table_len, tap._valid_slot, tap._hit_slot, ids_slot,
+            slots["depths"], slots["hit_positions"], slots["hit_normals"],
+            slots["ray_end_points_world"], slots["time"], slots["step"], 0, len(self.extra) - 1,
+        ]  # fmt: skip
+
+    def _build_table(self) -> None:
+        engine = self.engine
+        n = F.T_FIRST_CHANNEL + self.channel_count + len(self.extra)
+        self.table = np.zeros((n, 4), np.int64)
+        self.keep = [None] * n
+        b = engine._nb
+        self._grow(8)
+        self._bind_engine()
+        self._set(F.T_JNT_RANGE, np.ascontiguousarray(engine._jnt_range, np.float64))
+        self._set(F.T_TAB_I, engine._tab_i)
+        self._set(F.T_TAB_F, engine._tab_f)
+        self._set(F.T_MJ, engine._mj)
+        self._set(F.T_QUAT, np.zeros((b, 4)))
+        self._set(F.T_JOINT, np.zeros((3, engine._nd)))
+        self._set(F.T_COM_LOCAL, engine._com_local)
+        self._set(F.T_NO_DTS, np.zeros(0))
+        self._set(F.T_NO3, np.zeros((0, 3)))
+        self._set(F.T_NO4, np.zeros((0, 4)))
+        self._set(F.T_TARGETS, self.targets)
+        parts = 0
+        contact = self.units.get("ContactBatch")
+        if contact is not None:
+            parts |= F.P_CONTACT
+            self._set(F.T_C_FLOAT, contact._float_block)
+            self._set(F.T_C_INT, contact._int_block)
+        imu = self.units.get("ImuBatch")
+        if imu is not None:
+            parts |= F.P_IMU
+            self._set(F.T_I_INT, imu._int_block)
+            self._set(F.T_I_FLOAT, imu._float_block)
+            self._set(F.T_GRAVITY_UP, np.ascontiguousarray(imu.runtime.gravity_up, np.float64))
+            self._set(F.T_IMU_OUT, np.zeros(11))
+        lay = self.layout
+        if lay is not None:
+            parts |= F.P_RAY
+            if self.units["RaycastBatch"]._fast[2]:
+                parts |= F.P_RAY_BODIES
+            if lay.uses_velocities:
+                parts |= F.P_RAY_VELOCITIES
+            self._set(F.T_R_BLOCK_F, lay.block_f)
+            self._set(F.T_R_BLOCK_I, lay.block_i)
+            self._set(F.T_R_OUT, lay.out)
+            hits = lay.hits  # (a view of the int block's rows: strided)
+            self.keep[F.T_R_HITS] = hits
+            self.table[F.T_R_HITS] = (_address(hits), hits.shape[0], *hits.strides)
+            self._set(F.T_R_HIT_COUNT, lay.hit_count)
+        for k, array in enumerate(self.extra):
+            self._set(F.T_FIRST_CHANNEL + self.channel_count + k, array)
+        self.si[F.S_BODIES] = b
+        self.si[F.S_PARTS] = parts
+        self.sf[F.F_DT] = float(engine._dt)
+        self._bind_channels(self.recorder._buffers)
+
+    def _set(self, slot: int, array: np.ndarray) -> None:
+        if not array.flags.c_contiguous:
+            raise ValueError(f"table slot {slot}: not C-contiguous")
+        self.keep[slot] = array
+        row = self.table[slot]
+        row[:] = 0
+        row[0] = _address(array)
+        row[1 : 1 + array.ndim] = array.shape
+
+    def _grow(self, contacts: int) -> None:
+        """Own state buffers for ``contacts`` contacts (the engine's reuse layout)."""
+        self.capacity = cap = max(contacts, 2 * self.capacity, 8)
+        self.vec = np.zeros((5 * self.engine._nb + 3 * cap + 1, 3))
+        self.ids = np.zeros(2 * cap, np.int64)
+        self._set(F.T_VEC, self.vec)
+        self._set(F.T_IDS, self.ids)
+
+    def _bind_engine(self) -> None:
+        """The engine's contact views and scratch (replaced when they grow)."""
+        engine = self.engine
+        self._con_f, self._work_i = engine._con_f, engine._work_i
+        self._set(F.T_CON_F, engine._con_f)
+        self._set(F.T_CON_I, engine._con_i)
+        self._set(F.T_WORK_I, engine._work_i)
+        self._set(F.T_WORK_F, engine._work_f)
+
+    def _bind_channels(self, buffers: list[np.ndarray]) -> None:
+        """The chunk buffers rows are written to (a new chunk may bring other buffers)."""
+        self._buffers = buffers
+        for k, buffer in enumerate(buffers[: self.channel_count]):
+            slot = F.T_FIRST_CHANNEL + k
+            self.keep[slot] = buffer
+            row = self.table[slot]
+            row[:] = (_address(buffer), buffer.strides[0], 0, 0)  # (row bytes: C order)
+
+    # ------------------------------------------------------------------ stepping
+    def step(self) -> bool:
+        """The rest of the step MuJoCo just took: state, sensors, recording row.
+
+        Returns:
+            False when the run left the fused case (nothing done: the caller runs the general
+            path for this step, after :meth:`leave`).
+
+        Raises:
+            RuntimeError: a ray hit an actor outside its sensor's path table.
+            RecordingError: the store writer failed.
+        """
+        if self.sensors._changed_paths:
+            return False
+        engine = self.engine
+        nc, acc, efc_force, efc_type, efc_id = engine._state_inputs()
+        if nc > self.capacity:
+            self._grow(nc)
+        if engine._con_f is not self._con_f or engine._work_i is not self._work_i:
+            self._bind_engine()
+        recorder = self.recorder
+        buffers, row = recorder.begin_row()
+        if buffers is not self._buffers:
+            self._bind_channels(buffers)
+        si = self.si
+        si[0] = nc
+        si[1] = row
+        si[2] = step = engine._step
+        si[3] = acc
+        time = engine.data.time
+        self.sf[0] = time
+        call = self.call
+        if (call.entry or call.record)(
+            self.table, self.ops, efc_force, efc_type, efc_id, si, self.sf
+        ):
+            raise RuntimeError("ray-cast hit outside the actor table (fused step)")
+        recorder.end_row(step, time)
+        self.steps += 1
+        return True
+
+    def joint_positions(self) -> np.ndarray:
+        """A copy of the DOF positions of the last fused step."""
+        return self.keep[F.T_JOINT][0].copy()
+
+    def leave(self) -> Any:
+        """Bring the sensors' bookkeeping up to the last fused step; its state (or None).
+
+        After this the general path (and readings) can take over.
+        """
+        if not self.steps:
+            return None
+        from runtime.sensors._raycast_layout import _GENERATIONS
+
+        state = self.engine.state(reuse=True)  # (the same kernel on the same data)
+        runtime = self.sensors
+        runtime.step_count += self.steps
+        runtime.last_state = state
+        contact = self.units.get("ContactBatch")
+        if contact is not None:
+            contact.kept_contacts = None
+            contact.last_state = state
+        imu = self.units.get("ImuBatch")
+        if imu is not None:
+            imu.physical_gravity = state.gravity
+        if self.layout is not None:
+            self.layout.generation = next(_GENERATIONS)
+            self.layout.time = state.time
+            self.layout.step = state.step
+            for sensor in self.windowed:  # (the slow path's counters, advanced per step)
+                sensor._counter += self.steps
+        self.steps = 0
+        return state
