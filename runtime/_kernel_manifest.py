@@ -10,7 +10,7 @@ KERNELS = (
     (
         "runtime.engine._kernels",
         "state_kernel",
-        3.7,
+        3.9,
         (
             "Array(float64, 1, 'C')",
             "Array(float64, 2, 'C')",
@@ -47,9 +47,23 @@ KERNELS = (
         ),
     ),
     (
+        "runtime.run._fused_kernels",
+        "fused_step_kernel",
+        3.7,
+        (
+            "Array(int64, 2, 'C')",
+            "Array(int64, 2, 'C')",
+            "Array(float64, 1, 'C')",
+            "Array(int32, 1, 'C')",
+            "Array(int32, 1, 'C')",
+            "Array(int64, 1, 'C')",
+            "Array(float64, 1, 'C')",
+        ),
+    ),
+    (
         "runtime.sensors._bvh_kernels",
         "bvh_build_kernel",
-        2.1,
+        2.4,
         (
             "Array(float64, 2, 'C')",
             "Array(int64, 2, 'C')",
@@ -97,7 +111,7 @@ KERNELS = (
     (
         "runtime.sensors._imu_kernels",
         "imu_update_kernel",
-        3.3,
+        3.5,
         (
             "Array(float64, 2, 'C')",
             "Array(float64, 2, 'C')",
@@ -115,7 +129,7 @@ KERNELS = (
     (
         "runtime.sensors._raycast_kernels",
         "raycast_batch_step_kernel",
-        11.8,
+        12.5,
         (
             "Array(float64, 2, 'C')",
             "Array(int64, 2, 'C')",
@@ -130,7 +144,7 @@ KERNELS = (
     (
         "runtime.sensors._raycast_kernels",
         "raycast_row_ids_kernel",
-        0.2,
+        0.3,
         (
             "Array(int64, 2, 'A')",
             "int64",
@@ -146,7 +160,7 @@ KERNELS = (
     (
         "runtime.sensors._wide_bvh_kernels",
         "wide_bvh_kernel",
-        0.9,
+        1.0,
         (
             "Array(float64, 2, 'C')",
             "Array(int64, 2, 'C')",

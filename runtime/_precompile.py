@@ -43,6 +43,7 @@ _MODULES = {
     "runtime.sensors._imu_kernels": ("imu", "step"),
     "runtime.sensors._raycast_kernels": ("raycast", "step"),
     "runtime.sensors._wide_bvh_kernels": ("raycast", "step"),
+    "runtime.run._fused_kernels": ("engine", "step"),
 }
 _FEATURES = {feature for feature, _ in _MODULES.values()}
 _SENSOR_FEATURES = {
