@@ -49,7 +49,7 @@ KERNELS = (
     (
         "runtime.run._fused_kernels",
         "fused_step_kernel",
-        3.7,
+        5.2,
         (
             "Array(int64, 2, 'C')",
             "Array(int64, 2, 'C')",
@@ -58,12 +58,15 @@ KERNELS = (
             "Array(int32, 1, 'C')",
             "Array(int64, 1, 'C')",
             "Array(float64, 1, 'C')",
+            "Array(int64, 1, 'C')",
+            "Array(float64, 1, 'C')",
+            "Array(int64, 1, 'C')",
         ),
     ),
     (
         "runtime.sensors._bvh_kernels",
         "bvh_build_kernel",
-        2.4,
+        2.7,
         (
             "Array(float64, 2, 'C')",
             "Array(int64, 2, 'C')",
@@ -77,7 +80,7 @@ KERNELS = (
     (
         "runtime.sensors._contact_kernels",
         "contact_update_kernel",
-        1.8,
+        1.7,
         (
             "Array(float64, 2, 'C')",
             "Array(float64, 2, 'C')",
@@ -111,7 +114,7 @@ KERNELS = (
     (
         "runtime.sensors._imu_kernels",
         "imu_update_kernel",
-        3.5,
+        3.7,
         (
             "Array(float64, 2, 'C')",
             "Array(float64, 2, 'C')",
@@ -129,7 +132,7 @@ KERNELS = (
     (
         "runtime.sensors._raycast_kernels",
         "raycast_batch_step_kernel",
-        12.5,
+        12.3,
         (
             "Array(float64, 2, 'C')",
             "Array(int64, 2, 'C')",
@@ -144,7 +147,7 @@ KERNELS = (
     (
         "runtime.sensors._raycast_kernels",
         "raycast_row_ids_kernel",
-        0.3,
+        0.2,
         (
             "Array(int64, 2, 'A')",
             "int64",
@@ -160,7 +163,7 @@ KERNELS = (
     (
         "runtime.sensors._wide_bvh_kernels",
         "wide_bvh_kernel",
-        1.0,
+        1.4,
         (
             "Array(float64, 2, 'C')",
             "Array(int64, 2, 'C')",

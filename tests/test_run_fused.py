@@ -17,6 +17,7 @@ pytest.importorskip("zarr")
 
 from runtime._jit import JIT_DISABLED  # noqa: E402
 from runtime.recording import load_recording  # noqa: E402
+from runtime.run.blocks import StepBlocks  # noqa: E402
 from runtime.run.fused import FusedStep  # noqa: E402
 from runtime.run.loop import run_scene  # noqa: E402
 from tests.test_run_direct_taps import _assert_identical, _hand_rays_scene  # noqa: E402
@@ -26,21 +27,28 @@ pytestmark = pytest.mark.skipif(JIT_DISABLED, reason="the fused step needs the J
 REPO = Path(__file__).resolve().parents[1]
 
 
-def _run(scene, out, monkeypatch, fused, **overrides):
+def _run(scene, out, monkeypatch, fused, blocks=False, **overrides):
     monkeypatch.setattr(FusedStep, "ENABLED", fused)
+    monkeypatch.setattr(StepBlocks, "ENABLED", blocks)
     result = run_scene(str(scene), out=out, **overrides)
     return result, load_recording(out)
 
 
 def _both(scene, tmp_path, monkeypatch, **overrides):
+    """Blocks of whole steps, the fused step alone, the general path: the same store."""
+    blocks, blocks_store = _run(scene, tmp_path / "b.zarr", monkeypatch, True, True, **overrides)
     fused, fused_store = _run(scene, tmp_path / "fused.zarr", monkeypatch, True, **overrides)
     general, general_store = _run(scene, tmp_path / "general.zarr", monkeypatch, False, **overrides)
-    # the fused run did take its steps through the fused call; the general run never did
-    assert fused.timings["fused"] > 0.0 and fused.timings["state"] == 0.0
-    assert general.timings["fused"] == 0.0 and general.timings["state"] > 0.0
-    assert fused.steps == general.steps == overrides["steps"]
+    # each run took its steps the way it was asked to
+    assert blocks.timings["compiled"] > 0.0 and blocks.timings["state"] == 0.0
+    assert fused.timings["fused"] > 0.0 and fused.timings["compiled"] == 0.0
+    assert fused.timings["state"] == 0.0
+    assert general.timings["fused"] == general.timings["compiled"] == 0.0
+    assert general.timings["state"] > 0.0
+    assert blocks.steps == fused.steps == general.steps == overrides["steps"]
     _assert_identical(fused_store, general_store)
-    return fused_store
+    _assert_identical(blocks_store, general_store)
+    return blocks_store
 
 
 def test_panda_run_fused_equals_general(tmp_path, monkeypatch):
@@ -94,3 +102,64 @@ def test_runs_with_a_step_callback_keep_the_general_path(tmp_path, monkeypatch):
         on_step=lambda k, engine, sensors, state: seen.append(state.time),
     )
     assert result.timings["fused"] == 0.0 and len(seen) == 20
+
+
+def test_panda_blocks_end_where_python_must_act(tmp_path, monkeypatch):
+    """Blocks stop for IK solves, contact arrays that grow and the first robot contact (IK
+    freezes): the Panda run meets each of these, and still records the general path's rows."""
+    from runtime.run import _fused_kernels as F
+
+    run = StepBlocks.run
+    statuses = []
+
+    def recorded(self, count):
+        taken, status = run(self, count)
+        statuses.append((count, taken, status))
+        return taken, status
+
+    monkeypatch.setattr(StepBlocks, "run", recorded)
+    scene = REPO / "scenes" / "panda_table.usda"
+    blocks, blocks_store = _run(scene, tmp_path / "b.zarr", monkeypatch, True, True, steps=1500)
+    general, general_store = _run(scene, tmp_path / "g.zarr", monkeypatch, False, steps=1500)
+    _assert_identical(blocks_store, general_store)
+    assert {F.ST_DONE, F.ST_PYTHON} <= {status for _, _, status in statuses}
+    # IK froze its targets at the first contact, at the same time both ways
+    frozen = blocks.summary["ik"]["frozen_at"]
+    assert frozen is not None and frozen == general.summary["ik"]["frozen_at"]
+    # before it, a block takes at most the 9 steps between IK solves (every 10 steps);
+    # after it, up to the block limit
+    steps = [taken for _, taken, _ in statuses]
+    assert max(steps[:50]) <= 9 and max(steps) > 9
+    assert sum(steps) > 1000
+
+
+def test_mujoco_error_handler_reports_instead_of_exiting():
+    """A MuJoCo error in a direct C call (an exhausted arena) is recorded by the handler
+    blocks install; MuJoCo's default handler would exit the process."""
+    import ctypes
+
+    import mujoco
+
+    from runtime.run import _mujoco_native
+
+    native = _mujoco_native.native()
+    if native is None:
+        pytest.skip("another error handler is installed, or no libmujoco")
+    bodies = "".join(
+        f'<body pos="0 0 {0.3 * i}"><freejoint/><geom size=".1"/></body>' for i in range(40)
+    )
+    xml = (
+        '<mujoco><size memory="60K"/><worldbody>'
+        f'{bodies}<geom type="plane" size="1 1 .1"/></worldbody></mujoco>'
+    )
+    model = mujoco.MjModel.from_xml_string(xml)
+    data = mujoco.MjData(model)
+    step = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p)(int(native["functions"][0]))
+    for _ in range(400):
+        step(model._address, data._address)
+        if native["error"][0]:
+            break
+    assert native["error"][0] == 1
+    assert "out of memory" in native["messages"][-1]
+    native["error"][0] = 0
+    native["messages"].clear()

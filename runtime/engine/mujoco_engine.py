@@ -307,6 +307,7 @@ class MujocoEngine(MjDataViews):
                 return
             self.data.ctrl[actuators] = values
 
+        setter.actuators = actuators  # type: ignore[attr-defined]  # (compiled step blocks)
         return setter
 
     @property

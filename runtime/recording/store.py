@@ -250,6 +250,31 @@ class StoreWriter:
         if self._error is not None:
             self._raise_error()
 
+    def end_rows(self, count: int) -> None:
+        """Finish ``count`` rows written in place from :meth:`begin_row`'s row on.
+
+        For a writer of several rows at once (a compiled step block): the rows' ``step``
+        and ``time`` stamps are written too (the last two buffers of :meth:`begin_row`),
+        and the rows fit in the current chunk (``chunk_rows`` minus the row index).
+
+        Raises:
+            ValueError: the rows overrun the chunk.
+            RecordingError: the writer thread failed (the run must stop).
+        """
+        if count <= 0:
+            return
+        row = self._row + count
+        if row > self.chunk_rows:
+            raise ValueError(f"{count} rows overrun the chunk ({self.chunk_rows - self._row} left)")
+        self._row = row
+        self._count += count
+        if row == self.chunk_rows:
+            self._hand_over(full=True)
+        elif time_module.perf_counter() >= self._next_commit:
+            self._hand_over(full=False)
+        if self._error is not None:
+            self._raise_error()
+
     def append(self, step: int, time: float, values: Mapping[str, Any]) -> None:
         """Record one row from a mapping channel name -> value (missing channels: zeros).
 

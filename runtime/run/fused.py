@@ -27,6 +27,8 @@ import numpy as np
 
 from runtime._jit import JIT_DISABLED, CompiledCall
 from runtime.run import _fused_kernels as F
+from runtime.run import _native_kernels as N
+from runtime.run import _row_kernels as R
 
 LOGGER = logging.getLogger("runtime.run")
 
@@ -58,7 +60,7 @@ class FusedStep:
         self.units: dict[str, Any] = {}
         self.layout: Any = None
         self.windowed: list[Any] = []
-        self.ops = np.zeros((0, F.OP_WIDTH), np.int64)
+        self.ops = np.zeros((0, R.OP_WIDTH), np.int64)
         self.extra: list[np.ndarray] = []  # per ray-cast sensor: its maxRange row
         self.table = np.zeros((0, 4), np.int64)
         self.keep: list[Any] = []  # every array whose address the table holds
@@ -70,6 +72,8 @@ class FusedStep:
         self._work_i: Any = None
         self._buffers: Any = None
         self.call = CompiledCall(F.fused_step_kernel)
+        # block arguments of a single step (a block count of 0)
+        self.no_block = (np.zeros(F.B_SIZE, np.int64), np.zeros(0), np.zeros(0, np.int64))
 
     # ------------------------------------------------------------------ binding
     @classmethod
@@ -103,7 +107,7 @@ class FusedStep:
         except Exception as error:  # noqa: BLE001 - an unforeseen shape: the general path
             LOGGER.debug("fused step declined: %r", error)
             return None
-        addresses = F.kernel_addresses() if ok else None
+        addresses = N.kernel_addresses() if ok else None
         if addresses is None:
             return None
         fused.si[F.S_KERNELS :] = addresses
@@ -149,27 +153,27 @@ class FusedStep:
             ops.append(op)
         if joint_slots:
             ops.append(
-                [F.OP_JOINT, joint_slots["positions"], joint_slots["velocities"],
+                [R.OP_JOINT, joint_slots["positions"], joint_slots["velocities"],
                  joint_slots["efforts"], joint_slots["targets"], 1 if targets is not None else -1]
             )  # fmt: skip
         if body_slots:
-            ops.append([F.OP_BODY, body_slots["positions"], body_slots["orientations"]])
+            ops.append([R.OP_BODY, body_slots["positions"], body_slots["orientations"]])
         self.targets = targets if targets is not None else np.zeros(0)
         if self.targets.dtype != np.float64 or not self.targets.flags.c_contiguous:
             return False
-        self.ops = np.zeros((len(ops), F.OP_WIDTH), np.int64)
+        self.ops = np.zeros((len(ops), R.OP_WIDTH), np.int64)
         for p, op in enumerate(ops):
             self.ops[p, : len(op)] = op
         channels = self.recorder._buffers[:-2]
         self.channel_count = len(channels)
         for p, op in enumerate(ops):
-            if op[0] == F.OP_RAY:
-                self.ops[p, 15] = F.T_FIRST_CHANNEL + self.channel_count + op[15]
+            if op[0] == R.OP_RAY:
+                self.ops[p, 15] = R.T_FIRST_CHANNEL + self.channel_count + op[15]
         if not all(buffer.flags.c_contiguous for buffer in channels):
             return False
         for op in self.ops:  # each channel has the type the kernel stores
             kind = int(op[0])
-            for column, dtype in zip(F.CHANNEL_COLUMNS[kind], F.CHANNEL_TYPES[kind], strict=True):
+            for column, dtype in zip(R.CHANNEL_COLUMNS[kind], R.CHANNEL_TYPES[kind], strict=True):
                 slot = int(op[column])
                 if slot >= 0 and channels[slot].dtype != np.dtype(dtype):
                     return False
@@ -185,12 +189,12 @@ class FusedStep:
         slots = direct.slots if kind == "RaycastSensor" else {n: s for n, s, _, _ in tap._plan}
         if kind == "ContactSensor" and sensor._batch is self.units.get("ContactBatch"):
             return [
-                F.OP_CONTACT, sensor._index, tap._valid_slot, slots["time"], slots["step"],
+                R.OP_CONTACT, sensor._index, tap._valid_slot, slots["time"], slots["step"],
                 slots["value"], slots["in_contact"], slots["number_of_contacts"],
             ]  # fmt: skip
         if kind == "ImuSensor" and sensor._batch is self.units.get("ImuBatch"):
             return [
-                F.OP_IMU, sensor._index, tap._valid_slot, slots["linear_acceleration"],
+                R.OP_IMU, sensor._index, tap._valid_slot, slots["linear_acceleration"],
                 slots["angular_velocity"], slots["orientation"], slots["time"], slots["step"],
             ]  # fmt: skip
         if kind != "RaycastSensor" or sensor._batch is not self.units.get("RaycastBatch"):
@@ -216,43 +220,43 @@ class FusedStep:
         a, b = direct.bounds
         self.extra.append(np.ascontiguousarray(tap._max_ranges, np.float32))
         return [
-            F.OP_RAY, a, b, lay.ray_count, table_len, tap._valid_slot, tap._hit_slot, ids_slot,
+            R.OP_RAY, a, b, lay.ray_count, table_len, tap._valid_slot, tap._hit_slot, ids_slot,
             slots["depths"], slots["hit_positions"], slots["hit_normals"],
             slots["ray_end_points_world"], slots["time"], slots["step"], 0, len(self.extra) - 1,
         ]  # fmt: skip
 
     def _build_table(self) -> None:
         engine = self.engine
-        n = F.T_FIRST_CHANNEL + self.channel_count + len(self.extra)
+        n = R.T_FIRST_CHANNEL + self.channel_count + len(self.extra)
         self.table = np.zeros((n, 4), np.int64)
         self.keep = [None] * n
         b = engine._nb
         self._grow(8)
         self._bind_engine()
-        self._set(F.T_JNT_RANGE, np.ascontiguousarray(engine._jnt_range, np.float64))
-        self._set(F.T_TAB_I, engine._tab_i)
-        self._set(F.T_TAB_F, engine._tab_f)
-        self._set(F.T_MJ, engine._mj)
-        self._set(F.T_QUAT, np.zeros((b, 4)))
-        self._set(F.T_JOINT, np.zeros((3, engine._nd)))
-        self._set(F.T_COM_LOCAL, engine._com_local)
-        self._set(F.T_NO_DTS, np.zeros(0))
-        self._set(F.T_NO3, np.zeros((0, 3)))
-        self._set(F.T_NO4, np.zeros((0, 4)))
-        self._set(F.T_TARGETS, self.targets)
+        self._set(R.T_JNT_RANGE, np.ascontiguousarray(engine._jnt_range, np.float64))
+        self._set(R.T_TAB_I, engine._tab_i)
+        self._set(R.T_TAB_F, engine._tab_f)
+        self._set(R.T_MJ, engine._mj)
+        self._set(R.T_QUAT, np.zeros((b, 4)))
+        self._set(R.T_JOINT, np.zeros((3, engine._nd)))
+        self._set(R.T_COM_LOCAL, engine._com_local)
+        self._set(R.T_NO_DTS, np.zeros(0))
+        self._set(R.T_NO3, np.zeros((0, 3)))
+        self._set(R.T_NO4, np.zeros((0, 4)))
+        self._set(R.T_TARGETS, self.targets)
         parts = 0
         contact = self.units.get("ContactBatch")
         if contact is not None:
             parts |= F.P_CONTACT
-            self._set(F.T_C_FLOAT, contact._float_block)
-            self._set(F.T_C_INT, contact._int_block)
+            self._set(R.T_C_FLOAT, contact._float_block)
+            self._set(R.T_C_INT, contact._int_block)
         imu = self.units.get("ImuBatch")
         if imu is not None:
             parts |= F.P_IMU
-            self._set(F.T_I_INT, imu._int_block)
-            self._set(F.T_I_FLOAT, imu._float_block)
-            self._set(F.T_GRAVITY_UP, np.ascontiguousarray(imu.runtime.gravity_up, np.float64))
-            self._set(F.T_IMU_OUT, np.zeros(11))
+            self._set(R.T_I_INT, imu._int_block)
+            self._set(R.T_I_FLOAT, imu._float_block)
+            self._set(R.T_GRAVITY_UP, np.ascontiguousarray(imu.runtime.gravity_up, np.float64))
+            self._set(R.T_IMU_OUT, np.zeros(11))
         lay = self.layout
         if lay is not None:
             parts |= F.P_RAY
@@ -260,15 +264,15 @@ class FusedStep:
                 parts |= F.P_RAY_BODIES
             if lay.uses_velocities:
                 parts |= F.P_RAY_VELOCITIES
-            self._set(F.T_R_BLOCK_F, lay.block_f)
-            self._set(F.T_R_BLOCK_I, lay.block_i)
-            self._set(F.T_R_OUT, lay.out)
+            self._set(R.T_R_BLOCK_F, lay.block_f)
+            self._set(R.T_R_BLOCK_I, lay.block_i)
+            self._set(R.T_R_OUT, lay.out)
             hits = lay.hits  # (a view of the int block's rows: strided)
-            self.keep[F.T_R_HITS] = hits
-            self.table[F.T_R_HITS] = (_address(hits), hits.shape[0], *hits.strides)
-            self._set(F.T_R_HIT_COUNT, lay.hit_count)
+            self.keep[R.T_R_HITS] = hits
+            self.table[R.T_R_HITS] = (_address(hits), hits.shape[0], *hits.strides)
+            self._set(R.T_R_HIT_COUNT, lay.hit_count)
         for k, array in enumerate(self.extra):
-            self._set(F.T_FIRST_CHANNEL + self.channel_count + k, array)
+            self._set(R.T_FIRST_CHANNEL + self.channel_count + k, array)
         self.si[F.S_BODIES] = b
         self.si[F.S_PARTS] = parts
         self.sf[F.F_DT] = float(engine._dt)
@@ -288,23 +292,23 @@ class FusedStep:
         self.capacity = cap = max(contacts, 2 * self.capacity, 8)
         self.vec = np.zeros((5 * self.engine._nb + 3 * cap + 1, 3))
         self.ids = np.zeros(2 * cap, np.int64)
-        self._set(F.T_VEC, self.vec)
-        self._set(F.T_IDS, self.ids)
+        self._set(R.T_VEC, self.vec)
+        self._set(R.T_IDS, self.ids)
 
     def _bind_engine(self) -> None:
         """The engine's contact views and scratch (replaced when they grow)."""
         engine = self.engine
         self._con_f, self._work_i = engine._con_f, engine._work_i
-        self._set(F.T_CON_F, engine._con_f)
-        self._set(F.T_CON_I, engine._con_i)
-        self._set(F.T_WORK_I, engine._work_i)
-        self._set(F.T_WORK_F, engine._work_f)
+        self._set(R.T_CON_F, engine._con_f)
+        self._set(R.T_CON_I, engine._con_i)
+        self._set(R.T_WORK_I, engine._work_i)
+        self._set(R.T_WORK_F, engine._work_f)
 
     def _bind_channels(self, buffers: list[np.ndarray]) -> None:
         """The chunk buffers rows are written to (a new chunk may bring other buffers)."""
         self._buffers = buffers
         for k, buffer in enumerate(buffers[: self.channel_count]):
-            slot = F.T_FIRST_CHANNEL + k
+            slot = R.T_FIRST_CHANNEL + k
             self.keep[slot] = buffer
             row = self.table[slot]
             row[:] = (_address(buffer), buffer.strides[0], 0, 0)  # (row bytes: C order)
@@ -342,7 +346,7 @@ class FusedStep:
         self.sf[0] = time
         call = self.call
         if (call.entry or call.record)(
-            self.table, self.ops, efc_force, efc_type, efc_id, si, self.sf
+            self.table, self.ops, efc_force, efc_type, efc_id, si, self.sf, *self.no_block
         ):
             raise RuntimeError("ray-cast hit outside the actor table (fused step)")
         recorder.end_row(step, time)
@@ -351,7 +355,7 @@ class FusedStep:
 
     def joint_positions(self) -> np.ndarray:
         """A copy of the DOF positions of the last fused step."""
-        return self.keep[F.T_JOINT][0].copy()
+        return self.keep[R.T_JOINT][0].copy()
 
     def leave(self) -> Any:
         """Bring the sensors' bookkeeping up to the last fused step; its state (or None).

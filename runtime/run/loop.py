@@ -11,7 +11,6 @@ leaves every completed step (``complete = False``).
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 import shutil
 import time as _time
@@ -22,17 +21,20 @@ from typing import Any, TextIO
 import numpy as np
 
 from runtime import _precompile
+from runtime.engine._divergence import check_warnings
 from runtime.errors import SimrtError
+from runtime.run._fused_kernels import ST_PYTHON, ST_WARNED
+from runtime.run.blocks import StepBlocks
 from runtime.run.build import build_engine, cached_ray_scene, open_scene_cache, store_ray_scene
 from runtime.run.config import RunConfig, read_scene_settings
 from runtime.run.fused import FusedStep
 from runtime.run.grippers import GripperDriver
 from runtime.run.ik import IkDriver, build_schedules
 from runtime.run.progress import Progress
-from runtime.run.result import RunResult, output_paths, stop_reason
+from runtime.run.result import RunResult, output_paths, run_metadata, stop_reason
 from runtime.run.rows import define_state_channels
 from runtime.run.scene import find_robot, open_scene_stage
-from runtime.run.summary import summarize
+from runtime.run.summary import add_driver_summaries, summarize
 from runtime.run.taps import SensorTap
 
 LOGGER = logging.getLogger("runtime.run")
@@ -133,18 +135,11 @@ def run_scene(
     # Only safe when no user callback may keep a state object across steps.
     reuse_state = engine_factory is None and on_step is None
     scene_cache = open_scene_cache(stage, dt, cache and engine_factory is None)
+    options = {"robot_prim": robot_prim, "dt": dt, "compute_accelerations": imu_mode == "physical"}
     if engine_factory is None:
-        engine = build_engine(
-            stage,
-            scene_cache,
-            robot_prim=robot_prim,
-            dt=dt,
-            compute_accelerations=(imu_mode == "physical"),
-        )
+        engine = build_engine(stage, scene_cache, **options)
     else:
-        engine = engine_factory(
-            stage, robot_prim=robot_prim, dt=dt, compute_accelerations=(imu_mode == "physical")
-        )
+        engine = engine_factory(stage, **options)
     if setup is not None:
         setup(engine)
     state = engine.state()
@@ -166,13 +161,11 @@ def run_scene(
     if GripperDriver.wanted(stage, config.gripper_actions):
         grippers = GripperDriver(engine, config.gripper_actions, sensors.ray_scene)
     robot_path = str(robot_prim.GetPath()) if robot_prim is not None else "/"
-    robot_bodies = {i for i, p in enumerate(body_paths) if p.startswith(robot_path + "/")}
     robot_contacts = [
         s
         for s in sensors.of_kind("contact")
         if getattr(s, "prim_path", "").startswith(robot_path + "/")
     ]
-    del robot_bodies
     # (a contact sensor answers without building its reading; other sensors of the kind
     # through their readings)
     contact_checks = [
@@ -202,42 +195,22 @@ def run_scene(
         for s in sensors.sensors
         if getattr(s, "disabled_reason", None)
     }
-    meta = {
-        "scene": str(scene) if isinstance(scene, (str, Path)) else "<stage>",
-        "scene_path": str(Path(scene).resolve()) if isinstance(scene, (str, Path)) else "",
-        "dt": float(getattr(state, "dt", 0.0) or getattr(engine, "dt", 0.0) or dt or 0.0),
-        "requested_steps": steps,
-        "settings": {
-            "steps": steps,
-            "dt": dt,
-            "ik_every": ik_every,
-            "ik_until_contact": until_contact,
-            "imu_mode": imu_mode,
-            "robot": config.robot,
-            "record_bodies": record_bodies,
-            "cache": cache,
-            "gripper_actions": [dataclasses.asdict(a) for a in config.gripper_actions],
-        },
-        "imu_mode": imu_mode,
-        "robot": robot_path,
-        "ik_targets": [dataclasses.asdict(w) for w in waypoints],
-        "disabled_sensors": disabled,
-        "body_paths": list(body_paths),
-        "dof_names": list(dof_table.names) if dof_table is not None else [],
-        **dict(run_meta or {}),
-    }
+    meta = run_metadata(
+        scene,
+        float(getattr(state, "dt", 0.0) or getattr(engine, "dt", 0.0) or dt or 0.0),
+        config,
+        robot_path,
+        disabled,
+        body_paths,
+        list(dof_table.names) if dof_table is not None else [],
+        run_meta,
+    )
     recorder = None
     taps = [SensorTap(s, stage) for s in sensors.sensors]
     joint_slots: dict[str, int] = {}  # recorder slots of the joint and body channels
     body_slots: dict[str, int] = {}
-    timings = {
-        "physics": 0.0,
-        "state": 0.0,
-        "sensors": 0.0,
-        "readings": 0.0,
-        "record": 0.0,
-        "ik": 0.0,
-    }
+    parts = ("physics", "state", "sensors", "readings", "record", "ik", "fused", "compiled")
+    timings = dict.fromkeys(parts, 0.0)
     bar = Progress(steps, progress)
     done = 0
     complete = False
@@ -251,14 +224,34 @@ def run_scene(
     warmup.finish()  # (an empty Numba cache: this process's share, then the workers')
     timings["compile"] = perf() - compiling
     fused = None  # the steady state's one compiled call per step (runtime.run.fused)
+    blocks = None  # and its blocks of whole steps (runtime.run.blocks)
     sim_time = float(getattr(state, "time", 0.0))
-    timings["fused"] = 0.0
+    k = 0
     try:
-        for k in range(1, steps + 1):
+        while k < steps:
+            k += 1
+            stepped = False  # (a block took step k; the fused step records it)
+            if blocks is not None and fused is not None and (n := blocks.plan(k, steps)):
+                began = perf()
+                taken, status = blocks.run(n)
+                timings["compiled"] += perf() - began
+                done = recorder.row_count
+                bar.update(done)
+                k += taken - 1  # the last step taken
+                if taken:
+                    joint_positions = fused.joint_positions()
+                    sim_time = float(engine.data.time)
+                if status == ST_WARNED:
+                    check_warnings(engine)  # (as engine.step does: raises on divergence)
+                stepped = status in (ST_WARNED, ST_PYTHON)
+                if not stepped:
+                    continue
             if k == 1:
                 bar.first_step_begins()
             t0 = perf()
-            if ik is not None and ik.disabled_reason is None:
+            if stepped:
+                pass
+            elif ik is not None and ik.disabled_reason is None:
                 in_contact = until_contact and any(check() for check in contact_checks)
                 try:
                     ik.update(k, sim_time, step_dt, joint_positions, in_contact)
@@ -266,7 +259,8 @@ def run_scene(
                     ik.disabled_reason = f"IK disabled at step {k}: {error!r}"
                     LOGGER.error("%s; the joint targets keep their last values", ik.disabled_reason)
             t1 = perf()
-            engine.step()
+            if not stepped:
+                engine.step()
             if grippers is not None:
                 grippers.after_step(k * step_dt)
             t2 = perf()
@@ -337,6 +331,8 @@ def run_scene(
                         body_slots,
                         ik.targets if ik is not None else None,
                     )
+                    if fused is not None:
+                        blocks = StepBlocks.bind(fused, ik, robot_contacts)
             else:
                 timings["ik"] += t1 - t0
                 timings["physics"] += t2 - t1
@@ -388,18 +384,7 @@ def run_scene(
     for s in sensors.sensors:
         if getattr(s, "disabled_reason", None):
             disabled[str(getattr(s, "prim_path", ""))] = str(s.disabled_reason)
-    if grippers is not None:
-        result_summary["grippers"] = [
-            {"time": t, "gripper": path, "action": what} for t, path, what in grippers.events
-        ]
-    if ik is not None:
-        result_summary["ik"] = {
-            "solves": ik.solves,
-            "seeded_failures": ik.failures,
-            "cold_start_ladders": ik.ladders,
-            "frozen_at": ik.frozen_at,
-            "disabled": ik.disabled_reason,
-        }
+    add_driver_summaries(result_summary, grippers, ik)
     return RunResult(
         steps=done,
         requested_steps=steps,

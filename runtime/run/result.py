@@ -52,6 +52,45 @@ STORE_SUFFIX = ".zarr"
 EXPORT_SUFFIXES = (".npz", ".parquet")
 
 
+def run_metadata(
+    scene: Any,
+    dt: float,
+    config: Any,
+    robot_path: str,
+    disabled: dict[str, str],
+    body_paths: tuple[str, ...],
+    dof_names: list[str],
+    run_meta: Any,
+) -> dict[str, Any]:
+    """The run's metadata recorded with its store (settings, robot, bodies, DOFs)."""
+    import dataclasses
+
+    return {
+        "scene": str(scene) if isinstance(scene, (str, Path)) else "<stage>",
+        "scene_path": str(Path(scene).resolve()) if isinstance(scene, (str, Path)) else "",
+        "dt": dt,
+        "requested_steps": config.steps,
+        "settings": {
+            "steps": config.steps,
+            "dt": config.dt,
+            "ik_every": config.ik_every,
+            "ik_until_contact": config.ik_until_contact,
+            "imu_mode": config.imu_mode,
+            "robot": config.robot,
+            "record_bodies": config.record_bodies,
+            "cache": config.cache,
+            "gripper_actions": [dataclasses.asdict(a) for a in config.gripper_actions],
+        },
+        "imu_mode": config.imu_mode,
+        "robot": robot_path,
+        "ik_targets": [dataclasses.asdict(w) for w in config.ik_targets],
+        "disabled_sensors": disabled,
+        "body_paths": list(body_paths),
+        "dof_names": dof_names,
+        **dict(run_meta or {}),
+    }
+
+
 def output_paths(out: Any) -> tuple[Path, Path | None, Path | None]:
     """(store, export file or None, scratch folder to delete or None) for ``out``.
 

@@ -95,6 +95,22 @@ def _blocks(recording: Any, names: list[str]) -> Any:
     yield 0, block
 
 
+def add_driver_summaries(summary: dict[str, Any], grippers: Any, ik: Any) -> None:
+    """Add the gripper events and the IK driver's counts (when the run had them)."""
+    if grippers is not None:
+        summary["grippers"] = [
+            {"time": t, "gripper": path, "action": what} for t, path, what in grippers.events
+        ]
+    if ik is not None:
+        summary["ik"] = {
+            "solves": ik.solves,
+            "seeded_failures": ik.failures,
+            "cold_start_ladders": ik.ladders,
+            "frozen_at": ik.frozen_at,
+            "disabled": ik.disabled_reason,
+        }
+
+
 def format_summary(summary: Mapping[str, Any], timings: Mapping[str, float] | None = None) -> str:
     """Human-readable multi-line summary of :func:`summarize` plus timings."""
     lines = [

@@ -1,0 +1,140 @@
+"""MuJoCo's C entry points and ``mjData`` fields for compiled step blocks.
+
+A compiled block (:mod:`runtime.run.blocks`) calls ``mj_step`` and the kinematics functions
+through their addresses in ``libmujoco`` and reads a few ``mjData`` scalars and pointers
+(contact and constraint counts, the constraint arrays, the time) at their byte offsets. The
+offsets come from the struct's declaration (``mujoco.introspect``) anchored on fields whose
+addresses the Python bindings give, and are accepted only after every pointer field with a
+non-empty NumPy view, and the scalars, read back what the bindings read: otherwise (another
+MuJoCo layout) there are no blocks and the run steps through the bindings.
+
+Errors: the bindings turn a MuJoCo error (``mju_error``: an exhausted arena, say) into a
+Python exception. A direct call has no such handler, and MuJoCo's default one exits the
+process; :func:`native` installs a handler that records the message instead (only where no
+other handler is set), and the block stops at the step that raised it.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import logging
+import os
+from typing import Any
+
+import numpy as np
+
+LOGGER = logging.getLogger("runtime.run")
+
+__all__ = ["native", "layout"]
+
+_FUNCTIONS = ("mj_step", "mj_kinematics", "mj_comPos", "mj_comVel", "mj_rnePostConstraint")
+_STATE: dict[str, Any] = {}
+# pointer fields a block uses (or that anchor the layout): each must read back as the bindings
+_KEY_POINTERS = ("qpos", "qvel", "ctrl", "xpos", "efc_type", "efc_id", "efc_force")
+
+
+def _library() -> ctypes.CDLL | None:
+    import mujoco
+
+    folder = os.path.dirname(mujoco.__file__)
+    names = sorted(n for n in os.listdir(folder) if n.startswith("libmujoco.so"))
+    if not names:
+        return None
+    return ctypes.CDLL(os.path.join(folder, names[-1]))  # (the bindings' own, already loaded)
+
+
+def native() -> dict[str, Any] | None:
+    """Function addresses (``_FUNCTIONS``) and the error flag, or None (unavailable).
+
+    Returns:
+        ``{"functions": int64 addresses, "error": int64 (1,) flag array, "messages": list}``.
+    """
+    if "native" in _STATE:
+        return _STATE["native"]
+    found = None
+    try:
+        lib = _library()
+        if lib is not None:
+            handler_slot = ctypes.c_void_p.in_dll(lib, "mju_user_error")
+            flag = np.zeros(1, np.int64)
+            messages: list[str] = []
+
+            @ctypes.CFUNCTYPE(None, ctypes.c_char_p)
+            def on_error(message: bytes) -> None:  # (runs inside a block; must return)
+                flag[0] = 1
+                messages.append(message.decode(errors="replace"))
+
+            if handler_slot.value is None:  # no one else's handler to replace
+                handler_slot.value = ctypes.cast(on_error, ctypes.c_void_p).value
+                addresses = [
+                    ctypes.cast(getattr(lib, name), ctypes.c_void_p).value for name in _FUNCTIONS
+                ]
+                if all(addresses):
+                    found = {
+                        "functions": np.array(addresses, np.int64),
+                        "error": flag,
+                        "messages": messages,
+                        "handler": on_error,  # (kept alive)
+                    }
+    except (OSError, AttributeError, ValueError) as error:
+        LOGGER.debug("MuJoCo entry points unavailable: %r", error)
+    _STATE["native"] = found
+    return found
+
+
+def _address(array: np.ndarray) -> int:
+    return int(array.__array_interface__["data"][0])
+
+
+def layout(data: Any) -> dict[str, int] | None:
+    """Byte offsets of the ``mjData`` fields a block reads, verified on ``data``; or None.
+
+    Every pointer field whose NumPy view is not empty must read back as the view's address
+    (the constraint pointers too when there are constraint rows), and the counts and the
+    time as the bindings read them.
+    """
+    try:
+        from mujoco.introspect import structs
+
+        fields = [f.name for f in structs.STRUCTS["mjData"].fields]
+        kinds = [str(f.type) for f in structs.STRUCTS["mjData"].fields]
+        base = int(data._address)
+        timer = data.timer.duration
+        time_offset = _address(data.energy) - base - 8  # (time, then energy[2])
+        counts = _address(timer) - base + timer.shape[0] * timer.strides[0]
+        first = fields.index("buffer")
+        pointers = _address(data.energy) - base + 8 * data.energy.shape[0]
+        offsets = {"time": time_offset}
+        for name in ("ncon", "ne", "nf", "nl", "nefc"):
+            offsets[name] = counts + 4 * (fields.index(name) - fields.index("ncon"))
+        for k in range(first, len(fields)):
+            if "*" not in kinds[k]:
+                break
+            offsets[fields[k]] = pointers + 8 * (k - first)
+    except Exception as error:  # noqa: BLE001 - another MuJoCo: no blocks
+        LOGGER.debug("mjData layout unavailable: %r", error)
+        return None
+    matched = 0
+    for name, offset in offsets.items():
+        if name in ("time", "ncon", "ne", "nf", "nl", "nefc"):
+            continue
+        view = getattr(data, name, None)
+        if isinstance(view, np.ndarray) and view.size:
+            if ctypes.c_uint64.from_address(base + offset).value == _address(view):
+                matched += 1
+            elif name in _KEY_POINTERS:
+                return None  # (the constraint pointers: checked when there are rows)
+    read = {n: ctypes.c_int32.from_address(base + offsets[n]).value for n in ("ncon", "nefc")}
+    if (
+        matched < 50
+        or any(name not in offsets for name in _KEY_POINTERS)
+        or read["ncon"] != data.ncon
+        or read["nefc"] != data.nefc
+        or ctypes.c_double.from_address(base + time_offset).value != data.time
+    ):
+        return None
+    if data.ncon:
+        contact = ctypes.c_uint64.from_address(base + offsets["contact"]).value
+        if contact != int(data.contact.dist.ctypes.data):
+            return None
+    return offsets

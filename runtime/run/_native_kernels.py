@@ -1,0 +1,148 @@
+"""The part kernels' native entry points, and raw pointers, for the fused kernels.
+
+The fused step calls the general path's compiled kernels (state extraction, the contact,
+IMU and ray-cast batch kernels) through their native entry addresses
+(:func:`_call_kernel`), so their code is neither typed nor optimised again inside the fused
+kernel; and it reads arrays, MuJoCo's fields and C functions by address (the ``_*p``
+pointer casts, :func:`_call_c`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from runtime._jit import JIT_DISABLED
+from runtime.engine._kernels import state_kernel
+from runtime.sensors._contact_kernels import contact_update_kernel
+from runtime.sensors._imu_kernels import imu_read_kernel, imu_update_kernel
+from runtime.sensors._raycast_kernels import raycast_batch_step_kernel
+
+# the part kernels, called through their compiled native entry (see _call_kernel)
+K_STATE, K_CONTACT, K_IMU, K_IMU_READ, K_RAY = range(5)
+KERNELS = (
+    state_kernel,
+    contact_update_kernel,
+    imu_update_kernel,
+    imu_read_kernel,
+    raycast_batch_step_kernel,
+)
+
+if not JIT_DISABLED:
+    from numba import carray, types
+    from numba.core import cgutils
+    from numba.core.errors import TypingError
+    from numba.extending import intrinsic
+
+    _F64 = [types.Array(types.float64, n, "C") for n in (1, 2, 3)]
+    _I64 = [types.Array(types.int64, n, "C") for n in (1, 2)]
+    _I32 = [types.Array(types.int32, n, "C") for n in (1, 2)]
+    _F32_1 = types.Array(types.float32, 1, "C")
+    _f, _i, _b = types.float64, types.int64, types.boolean
+    # the argument types the general path calls each part kernel with (one signature each)
+    SIGNATURES = (
+        (
+            _F64[0], _F64[1], _I32[1], _F64[0], _I32[0], _I32[0], _F64[1], _I64[0], _F64[0],
+            _I64[0], _F64[0], _b, _F64[1], _F64[1], _F64[1], _I64[1],
+        ),
+        (
+            _F64[1], _F64[1], _I64[0], _I64[0], _F64[1], _F64[1], _F64[0], _f, _f, _i, _i,
+            _F64[1], _I64[1],
+        ),
+        (_F64[1], _F64[1], _F64[1], _F64[1], _F64[1], _F64[1], _f, _i, _i, _I64[1], _F64[2]),
+        (_I64[1], _F64[2], _i, _F64[0], _F64[0], _b, _F64[0]),
+        (_F64[1], _I64[1], _F32_1, _f, _F64[1], _F64[1], _F64[1], _F64[1]),
+    )  # fmt: skip
+
+    @intrinsic
+    def _call_kernel(typingctx, which, address, args):
+        """Call part kernel ``which`` at its native ``address`` with the tuple ``args``.
+
+        A direct call would link the part kernel's code into the fused kernel and optimise it
+        all again (seconds of LLVM time at every cold start); through its address the fused
+        kernel reuses the machine code the general path already loaded or compiled. The
+        arguments must have exactly the kernel's compiled types: checked here, at compile
+        time, against ``SIGNATURES`` (the addresses are looked up with the same types).
+        """
+        if not isinstance(which, types.IntegerLiteral) or not isinstance(args, types.BaseTuple):
+            return None
+        given = tuple(args)
+        argtys = tuple(types.unliteral(a) for a in given)
+        expected = SIGNATURES[which.literal_value]
+        if argtys != expected:
+            raise TypingError(f"part kernel {which.literal_value}: {argtys} != {expected}")
+        signature = types.none(which, address, args)
+
+        def codegen(context, builder, sig, llargs):
+            values = [
+                context.cast(builder, builder.extract_value(llargs[2], k), given[k], argtys[k])
+                for k in range(len(argtys))
+            ]
+            fnty = context.call_conv.get_function_type(types.none, argtys)
+            callee = builder.inttoptr(llargs[1], fnty.as_pointer())
+            status, _ = context.call_conv.call_function(builder, callee, types.none, argtys, values)
+            with cgutils.if_unlikely(builder, status.is_error):
+                context.call_conv.return_status_propagate(builder, status)
+            return context.get_dummy_value()
+
+        return signature, codegen
+
+    def _pointer_to(dtype):
+        @intrinsic
+        def to_pointer(typingctx, address):
+            if not isinstance(address, types.Integer):
+                return None
+            signature = types.CPointer(dtype)(address)
+
+            def codegen(context, builder, sig, args):
+                return builder.inttoptr(args[0], context.get_value_type(sig.return_type))
+
+            return signature, codegen
+
+        return to_pointer
+
+    @intrinsic
+    def _call_c(typingctx, function, model, data):
+        """``function(model, data)``: a ``void (const mjModel*, mjData*)`` C function."""
+        if not all(isinstance(a, types.Integer) for a in (function, model, data)):
+            return None
+
+        def codegen(context, builder, sig, args):
+            from llvmlite import ir
+
+            pointer = ir.IntType(8).as_pointer()
+            fnty = ir.FunctionType(ir.VoidType(), [pointer, pointer])
+            callee = builder.inttoptr(args[0], fnty.as_pointer())
+            builder.call(callee, [builder.inttoptr(a, pointer) for a in args[1:]])
+            return context.get_dummy_value()
+
+        return types.none(function, model, data), codegen
+
+    _f64p = _pointer_to(types.float64)
+    _f32p = _pointer_to(types.float32)
+    _i64p = _pointer_to(types.int64)
+    _i32p = _pointer_to(types.int32)
+    _u8p = _pointer_to(types.uint8)
+else:  # the fused path is off without the JIT (runtime.run.fused checks)
+    carray = _f64p = _f32p = _i64p = _i32p = _u8p = _call_kernel = _call_c = None
+    SIGNATURES = ()
+
+
+def kernel_addresses() -> np.ndarray | None:
+    """The part kernels' native entry addresses (``K_*`` order), or None (unavailable).
+
+    Each kernel is compiled (or loaded from the cache) for its ``SIGNATURES`` types if the
+    process does not have it yet; the general path has normally done so at the first step.
+    """
+    out = np.zeros(len(KERNELS), np.int64)
+    for k, (kernel, signature) in enumerate(zip(KERNELS, SIGNATURES, strict=True)):
+        compiled = kernel.overloads.get(signature)
+        if compiled is None:
+            kernel.compile(signature)
+            compiled = kernel.overloads[signature]
+        if compiled.signature.return_type != types.none:
+            return None
+        address = compiled.library.get_pointer_to_function(compiled.fndesc.llvm_func_name)
+        if not address:
+            return None
+        out[k] = address
+    return out

@@ -1,0 +1,226 @@
+"""Compiled step blocks: whole steps, ``mj_step`` included, without returning to Python.
+
+The fused step (:mod:`runtime.run.fused`) still leaves a Python frame per step: the
+``mj_step`` binding call, the engine's warning check, MuJoCo's kinematics calls, the store's
+row bookkeeping. A block runs up to :attr:`StepBlocks.MAX_STEPS` whole steps in one call of
+:func:`runtime.run._fused_kernels.fused_step_kernel`: the IK targets interpolated between
+solves as :meth:`IkDriver.update` sends them, ``mj_step`` and the kinematics through
+MuJoCo's C entry points (:mod:`runtime.run._mujoco_native`), the warning counters compared
+after every step, the fused step's state, sensors and row, the row's stamps.
+
+A block ends where the Python loop has something to do: an IK solve (every ``ik_every``
+steps), the end of the store's chunk, a MuJoCo warning or error, contact arrays that must
+grow, a robot contact that freezes the IK targets. The loop then finishes that step itself,
+so the recording is the general path's, bit for bit (tests). Blocks run only while MuJoCo's
+arena is at most half used, so that an arena exhausted inside a block (which MuJoCo reports
+through ``mju_error``, recorded here by the handler that ``_mujoco_native`` installs) is
+improbable; the bindings' own path handles it as an exception.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from typing import Any
+
+import numpy as np
+
+from runtime.errors import SimrtError
+from runtime.run import _fused_kernels as F
+from runtime.run import _mujoco_native
+
+LOGGER = logging.getLogger("runtime.run")
+
+__all__ = ["StepBlocks"]
+
+
+def _address(array: np.ndarray) -> int:
+    return int(array.__array_interface__["data"][0])
+
+
+class StepBlocks:
+    """Blocks of whole steps for one run's :class:`~runtime.run.fused.FusedStep`."""
+
+    MAX_STEPS = 200  # (a stop signal waits at most one block: a few milliseconds)
+    # tests set False to record through the fused step alone
+    ENABLED = os.environ.get("SIMRT_BLOCKS", "1") != "0"
+
+    def __init__(self, fused: Any, native: dict[str, Any], ik: Any, freeze_rows: list[int]):
+        self.fused = fused
+        self.engine = fused.engine
+        self.native = native
+        self.ik = ik
+        self.freeze_rows = np.array(freeze_rows, np.int64)
+        self.offsets: dict[str, int] | None = None
+        self.blk = np.zeros(F.B_SIZE, np.int64)
+        self.clean = np.zeros(0, np.int64)
+        self.ik_f = np.zeros(0)
+        self.ik_i = np.zeros(0, np.int64)
+        self.skip_once = False
+        self.failed = False
+
+    @classmethod
+    def bind(cls, fused: Any, ik: Any, contact_checks_sensors: list[Any]) -> StepBlocks | None:
+        """Blocks for ``fused``'s run, or None (steps stay one fused call each).
+
+        Args:
+            fused: the run's fused step.
+            ik: the run's IK driver (None without IK).
+            contact_checks_sensors: the robot's contact sensors (IK's until-contact check).
+        """
+        native = _mujoco_native.native() if cls.ENABLED else None
+        if native is None:
+            return None
+        contact = fused.units.get("ContactBatch")
+        rows = []
+        for sensor in contact_checks_sensors:
+            if contact is None or getattr(sensor, "_batch", None) is not contact:
+                return None
+            rows.append(int(sensor._index))
+        recorder = fused.recorder
+        if recorder._steps.dtype != np.int64 or recorder._times.dtype != np.float64:
+            return None
+        return cls(fused, native, ik, rows)
+
+    # ------------------------------------------------------------------ planning
+    def _ready(self) -> bool:
+        engine = self.engine
+        if self.offsets is None:
+            if self.failed:
+                return False
+            self.offsets = _mujoco_native.layout(engine.data)
+            if self.offsets is None:
+                self.failed = True  # another MuJoCo layout: no blocks in this run
+                LOGGER.debug("compiled step blocks off: mjData layout not verified")
+                return False
+            blk = self.blk
+            blk[F.B_MODEL] = int(engine.model._address)
+            blk[F.B_DATA] = int(engine.data._address)
+            blk[F.B_FN : F.B_FN + 5] = self.native["functions"]
+            blk[F.B_ERROR] = _address(self.native["error"])
+            blk[F.B_OFF_NCON] = self.offsets["ncon"]
+            blk[F.B_OFF_NEFC] = self.offsets["nefc"]
+            blk[F.B_OFF_TIME] = self.offsets["time"]
+            blk[F.B_OFF_EFC_FORCE] = self.offsets["efc_force"]
+            blk[F.B_OFF_EFC_TYPE] = self.offsets["efc_type"]
+            blk[F.B_OFF_EFC_ID] = self.offsets["efc_id"]
+            warnings = engine._warnings  # (int32 counters, 8 bytes apart)
+            blk[F.B_WARN] = _address(warnings)
+            blk[F.B_WARN_COUNT] = warnings.shape[0]
+            if warnings.strides != (8,) or warnings.dtype != np.int32:
+                self.offsets = None
+                return False
+            self.clean = np.frombuffer(engine._no_warnings, np.int32)[::2].astype(np.int64)
+            if self.clean.shape[0] != warnings.shape[0]:
+                self.clean = np.zeros(warnings.shape[0], np.int64)
+            blk[F.B_WARN_CLEAN] = _address(self.clean)
+            blk[F.B_CTRL] = _address(engine.data.ctrl) if engine.data.ctrl.size else 0
+        return True
+
+    def plan(self, k: int, last: int) -> int:
+        """How many steps from step ``k`` (1-based) one block may take (0: none)."""
+        if self.skip_once:
+            self.skip_once = False
+            return 0
+        data = self.engine.data
+        if data.maxuse_arena + data.maxuse_stack > data.narena // 2 or not self._ready():
+            return 0
+        recorder = self.fused.recorder
+        n = min(self.MAX_STEPS, last - k + 1, recorder.chunk_rows - recorder._row)
+        blk = self.blk
+        blk[F.B_IK] = 0
+        blk[F.B_FREEZE_ROWS] = 0
+        ik = self.ik
+        if ik is not None and ik.disabled_reason is None and ik.frozen_at is None:
+            phase = (k - 1) % ik.every
+            if phase == 0:
+                return 0  # an IK solve: the Python step
+            n = min(n, ik.every - phase)
+            moving = [item for item in ik.items if item["q_to"] is not None]
+            if len(ik.items) != 1 or len(moving) > 1:
+                return 0
+            if moving:
+                item = moving[0]
+                actuators = getattr(item["send"], "actuators", None)
+                indices = np.asarray(item["indices"], np.int64)
+                if actuators is None or actuators.shape != indices.shape:
+                    return 0
+                self.ik_f = np.concatenate([item["q_from"], item["q_to"]]).astype(np.float64)
+                self.ik_i = np.concatenate([indices, actuators, self.freeze_rows])
+                blk[F.B_IK] = indices.shape[0]
+            else:
+                self.ik_i = self.freeze_rows.copy()
+            blk[F.B_IK_PHASE] = phase
+            blk[F.B_IK_EVERY] = ik.every
+            if ik.until_contact and self.freeze_rows.shape[0]:
+                if any(self._touching(r) for r in self.freeze_rows):
+                    return 0  # IkDriver.update freezes at this step: the Python step
+                blk[F.B_FREEZE_ROWS] = self.freeze_rows.shape[0]
+        return max(n, 0)
+
+    def _touching(self, row: int) -> bool:
+        ints = self.fused.units["ContactBatch"]._int_block[row]
+        return bool(ints[1] and ints[4] and ints[2])
+
+    # ------------------------------------------------------------------ running
+    def run(self, count: int) -> tuple[int, int]:
+        """Run a block of ``count`` steps (from :meth:`plan`).
+
+        Returns:
+            ``(taken, status)``: steps MuJoCo took, and the block's ``ST_*`` status.
+            ``ST_WARNED`` / ``ST_PYTHON``: the last step taken is not recorded yet (the
+            loop checks MuJoCo's warnings, then records it through the fused step).
+
+        Raises:
+            SimrtError: MuJoCo reported an error (the step is not recorded).
+            RuntimeError: a ray hit an actor outside its sensor's path table.
+        """
+        fused, engine, blk = self.fused, self.engine, self.blk
+        recorder = fused.recorder
+        buffers, row = recorder.begin_row()
+        if buffers is not fused._buffers:
+            fused._bind_channels(buffers)
+        if engine._con_f is not fused._con_f or engine._work_i is not fused._work_i:
+            fused._bind_engine()
+        si = fused.si
+        si[F.S_ROW] = row
+        si[F.S_STEP] = engine._step
+        si[F.S_ACC] = bool(engine.compute_accelerations)
+        blk[F.B_COUNT] = count
+        blk[F.B_CAP_CON] = engine._cap_con
+        blk[F.B_CAP_EFC] = engine._cap_efc
+        blk[F.B_CAP_VEC] = fused.capacity
+        blk[F.B_SCALAR_DOFS] = bool(engine._scalar_dofs)
+        blk[F.B_STEPS] = _address(recorder._steps)
+        blk[F.B_TIMES] = _address(recorder._times)
+        empty_f, empty_i = engine._no_efc_f, engine._no_efc_i
+        call = fused.call
+        try:
+            (call.entry or call.record)(
+                fused.table, fused.ops, empty_f, empty_i, empty_i, si, fused.sf, blk,
+                self.ik_f, self.ik_i,
+            )  # fmt: skip
+        finally:
+            blk[F.B_COUNT] = 0
+        taken, status = int(blk[F.B_DONE]), int(blk[F.B_STATUS])
+        if status in (F.ST_DONE, F.ST_CONTACT) and taken and si[F.S_CONTACTS] != engine.data.ncon:
+            self.failed, self.offsets = True, None  # (the layout check's last line of defence)
+            raise SimrtError("compiled step block read a wrong contact count; rerun")
+        engine._step += taken
+        unrecorded = status in (F.ST_WARNED, F.ST_PYTHON, F.ST_MJ_ERROR, F.ST_BAD_ACTOR)
+        recorded = taken - (1 if unrecorded else 0)
+        if taken:
+            engine._dirty = status in (F.ST_WARNED, F.ST_MJ_ERROR)
+        fused.steps += recorded
+        recorder.end_rows(recorded)
+        if status == F.ST_IK:
+            self.skip_once = True  # the Python step sends it (and disables IK)
+        if status == F.ST_MJ_ERROR:
+            flag, messages = self.native["error"], self.native["messages"]
+            flag[0] = 0
+            message = messages[-1] if messages else "unknown error"
+            messages.clear()
+            raise SimrtError(f"MuJoCo error at step {engine._step}: {message}")
+        if status == F.ST_BAD_ACTOR:
+            raise RuntimeError("ray-cast hit outside the actor table (fused step)")
+        return taken, status
