@@ -1,12 +1,13 @@
 """The whole `simrt run` loop against a bare `mj_step` loop, and cold / warm start times.
 
-    python benchmarks/run_loop.py loop [--long 4200 --short 200] [--repeats 3]
+    python benchmarks/run_loop.py loop [--long N --short 200] [--repeats 3]
     python benchmarks/run_loop.py start [--repeats 2] [--peer]
 
 ``loop``: for the Panda scene and simple_arm, in one process: the whole loop
 (``run_scene``: physics, state, every sensor, recording to a store on disk, IK every
 ``ik_every`` steps from the scene's settings) measured from outside as the wall-time
-difference of a ``--long`` and a ``--short`` run (start-up cancels), per step; the peer is a
+difference of a ``--long`` (default: Panda 4,200 steps, simple_arm 40,200, so that both
+take a few tenths of a second) and a ``--short`` run (start-up cancels), per step; the peer is a
 bare ``mujoco.mj_step`` loop on the same compiled model (the engine's ``MjModel``), same
 number of steps, interleaved, best of ``--repeats``. Acceptance (issue 12): Panda <= 1.5x,
 simple_arm <= 2x.
@@ -35,6 +36,7 @@ SCENES = {
     "simple_arm": REPO / "scenes" / "simple_arm.usda",
 }
 LIMITS = {"panda": 1.5, "simple_arm": 2.0}
+LONG = {"panda": 4200, "simple_arm": 40200}  # steps of the long run
 # the run's own timing parts (``compiled``: blocks of whole steps, physics included)
 _PARTS = ("physics", "state", "sensors", "readings", "record", "ik", "fused", "compiled")
 
@@ -50,12 +52,13 @@ def loop(args: argparse.Namespace) -> None:
             whole, bare = [], []
             for repeat in range(args.repeats):
                 walls = {}
-                for steps in (args.short, args.long):
+                long = args.long or LONG[name]
+                for steps in (args.short, long):
                     out = Path(tmp) / f"{name}{repeat}_{steps}.zarr"
                     began = time.perf_counter()
                     result = run_scene(str(scene), steps=steps, out=out)
                     walls[steps] = time.perf_counter() - began
-                whole.append((walls[args.long] - walls[args.short]) / (args.long - args.short))
+                whole.append((walls[long] - walls[args.short]) / (long - args.short))
                 from pxr import Usd
 
                 import runtime.schema  # noqa: F401
@@ -70,7 +73,7 @@ def loop(args: argparse.Namespace) -> None:
                     compute_accelerations=False,
                 )
                 model, data = engine.model, mujoco.MjData(engine.model)
-                steps = args.long - args.short
+                steps = long - args.short
                 began = time.perf_counter()
                 for _ in range(steps):
                     mujoco.mj_step(model, data)
@@ -148,7 +151,7 @@ def start(args: argparse.Namespace) -> None:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("mode", choices=("loop", "start"))
-    parser.add_argument("--long", type=int, default=4200)
+    parser.add_argument("--long", type=int, default=0, help="default: per scene (LONG)")
     parser.add_argument("--short", type=int, default=200)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument(

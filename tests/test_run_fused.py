@@ -106,7 +106,7 @@ def test_runs_with_a_step_callback_keep_the_general_path(tmp_path, monkeypatch):
 
 def test_panda_blocks_end_where_python_must_act(tmp_path, monkeypatch):
     """Blocks stop for IK solves, contact arrays that grow and the first robot contact (IK
-    freezes): the Panda run meets each of these, and still records the general path's rows."""
+    freezes): the Panda run meets each of these and records the general path's rows."""
     from runtime.run import _fused_kernels as F
 
     run = StepBlocks.run
@@ -126,10 +126,10 @@ def test_panda_blocks_end_where_python_must_act(tmp_path, monkeypatch):
     # IK froze its targets at the first contact, at the same time both ways
     frozen = blocks.summary["ik"]["frozen_at"]
     assert frozen is not None and frozen == general.summary["ik"]["frozen_at"]
-    # before it, a block takes at most the 9 steps between IK solves (every 10 steps);
-    # after it, up to the block limit
+    # before it, a block takes at most the 10 steps from one IK solve to the next (the
+    # loop solves, the block sends the targets); after it, up to the block limit
     steps = [taken for _, taken, _ in statuses]
-    assert max(steps[:50]) <= 9 and max(steps) > 9
+    assert max(steps[:50]) == 10 and max(steps) > 10
     assert sum(steps) > 1000
 
 

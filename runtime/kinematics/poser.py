@@ -445,6 +445,32 @@ class RobotPoser:
             target_orientation=np.asarray(target.q, dtype=np.float64).tolist(),
         )
 
+    def solve_ik_seeded(
+        self, target: Transform, seed: np.ndarray, *, tolerance: float = 1e-4
+    ) -> tuple[np.ndarray, bool]:
+        """One attempt from ``seed``: what ``solve_ik(target, seed=seed)`` computes, as arrays.
+
+        For callers that solve every few steps (the run loop's IK driver): the same solve,
+        without building the :class:`PoseResult`'s dictionaries.
+
+        Args:
+            target: desired end pose in the robot-base frame.
+            seed: initial guess, chain order, float64 (n,).
+            tolerance: convergence threshold on the unweighted pose-error norm.
+
+        Returns:
+            ``(joints, success)``: chain-order joint values (float64 (n,)) and whether the
+            pose error is below ``tolerance``.
+        """
+        if self._chain is None or not self._chain_joints:
+            return np.zeros(0), False
+        kwargs = {"joint_fixed": np.zeros(len(self._chain_paths), dtype=bool)}
+        target_local = self._start_pose_inv() @ target
+        q, _, ok = self._run_seeds(target_local, [self._to_chain_order(seed)], tolerance, kwargs)
+        if ok:
+            self._last_solution = q.copy()
+        return np.asarray(q, dtype=np.float64), bool(ok)
+
     def solve_ik_batch(
         self,
         target_positions: Any,

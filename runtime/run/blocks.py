@@ -117,8 +117,24 @@ class StepBlocks:
             blk[F.B_CTRL] = _address(engine.data.ctrl) if engine.data.ctrl.size else 0
         return True
 
-    def plan(self, k: int, last: int) -> int:
-        """How many steps from step ``k`` (1-based) one block may take (0: none)."""
+    def solves_at(self, k: int) -> bool:
+        """Whether the IK driver solves at step ``k``.
+
+        The loop then updates it first, and a block may take the step with the targets
+        just sent.
+        """
+        ik = self.ik
+        return ik.disabled_reason is None and ik.frozen_at is None and (k - 1) % ik.every == 0
+
+    def plan(self, k: int, last: int, ik_sent: bool = False) -> int:
+        """How many steps from step ``k`` (1-based) one block may take (0: none).
+
+        Args:
+            k: the next step.
+            last: the run's last step.
+            ik_sent: the IK driver's update for step ``k`` is done (a solve step); the
+                block sends the same targets again at step ``k``.
+        """
         if self.skip_once:
             self.skip_once = False
             return 0
@@ -133,8 +149,8 @@ class StepBlocks:
         ik = self.ik
         if ik is not None and ik.disabled_reason is None and ik.frozen_at is None:
             phase = (k - 1) % ik.every
-            if phase == 0:
-                return 0  # an IK solve: the Python step
+            if phase == 0 and not ik_sent:
+                return 0  # an IK solve: the loop's
             n = min(n, ik.every - phase)
             moving = [item for item in ik.items if item["q_to"] is not None]
             if len(ik.items) != 1 or len(moving) > 1:

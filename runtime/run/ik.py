@@ -213,6 +213,8 @@ class IkDriver:
                     "indices": indices,
                     "index_list": [int(i) for i in indices],
                     "send": _target_sender(engine, [int(i) for i in indices]),
+                    # the poser's joint order is the chain's: its array answer can be used
+                    "seeded": list(poser._chain_paths) == list(chain.joint_paths),
                     "start_orientation": None,
                     "q_from": None,
                     "q_to": None,
@@ -269,9 +271,15 @@ class IkDriver:
         position, orientation = item["schedule"].target(t_goal, item["start_orientation"])
         target = self._transform(position, orientation)
         seed = item["q_to"] if item["q_to"] is not None else q_now
-        result = item["poser"].solve_ik(target, seed=seed)  # one LM attempt from the seed
+        poser = item["poser"]
+        if item["seeded"]:  # one LM attempt from the seed (solve_ik(seed=), as arrays)
+            q, success = poser.solve_ik_seeded(target, np.asarray(seed, np.float64))
+            result = None
+        else:
+            result = poser.solve_ik(target, seed=seed)
+            success = result.success
         self.solves += 1
-        if result.success:
+        if success:
             item["failing"] = False
         else:
             self.failures += 1
@@ -282,12 +290,14 @@ class IkDriver:
             if not item["failing"] or item["q_to"] is None:
                 item["failing"] = True
                 self.ladders += 1
-                result = item["poser"].solve_ik(target)  # cached solution, then the ladder
-            if not result.success and item["q_to"] is not None:
+                result = poser.solve_ik(target)  # cached solution, then the ladder
+                success = result.success
+            if not success and item["q_to"] is not None:
                 item["q_from"] = item["q_to"]
                 return  # keep tracking the last good solution
-            item["failing"] = not result.success
-        q = np.array([result.joints[p] for p in item["chain"].joint_paths], np.float64)
+            item["failing"] = not success
+        if result is not None:
+            q = np.array([result.joints[p] for p in item["chain"].joint_paths], np.float64)
         item["q_from"] = item["q_to"] if item["q_to"] is not None else q_now
         item["q_to"] = q
 

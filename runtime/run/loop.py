@@ -227,11 +227,26 @@ def run_scene(
     blocks = None  # and its blocks of whole steps (runtime.run.blocks)
     sim_time = float(getattr(state, "time", 0.0))
     k = 0
+
+    def update_ik(k: int) -> None:
+        in_contact = until_contact and any(check() for check in contact_checks)
+        try:
+            ik.update(k, sim_time, step_dt, joint_positions, in_contact)
+        except Exception as error:  # noqa: BLE001 - a failing IK must not stop the run
+            ik.disabled_reason = f"IK disabled at step {k}: {error!r}"
+            LOGGER.error("%s; the joint targets keep their last values", ik.disabled_reason)
+
     try:
         while k < steps:
             k += 1
             stepped = False  # (a block took step k; the fused step records it)
-            if blocks is not None and fused is not None and (n := blocks.plan(k, steps)):
+            ik_sent = False  # (step k's IK update done: a block may start with the solve)
+            if blocks is not None and ik is not None and blocks.solves_at(k):
+                began = perf()
+                update_ik(k)
+                timings["ik"] += perf() - began
+                ik_sent = True
+            if blocks is not None and fused is not None and (n := blocks.plan(k, steps, ik_sent)):
                 began = perf()
                 taken, status = blocks.run(n)
                 timings["compiled"] += perf() - began
@@ -249,15 +264,8 @@ def run_scene(
             if k == 1:
                 bar.first_step_begins()
             t0 = perf()
-            if stepped:
-                pass
-            elif ik is not None and ik.disabled_reason is None:
-                in_contact = until_contact and any(check() for check in contact_checks)
-                try:
-                    ik.update(k, sim_time, step_dt, joint_positions, in_contact)
-                except Exception as error:  # noqa: BLE001 - a failing IK must not stop the run
-                    ik.disabled_reason = f"IK disabled at step {k}: {error!r}"
-                    LOGGER.error("%s; the joint targets keep their last values", ik.disabled_reason)
+            if not (stepped or ik_sent) and ik is not None and ik.disabled_reason is None:
+                update_ik(k)
             t1 = perf()
             if not stepped:
                 engine.step()
