@@ -106,16 +106,16 @@ class StoreWriter:
         expected_rows: rows the run expects (sizes the arrays up front so no metadata is
             rewritten while stepping, and caps the chunk size of short runs); 0: unknown.
         chunk_rows: rows per chunk (default: about ``target_chunk_bytes`` per chunk).
-        commit_interval: write a partly filled chunk when this many wall-clock seconds
-            passed since the last commit (bounds what a kill loses).
-        max_pending: chunks that may wait for the writer thread before the loop waits.
+        commit_interval: write a partly filled chunk this many seconds after the last
+            commit (bounds what a kill loses).
+        max_pending: chunks that may wait for the writer thread before the loop waits (their
+            buffers are made when first needed).
         durable: sync chunk files, documents and the commit log (survives a power cut).
         compression_level: Blosc/Zstd level (1: fast; 0 disables compression).
         target_chunk_bytes: uncompressed bytes of one chunk of all channels.
         background: compress and write chunks on a writer thread (default). False: in the
-            caller's thread, when a chunk is handed over and at close (processes that
-            already keep every core busy, such as batch workers, where a thread each only
-            competes for the cores).
+            caller's thread, at each chunk's end and at close (for processes that already
+            keep every core busy, such as batch workers).
 
     Raises:
         SimrtError: the path cannot hold a store (see :func:`check_store_path`).
@@ -253,9 +253,8 @@ class StoreWriter:
     def end_rows(self, count: int) -> None:
         """Finish ``count`` rows written in place from :meth:`begin_row`'s row on.
 
-        For a writer of several rows at once (a compiled step block): the rows' ``step``
-        and ``time`` stamps are written too (the last two buffers of :meth:`begin_row`),
-        and the rows fit in the current chunk (``chunk_rows`` minus the row index).
+        For a writer of several rows at once (a compiled step block) that wrote their
+        ``step`` / ``time`` stamps too (the last two buffers) within the current chunk.
 
         Raises:
             ValueError: the rows overrun the chunk.
@@ -328,8 +327,7 @@ class StoreWriter:
         except OSError as error:
             problem = error.strerror or str(error)
             raise SimrtError(f"{self.path}: cannot create the recording store: {problem}") from None
-        for _ in range(self._max_pending if self._background else 0):
-            self._free.put(self._new_buffers())
+        self._sets = 1  # (the writer's buffer sets, at most max_pending: when first needed)
         self._take_buffers(self._new_buffers())
         self._next_commit = time_module.perf_counter() + self.commit_interval
         if self._background:
@@ -407,7 +405,11 @@ class StoreWriter:
         try:
             buffers = self._free.get_nowait()
         except queue.Empty:
-            buffers = self._wait_for_buffers()
+            if self._background and self._sets <= self._max_pending:
+                self._sets += 1
+                buffers = self._new_buffers()
+            else:
+                buffers = self._wait_for_buffers()
         self._take_buffers(buffers)
 
     def _wait_for_buffers(self) -> list[np.ndarray]:
