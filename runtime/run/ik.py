@@ -6,6 +6,7 @@ targets to the engine's drives.
 
 from __future__ import annotations
 
+import bisect
 import logging
 import math
 from collections.abc import Iterable, Sequence
@@ -47,6 +48,7 @@ class IkSchedule:
         self.link = link
         self.waypoints = tuple(sorted(waypoints, key=lambda w: w.time))
         self._times = np.array([w.time for w in self.waypoints])
+        self._time_list = self._times.tolist()  # (bisect: searchsorted's index, cheaper)
         self._positions = np.array([w.position for w in self.waypoints], dtype=np.float64)
 
     def needs_start_orientation(self) -> bool:
@@ -79,7 +81,7 @@ class IkSchedule:
             return self._positions[0].copy(), quat(0)
         if time >= times[-1]:
             return self._positions[-1].copy(), quat(len(times) - 1)
-        hi = int(np.searchsorted(times, time, side="right"))
+        hi = bisect.bisect_right(self._time_list, time)
         lo = hi - 1
         span = times[hi] - times[lo]
         s = 0.0 if span <= 0 else (time - times[lo]) / span
