@@ -129,9 +129,10 @@ def format_summary(summary: Mapping[str, Any], timings: Mapping[str, float] | No
         lines.append(f"wall time: {wall:.3f} s   {rate:.0f} steps/s{note}")
         # the first step's one-off costs are reported apart from the per-step means
         later = steps - 1 if "first_step" in timings else steps
-        # (the fused step does state, sensors and the row in one call: the general path's
-        # parts are listed when steps took it)
+        # (blocks take whole steps, the fused step state, sensors and the row in one call:
+        # the general path's parts are listed when steps took it)
         names = {
+            "compiled": "compiled blocks (physics, state, sensors, row)",
             "physics": "physics",
             "fused": "fused step (state, sensors, row)",
             "state": "state",
@@ -143,7 +144,7 @@ def format_summary(summary: Mapping[str, Any], timings: Mapping[str, float] | No
         parts = [
             f"{label} {1e6 * timings[name] / max(later, 1):.1f} us"
             for name, label in names.items()
-            if name in timings and (timings[name] > 0.0 or name in ("physics", "ik"))
+            if name in timings and (timings[name] >= 5e-8 * max(later, 1) or name == "ik")
         ]
         if parts and later > 0:
             label = "per step after the first" if "first_step" in timings else "per step"
