@@ -163,3 +163,68 @@ def test_mujoco_error_handler_reports_instead_of_exiting():
     assert "out of memory" in native["messages"][-1]
     native["error"][0] = 0
     native["messages"].clear()
+
+
+def test_blocks_hand_warned_steps_back_to_python(tmp_path, monkeypatch):
+    """A block that sees MuJoCo's warning counters change ends after that step, which the
+    loop finishes (warning check, then the fused step): here every block ends so, through
+    a wrong "clean" snapshot, and the store still equals the general path's."""
+    ready = StepBlocks._ready
+    ends = []
+
+    def wrong_snapshot(self):
+        if not ready(self):
+            return False
+        self.clean[:] = 7  # no counter reads 7: every step looks warned
+        return True
+
+    run = StepBlocks.run
+
+    def recorded(self, count):
+        taken, status = run(self, count)
+        ends.append(status)
+        return taken, status
+
+    monkeypatch.setattr(StepBlocks, "_ready", wrong_snapshot)
+    monkeypatch.setattr(StepBlocks, "run", recorded)
+    scene = REPO / "scenes" / "simple_arm.usda"
+    _, blocks_store = _run(scene, tmp_path / "b.zarr", monkeypatch, True, True, steps=300)
+    _, general_store = _run(scene, tmp_path / "g.zarr", monkeypatch, False, steps=300)
+    _assert_identical(blocks_store, general_store)
+    from runtime.run import _fused_kernels as F
+
+    assert len(ends) == 299 and set(ends) == {F.ST_WARNED}
+
+
+def test_a_mujoco_error_in_a_block_stops_the_run_and_keeps_the_rows(tmp_path, monkeypatch):
+    """MuJoCo's error handler fired during a block: the run stops with an error naming
+    MuJoCo's message; the store keeps every step before, marked incomplete."""
+    from runtime.errors import SimrtError
+    from runtime.run import _mujoco_native
+
+    native = _mujoco_native.native()
+    if native is None:
+        pytest.skip("another error handler is installed, or no libmujoco")
+    run = StepBlocks.run
+    calls = []
+
+    def erring(self, count):
+        calls.append(count)
+        if len(calls) == 3:  # as if mju_error ran inside this block's first mj_step
+            native["error"][0] = 1
+            native["messages"].append("mj_stackAlloc: out of memory (test)")
+        return run(self, count)
+
+    monkeypatch.setattr(StepBlocks, "run", erring)
+    scene = REPO / "scenes" / "simple_arm.usda"
+    out = tmp_path / "e.zarr"
+    monkeypatch.setattr(FusedStep, "ENABLED", True)
+    monkeypatch.setattr(StepBlocks, "ENABLED", True)
+    with pytest.raises(SimrtError, match="MuJoCo error at step .*out of memory"):
+        run_scene(str(scene), out=out, steps=2000)
+    assert native["error"][0] == 0 and not native["messages"]
+    stored = load_recording(out)
+    assert not stored.complete
+    rows = len(stored.time)
+    assert rows == 1 + sum(calls[:2])  # the first (Python) step and two whole blocks
+    np.testing.assert_array_equal(stored.data["/World/SimpleArm.positions"][-1].shape, (4,))
