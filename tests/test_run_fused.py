@@ -228,3 +228,27 @@ def test_a_mujoco_error_in_a_block_stops_the_run_and_keeps_the_rows(tmp_path, mo
     rows = len(stored.time)
     assert rows == 1 + sum(calls[:2])  # the first (Python) step and two whole blocks
     np.testing.assert_array_equal(stored.data["/World/SimpleArm.positions"][-1].shape, (4,))
+
+
+def test_a_callers_mujoco_engine_runs_blocks_too(tmp_path, monkeypatch):
+    """Batch workers hand run_scene their cached MujocoEngine (engine_factory): their
+    episodes take blocks as well, and record what the general path records."""
+    from pxr import Usd
+
+    from runtime.engine.mujoco_engine import MujocoEngine
+
+    def factory(stage, **options):
+        return MujocoEngine(stage, **options)
+
+    scene = REPO / "scenes" / "simple_arm.usda"
+    stores, results = {}, {}
+    for mode in ("blocks", "general"):
+        monkeypatch.setattr(FusedStep, "ENABLED", mode == "blocks")
+        monkeypatch.setattr(StepBlocks, "ENABLED", mode == "blocks")
+        out = tmp_path / f"{mode}.zarr"
+        stage = Usd.Stage.Open(str(scene))
+        results[mode] = run_scene(stage, out=out, steps=300, engine_factory=factory)
+        stores[mode] = load_recording(out)
+    assert results["blocks"].timings["compiled"] > 0.0
+    assert results["general"].timings["compiled"] == 0.0
+    _assert_identical(stores["blocks"], stores["general"])

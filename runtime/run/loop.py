@@ -329,7 +329,7 @@ def run_scene(
                 store_ray_scene(scene_cache, built)
                 if ray_scenes is not None and built is not None:
                     ray_scenes[body_paths] = built
-                if reuse_state and grippers is None:
+                if on_step is None and grippers is None:  # (an engine of ours: fused)
                     fused = FusedStep.bind(
                         engine,
                         sensors,
