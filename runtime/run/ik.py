@@ -262,6 +262,26 @@ class IkDriver:
             sent = True
         return sent
 
+    def update_or_disable(
+        self,
+        step: int,
+        time: float,
+        dt: float,
+        joint_positions: np.ndarray,
+        contact_checks: Sequence[Any],
+    ) -> None:
+        """:meth:`update` with ``in_contact`` from ``contact_checks``; errors disable IK.
+
+        A failing IK must not stop the run: the error is logged, the joint targets keep
+        their last values, and :attr:`disabled_reason` says why.
+        """
+        in_contact = self.until_contact and any(check() for check in contact_checks)
+        try:
+            self.update(step, time, dt, joint_positions, in_contact)
+        except Exception as error:  # noqa: BLE001 - a failing IK must not stop the run
+            self.disabled_reason = f"IK disabled at step {step}: {error!r}"
+            LOGGER.error("%s; the joint targets keep their last values", self.disabled_reason)
+
     def _solve(self, item: dict[str, Any], t_goal: float, joint_positions: np.ndarray) -> None:
         q_now = np.asarray(joint_positions, dtype=np.float64)[item["indices"]]
         if item["start_orientation"] is None and item["schedule"].needs_start_orientation():

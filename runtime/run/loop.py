@@ -228,14 +228,6 @@ def run_scene(
     sim_time = float(getattr(state, "time", 0.0))
     k = 0
 
-    def update_ik(k: int) -> None:
-        in_contact = until_contact and any(check() for check in contact_checks)
-        try:
-            ik.update(k, sim_time, step_dt, joint_positions, in_contact)
-        except Exception as error:  # noqa: BLE001 - a failing IK must not stop the run
-            ik.disabled_reason = f"IK disabled at step {k}: {error!r}"
-            LOGGER.error("%s; the joint targets keep their last values", ik.disabled_reason)
-
     try:
         while k < steps:
             k += 1
@@ -243,7 +235,7 @@ def run_scene(
             ik_sent = False  # (step k's IK update done: a block may start with the solve)
             if blocks is not None and ik is not None and blocks.solves_at(k):
                 began = perf()
-                update_ik(k)
+                ik.update_or_disable(k, sim_time, step_dt, joint_positions, contact_checks)
                 timings["ik"] += perf() - began
                 ik_sent = True
             if blocks is not None and fused is not None and (n := blocks.plan(k, steps, ik_sent)):
@@ -265,7 +257,7 @@ def run_scene(
                 bar.first_step_begins()
             t0 = perf()
             if not (stepped or ik_sent) and ik is not None and ik.disabled_reason is None:
-                update_ik(k)
+                ik.update_or_disable(k, sim_time, step_dt, joint_positions, contact_checks)
             t1 = perf()
             if not stepped:
                 engine.step()
