@@ -54,6 +54,7 @@ from typing import Any
 import numpy as np
 
 from runtime.errors import SimrtError
+from runtime.recording import _buffer_pool
 from runtime.recording._chunks import ChunkEncoder
 from runtime.recording._disk import (
     COMMIT_GROUP,
@@ -372,13 +373,8 @@ class StoreWriter:
         self._log_fd = os.open(self.path / COMMIT_LOG, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
 
     def _new_buffers(self) -> list[np.ndarray]:
-        rows = self.chunk_rows
-        buffers = [np.empty((rows, *i.shape), dtype=i.dtype) for i in self._channels.values()]
-        buffers += [np.empty(rows, np.int64), np.empty(rows, np.float64)]
-        fill = 0xFF if self._POISON_BUFFERS else 0
-        for buffer in buffers:  # touched now, not page by page by the step loop's writes
-            buffer.view(np.uint8).fill(fill)
-        return buffers
+        """A chunk buffer set: a closed writer's of this layout, or new (and touched)."""
+        return _buffer_pool.take(self._channels.values(), self.chunk_rows, self._POISON_BUFFERS)
 
     def _take_buffers(self, buffers: list[np.ndarray]) -> None:
         self._buffers = buffers
@@ -575,9 +571,12 @@ class StoreWriter:
             if self._log_fd is not None:
                 os.close(self._log_fd)
                 self._log_fd = None
-            self._buffers, self._arrays, self._encoders = [], [], []
+            sets = [self._buffers] if self._buffers and not failed else []
             while not self._free.empty():
-                self._free.get_nowait()
+                sets.append(self._free.get_nowait())
+            if not self._POISON_BUFFERS:  # (the writer is done with them)
+                _buffer_pool.give(self._channels.values(), self.chunk_rows, sets)
+            self._buffers, self._arrays, self._encoders = [], [], []
         if self._error is not None and not self._error_reported:
             self._raise_error()
 
