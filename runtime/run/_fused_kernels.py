@@ -247,7 +247,7 @@ def fused_step_kernel(t, ops, efc_force, efc_type, efc_id, si, sf, blk, ik_f, ik
             taken; how the block ended).
         ik_f: float64: the IK item's ``q_from`` then ``q_to`` (block mode with IK).
         ik_i: int64: the item's target indices, actuator indices, then the contact-sensor
-            rows whose contact freezes the targets (``B_FREEZE_ROWS`` of them).
+            rows whose contact freezes the targets (the last ``B_FREEZE_ROWS`` entries).
 
     Returns:
         ``OK`` or ``BAD_ACTOR`` (a ray hit an actor outside its sensor's path table).
@@ -333,7 +333,7 @@ def fused_step_kernel(t, ops, efc_force, efc_type, efc_id, si, sf, blk, ik_f, ik
         if freeze:  # a robot contact sensor in contact: IkDriver freezes its targets
             touching = False
             for c in range(freeze):
-                r = contact_ints + 8 * ik_i[2 * n + c] * width
+                r = contact_ints + 8 * ik_i[ik_i.shape[0] - freeze + c] * width
                 if _i64p(r + 8)[0] != 0 and _i64p(r + 32)[0] != 0 and _i64p(r + 16)[0] != 0:
                     touching = True
             if touching:

@@ -58,6 +58,9 @@ class StepBlocks:
         self.ik_i = np.zeros(0, np.int64)
         self.skip_once = False
         self.failed = False
+        self._item: dict[str, Any] | None = None
+        self._freeze_list = [int(r) for r in freeze_rows]
+        self._stamps: Any = None  # the chunk buffers whose stamp addresses blk holds
 
     @classmethod
     def bind(cls, fused: Any, ik: Any, contact_checks_sensors: list[Any]) -> StepBlocks | None:
@@ -152,31 +155,38 @@ class StepBlocks:
             if phase == 0 and not ik_sent:
                 return 0  # an IK solve: the loop's
             n = min(n, ik.every - phase)
-            moving = [item for item in ik.items if item["q_to"] is not None]
-            if len(ik.items) != 1 or len(moving) > 1:
+            item = self._ik_item()
+            if item is None:
                 return 0
-            if moving:
-                item = moving[0]
-                actuators = getattr(item["send"], "actuators", None)
-                indices = np.asarray(item["indices"], np.int64)
-                if actuators is None or actuators.shape != indices.shape:
-                    return 0
-                self.ik_f = np.concatenate([item["q_from"], item["q_to"]]).astype(np.float64)
-                self.ik_i = np.concatenate([indices, actuators, self.freeze_rows])
-                blk[F.B_IK] = indices.shape[0]
-            else:
-                self.ik_i = self.freeze_rows.copy()
+            if item["q_to"] is not None:  # targets move from q_from to q_to over the block
+                size = self.ik_f.shape[0] // 2
+                self.ik_f[:size] = item["q_from"]
+                self.ik_f[size:] = item["q_to"]
+                blk[F.B_IK] = size
             blk[F.B_IK_PHASE] = phase
             blk[F.B_IK_EVERY] = ik.every
             if ik.until_contact and self.freeze_rows.shape[0]:
-                if any(self._touching(r) for r in self.freeze_rows):
-                    return 0  # IkDriver.update freezes at this step: the Python step
+                ints = self.fused.units["ContactBatch"]._int_block
+                for r in self._freeze_list:  # (ContactSensor.in_contact, as IkDriver asks)
+                    if ints[r, 1] and ints[r, 4] and ints[r, 2]:
+                        return 0  # IkDriver.update freezes at this step: the loop's
                 blk[F.B_FREEZE_ROWS] = self.freeze_rows.shape[0]
         return max(n, 0)
 
-    def _touching(self, row: int) -> bool:
-        ints = self.fused.units["ContactBatch"]._int_block[row]
-        return bool(ints[1] and ints[4] and ints[2])
+    def _ik_item(self) -> dict[str, Any] | None:
+        """The IK driver's one item, its index arrays in ``ik_i`` (None: not a block's)."""
+        if self._item is None:
+            items = self.ik.items
+            if len(items) != 1:
+                return None
+            actuators = getattr(items[0]["send"], "actuators", None)
+            indices = np.asarray(items[0]["indices"], np.int64)
+            if actuators is None or actuators.shape != indices.shape:
+                return None
+            self.ik_i = np.concatenate([indices, actuators, self.freeze_rows]).astype(np.int64)
+            self.ik_f = np.zeros(2 * indices.shape[0])
+            self._item = items[0]
+        return self._item
 
     # ------------------------------------------------------------------ running
     def run(self, count: int) -> tuple[int, int]:
@@ -196,6 +206,10 @@ class StepBlocks:
         buffers, row = recorder.begin_row()
         if buffers is not fused._buffers:
             fused._bind_channels(buffers)
+        if buffers is not self._stamps:
+            self._stamps = buffers
+            blk[F.B_STEPS] = _address(recorder._steps)
+            blk[F.B_TIMES] = _address(recorder._times)
         if engine._con_f is not fused._con_f or engine._work_i is not fused._work_i:
             fused._bind_engine()
         si = fused.si
@@ -207,8 +221,6 @@ class StepBlocks:
         blk[F.B_CAP_EFC] = engine._cap_efc
         blk[F.B_CAP_VEC] = fused.capacity
         blk[F.B_SCALAR_DOFS] = bool(engine._scalar_dofs)
-        blk[F.B_STEPS] = _address(recorder._steps)
-        blk[F.B_TIMES] = _address(recorder._times)
         empty_f, empty_i = engine._no_efc_f, engine._no_efc_i
         call = fused.call
         try:
