@@ -218,7 +218,8 @@ def ik_lm_batch(
         s = np.broadcast_to(s[None], (count, s.shape[0], n))
     if s.ndim != 3 or s.shape[0] != count or s.shape[2] != n:
         raise ValueError(f"seeds must be (N, n), (S, n) or (N, S, n) with n={n}, got {s.shape}")
-    s = np.ascontiguousarray(s)
+    if not (s.flags.c_contiguous and s.flags.writeable):  # (a broadcast view is read-only:
+        s = np.array(s, order="C")  # the kernel would compile again for that type)
     out_q = np.empty((count, n))
     out_err = np.empty(count)
     out_idx = np.empty(count, dtype=np.int64)
