@@ -33,6 +33,7 @@ import numpy as np
 from pxr import Usd
 
 import runtime.schema  # noqa: F401  (registers the Isaac schemas before any stage)
+from runtime._jit import CompiledCall
 from runtime.errors import SchemaError
 from runtime.kinematics import _joint_state
 from runtime.kinematics import _kernels as K
@@ -40,6 +41,10 @@ from runtime.kinematics._packing import canonical_z, pack_chain, tree_kernel_arr
 from runtime.kinematics._tree import NO_MOTION, PRISMATIC, REVOLUTE, LinkNode, LinkTree
 from runtime.kinematics._xform import world_pose
 from runtime.kinematics.math import Transform, quat_from_matrix, quat_to_matrix
+
+# single-configuration calls through their compiled entry (no per-call type dispatch)
+_FK = CompiledCall(K.chain_fk_kernel)
+_FK_JACOBIAN = CompiledCall(K.chain_fk_jacobian_kernel)
 
 __all__ = ["Joint", "KinematicChain", "LinkNode"]
 
@@ -354,7 +359,9 @@ class KinematicChain:
         """Fast end pose: ``(position (3,), quaternion wxyz (4,))`` in the chain-local frame."""
         pos = np.empty(3)
         quat = np.empty(4)
-        K.chain_fk_kernel(*self._arrays, self._q(q), pos, quat)
+        model, tip = self._arrays
+        # (the compiled entry: every argument is C-contiguous float64, checked by _q)
+        (_FK.entry or _FK.record)(model, tip, self._q(q), pos, quat)
         return pos, quat
 
     def fk_batch(self, qs: Any) -> tuple[np.ndarray, np.ndarray]:
@@ -391,15 +398,16 @@ class KinematicChain:
         n = len(self._joints)
         if n == 0:
             return Transform(), np.zeros((6, 0))
+        if jacobian not in ("spatial", "point"):
+            raise ValueError(f"jacobian must be 'spatial' or 'point', got {jacobian!r}")
         pos = np.empty(3)
         quat = np.empty(4)
         jac = np.empty((6, n))
-        K.chain_fk_jacobian_kernel(*self._arrays, self._q(q), pos, quat, jac)
+        model, tip = self._arrays
+        (_FK_JACOBIAN.entry or _FK_JACOBIAN.record)(model, tip, self._q(q), pos, quat, jac)
         if jacobian == "spatial":
             jac[3:] -= np.cross(jac[:3].T, pos).T
-        elif jacobian != "point":
-            raise ValueError(f"jacobian must be 'spatial' or 'point', got {jacobian!r}")
-        return Transform(pos, quat), jac
+        return Transform.adopt(pos, quat), jac
 
     def fk_jacobian_batch(self, qs: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """End poses and point Jacobians for N configurations.

@@ -172,6 +172,17 @@ class Transform:
             else np.array(q, dtype=np.float64).reshape(4)
         )
 
+    @classmethod
+    def adopt(cls, t: np.ndarray, q: np.ndarray) -> Transform:
+        """A transform over ``t`` (float64 (3,)) and ``q`` (float64 (4,)), not copied.
+
+        For callers that just made the arrays and hand them over (no other reference).
+        """
+        transform = cls.__new__(cls)
+        transform.t = t
+        transform.q = q
+        return transform
+
     def __matmul__(self, other: Transform) -> Transform:
         """Compose: ``other`` expressed in ``self``."""
         return Transform(self.t + quat_rotate(self.q, other.t), quat_multiply(self.q, other.q))
