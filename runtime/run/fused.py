@@ -171,13 +171,17 @@ class FusedStep:
                 self.ops[p, 15] = R.T_FIRST_CHANNEL + self.channel_count + op[15]
         if not all(buffer.flags.c_contiguous for buffer in channels):
             return False
+        written = set()
         for op in self.ops:  # each channel has the type the kernel stores
             kind = int(op[0])
             for column, dtype in zip(R.CHANNEL_COLUMNS[kind], R.CHANNEL_TYPES[kind], strict=True):
                 slot = int(op[column])
                 if slot >= 0 and channels[slot].dtype != np.dtype(dtype):
                     return False
-        return True
+                written.add(slot)
+        # every channel of the row is written (buffers are reused: a missed one would record
+        # another row's values)
+        return written - {-1} == set(range(self.channel_count))
 
     def _op(self, tap: Any) -> list[int] | None:
         """The write operation of one tap's row, or None (not a case the kernel writes)."""
