@@ -111,11 +111,14 @@ class StepBlocks:
             blk[F.B_WARN] = _address(warnings)
             blk[F.B_WARN_COUNT] = warnings.shape[0]
             if warnings.strides != (8,) or warnings.dtype != np.int32:
-                self.offsets = None
+                self.offsets, self.failed = None, True
                 return False
-            self.clean = np.frombuffer(engine._no_warnings, np.int32)[::2].astype(np.int64)
+            # the counters after the build (the engine's clean snapshot: tobytes() of the
+            # strided view, one int32 per counter)
+            self.clean = np.frombuffer(engine._no_warnings, np.int32).astype(np.int64)
             if self.clean.shape[0] != warnings.shape[0]:
-                self.clean = np.zeros(warnings.shape[0], np.int64)
+                self.offsets, self.failed = None, True
+                return False
             blk[F.B_WARN_CLEAN] = _address(self.clean)
             blk[F.B_CTRL] = _address(engine.data.ctrl) if engine.data.ctrl.size else 0
         return True
