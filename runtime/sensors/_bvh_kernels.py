@@ -651,9 +651,9 @@ def scene_closest_hit_kernel(
         wdx = directions[i, 0]
         wdy = directions[i, 1]
         wdz = directions[i, 2]
-        wix = 1.0 / wdx if abs(wdx) > _TINY else (_HUGE if wdx >= 0.0 else -_HUGE)
-        wiy = 1.0 / wdy if abs(wdy) > _TINY else (_HUGE if wdy >= 0.0 else -_HUGE)
-        wiz = 1.0 / wdz if abs(wdz) > _TINY else (_HUGE if wdz >= 0.0 else -_HUGE)
+        wix = inverse_direction_kernel(wdx)
+        wiy = inverse_direction_kernel(wdy)
+        wiz = inverse_direction_kernel(wdz)
         for g in range(group_count):
             if wide_roots[g] < 0:
                 continue
@@ -687,9 +687,9 @@ def scene_closest_hit_kernel(
                 dx = frames[g, 0] * wdx + frames[g, 3] * wdy + frames[g, 6] * wdz
                 dy = frames[g, 1] * wdx + frames[g, 4] * wdy + frames[g, 7] * wdz
                 dz = frames[g, 2] * wdx + frames[g, 5] * wdy + frames[g, 8] * wdz
-                ix = 1.0 / dx if abs(dx) > _TINY else (_HUGE if dx >= 0.0 else -_HUGE)
-                iy = 1.0 / dy if abs(dy) > _TINY else (_HUGE if dy >= 0.0 else -_HUGE)
-                iz = 1.0 / dz if abs(dz) > _TINY else (_HUGE if dz >= 0.0 else -_HUGE)
+                ix = inverse_direction_kernel(dx)
+                iy = inverse_direction_kernel(dy)
+                iz = inverse_direction_kernel(dz)
             t, hit = wide_traverse_kernel(
                 boxes, record, refs, record, leaf_triangles, corners, flat_ids, wide_roots[g],
                 ox, oy, oz, dx, dy, dz, ix, iy, iz, t_best, double_sided, stack_ref,
