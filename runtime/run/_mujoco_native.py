@@ -23,6 +23,8 @@ from typing import Any
 
 import numpy as np
 
+from runtime.run._native_kernels import array_address
+
 LOGGER = logging.getLogger("runtime.run")
 
 __all__ = ["native", "layout"]
@@ -82,10 +84,6 @@ def native() -> dict[str, Any] | None:
     return found
 
 
-def _address(array: np.ndarray) -> int:
-    return int(array.__array_interface__["data"][0])
-
-
 def layout(data: Any) -> dict[str, int] | None:
     """Byte offsets of the ``mjData`` fields a block reads, verified on ``data``; or None.
 
@@ -100,10 +98,10 @@ def layout(data: Any) -> dict[str, int] | None:
         kinds = [str(f.type) for f in structs.STRUCTS["mjData"].fields]
         base = int(data._address)
         timer = data.timer.duration
-        time_offset = _address(data.energy) - base - 8  # (time, then energy[2])
-        counts = _address(timer) - base + timer.shape[0] * timer.strides[0]
+        time_offset = array_address(data.energy) - base - 8  # (time, then energy[2])
+        counts = array_address(timer) - base + timer.shape[0] * timer.strides[0]
         first = fields.index("buffer")
-        pointers = _address(data.energy) - base + 8 * data.energy.shape[0]
+        pointers = array_address(data.energy) - base + 8 * data.energy.shape[0]
         offsets = {"time": time_offset}
         for name in ("ncon", "ne", "nf", "nl", "nefc"):
             offsets[name] = counts + 4 * (fields.index(name) - fields.index("ncon"))
@@ -120,7 +118,7 @@ def layout(data: Any) -> dict[str, int] | None:
             continue
         view = getattr(data, name, None)
         if isinstance(view, np.ndarray) and view.size:
-            if ctypes.c_uint64.from_address(base + offset).value == _address(view):
+            if ctypes.c_uint64.from_address(base + offset).value == array_address(view):
                 matched += 1
             elif name in _KEY_POINTERS:
                 return None  # (the constraint pointers: checked when there are rows)

@@ -127,6 +127,11 @@ else:  # the fused path is off without the JIT (runtime.run.fused checks)
     SIGNATURES = ()
 
 
+def array_address(array: np.ndarray) -> int:
+    """The address of ``array``'s first element (for the fused step's address tables)."""
+    return int(array.__array_interface__["data"][0])
+
+
 def kernel_addresses() -> np.ndarray | None:
     """The part kernels' native entry addresses (``K_*`` order), or None (unavailable).
 

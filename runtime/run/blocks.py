@@ -28,14 +28,11 @@ import numpy as np
 from runtime.errors import SimrtError
 from runtime.run import _fused_kernels as F
 from runtime.run import _mujoco_native
+from runtime.run._native_kernels import array_address
 
 LOGGER = logging.getLogger("runtime.run")
 
 __all__ = ["StepBlocks"]
-
-
-def _address(array: np.ndarray) -> int:
-    return int(array.__array_interface__["data"][0])
 
 
 class StepBlocks:
@@ -45,12 +42,15 @@ class StepBlocks:
     # tests set False to record through the fused step alone
     ENABLED = os.environ.get("SIMRT_BLOCKS", "1") != "0"
 
-    def __init__(self, fused: Any, native: dict[str, Any], ik: Any, freeze_rows: list[int]):
+    def __init__(self, fused: Any, native: dict[str, Any], ik: Any, freeze: list[Any]):
         self.fused = fused
         self.engine = fused.engine
         self.native = native
         self.ik = ik
-        self.freeze_rows = np.array(freeze_rows, np.int64)
+        # the robot's contact sensors whose contact freezes the IK targets, and their rows
+        # in the contact batch (the kernel's copy of ContactSensor.in_contact reads those)
+        self.freeze = freeze
+        self.freeze_rows = np.array([int(s._index) for s in freeze], np.int64)
         self.offsets: dict[str, int] | None = None
         self.blk = np.zeros(F.B_SIZE, np.int64)
         self.clean = np.zeros(0, np.int64)
@@ -59,8 +59,6 @@ class StepBlocks:
         self.skip_once = False
         self.failed = False
         self._item: dict[str, Any] | None = None
-        self._freeze_list = [int(r) for r in freeze_rows]
-        self._stamps: Any = None  # the chunk buffers whose stamp addresses blk holds
 
     @classmethod
     def bind(cls, fused: Any, ik: Any, contact_checks_sensors: list[Any]) -> StepBlocks | None:
@@ -75,15 +73,13 @@ class StepBlocks:
         if native is None:
             return None
         contact = fused.units.get("ContactBatch")
-        rows = []
         for sensor in contact_checks_sensors:
             if contact is None or getattr(sensor, "_batch", None) is not contact:
                 return None
-            rows.append(int(sensor._index))
         recorder = fused.recorder
         if recorder._steps.dtype != np.int64 or recorder._times.dtype != np.float64:
             return None
-        return cls(fused, native, ik, rows)
+        return cls(fused, native, ik, list(contact_checks_sensors))
 
     # ------------------------------------------------------------------ planning
     def _ready(self) -> bool:
@@ -100,7 +96,7 @@ class StepBlocks:
             blk[F.B_MODEL] = int(engine.model._address)
             blk[F.B_DATA] = int(engine.data._address)
             blk[F.B_FN : F.B_FN + 5] = self.native["functions"]
-            blk[F.B_ERROR] = _address(self.native["error"])
+            blk[F.B_ERROR] = array_address(self.native["error"])
             blk[F.B_OFF_NCON] = self.offsets["ncon"]
             blk[F.B_OFF_NEFC] = self.offsets["nefc"]
             blk[F.B_OFF_TIME] = self.offsets["time"]
@@ -108,7 +104,7 @@ class StepBlocks:
             blk[F.B_OFF_EFC_TYPE] = self.offsets["efc_type"]
             blk[F.B_OFF_EFC_ID] = self.offsets["efc_id"]
             warnings = engine._warnings  # (int32 counters, 8 bytes apart)
-            blk[F.B_WARN] = _address(warnings)
+            blk[F.B_WARN] = array_address(warnings)
             blk[F.B_WARN_COUNT] = warnings.shape[0]
             if warnings.strides != (8,) or warnings.dtype != np.int32:
                 self.offsets, self.failed = None, True
@@ -119,8 +115,8 @@ class StepBlocks:
             if self.clean.shape[0] != warnings.shape[0]:
                 self.offsets, self.failed = None, True
                 return False
-            blk[F.B_WARN_CLEAN] = _address(self.clean)
-            blk[F.B_CTRL] = _address(engine.data.ctrl) if engine.data.ctrl.size else 0
+            blk[F.B_WARN_CLEAN] = array_address(self.clean)
+            blk[F.B_CTRL] = array_address(engine.data.ctrl) if engine.data.ctrl.size else 0
         return True
 
     def solves_at(self, k: int) -> bool:
@@ -168,11 +164,9 @@ class StepBlocks:
                 blk[F.B_IK] = size
             blk[F.B_IK_PHASE] = phase
             blk[F.B_IK_EVERY] = ik.every
-            if ik.until_contact and self.freeze_rows.shape[0]:
-                ints = self.fused.units["ContactBatch"]._int_block
-                for r in self._freeze_list:  # (ContactSensor.in_contact, as IkDriver asks)
-                    if ints[r, 1] and ints[r, 4] and ints[r, 2]:
-                        return 0  # IkDriver.update freezes at this step: the loop's
+            if ik.until_contact and self.freeze:
+                if any(sensor.in_contact() for sensor in self.freeze):
+                    return 0  # IkDriver.update freezes at this step: the loop's
                 blk[F.B_FREEZE_ROWS] = self.freeze_rows.shape[0]
         return max(n, 0)
 
@@ -206,17 +200,9 @@ class StepBlocks:
         """
         fused, engine, blk = self.fused, self.engine, self.blk
         recorder = fused.recorder
-        buffers, row = recorder.begin_row()
-        if buffers is not fused._buffers:
-            fused._bind_channels(buffers)
-        if buffers is not self._stamps:
-            self._stamps = buffers
-            blk[F.B_STEPS] = _address(recorder._steps)
-            blk[F.B_TIMES] = _address(recorder._times)
-        if engine._con_f is not fused._con_f or engine._work_i is not fused._work_i:
-            fused._bind_engine()
         si = fused.si
-        si[F.S_ROW] = row
+        si[F.S_ROW] = fused.begin_row()
+        blk[F.B_STEPS], blk[F.B_TIMES] = fused.stamps
         si[F.S_STEP] = engine._step
         si[F.S_ACC] = bool(engine.compute_accelerations)
         blk[F.B_COUNT] = count

@@ -37,10 +37,6 @@ __all__ = ["FusedStep"]
 _KINDS = ("ContactBatch", "ImuBatch", "RaycastBatch")
 
 
-def _address(array: np.ndarray) -> int:
-    return int(array.__array_interface__["data"][0])
-
-
 class FusedStep:
     """The steady-state step of a run as one compiled call (see the module docstring).
 
@@ -71,6 +67,7 @@ class FusedStep:
         self._con_f: Any = None
         self._work_i: Any = None
         self._buffers: Any = None
+        self.stamps = (0, 0)  # addresses of the chunk's step and time columns
         self.call = CompiledCall(F.fused_step_kernel)
         # block arguments of a single step (a block count of 0)
         self.no_block = (np.zeros(F.B_SIZE, np.int64), np.zeros(0), np.zeros(0, np.int64))
@@ -273,7 +270,7 @@ class FusedStep:
             self._set(R.T_R_OUT, lay.out)
             hits = lay.hits  # (a view of the int block's rows: strided)
             self.keep[R.T_R_HITS] = hits
-            self.table[R.T_R_HITS] = (_address(hits), hits.shape[0], *hits.strides)
+            self.table[R.T_R_HITS] = (N.array_address(hits), hits.shape[0], *hits.strides)
             self._set(R.T_R_HIT_COUNT, lay.hit_count)
         for k, array in enumerate(self.extra):
             self._set(R.T_FIRST_CHANNEL + self.channel_count + k, array)
@@ -288,7 +285,7 @@ class FusedStep:
         self.keep[slot] = array
         row = self.table[slot]
         row[:] = 0
-        row[0] = _address(array)
+        row[0] = N.array_address(array)
         row[1 : 1 + array.ndim] = array.shape
 
     def _grow(self, contacts: int) -> None:
@@ -311,11 +308,15 @@ class FusedStep:
     def _bind_channels(self, buffers: list[np.ndarray]) -> None:
         """The chunk buffers rows are written to (a new chunk may bring other buffers)."""
         self._buffers = buffers
+        self.stamps = (
+            N.array_address(buffers[-2]),
+            N.array_address(buffers[-1]),
+        )  # (step, time columns)
         for k, buffer in enumerate(buffers[: self.channel_count]):
             slot = R.T_FIRST_CHANNEL + k
             self.keep[slot] = buffer
             row = self.table[slot]
-            row[:] = (_address(buffer), buffer.strides[0], 0, 0)  # (row bytes: C order)
+            row[:] = (N.array_address(buffer), buffer.strides[0], 0, 0)  # (row bytes: C order)
 
     # ------------------------------------------------------------------ stepping
     def step(self) -> bool:
@@ -335,27 +336,35 @@ class FusedStep:
         nc, acc, efc_force, efc_type, efc_id = engine._state_inputs()
         if nc > self.capacity:
             self._grow(nc)
-        if engine._con_f is not self._con_f or engine._work_i is not self._work_i:
-            self._bind_engine()
-        recorder = self.recorder
-        buffers, row = recorder.begin_row()
-        if buffers is not self._buffers:
-            self._bind_channels(buffers)
         si = self.si
-        si[0] = nc
-        si[1] = row
-        si[2] = step = engine._step
-        si[3] = acc
+        si[F.S_CONTACTS] = nc
+        si[F.S_ROW] = self.begin_row()
+        si[F.S_STEP] = step = engine._step
+        si[F.S_ACC] = acc
         time = engine.data.time
-        self.sf[0] = time
+        self.sf[F.F_TIME] = time
         call = self.call
         if (call.entry or call.record)(
             self.table, self.ops, efc_force, efc_type, efc_id, si, self.sf, *self.no_block
         ):
             raise RuntimeError("ray-cast hit outside the actor table (fused step)")
-        recorder.end_row(step, time)
+        self.recorder.end_row(step, time)
         self.steps += 1
         return True
+
+    def begin_row(self) -> int:
+        """The store's next row, the table bound to its chunk buffers and the engine's views.
+
+        The store may have taken a new chunk's buffers, and the engine may have grown its
+        contact views or scratch, since the last step: their addresses are taken again.
+        """
+        engine = self.engine
+        if engine._con_f is not self._con_f or engine._work_i is not self._work_i:
+            self._bind_engine()
+        buffers, row = self.recorder.begin_row()
+        if buffers is not self._buffers:
+            self._bind_channels(buffers)
+        return row
 
     def joint_positions(self) -> np.ndarray:
         """A copy of the DOF positions of the last fused step."""
