@@ -22,6 +22,7 @@ step clamp, limit clipping, masks, stopping rule) is as specified.
 from __future__ import annotations
 
 import abc
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
@@ -32,7 +33,14 @@ from runtime.kinematics.math import Transform
 if TYPE_CHECKING:
     from runtime.kinematics.chain import KinematicChain
 
-__all__ = ["IKSolver", "IKSolverLM", "IKSolverRegistry", "ik_lm", "ik_lm_batch"]
+__all__ = [
+    "IKSolver",
+    "IKSolverLM",
+    "IKSolverRegistry",
+    "build_cold_start_seeds",
+    "ik_lm",
+    "ik_lm_batch",
+]
 
 _LM_KWARGS = ("lam", "iters", "tol", "w_rot", "w_pos", "max_step", "null_space_bias", "joint_fixed")
 
@@ -122,6 +130,37 @@ def ik_lm(
         joint_fixed=joint_fixed,
     )
     return q
+
+
+def build_cold_start_seeds(
+    joints: Sequence[Any], *, n_random: int = 3, rng_seed: int = 0
+) -> list[np.ndarray]:
+    """Cold-start seed ladder: midpoint, ``n_random`` uniform samples, zeros (spec §8.2).
+
+    Args:
+        joints: chain joints (objects with ``lower`` / ``upper``).
+        n_random: number of random samples.
+        rng_seed: seed of the fresh ``numpy.random.default_rng``.
+
+    Returns:
+        ``1 + n_random + 1`` float64 arrays of shape (n,); ``[zeros(0)]`` for an empty chain.
+    """
+    n = len(joints)
+    if n == 0:
+        return [np.zeros(0)]
+    lo = np.array([j.lower for j in joints], dtype=np.float64)
+    hi = np.array([j.upper for j in joints], dtype=np.float64)
+    bounded = np.isfinite(lo) & np.isfinite(hi)
+    mid = np.zeros(n)
+    mid[bounded] = 0.5 * (lo[bounded] + hi[bounded])
+    sample_lo = np.where(bounded, lo, -1.0)
+    sample_hi = np.where(bounded, hi, 1.0)
+    rng = np.random.default_rng(rng_seed)
+    seeds = [mid]
+    for _ in range(n_random):
+        seeds.append(rng.uniform(sample_lo, sample_hi))
+    seeds.append(np.zeros(n))
+    return seeds
 
 
 def ik_lm_with_error(

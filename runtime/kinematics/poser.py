@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -38,6 +38,7 @@ from runtime.kinematics.ik import (
     IKSolver,
     IKSolverLM,
     IKSolverRegistry,
+    build_cold_start_seeds,
     check_lm_kwargs,
     ik_lm_batch,
     ik_lm_with_error,
@@ -92,38 +93,7 @@ def validate_robot_schema(robot_prim: Usd.Prim) -> bool:
     )
 
 
-def build_cold_start_seeds(
-    joints: Sequence[Any], *, n_random: int = 3, rng_seed: int = 0
-) -> list[np.ndarray]:
-    """Cold-start seed ladder: midpoint, ``n_random`` uniform samples, zeros (spec §8.2).
-
-    Args:
-        joints: chain joints (objects with ``lower`` / ``upper``).
-        n_random: number of random samples.
-        rng_seed: seed of the fresh ``numpy.random.default_rng``.
-
-    Returns:
-        ``1 + n_random + 1`` float64 arrays of shape (n,); ``[zeros(0)]`` for an empty chain.
-    """
-    n = len(joints)
-    if n == 0:
-        return [np.zeros(0)]
-    lo = np.array([j.lower for j in joints], dtype=np.float64)
-    hi = np.array([j.upper for j in joints], dtype=np.float64)
-    bounded = np.isfinite(lo) & np.isfinite(hi)
-    mid = np.zeros(n)
-    mid[bounded] = 0.5 * (lo[bounded] + hi[bounded])
-    sample_lo = np.where(bounded, lo, -1.0)
-    sample_hi = np.where(bounded, hi, 1.0)
-    rng = np.random.default_rng(rng_seed)
-    seeds = [mid]
-    for _ in range(n_random):
-        seeds.append(rng.uniform(sample_lo, sample_hi))
-    seeds.append(np.zeros(n))
-    return seeds
-
-
-_build_cold_start_seeds = build_cold_start_seeds
+_build_cold_start_seeds = build_cold_start_seeds  # (the spec's ladder: runtime.kinematics.ik)
 
 
 def _send_targets(sink: TargetSink, joint_dict: dict[str, float]) -> None:
