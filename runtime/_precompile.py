@@ -26,8 +26,9 @@ import sys
 import tempfile
 import time
 import weakref
-from collections.abc import Iterable
 from typing import Any, TextIO
+
+from runtime import _seeds as seeds
 
 __all__ = ["Warmup", "load_cached_kernels", "start", "scene_features"]
 
@@ -84,16 +85,8 @@ def usable_cores() -> int:
         return os.cpu_count() or 1
 
 
-def _dispatcher(module: str, name: str) -> Any:
-    import importlib
-
-    return getattr(importlib.import_module(module), name)
-
-
-def _types(signature: Iterable[str]) -> tuple[Any, ...]:
-    from numba.core import types
-
-    return tuple(eval(text, {}, dict(vars(types))) for text in signature)  # noqa: S307
+_dispatcher = seeds.dispatcher_of
+_types = seeds.numba_types
 
 
 def _cached(dispatcher: Any) -> bool:
@@ -114,12 +107,14 @@ def _cached(dispatcher: Any) -> bool:
         return False
 
 
-def _compile(module: str, name: str, signature: tuple[str, ...]) -> None:
+def _compile(module: str, name: str, signature: tuple[str, ...]) -> bool:
     """Compile (or load from the cache) one kernel for one signature; errors are logged."""
     try:
         _dispatcher(module, name).compile(_types(signature))
+        return True
     except Exception as error:  # noqa: BLE001 - a stale manifest entry: compiled on first call
         _LOG.debug("precompile %s.%s%s skipped: %s", module, name, signature, error)
+        return False
 
 
 def _in_cache(dispatcher: Any, types: tuple[Any, ...]) -> bool:
@@ -155,6 +150,7 @@ def load_cached_kernels(features: set[str] | None = None) -> int:
     except Exception as error:  # noqa: BLE001 - no manifest or a stale one
         _LOG.debug("kernel preload skipped: %s", error)
         return 0
+    seeds.plant([e for e in entries if not _cached(_dispatcher(e[0], e[1]))])
     for module, name, _, signature, _ in entries:
         try:
             cached = _in_cache(_dispatcher(module, name), _types(signature))
@@ -239,9 +235,11 @@ def start(features: set[str], stream: TextIO | None = None) -> Warmup:
     lock = _CompileLock.take(stream)
     if lock.waited:  # another process compiled them meanwhile: load them from the cache
         missing = [e for e in missing if not _cached(_dispatcher(e[0], e[1]))]
-        if not missing:
-            lock.release()
-            return Warmup([], [], began)
+    if missing and seeds.plant(missing):  # compiled when the package was built
+        missing = [e for e in missing if not _cached(_dispatcher(e[0], e[1]))]
+    if not missing:
+        lock.release()
+        return Warmup([], [], began)
     _LOG.debug("missing kernels: %s", [e[1] for e in missing])
     # this process compiles the build-phase kernels as it calls them; the step-phase ones go,
     # longest first, to whichever process (this one or a worker, one per other core) has
@@ -363,6 +361,64 @@ def _stop(worker: subprocess.Popen) -> None:
         worker.wait()
 
 
+def build_seeds(out: str, only: set[str] | None = None) -> int:
+    """Compile every manifest kernel into an empty cache and write their entries to ``out``.
+
+    Run as ``python -m runtime._precompile --seeds OUT [MODULE:KERNEL ...]`` with
+    ``NUMBA_CACHE_DIR`` set to an empty folder (the package build does: see
+    :mod:`runtime._seeds`). The kernels compile in worker processes, one per core.
+
+    Args:
+        out: the seed file to write (atomically).
+        only: ``module:kernel`` names to compile (None: the whole manifest).
+
+    Returns:
+        How many kernels the seed file holds.
+    """
+    import pickle
+
+    began = time.perf_counter()
+    entries = [e for e in _entries(set(_FEATURES)) if only is None or f"{e[0]}:{e[1]}" in only]
+    loads = [0.0] * usable_cores()
+    shares: list[list[tuple[str, str, tuple[str, ...]]]] = [[] for _ in loads]
+    for module, name, seconds, signature, _ in sorted(entries, key=lambda e: -e[2]):
+        least = loads.index(min(loads))
+        shares[least].append((module, name, signature))
+        loads[least] += seconds
+    failed = sum(worker.wait() != 0 for worker in [_spawn(s) for s in shares if s])
+    found: dict[tuple[str, str], list[tuple[Any, bytes]]] = {}
+    for module, name, _, signature, _ in entries:
+        dispatcher = _dispatcher(module, name)
+        key = seeds.index_key(dispatcher, signature)
+        files = dispatcher._cache._cache_file
+        if key not in files._load_index():  # its worker failed: compile it here
+            _compile(module, name, signature)
+        data_name = files._load_index().get(key)
+        if data_name is None:
+            sys.stderr.write(f"seeds: {module}.{name} did not compile\n")
+            continue
+        with open(files._data_path(data_name), "rb") as data:
+            found.setdefault((module, name), []).append((key, data.read()))
+    folder = os.path.dirname(os.path.abspath(out))
+    os.makedirs(folder, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(dir=folder, suffix=".tmp")
+    try:
+        with os.fdopen(handle, "wb") as stream:
+            pickle.dump(seeds.seed_header(), stream, protocol=pickle.HIGHEST_PROTOCOL)
+            pickle.dump(found, stream, protocol=pickle.HIGHEST_PROTOCOL)
+        os.chmod(temporary, 0o644)
+        os.replace(temporary, out)
+    except BaseException:
+        os.unlink(temporary)
+        raise
+    count = sum(len(v) for v in found.values())
+    sys.stderr.write(
+        f"seeds: {count} of {len(entries)} kernels in {time.perf_counter() - began:.1f} s"
+        f" ({failed} workers failed) -> {out}\n"
+    )
+    return count
+
+
 def _worker(args: list[str]) -> int:
     began = time.perf_counter()
     for arg in args:
@@ -372,5 +428,17 @@ def _worker(args: list[str]) -> int:
     return 0
 
 
+def _main(argv: list[str]) -> int:
+    if argv[:1] != ["--seeds"]:
+        return _worker(argv)
+    if len(argv) < 2 or not os.environ.get("NUMBA_CACHE_DIR"):  # never the user's cache
+        sys.stderr.write(
+            "usage: NUMBA_CACHE_DIR=EMPTY python -m runtime._precompile --seeds OUT"
+            " [MODULE:KERNEL ...]\n"
+        )
+        return 2
+    return 0 if build_seeds(argv[1], set(argv[2:]) or None) else 1
+
+
 if __name__ == "__main__":
-    raise SystemExit(_worker(sys.argv[1:]))
+    raise SystemExit(_main(sys.argv[1:]))

@@ -1,0 +1,181 @@
+"""Kernels compiled when the package is built, planted into the Numba cache at a first run.
+
+Compiling a run's kernels takes about 40 CPU-seconds of Numba work, which no parallelism
+hides on a two-core machine. So the package build (``tools/build_backend``, the PEP 517
+backend ``pip install`` calls) compiles the kernels of :mod:`runtime._kernel_manifest` once
+(:func:`runtime._precompile.build_seeds`) and stores their cache entries in
+``runtime/_kernel_seeds/kernels.seed``.
+A run whose Numba cache lacks a kernel (:mod:`runtime._precompile`) copies the seed's entry
+into the cache (:func:`plant`) instead of compiling it; from there Numba loads it as any
+cache entry.
+
+Nothing is trusted blindly. A seed is used only when
+
+* the seed file's Numba version, Python version and kernel-source digest
+  (:func:`runtime._jit.kernel_sources_digest`) equal this process's, and
+* an entry's Numba index key equals the key this process computes for the kernel: the
+  argument types, the CPU (target triple, CPU name and features) and the hash of the
+  kernel's bytecode.
+
+So a wheel built for another CPU, an edited kernel source or another Numba release
+compiles as without seeds. An entry that does not load is removed from the cache again
+(the kernel then compiles when first called). ``SIMRT_SEEDS=0`` turns planting off.
+
+The seed file is a pickle, as Numba's own cache files are: it is part of the installed
+package and is trusted as its code is.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import logging
+import os
+import pickle
+import sys
+from typing import Any
+
+__all__ = ["SEED_PATH", "dispatcher_of", "index_key", "numba_types", "plant", "seed_header"]
+
+_LOG = logging.getLogger(__name__)
+
+SEED_PATH = os.path.join(
+    os.path.dirname(os.path.abspath(__file__)), "_kernel_seeds", "kernels.seed"
+)
+_FORMAT = 1
+
+
+def _header() -> dict[str, Any]:
+    import numba
+
+    from runtime._jit import kernel_sources_digest
+
+    return {
+        "format": _FORMAT,
+        "numba": numba.__version__,
+        "python": tuple(sys.version_info[:2]),
+        "digest": kernel_sources_digest().hex(),
+    }
+
+
+@functools.lru_cache(maxsize=1)
+def _read(path: str) -> dict[tuple[str, str], list[tuple[Any, bytes]]]:
+    """The seed entries by (module, kernel); empty when the file is absent or does not fit."""
+    try:
+        with open(path, "rb") as handle:
+            header = pickle.load(handle)
+            if header != _header():
+                _LOG.debug(
+                    "kernel seeds not used: built for %s, this process is %s", header, _header()
+                )
+                return {}
+            entries = pickle.load(handle)
+    except FileNotFoundError:
+        return {}
+    except Exception as error:  # noqa: BLE001 - a damaged file: compile as without seeds
+        _LOG.warning("kernel seeds %s unreadable (%s); kernels compile at first use", path, error)
+        return {}
+    return entries
+
+
+def dispatcher_of(module: str, name: str) -> Any:
+    """The kernel ``name`` of ``module`` (its Numba dispatcher)."""
+    import importlib
+
+    return getattr(importlib.import_module(module), name)
+
+
+def numba_types(signature: tuple[str, ...]) -> tuple[Any, ...]:
+    """Numba types from the manifest's type expressions."""
+    from numba.core import types
+
+    return tuple(eval(text, {}, dict(vars(types))) for text in signature)  # noqa: S307
+
+
+def index_key(dispatcher: Any, signature: tuple[str, ...]) -> Any:
+    """The Numba cache index key of ``dispatcher`` compiled for ``signature`` here."""
+    return dispatcher._cache._index_key(numba_types(signature), dispatcher.targetctx.codegen())
+
+
+def seed_header() -> dict[str, Any]:
+    """What a seed file must have been built with to be used by this process."""
+    return _header()
+
+
+def plant(
+    entries: list[tuple[str, str, float, tuple[str, ...], str]], path: str = SEED_PATH
+) -> int:
+    """Copy the seeds of manifest ``entries`` that the Numba cache lacks into the cache.
+
+    Args:
+        entries: rows of :func:`runtime._precompile._entries` (module, kernel, seconds,
+            signature, phase).
+        path: the seed file.
+
+    Returns:
+        How many kernels were planted and loaded.
+    """
+    from runtime._jit import JIT_DISABLED
+
+    if JIT_DISABLED or os.environ.get("SIMRT_SEEDS", "1") == "0" or not entries:
+        return 0
+    seeds = _read(path)
+    if not seeds:
+        return 0
+    planted = 0
+    for module, name, _, signature, _ in entries:
+        offered = seeds.get((module, name))
+        if not offered:
+            continue
+        try:
+            dispatcher = dispatcher_of(module, name)
+            key = index_key(dispatcher, signature)
+            raw = next((data for seed_key, data in offered if seed_key == key), None)
+            if raw is None or not _write(dispatcher._cache, key, raw):
+                continue
+        except Exception as error:  # noqa: BLE001 - other Numba internals: compile instead
+            _LOG.debug("seed %s.%s not planted: %s", module, name, error)
+            continue
+        if _load(dispatcher, signature):
+            planted += 1
+        else:  # it did not load: out of the cache again, compiled when first called
+            _drop(dispatcher._cache, key)
+    if planted:
+        _LOG.info("%d kernels loaded from the install-time compile", planted)
+    return planted
+
+
+def _write(cache: Any, key: Any, raw: bytes) -> bool:
+    """Add one entry to a kernel's Numba cache (Numba's file layout, atomic writes)."""
+    cache._impl.locator.ensure_cache_path()
+    files = cache._cache_file
+    overloads = files._load_index()
+    if key in overloads:
+        return False
+    taken = set(overloads.values())
+    name = next(n for n in map(files._data_name, itertools.count(1)) if n not in taken)
+    with files._open_for_write(files._data_path(name)) as handle:
+        handle.write(raw)
+    overloads[key] = name
+    files._save_index(overloads)
+    return True
+
+
+def _drop(cache: Any, key: Any) -> None:
+    try:
+        overloads = cache._cache_file._load_index()
+        if overloads.pop(key, None) is not None:
+            cache._cache_file._save_index(overloads)
+    except Exception as error:  # noqa: BLE001
+        _LOG.debug("seed entry not removed: %s", error)
+
+
+def _load(dispatcher: Any, signature: tuple[str, ...]) -> bool:
+    """Load a planted entry (``compile`` finds it in the cache); False if it did not load."""
+    types = numba_types(signature)
+    try:
+        dispatcher.compile(types)
+    except Exception as error:  # noqa: BLE001 - a damaged entry: dropped, compiled later
+        _LOG.warning("a seeded kernel did not load (%s); it compiles when first called", error)
+        return False
+    return tuple(types) in dispatcher.overloads

@@ -1,0 +1,168 @@
+"""Kernels compiled at package build (runtime._seeds, runtime._precompile.build_seeds).
+
+Every check runs in fresh processes with their own empty Numba cache: a seed is planted
+into that cache and loaded, or refused, exactly as a first run on a fresh machine would.
+"""
+
+import os
+import pickle
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from runtime import _seeds
+
+REPO = Path(__file__).resolve().parents[1]
+KERNEL = "runtime.sensors._imu_kernels:imu_read_kernel"
+
+# plants the seed file argv[1] into this process's (empty) cache, then calls the kernel on
+# fixed inputs and compares it with its Python source run by the interpreter
+PLANT = """
+import sys
+import numpy as np
+from runtime import _precompile, _seeds
+entries = [e for e in _precompile._entries({"imu"}) if e[1] == "imu_read_kernel"]
+planted = _seeds.plant(entries, path=sys.argv[1])
+kernel = _seeds.dispatcher_of("runtime.sensors._imu_kernels", "imu_read_kernel")
+rng = np.random.default_rng(3)
+ints = np.zeros((2, 10), dtype=np.int64)
+ints[1, 3] = 2
+ints[1, 7] = 1
+floats = rng.normal(size=(2, 4, 14))
+args = (floats.copy(), 1, np.array([0.0, 0.0, -9.81]), np.array([0.0, 0.0, 9.81]), True)
+out = np.empty(11)
+kernel(ints, *args, out)
+expected = np.empty(11)
+kernel.py_func(ints, *args, expected)
+print(planted, sum(kernel.stats.cache_hits.values()), sum(kernel.stats.cache_misses.values()))
+print(np.allclose(out, expected, rtol=1e-12, atol=1e-12) and bool(np.isfinite(out).all()))
+"""
+
+
+def _env(cache: Path, **extra: str) -> dict[str, str]:
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(cache), PYTHONPATH=str(REPO), **extra)
+    env.pop("SIMRT_SEEDS", None)
+    return env
+
+
+def _plant(tmp_path: Path, seed: Path, name: str) -> list[str]:
+    out = subprocess.run(
+        [sys.executable, "-c", PLANT, str(seed)],
+        env=_env(tmp_path / name),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert out.returncode == 0, out.stderr
+    return out.stdout.split()
+
+
+@pytest.fixture(scope="module")
+def seed(tmp_path_factory) -> Path:
+    """A seed file with one real kernel, built as the package build does."""
+    folder = tmp_path_factory.mktemp("seed")
+    path = folder / "kernels.seed"
+    out = subprocess.run(
+        [sys.executable, "-m", "runtime._precompile", "--seeds", str(path), KERNEL],
+        env=_env(folder / "build-cache"),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert out.returncode == 0, out.stderr
+    assert "1 of 1 kernels" in out.stderr
+    return path
+
+
+def _rewrite(seed: Path, target: Path, header=None, entry=None) -> Path:
+    with open(seed, "rb") as handle:
+        head = pickle.load(handle)
+        entries = pickle.load(handle)
+    ((name, offered),) = entries.items()
+    if entry is not None:
+        offered = [entry(*pair) for pair in offered]
+    with open(target, "wb") as handle:
+        pickle.dump(header(head) if header else head, handle)
+        pickle.dump({name: offered}, handle)
+    return target
+
+
+def test_a_seed_is_planted_and_loaded_instead_of_compiled(seed, tmp_path):
+    planted, hits, misses, same = _plant(tmp_path, seed, "cache")
+    assert (planted, hits, misses) == ("1", "1", "0")  # loaded from the cache, no compile
+    assert same == "True"
+    assert (seed.stat().st_mode & 0o777) == 0o644
+    # a second process finds it in its cache: nothing to plant, loaded
+    assert _plant(tmp_path, seed, "cache")[:3] == ["0", "1", "0"]
+
+
+def test_a_seed_built_with_another_numba_is_not_used(seed, tmp_path):
+    other = _rewrite(seed, tmp_path / "other.seed", header=lambda h: {**h, "numba": "0.1"})
+    planted, hits, misses, same = _plant(tmp_path, other, "cache")
+    assert (planted, hits, misses, same) == ("0", "0", "1", "True")  # compiled here
+
+
+def test_a_seed_for_another_cpu_is_not_used(seed, tmp_path):
+    def other_cpu(key, raw):
+        signature, (triple, cpu, features), code = key
+        return (signature, (triple, cpu + "-other", features), code), raw
+
+    other = _rewrite(seed, tmp_path / "cpu.seed", entry=other_cpu)
+    planted, hits, misses, same = _plant(tmp_path, other, "cache")
+    assert (planted, hits, misses, same) == ("0", "0", "1", "True")
+
+
+def test_a_damaged_seed_is_dropped_and_the_kernel_compiles(seed, tmp_path):
+    damaged = _rewrite(seed, tmp_path / "bad.seed", entry=lambda key, raw: (key, raw[:100]))
+    planted, hits, misses, same = _plant(tmp_path, damaged, "cache")
+    assert (planted, misses, same) == ("0", "1", "True")
+    # and the cache does not keep the damaged entry: the next process loads the compiled one
+    assert _plant(tmp_path, damaged, "cache")[:3] == ["0", "1", "0"]
+
+
+def test_an_unreadable_seed_file_is_ignored(tmp_path):
+    junk = tmp_path / "junk.seed"
+    junk.write_bytes(b"not a pickle")
+    assert _seeds._read.__wrapped__(str(junk)) == {}
+    assert _seeds._read.__wrapped__(str(tmp_path / "absent.seed")) == {}
+
+
+COLD_RUN = """
+import sys
+from runtime.run.loop import run_scene
+result = run_scene(sys.argv[1], steps=60, out=sys.argv[2])
+from numba.core.registry import CPUDispatcher
+misses = {}
+for name, module in list(sys.modules.items()):
+    if name.startswith("runtime."):
+        for attr, value in vars(module).items():
+            if isinstance(value, CPUDispatcher) and sum(value.stats.cache_misses.values()):
+                misses[f"{name}.{attr}"] = sum(value.stats.cache_misses.values())
+print(misses)
+"""
+
+
+def test_the_installed_seeds_serve_a_cold_panda_run(tmp_path):
+    """The seeds this install built hold every kernel a Panda run calls: with empty Numba
+    and scene caches, the run compiles nothing (and announces no compile)."""
+    assert Path(_seeds.SEED_PATH).is_file(), (
+        "no kernel seeds: reinstall with `pip install -e .` (the build compiles them)"
+    )
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            COLD_RUN,
+            str(REPO / "scenes" / "panda_table.usda"),
+            str(tmp_path / "run.zarr"),
+        ],
+        env=_env(tmp_path / "numba", SIMRT_CACHE_DIR=str(tmp_path / "scenes")),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip().splitlines()[-1] == "{}", out.stdout
+    assert "compiling" not in out.stderr

@@ -1,0 +1,75 @@
+"""simrt's PEP 517 build backend: setuptools, plus the kernels compiled at build time.
+
+Before setuptools builds a wheel (``pip install .``) or an editable install
+(``pip install -e .``), this compiles the kernels a run needs into
+``runtime/_kernel_seeds/kernels.seed`` (``python -m runtime._precompile --seeds``, in worker
+processes, into a temporary Numba cache). A first run then loads them instead of spending
+about 40 CPU-seconds compiling (see ``runtime/_seeds.py``: the seeds are used only on a
+machine, Python and Numba that match the build's).
+
+The build never fails because of the seeds: without Numba in the build environment, or if
+the compile fails or takes longer than ``SIMRT_SEED_TIMEOUT`` seconds (default 900), the
+package is built without them and its kernels compile at first use, as before.
+``SIMRT_BUILD_SEEDS=0`` skips the compile.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+
+from setuptools import build_meta as _setuptools
+from setuptools.build_meta import (  # noqa: F401 - the hooks this backend does not change
+    build_sdist,
+    get_requires_for_build_editable,
+    get_requires_for_build_sdist,
+    get_requires_for_build_wheel,
+    prepare_metadata_for_build_editable,
+    prepare_metadata_for_build_wheel,
+)
+
+_SEED = os.path.join("runtime", "_kernel_seeds", "kernels.seed")
+
+
+def _compile_seeds() -> None:
+    if os.environ.get("SIMRT_BUILD_SEEDS", "1") == "0":
+        return
+    source = os.path.abspath(os.getcwd())
+    if not os.path.isfile(os.path.join(source, "runtime", "_precompile.py")):
+        return
+    with tempfile.TemporaryDirectory(prefix="simrt-seeds-") as cache:
+        env = dict(os.environ)
+        env["NUMBA_CACHE_DIR"] = cache
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [source, env.get("PYTHONPATH")]))
+        env.pop("SIMRT_DISABLE_JIT", None)
+        env.pop("NUMBA_DISABLE_JIT", None)
+        try:
+            done = subprocess.run(
+                [sys.executable, "-m", "runtime._precompile", "--seeds", _SEED],
+                cwd=source,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                capture_output=True,
+                text=True,
+                timeout=float(os.environ.get("SIMRT_SEED_TIMEOUT", "900")),
+            )
+        except (OSError, subprocess.TimeoutExpired) as error:
+            sys.stderr.write(f"simrt: kernels not compiled at build time ({error})\n")
+            return
+    sys.stderr.write(done.stderr[-2000:])
+    if done.returncode != 0:
+        sys.stderr.write("simrt: kernels not compiled at build time; they compile at first use\n")
+
+
+def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
+    """Compile the kernel seeds, then build the wheel with setuptools."""
+    _compile_seeds()
+    return _setuptools.build_wheel(wheel_directory, config_settings, metadata_directory)
+
+
+def build_editable(wheel_directory, config_settings=None, metadata_directory=None):
+    """Compile the kernel seeds into the source tree, then build the editable wheel."""
+    _compile_seeds()
+    return _setuptools.build_editable(wheel_directory, config_settings, metadata_directory)
