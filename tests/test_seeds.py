@@ -144,9 +144,11 @@ print(misses)
 """
 
 
-def test_the_installed_seeds_serve_a_cold_panda_run(tmp_path):
-    """The seeds this install built hold every kernel a Panda run calls: with empty Numba
-    and scene caches, the run compiles nothing (and announces no compile)."""
+@pytest.mark.parametrize("scene", ["panda_table", "go2_standing"])
+def test_the_installed_seeds_serve_a_cold_run(tmp_path, scene):
+    """The seeds this install built hold every kernel a run calls: with empty Numba and
+    scene caches, the run compiles nothing (and announces no compile). go2 has no ray-cast
+    sensor: its fused step must not compile the ray-cast kernel either."""
     assert Path(_seeds.SEED_PATH).is_file(), (
         "no kernel seeds: reinstall with `pip install -e .` (the build compiles them)"
     )
@@ -155,7 +157,7 @@ def test_the_installed_seeds_serve_a_cold_panda_run(tmp_path):
             sys.executable,
             "-c",
             COLD_RUN,
-            str(REPO / "scenes" / "panda_table.usda"),
+            str(REPO / "scenes" / f"{scene}.usda"),
             str(tmp_path / "run.zarr"),
         ],
         env=_env(tmp_path / "numba", SIMRT_CACHE_DIR=str(tmp_path / "scenes")),

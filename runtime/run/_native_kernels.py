@@ -9,6 +9,8 @@ pointer casts, :func:`_call_c`).
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from runtime._jit import JIT_DISABLED
@@ -132,14 +134,29 @@ def array_address(array: np.ndarray) -> int:
     return int(array.__array_interface__["data"][0])
 
 
-def kernel_addresses() -> np.ndarray | None:
+def kernel_addresses(units: Any = None, rays: bool = True) -> np.ndarray | None:
     """The part kernels' native entry addresses (``K_*`` order), or None (unavailable).
 
-    Each kernel is compiled (or loaded from the cache) for its ``SIGNATURES`` types if the
-    process does not have it yet; the general path has normally done so at the first step.
+    Each kernel the run calls is compiled (or loaded from the cache) for its ``SIGNATURES``
+    types if the process does not have it yet; the general path has normally done so at
+    the first step. The others' addresses are 0: a scene without ray-cast sensors never
+    compiles the ray-cast step kernel.
+
+    Args:
+        units: the run's sensor batches by class name (None: every kernel).
+        rays: the run has a ray-cast batch.
     """
+    needed = {K_STATE, K_CONTACT, K_IMU, K_IMU_READ, K_RAY}
+    if units is not None:
+        needed = {K_STATE} | ({K_RAY} if rays else set())
+        if units.get("ContactBatch") is not None:
+            needed.add(K_CONTACT)
+        if units.get("ImuBatch") is not None:
+            needed |= {K_IMU, K_IMU_READ}
     out = np.zeros(len(KERNELS), np.int64)
     for k, (kernel, signature) in enumerate(zip(KERNELS, SIGNATURES, strict=True)):
+        if k not in needed:
+            continue
         compiled = kernel.overloads.get(signature)
         if compiled is None:
             kernel.compile(signature)

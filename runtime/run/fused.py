@@ -104,7 +104,7 @@ class FusedStep:
         except Exception as error:  # noqa: BLE001 - an unforeseen shape: the general path
             LOGGER.debug("fused step declined: %r", error)
             return None
-        addresses = N.kernel_addresses() if ok else None
+        addresses = N.kernel_addresses(fused.units, fused.layout is not None) if ok else None
         if addresses is None:
             return None
         fused.si[F.S_KERNELS :] = addresses
