@@ -16,6 +16,7 @@ package is built without them and its kernels compile at first use, as before.
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -45,22 +46,44 @@ def _compile_seeds() -> None:
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [source, env.get("PYTHONPATH")]))
         env.pop("SIMRT_DISABLE_JIT", None)
         env.pop("NUMBA_DISABLE_JIT", None)
-        try:
-            done = subprocess.run(
+        timeout = float(os.environ.get("SIMRT_SEED_TIMEOUT", "900"))
+        try:  # its own process group: a timeout also stops the compile workers it started
+            child = subprocess.Popen(
                 [sys.executable, "-m", "runtime._precompile", "--seeds", _SEED],
                 cwd=source,
                 env=env,
                 stdin=subprocess.DEVNULL,
-                capture_output=True,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
                 text=True,
-                timeout=float(os.environ.get("SIMRT_SEED_TIMEOUT", "900")),
+                start_new_session=True,
             )
-        except (OSError, subprocess.TimeoutExpired) as error:
+        except OSError as error:
             sys.stderr.write(f"simrt: kernels not compiled at build time ({error})\n")
             return
-    sys.stderr.write(done.stderr[-2000:])
-    if done.returncode != 0:
+        try:
+            _, errors = child.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            _stop_group(child)
+            sys.stderr.write(
+                f"simrt: kernels not compiled at build time (over {timeout:g} s); "
+                "they compile at first use\n"
+            )
+            return
+        except BaseException:  # Ctrl-C: the compile (in its own session) stops too
+            _stop_group(child)
+            raise
+    sys.stderr.write(errors[-2000:])
+    if child.returncode != 0:
         sys.stderr.write("simrt: kernels not compiled at build time; they compile at first use\n")
+
+
+def _stop_group(child: subprocess.Popen) -> None:
+    try:
+        os.killpg(child.pid, signal.SIGKILL)
+    except (OSError, AttributeError):  # gone already, or no process groups (Windows)
+        child.kill()
+    child.communicate()
 
 
 def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
