@@ -7,18 +7,18 @@ plain Python, e.g. for debugging or coverage.
 
 from __future__ import annotations
 
-import functools
-import glob
-import hashlib
 import importlib.util
 import os
 import sys
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from runtime._kernel_digest import PACKAGE_DIR as _PACKAGE_DIR
+from runtime._kernel_digest import kernel_sources_digest
+
 F = TypeVar("F", bound=Callable[..., Any])
 
-__all__ = ["jit", "CompiledCall", "compiled_entry", "JIT_DISABLED"]
+__all__ = ["jit", "CompiledCall", "compiled_entry", "JIT_DISABLED", "kernel_sources_digest"]
 
 JIT_DISABLED = os.environ.get("SIMRT_DISABLE_JIT", "0") == "1"
 
@@ -109,31 +109,6 @@ class _BlasProbeAnswer:
         return spec
 
 
-_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
-
-
-@functools.lru_cache(maxsize=1)
-def kernel_sources_digest() -> bytes:
-    """SHA-256 of the files that define kernels or intrinsics, in path order.
-
-    Those are ``_*kernels.py``, ``_simd.py`` and this module (the compile options); the
-    digest is part of each simrt kernel's Numba cache stamp
-    (:func:`_stamp_caches_with_kernel_sources`).
-    """
-    digest = hashlib.sha256()
-    paths = glob.glob(os.path.join(_PACKAGE_DIR, "**", "_*kernels.py"), recursive=True)
-    paths.append(os.path.join(_PACKAGE_DIR, "sensors", "_simd.py"))
-    paths.append(os.path.join(_PACKAGE_DIR, "_jit.py"))  # (the compile options)
-    for path in sorted(paths):
-        digest.update(os.path.relpath(path, _PACKAGE_DIR).encode())
-        try:
-            with open(path, "rb") as source:
-                digest.update(source.read())
-        except OSError:  # (e.g. a package inside a zip file: its own stamps only)
-            return b""
-    return digest.digest()
-
-
 def _stamp_caches_with_kernel_sources() -> None:
     """A simrt kernel's cached machine code is reused only if no kernel source changed.
 
@@ -193,12 +168,23 @@ def _load_caches_without_refresh() -> None:
         def load_overload(self: Any, sig: Any, target_context: Any) -> Any:
             runtime.initialize(target_context)  # (idempotent; what the loaded code calls)
             with self._guard_against_spurious_io_errors():
-                return self._load_overload(sig, target_context)
+                loaded = self._load_overload(sig, target_context)
+                if loaded is None and _is_simrt_kernel(self):
+                    from runtime import _seeds  # (a miss: the install-time compile's entry)
+
+                    loaded = _seeds.load_on_miss(self, sig, target_context)
+                return loaded
             return None  # an I/O error the guard swallowed: compile
 
         return load_overload
 
     _replace_once(cache, "load_overload", make)
+
+
+def _is_simrt_kernel(cache: Any) -> bool:
+    code = getattr(getattr(cache, "_py_func", None), "__code__", None)
+    path = getattr(code, "co_filename", "") or ""
+    return os.path.abspath(path).startswith(_PACKAGE_DIR + os.sep)
 
 
 def _replace_once(

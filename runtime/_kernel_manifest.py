@@ -1,7 +1,9 @@
 """Kernels compiled by a run, with their argument types (generated: do not edit).
 
 Written by ``tools/kernel_manifest.py`` from a run of panda_table.usda;
-read by :mod:`runtime._precompile`.
+read by :mod:`runtime._precompile` (``KERNELS``: what a run compiles) and by the
+package build (:mod:`runtime._seeds`: ``KERNELS`` and ``API_KERNELS``, those the
+kinematics API compiles besides: single and batched FK, Jacobians, IK).
 Each entry: module, kernel, CPU seconds to compile it cold (with the kernels it calls),
 argument types (``numba.core.types`` expressions).
 """
@@ -10,7 +12,7 @@ KERNELS = (
     (
         "runtime.engine._kernels",
         "state_kernel",
-        3.9,
+        5.1,
         (
             "Array(float64, 1, 'C')",
             "Array(float64, 2, 'C')",
@@ -33,7 +35,7 @@ KERNELS = (
     (
         "runtime.kinematics._kernels",
         "ik_lm_kernel",
-        5.1,
+        5.8,
         (
             "Array(float64, 2, 'C')",
             "Array(float64, 1, 'C')",
@@ -49,7 +51,7 @@ KERNELS = (
     (
         "runtime.run._fused_kernels",
         "fused_step_kernel",
-        5.2,
+        8.9,
         (
             "Array(int64, 2, 'C')",
             "Array(int64, 2, 'C')",
@@ -66,7 +68,7 @@ KERNELS = (
     (
         "runtime.sensors._bvh_kernels",
         "bvh_build_kernel",
-        2.7,
+        2.6,
         (
             "Array(float64, 2, 'C')",
             "Array(int64, 2, 'C')",
@@ -80,7 +82,7 @@ KERNELS = (
     (
         "runtime.sensors._contact_kernels",
         "contact_update_kernel",
-        1.7,
+        2.1,
         (
             "Array(float64, 2, 'C')",
             "Array(float64, 2, 'C')",
@@ -100,7 +102,7 @@ KERNELS = (
     (
         "runtime.sensors._imu_kernels",
         "imu_read_kernel",
-        0.4,
+        0.7,
         (
             "Array(int64, 2, 'C')",
             "Array(float64, 3, 'C')",
@@ -114,7 +116,7 @@ KERNELS = (
     (
         "runtime.sensors._imu_kernels",
         "imu_update_kernel",
-        3.7,
+        3.5,
         (
             "Array(float64, 2, 'C')",
             "Array(float64, 2, 'C')",
@@ -132,7 +134,7 @@ KERNELS = (
     (
         "runtime.sensors._raycast_kernels",
         "raycast_batch_step_kernel",
-        12.3,
+        16.7,
         (
             "Array(float64, 2, 'C')",
             "Array(int64, 2, 'C')",
@@ -147,7 +149,7 @@ KERNELS = (
     (
         "runtime.sensors._raycast_kernels",
         "raycast_row_ids_kernel",
-        0.2,
+        0.3,
         (
             "Array(int64, 2, 'A')",
             "int64",
@@ -163,7 +165,7 @@ KERNELS = (
     (
         "runtime.sensors._wide_bvh_kernels",
         "wide_bvh_kernel",
-        1.4,
+        1.1,
         (
             "Array(float64, 2, 'C')",
             "Array(int64, 2, 'C')",
@@ -175,6 +177,92 @@ KERNELS = (
             "Array(float64, 3, 'C')",
             "Array(int64, 2, 'C')",
             "Array(int64, 1, 'C')",
+            "Array(int64, 1, 'C')",
+        ),
+    ),
+)
+
+API_KERNELS = (
+    (
+        "runtime.kinematics._kernels",
+        "chain_fk_batch_kernel",
+        1.3,
+        (
+            "Array(float64, 2, 'C')",
+            "Array(float64, 1, 'C')",
+            "Array(float64, 2, 'C')",
+            "Array(float64, 2, 'C')",
+            "Array(float64, 2, 'C')",
+        ),
+    ),
+    (
+        "runtime.kinematics._kernels",
+        "chain_fk_frames_kernel",
+        0.9,
+        (
+            "Array(int64, 1, 'C')",
+            "Array(float64, 2, 'C')",
+            "Array(float64, 2, 'C')",
+            "Array(float64, 3, 'C')",
+            "Array(float64, 1, 'C')",
+            "Array(float64, 2, 'C')",
+            "Array(float64, 1, 'C')",
+            "Array(float64, 2, 'C')",
+            "Array(float64, 3, 'C')",
+        ),
+    ),
+    (
+        "runtime.kinematics._kernels",
+        "chain_fk_jacobian_batch_kernel",
+        0.9,
+        (
+            "Array(float64, 2, 'C')",
+            "Array(float64, 1, 'C')",
+            "Array(float64, 2, 'C')",
+            "Array(float64, 2, 'C')",
+            "Array(float64, 2, 'C')",
+            "Array(float64, 3, 'C')",
+        ),
+    ),
+    (
+        "runtime.kinematics._kernels",
+        "chain_fk_jacobian_kernel",
+        0.3,
+        (
+            "Array(float64, 2, 'C')",
+            "Array(float64, 1, 'C')",
+            "Array(float64, 1, 'C')",
+            "Array(float64, 1, 'C')",
+            "Array(float64, 1, 'C')",
+            "Array(float64, 2, 'C')",
+        ),
+    ),
+    (
+        "runtime.kinematics._kernels",
+        "chain_fk_kernel",
+        0.9,
+        (
+            "Array(float64, 2, 'C')",
+            "Array(float64, 1, 'C')",
+            "Array(float64, 1, 'C')",
+            "Array(float64, 1, 'C')",
+            "Array(float64, 1, 'C')",
+        ),
+    ),
+    (
+        "runtime.kinematics._kernels",
+        "ik_lm_batch_kernel",
+        4.5,
+        (
+            "Array(float64, 2, 'C')",
+            "Array(float64, 1, 'C')",
+            "Array(float64, 2, 'C')",
+            "Array(int64, 1, 'C')",
+            "Array(float64, 3, 'C')",
+            "Array(float64, 2, 'C')",
+            "Array(float64, 1, 'C')",
+            "Array(float64, 2, 'C')",
+            "Array(float64, 1, 'C')",
             "Array(int64, 1, 'C')",
         ),
     ),

@@ -362,7 +362,8 @@ def _stop(worker: subprocess.Popen) -> None:
 
 
 def build_seeds(out: str, only: set[str] | None = None) -> int:
-    """Compile every manifest kernel into an empty cache and write their entries to ``out``.
+    """Compile every manifest kernel (``KERNELS`` and ``API_KERNELS``) into an empty cache
+    and write their entries to ``out``.
 
     Run as ``python -m runtime._precompile --seeds OUT [MODULE:KERNEL ...]`` with
     ``NUMBA_CACHE_DIR`` set to an empty folder (the package build does: see
@@ -378,7 +379,11 @@ def build_seeds(out: str, only: set[str] | None = None) -> int:
     import pickle
 
     began = time.perf_counter()
-    entries = [e for e in _entries(set(_FEATURES)) if only is None or f"{e[0]}:{e[1]}" in only]
+    from runtime._kernel_manifest import API_KERNELS
+
+    api = [(m, n, float(sec), tuple(sig), "api") for m, n, sec, sig in API_KERNELS]
+    every = _entries(set(_FEATURES)) + api
+    entries = [e for e in every if only is None or f"{e[0]}:{e[1]}" in only]
     loads = [0.0] * usable_cores()
     shares: list[list[tuple[str, str, tuple[str, ...]]]] = [[] for _ in loads]
     for module, name, seconds, signature, _ in sorted(entries, key=lambda e: -e[2]):

@@ -12,14 +12,20 @@ cache entry.
 Nothing is trusted blindly. A seed is used only when
 
 * the seed file's Numba version, Python version and kernel-source digest
-  (:func:`runtime._jit.kernel_sources_digest`) equal this process's, and
+  (:func:`runtime._kernel_digest.kernel_sources_digest`) equal this process's, and
 * an entry's Numba index key equals the key this process computes for the kernel: the
   argument types, the CPU (target triple, CPU name and features) and the hash of the
   kernel's bytecode.
 
 So a wheel built for another CPU, an edited kernel source or another Numba release
 compiles as without seeds. An entry that does not load is removed from the cache again
-(the kernel then compiles when first called). ``SIMRT_SEEDS=0`` turns planting off.
+(the kernel then compiles when first called). ``SIMRT_SEEDS=0`` turns planting off;
+``SIMRT_SEED_FILE`` names another seed file.
+
+Seeds are planted in two places: :mod:`runtime._precompile` plants a run's kernels before
+it decides what to compile, and :mod:`runtime._jit`'s cache loader plants any simrt kernel
+on a cache miss (:func:`load_on_miss`): the kinematics API's kernels (``API_KERNELS`` of
+the manifest) load from the install-time compile too.
 
 The seed file is a pickle, as Numba's own cache files are: it is part of the installed
 package and is trusted as its code is.
@@ -35,7 +41,15 @@ import pickle
 import sys
 from typing import Any
 
-__all__ = ["SEED_PATH", "dispatcher_of", "index_key", "numba_types", "plant", "seed_header"]
+__all__ = [
+    "SEED_PATH",
+    "dispatcher_of",
+    "index_key",
+    "load_on_miss",
+    "numba_types",
+    "plant",
+    "seed_header",
+]
 
 _LOG = logging.getLogger(__name__)
 
@@ -48,7 +62,7 @@ _FORMAT = 1
 def _header() -> dict[str, Any]:
     import numba
 
-    from runtime._jit import kernel_sources_digest
+    from runtime._kernel_digest import kernel_sources_digest
 
     return {
         "format": _FORMAT,
@@ -102,24 +116,19 @@ def seed_header() -> dict[str, Any]:
     return _header()
 
 
-def plant(
-    entries: list[tuple[str, str, float, tuple[str, ...], str]], path: str = SEED_PATH
-) -> int:
+def plant(entries: list[tuple[str, str, float, tuple[str, ...], str]]) -> int:
     """Copy the seeds of manifest ``entries`` that the Numba cache lacks into the cache.
 
     Args:
         entries: rows of :func:`runtime._precompile._entries` (module, kernel, seconds,
             signature, phase).
-        path: the seed file.
 
     Returns:
         How many kernels were planted and loaded.
     """
-    from runtime._jit import JIT_DISABLED
-
-    if JIT_DISABLED or os.environ.get("SIMRT_SEEDS", "1") == "0" or not entries:
+    if not _enabled() or not entries:
         return 0
-    seeds = _read(path)
+    seeds = _read(_seed_file())
     if not seeds:
         return 0
     planted = 0
@@ -143,6 +152,44 @@ def plant(
     if planted:
         _LOG.info("%d kernels loaded from the install-time compile", planted)
     return planted
+
+
+def _enabled() -> bool:
+    return (
+        os.environ.get("SIMRT_SEEDS", "1") != "0"
+        and os.environ.get("SIMRT_DISABLE_JIT", "0") != "1"
+        and os.path.exists(_seed_file())
+    )
+
+
+def _seed_file() -> str:
+    """The seed file: the package's, or ``SIMRT_SEED_FILE`` (tests, other builds)."""
+    return os.environ.get("SIMRT_SEED_FILE") or SEED_PATH
+
+
+def load_on_miss(cache: Any, signature: Any, target_context: Any) -> Any:
+    """A kernel the Numba cache lacks, from the seeds: planted, then loaded (else None).
+
+    Called by :mod:`runtime._jit`'s cache loader on a miss, for any simrt kernel: the
+    kinematics API's kernels (``API_KERNELS``) and those a run calls outside the
+    precompile's list load from the install-time compile too.
+    """
+    function = getattr(cache, "_py_func", None)
+    if function is None or not _enabled():
+        return None
+    offered = _read(_seed_file()).get((function.__module__, function.__qualname__))
+    if not offered:
+        return None
+    key = cache._index_key(signature, target_context.codegen())
+    raw = next((data for seed_key, data in offered if seed_key == key), None)
+    if raw is None or not _write(cache, key, raw):
+        return None
+    try:
+        return cache._load_overload(signature, target_context)
+    except Exception as error:  # noqa: BLE001 - a damaged entry: dropped, compiled instead
+        _LOG.warning("a seeded kernel did not load (%s); it compiles now", error)
+        _drop(cache, key)
+        return None
 
 
 def _write(cache: Any, key: Any, raw: bytes) -> bool:

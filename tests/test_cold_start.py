@@ -222,7 +222,8 @@ def test_cached_kernels_load_without_the_compiler_registries_and_compiling_still
         "assert f(4).tolist() == [0.0, 2.0, 6.0, 12.0]\n"
         "print('registries after a compile', 'numba.np.arraymath' in sys.modules)\n"
     )
-    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "numba"))
+    # (SIMRT_SEEDS=0: the first process compiles instead of loading the install's seed)
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "numba"), SIMRT_SEEDS="0")
     runs = [
         subprocess.run(
             [sys.executable, "-c", code],

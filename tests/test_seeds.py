@@ -17,14 +17,14 @@ from runtime import _seeds
 REPO = Path(__file__).resolve().parents[1]
 KERNEL = "runtime.sensors._imu_kernels:imu_read_kernel"
 
-# plants the seed file argv[1] into this process's (empty) cache, then calls the kernel on
-# fixed inputs and compares it with its Python source run by the interpreter
+# plants the seed file SIMRT_SEED_FILE into this process's (empty) cache, then calls the
+# kernel on fixed inputs and compares it with its Python source run by the interpreter
 PLANT = """
 import sys
 import numpy as np
 from runtime import _precompile, _seeds
 entries = [e for e in _precompile._entries({"imu"}) if e[1] == "imu_read_kernel"]
-planted = _seeds.plant(entries, path=sys.argv[1])
+planted = _seeds.plant(entries)
 kernel = _seeds.dispatcher_of("runtime.sensors._imu_kernels", "imu_read_kernel")
 rng = np.random.default_rng(3)
 ints = np.zeros((2, 10), dtype=np.int64)
@@ -42,15 +42,17 @@ print(np.allclose(out, expected, rtol=1e-12, atol=1e-12) and bool(np.isfinite(ou
 
 
 def _env(cache: Path, **extra: str) -> dict[str, str]:
-    env = dict(os.environ, NUMBA_CACHE_DIR=str(cache), PYTHONPATH=str(REPO), **extra)
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(cache), PYTHONPATH=str(REPO))
     env.pop("SIMRT_SEEDS", None)
+    env.pop("SIMRT_SEED_FILE", None)
+    env.update(extra)
     return env
 
 
 def _plant(tmp_path: Path, seed: Path, name: str) -> list[str]:
     out = subprocess.run(
-        [sys.executable, "-c", PLANT, str(seed)],
-        env=_env(tmp_path / name),
+        [sys.executable, "-c", PLANT],
+        env=_env(tmp_path / name, SIMRT_SEED_FILE=str(seed)),
         capture_output=True,
         text=True,
         timeout=300,
@@ -96,6 +98,38 @@ def test_a_seed_is_planted_and_loaded_instead_of_compiled(seed, tmp_path):
     assert (seed.stat().st_mode & 0o777) == 0o644
     # a second process finds it in its cache: nothing to plant, loaded
     assert _plant(tmp_path, seed, "cache")[:3] == ["0", "1", "0"]
+
+
+LOAD = """
+import numpy as np
+from runtime import _seeds
+kernel = _seeds.dispatcher_of("runtime.sensors._imu_kernels", "imu_read_kernel")
+out = np.empty(11)
+kernel(np.zeros((1, 10), np.int64), np.ones((1, 3, 14)), 0, np.zeros(3), np.zeros(3), False, out)
+print(sum(kernel.stats.cache_hits.values()), sum(kernel.stats.cache_misses.values()))
+"""
+
+
+def test_a_kernel_missing_from_the_cache_loads_from_the_seeds_at_its_first_call(seed, tmp_path):
+    """No precompile ran (the kinematics API, a kernel outside a run's list): the cache
+    loader plants the seed's entry on the miss and loads it."""
+    out = subprocess.run(
+        [sys.executable, "-c", LOAD],
+        env=_env(tmp_path / "cache", SIMRT_SEED_FILE=str(seed)),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["1", "0"]  # a cache hit, no compile
+    off = subprocess.run(
+        [sys.executable, "-c", LOAD],
+        env=_env(tmp_path / "off", SIMRT_SEED_FILE=str(seed), SIMRT_SEEDS="0"),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert off.stdout.split() == ["0", "1"], off.stderr  # switched off: compiled
 
 
 def test_a_seed_built_with_another_numba_is_not_used(seed, tmp_path):
@@ -168,3 +202,36 @@ def test_the_installed_seeds_serve_a_cold_run(tmp_path, scene):
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip().splitlines()[-1] == "{}", out.stdout
     assert "compiling" not in out.stderr
+
+
+COLD_API = """
+import importlib.util, sys
+spec = importlib.util.spec_from_file_location("manifest_tool", sys.argv[1])
+tool = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(tool)
+tool._api_workload(sys.argv[2])
+from numba.core.registry import CPUDispatcher
+import runtime.kinematics._kernels as K
+print({n: sum(d.stats.cache_misses.values()) for n, d in vars(K).items()
+       if isinstance(d, CPUDispatcher) and sum(d.stats.cache_misses.values())})
+"""
+
+
+def test_the_installed_seeds_serve_the_kinematics_api_cold(tmp_path):
+    """FK, Jacobians and IK (single and batched) from an empty Numba cache compile nothing:
+    the manifest's API_KERNELS are in the seeds and load at their first call."""
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            COLD_API,
+            str(REPO / "tools" / "kernel_manifest.py"),
+            str(REPO / "scenes" / "panda_table.usda"),
+        ],
+        env=_env(tmp_path / "numba"),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip().splitlines()[-1] == "{}", out.stdout

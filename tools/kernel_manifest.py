@@ -6,8 +6,11 @@ Runs each scene (default ``scenes/panda_table.usda``) in this process with an em
 Numba cache, records every kernel compiled from Python (a root: not compiled for another
 kernel) with its argument types and its compile CPU time including the kernels it calls, and
 writes the manifest that :mod:`runtime._precompile` reads to compile a cold run's kernels in
-parallel processes. ``--table`` also prints every compilation (nested ones too) with its own
-time, slowest first: the table used to find what makes a cold start slow.
+parallel processes. Then it calls the kinematics API on the first scene's Panda (single and
+batched FK, Jacobians, IK) and lists the further kernels that compiles as ``API_KERNELS``:
+the package build compiles both lists into its kernel seeds (:mod:`runtime._seeds`).
+``--table`` also prints every compilation (nested ones too) with its own time, slowest
+first: the table used to find what makes a cold start slow.
 """
 
 from __future__ import annotations
@@ -36,6 +39,40 @@ def _type_text(t: object) -> str:
     if t == types.boolean:
         return "boolean"
     return str(t)
+
+
+def _api_workload(scene: str) -> None:
+    """The kinematics API on the scene's Panda: single and batched FK, Jacobians, IK."""
+    import numpy as np
+    from pxr import Usd
+
+    import runtime.schema  # noqa: F401 - the Isaac schemas, before the stage opens
+    from runtime.kinematics.chain import KinematicChain
+    from runtime.kinematics.ik import ik_lm_batch
+    from runtime.kinematics.math import Transform
+    from runtime.kinematics.poser import RobotPoser
+
+    stage = Usd.Stage.Open(scene)
+    prims = {p.GetName(): p for p in Usd.PrimRange(stage.GetPseudoRoot())}
+    if not {"Panda", "panda_link0", "panda_hand"} <= prims.keys():
+        print(f"{scene}: no Panda; API_KERNELS left empty")
+        return
+    robot, base, hand = prims["Panda"], prims["panda_link0"], prims["panda_hand"]
+    chain = KinematicChain(stage, robot, base, hand)
+    q = 0.5 * (chain.lower + chain.upper)
+    qs = np.tile(q, (4, 1))
+    chain.fk(q)
+    chain.fk_batch(qs)
+    chain.compute_fk(q)
+    chain.compute_fk_and_jacobian(q, jacobian="spatial")
+    chain.compute_fk_and_jacobian(q, jacobian="point")
+    chain.fk_jacobian_batch(qs)
+    pos, quat = chain.fk(q)
+    poser = RobotPoser(stage, robot, base, hand)
+    poser.solve_ik(Transform(pos, quat))  # the cold-start ladder
+    poser.solve_ik(Transform(pos, quat), seed=q)
+    poser.solve_ik_batch(np.tile(pos, (3, 1)), np.tile(quat, (3, 1)))
+    ik_lm_batch(chain, np.tile(pos, (3, 1)), np.tile(quat, (3, 1)), qs[:3])
 
 
 def main() -> int:
@@ -73,33 +110,52 @@ def main() -> int:
 
     for scene in args.scenes:
         run_scene(scene, steps=args.steps, out=Path(tmp) / "run.zarr")
-    roots: dict[tuple[str, str], dict[tuple[str, ...], float]] = defaultdict(dict)
-    for module, name, types_, took, _, root in records:
-        if root and module.startswith("runtime."):
-            roots[(module, name)][tuple(_type_text(t) for t in types_)] = round(took, 1)
+    ran = len(records)
+    _api_workload(args.scenes[0])  # kernels the run did not compile: the API's own
+
+    def roots_of(found: list) -> dict[tuple[str, str], dict[tuple[str, ...], float]]:
+        roots: dict[tuple[str, str], dict[tuple[str, ...], float]] = defaultdict(dict)
+        for module, name, types_, took, _, root in found:
+            if root and module.startswith("runtime."):
+                roots[(module, name)][tuple(_type_text(t) for t in types_)] = round(took, 1)
+        return roots
+
+    def entries(roots: dict) -> list[str]:
+        out = []
+        for (module, name), signatures in sorted(roots.items()):
+            for sig, seconds in signatures.items():
+                out.append(f"    ({json.dumps(module)}, {json.dumps(name)}, {seconds}, (")
+                out.extend(f"        {json.dumps(t)}," for t in sig)
+                out.append("    )),")
+        return out
+
+    roots, api = roots_of(records[:ran]), roots_of(records[ran:])
     lines = [
         '"""Kernels compiled by a run, with their argument types (generated: do not edit).',
         "",
         "Written by ``tools/kernel_manifest.py`` from a run of "
         + ", ".join(Path(s).name for s in args.scenes)
         + ";",
-        "read by :mod:`runtime._precompile`.",
+        "read by :mod:`runtime._precompile` (``KERNELS``: what a run compiles) and by the",
+        "package build (:mod:`runtime._seeds`: ``KERNELS`` and ``API_KERNELS``, those the",
+        "kinematics API compiles besides: single and batched FK, Jacobians, IK).",
         "Each entry: module, kernel, CPU seconds to compile it cold (with the kernels it calls),",
         "argument types (``numba.core.types`` expressions).",
         '"""',
         "",
         "KERNELS = (",
+        *entries(roots),
+        ")",
+        "",
+        "API_KERNELS = (",
+        *entries(api),
+        ")",
     ]
-    for (module, name), signatures in sorted(roots.items()):
-        for sig, seconds in signatures.items():
-            lines.append(f"    ({json.dumps(module)}, {json.dumps(name)}, {seconds}, (")
-            lines.extend(f"        {json.dumps(t)}," for t in sig)
-            lines.append("    )),")
-    lines.append(")")
     OUT.write_text("\n".join(lines) + "\n")
     # the project's formatting (ruff is in the test extra); left as written without it
     subprocess.run([sys.executable, "-m", "ruff", "format", "-q", str(OUT)], check=False)
-    print(f"wrote {OUT.relative_to(REPO)}: {sum(len(s) for s in roots.values())} kernels")
+    count = sum(len(s) for s in roots.values())
+    print(f"wrote {OUT.relative_to(REPO)}: {count} + {sum(len(s) for s in api.values())} kernels")
     if args.table:
         totals: dict[str, list[float]] = defaultdict(lambda: [0, 0.0, 0.0])
         for module, name, _, took, own, _ in records:
