@@ -362,8 +362,9 @@ def _stop(worker: subprocess.Popen) -> None:
 
 
 def build_seeds(out: str, only: set[str] | None = None) -> int:
-    """Compile every manifest kernel (``KERNELS`` and ``API_KERNELS``) into an empty cache
-    and write their entries to ``out``.
+    """Compile the manifest's kernels into an empty cache; write their entries to ``out``.
+
+    Every kernel of ``KERNELS`` and ``API_KERNELS``.
 
     Run as ``python -m runtime._precompile --seeds OUT [MODULE:KERNEL ...]`` with
     ``NUMBA_CACHE_DIR`` set to an empty folder (the package build does: see
