@@ -84,12 +84,29 @@ def _read(path: str) -> dict[tuple[str, str], list[tuple[Any, bytes]]]:
                 )
                 return {}
             entries = pickle.load(handle)
+        if not _well_formed(entries):
+            raise ValueError("not a seed table")
     except FileNotFoundError:
         return {}
     except Exception as error:  # noqa: BLE001 - a damaged file: compile as without seeds
         _LOG.warning("kernel seeds %s unreadable (%s); kernels compile at first use", path, error)
         return {}
     return entries
+
+
+def _well_formed(entries: Any) -> bool:
+    """Whether ``entries`` is ``{(module, kernel): [(key, bytes), ...]}`` (the build's)."""
+    return isinstance(entries, dict) and all(
+        isinstance(name, tuple)
+        and len(name) == 2
+        and all(isinstance(part, str) for part in name)
+        and isinstance(offered, list)
+        and all(
+            isinstance(item, tuple) and len(item) == 2 and isinstance(item[1], bytes)
+            for item in offered
+        )
+        for name, offered in entries.items()
+    )
 
 
 def dispatcher_of(module: str, name: str) -> Any:
@@ -177,12 +194,16 @@ def load_on_miss(cache: Any, signature: Any, target_context: Any) -> Any:
     function = getattr(cache, "_py_func", None)
     if function is None or not _enabled():
         return None
-    offered = _read(_seed_file()).get((function.__module__, function.__qualname__))
-    if not offered:
-        return None
-    key = cache._index_key(signature, target_context.codegen())
-    raw = next((data for seed_key, data in offered if seed_key == key), None)
-    if raw is None or not _write(cache, key, raw):
+    try:
+        offered = _read(_seed_file()).get((function.__module__, function.__qualname__))
+        if not offered:
+            return None
+        key = cache._index_key(signature, target_context.codegen())
+        raw = next((data for seed_key, data in offered if seed_key == key), None)
+        if raw is None or not _write(cache, key, raw):
+            return None
+    except Exception as error:  # noqa: BLE001 - other Numba internals, an unwritable cache
+        _LOG.debug("seed of %s not planted: %s", function.__qualname__, error)
         return None
     try:
         return cache._load_overload(signature, target_context)

@@ -161,6 +161,13 @@ def test_an_unreadable_seed_file_is_ignored(tmp_path):
     junk.write_bytes(b"not a pickle")
     assert _seeds._read.__wrapped__(str(junk)) == {}
     assert _seeds._read.__wrapped__(str(tmp_path / "absent.seed")) == {}
+    # a readable pickle with the right header but not a seed table
+    for table in ({"x": 1}, [1, 2], {("m", "k"): [("key", "not bytes")]}):
+        odd = tmp_path / "odd.seed"
+        with open(odd, "wb") as handle:
+            pickle.dump(_seeds.seed_header(), handle)
+            pickle.dump(table, handle)
+        assert _seeds._read.__wrapped__(str(odd)) == {}
 
 
 COLD_RUN = """
