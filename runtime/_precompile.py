@@ -245,13 +245,7 @@ def start(features: set[str], stream: TextIO | None = None) -> Warmup:
     # longest first, to whichever process (this one or a worker, one per other core) has
     # the least work so far
     loads = [sum(e[2] for e in missing if e[4] == "build")] + [0.0] * (usable_cores() - 1)
-    shares: list[list[tuple[str, str, tuple[str, ...]]]] = [[] for _ in loads]
-    for module, name, seconds, signature, _ in sorted(
-        (e for e in missing if e[4] == "step"), key=lambda e: -e[2]
-    ):
-        least = loads.index(min(loads))
-        shares[least].append((module, name, signature))
-        loads[least] += seconds
+    shares = _share([e for e in missing if e[4] == "step"], loads)
     workers = [share for share in shares[1:] if share]
     text = (
         f"compiling {len(missing)} kernels (first run only; cached for later runs)"
@@ -265,6 +259,21 @@ def start(features: set[str], stream: TextIO | None = None) -> Warmup:
     warmup = Warmup([_spawn(share) for share in workers], shares[0], began)
     warmup.lock = lock
     return warmup
+
+
+def _share(
+    entries: list[tuple[str, str, float, tuple[str, ...], str]], loads: list[float]
+) -> list[list[tuple[str, str, tuple[str, ...]]]]:
+    """``entries`` shared between processes: longest first, each to the least loaded.
+
+    ``loads`` (seconds of work each process has already) is updated.
+    """
+    shares: list[list[tuple[str, str, tuple[str, ...]]]] = [[] for _ in loads]
+    for module, name, seconds, signature, _ in sorted(entries, key=lambda e: -e[2]):
+        least = loads.index(min(loads))
+        shares[least].append((module, name, signature))
+        loads[least] += seconds
+    return shares
 
 
 class _CompileLock:
@@ -385,12 +394,7 @@ def build_seeds(out: str, only: set[str] | None = None) -> int:
     api = [(m, n, float(sec), tuple(sig), "api") for m, n, sec, sig in API_KERNELS]
     every = _entries(set(_FEATURES)) + api
     entries = [e for e in every if only is None or f"{e[0]}:{e[1]}" in only]
-    loads = [0.0] * usable_cores()
-    shares: list[list[tuple[str, str, tuple[str, ...]]]] = [[] for _ in loads]
-    for module, name, seconds, signature, _ in sorted(entries, key=lambda e: -e[2]):
-        least = loads.index(min(loads))
-        shares[least].append((module, name, signature))
-        loads[least] += seconds
+    shares = _share(entries, [0.0] * usable_cores())
     failed = sum(worker.wait() != 0 for worker in [_spawn(s) for s in shares if s])
     found: dict[tuple[str, str], list[tuple[Any, bytes]]] = {}
     for module, name, _, signature, _ in entries:
