@@ -59,7 +59,8 @@ SEED_PATH = os.path.join(
 _FORMAT = 1
 
 
-def _header() -> dict[str, Any]:
+def seed_header() -> dict[str, Any]:
+    """What a seed file must have been built with to be used by this process."""
     import numba
 
     from runtime._kernel_digest import kernel_sources_digest
@@ -78,9 +79,9 @@ def _read(path: str) -> dict[tuple[str, str], list[tuple[Any, bytes]]]:
     try:
         with open(path, "rb") as handle:
             header = pickle.load(handle)
-            if header != _header():
+            if header != seed_header():
                 _LOG.debug(
-                    "kernel seeds not used: built for %s, this process is %s", header, _header()
+                    "kernel seeds not used: built for %s, this process is %s", header, seed_header()
                 )
                 return {}
             entries = pickle.load(handle)
@@ -126,11 +127,6 @@ def numba_types(signature: tuple[str, ...]) -> tuple[Any, ...]:
 def index_key(dispatcher: Any, signature: tuple[str, ...]) -> Any:
     """The Numba cache index key of ``dispatcher`` compiled for ``signature`` here."""
     return dispatcher._cache._index_key(numba_types(signature), dispatcher.targetctx.codegen())
-
-
-def seed_header() -> dict[str, Any]:
-    """What a seed file must have been built with to be used by this process."""
-    return _header()
 
 
 def plant(entries: list[tuple[str, str, float, tuple[str, ...], str]]) -> int:
