@@ -388,6 +388,8 @@ def build_seeds(out: str, only: set[str] | None = None) -> int:
     """
     import pickle
 
+    from runtime._files import atomic_write
+
     began = time.perf_counter()
     from runtime._kernel_manifest import API_KERNELS
 
@@ -409,18 +411,14 @@ def build_seeds(out: str, only: set[str] | None = None) -> int:
             continue
         with open(files._data_path(data_name), "rb") as data:
             found.setdefault((module, name), []).append((key, data.read()))
-    folder = os.path.dirname(os.path.abspath(out))
-    os.makedirs(folder, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(dir=folder, suffix=".tmp")
-    try:
-        with os.fdopen(handle, "wb") as stream:
+
+    def write(path: str) -> None:
+        with open(path, "wb") as stream:
             pickle.dump(seeds.seed_header(), stream, protocol=pickle.HIGHEST_PROTOCOL)
             pickle.dump(found, stream, protocol=pickle.HIGHEST_PROTOCOL)
-        os.chmod(temporary, 0o644)
-        os.replace(temporary, out)
-    except BaseException:
-        os.unlink(temporary)
-        raise
+
+    os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
+    atomic_write(out, write)
     count = sum(len(v) for v in found.values())
     sys.stderr.write(
         f"seeds: {count} of {len(entries)} kernels in {time.perf_counter() - began:.1f} s"
