@@ -146,14 +146,12 @@ def plant(entries: list[tuple[str, str, float, tuple[str, ...], str]]) -> int:
         return 0
     planted = 0
     for module, name, _, signature, _ in entries:
-        offered = seeds.get((module, name))
-        if not offered:
+        if (module, name) not in seeds:
             continue
         try:
             dispatcher = dispatcher_of(module, name)
             key = index_key(dispatcher, signature)
-            raw = next((data for seed_key, data in offered if seed_key == key), None)
-            if raw is None or not _write(dispatcher._cache, key, raw):
+            if not _plant(dispatcher._cache, (module, name), key):
                 continue
         except Exception as error:  # noqa: BLE001 - other Numba internals: compile instead
             _LOG.debug("seed %s.%s not planted: %s", module, name, error)
@@ -190,13 +188,12 @@ def load_on_miss(cache: Any, signature: Any, target_context: Any) -> Any:
     function = getattr(cache, "_py_func", None)
     if function is None or not _enabled():
         return None
+    name = (function.__module__, function.__qualname__)
     try:
-        offered = _read(_seed_file()).get((function.__module__, function.__qualname__))
-        if not offered:
+        if name not in _read(_seed_file()):
             return None
         key = cache._index_key(signature, target_context.codegen())
-        raw = next((data for seed_key, data in offered if seed_key == key), None)
-        if raw is None or not _write(cache, key, raw):
+        if not _plant(cache, name, key):
             return None
     except Exception as error:  # noqa: BLE001 - other Numba internals, an unwritable cache
         _LOG.debug("seed of %s not planted: %s", function.__qualname__, error)
@@ -207,6 +204,16 @@ def load_on_miss(cache: Any, signature: Any, target_context: Any) -> Any:
         _LOG.warning("a seeded kernel did not load (%s); it compiles now", error)
         _drop(cache, key)
         return None
+
+
+def _plant(cache: Any, name: tuple[str, str], key: Any) -> bool:
+    """Write the seed of kernel ``name`` whose index key is ``key`` into its Numba cache.
+
+    False when the seeds hold no such entry or the cache already has the key.
+    """
+    offered = _read(_seed_file()).get(name, ())
+    raw = next((data for seed_key, data in offered if seed_key == key), None)
+    return raw is not None and _write(cache, key, raw)
 
 
 def _write(cache: Any, key: Any, raw: bytes) -> bool:
