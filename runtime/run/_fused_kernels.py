@@ -84,6 +84,13 @@ F_TIME, F_DT = range(2)
 # ---- parts present (bits of S_PARTS)
 P_CONTACT, P_IMU, P_RAY, P_RAY_BODIES, P_RAY_VELOCITIES = 1, 2, 4, 8, 16
 
+
+def part_kernels(parts: int) -> set[int]:
+    """The part kernels (``K_*``) a step with the ``parts`` bits calls (the state's always)."""
+    calls = ((P_CONTACT, (K_CONTACT,)), (P_IMU, (K_IMU, K_IMU_READ)), (P_RAY, (K_RAY,)))
+    return {K_STATE, *(k for bit, kernels in calls if parts & bit for k in kernels)}
+
+
 # ---- a block of whole steps (``blk``): inputs, then B_DONE / B_STATUS written
 B_COUNT, B_DONE, B_STATUS, B_MODEL, B_DATA, B_FN = range(6)  # B_FN: 5 MuJoCo functions
 B_ERROR, B_OFF_NCON, B_OFF_NEFC, B_OFF_TIME, B_OFF_EFC_FORCE = range(11, 16)

@@ -9,7 +9,7 @@ pointer casts, :func:`_call_c`).
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Iterable
 
 import numpy as np
 
@@ -134,7 +134,7 @@ def array_address(array: np.ndarray) -> int:
     return int(array.__array_interface__["data"][0])
 
 
-def kernel_addresses(units: Any = None, rays: bool = True) -> np.ndarray | None:
+def kernel_addresses(needed: Iterable[int] = range(len(KERNELS))) -> np.ndarray | None:
     """The part kernels' native entry addresses (``K_*`` order), or None (unavailable).
 
     Each kernel the run calls is compiled (or loaded from the cache) for its ``SIGNATURES``
@@ -143,16 +143,10 @@ def kernel_addresses(units: Any = None, rays: bool = True) -> np.ndarray | None:
     compiles the ray-cast step kernel.
 
     Args:
-        units: the run's sensor batches by class name (None: every kernel).
-        rays: the run has a ray-cast batch.
+        needed: the ``K_*`` kernels the run's step calls
+            (:func:`runtime.run._fused_kernels.part_kernels`).
     """
-    needed = {K_STATE, K_CONTACT, K_IMU, K_IMU_READ, K_RAY}
-    if units is not None:
-        needed = {K_STATE} | ({K_RAY} if rays else set())
-        if units.get("ContactBatch") is not None:
-            needed.add(K_CONTACT)
-        if units.get("ImuBatch") is not None:
-            needed |= {K_IMU, K_IMU_READ}
+    needed = set(needed)
     out = np.zeros(len(KERNELS), np.int64)
     for k, (kernel, signature) in enumerate(zip(KERNELS, SIGNATURES, strict=True)):
         if k not in needed:

@@ -104,11 +104,13 @@ class FusedStep:
         except Exception as error:  # noqa: BLE001 - an unforeseen shape: the general path
             LOGGER.debug("fused step declined: %r", error)
             return None
-        addresses = N.kernel_addresses(fused.units, fused.layout is not None) if ok else None
+        if not ok:
+            return None
+        fused._build_table()  # (first: its parts name the part kernels the step calls)
+        addresses = N.kernel_addresses(F.part_kernels(int(fused.si[F.S_PARTS])))
         if addresses is None:
             return None
         fused.si[F.S_KERNELS :] = addresses
-        fused._build_table()
         return fused
 
     def _plan(
@@ -308,10 +310,7 @@ class FusedStep:
     def _bind_channels(self, buffers: list[np.ndarray]) -> None:
         """The chunk buffers rows are written to (a new chunk may bring other buffers)."""
         self._buffers = buffers
-        self.stamps = (
-            N.array_address(buffers[-2]),
-            N.array_address(buffers[-1]),
-        )  # (step, time columns)
+        self.stamps = (N.array_address(buffers[-2]), N.array_address(buffers[-1]))  # step, time
         for k, buffer in enumerate(buffers[: self.channel_count]):
             slot = R.T_FIRST_CHANNEL + k
             self.keep[slot] = buffer
