@@ -119,15 +119,6 @@ class StepBlocks:
             blk[F.B_CTRL] = array_address(engine.data.ctrl) if engine.data.ctrl.size else 0
         return True
 
-    def solves_at(self, k: int) -> bool:
-        """Whether the IK driver solves at step ``k``.
-
-        The loop then updates it first, and a block may take the step with the targets
-        just sent.
-        """
-        ik = self.ik
-        return ik.disabled_reason is None and ik.frozen_at is None and (k - 1) % ik.every == 0
-
     def plan(self, k: int, last: int, ik_sent: bool = False) -> int:
         """How many steps from step ``k`` (1-based) one block may take (0: none).
 

@@ -262,6 +262,16 @@ class IkDriver:
             sent = True
         return sent
 
+    def solves_at(self, step: int) -> bool:
+        """Whether :meth:`update` solves IK at ``step`` (not disabled, not frozen).
+
+        The loop then updates first, and a compiled block may take the step with the
+        targets just sent.
+        """
+        return (
+            self.disabled_reason is None and self.frozen_at is None and (step - 1) % self.every == 0
+        )
+
     def update_or_disable(
         self,
         step: int,

@@ -227,13 +227,12 @@ def run_scene(
     blocks = None  # and its blocks of whole steps (runtime.run.blocks)
     sim_time = float(getattr(state, "time", 0.0))
     k = 0
-
     try:
         while k < steps:
             k += 1
             stepped = False  # (a block took step k; the fused step records it)
             ik_sent = False  # (step k's IK update done: a block may start with the solve)
-            if blocks is not None and ik is not None and blocks.solves_at(k):
+            if blocks is not None and ik is not None and ik.solves_at(k):
                 began = perf()
                 ik.update_or_disable(k, sim_time, step_dt, joint_positions, contact_checks)
                 timings["ik"] += perf() - began
