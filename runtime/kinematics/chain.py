@@ -34,6 +34,7 @@ from pxr import Usd
 
 import runtime.schema  # noqa: F401  (registers the Isaac schemas before any stage)
 from runtime._jit import CompiledCall
+from runtime._native_call import In, Out, native_kernel
 from runtime.errors import SchemaError
 from runtime.kinematics import _joint_state
 from runtime.kinematics import _kernels as K
@@ -45,6 +46,15 @@ from runtime.kinematics.math import Transform, quat_from_matrix, quat_to_matrix
 # single-configuration calls through their compiled entry (no per-call type dispatch)
 _FK = CompiledCall(K.chain_fk_kernel)
 _FK_JACOBIAN = CompiledCall(K.chain_fk_jacobian_kernel)
+
+
+_POSE = (Out(np.float64, (3,)), Out(np.float64, (4,)))  # a native call's position, quaternion
+
+
+def _none(*arrays: Any) -> None:
+    """The native call's stand-in where there is none: every call takes the dispatcher."""
+    return None
+
 
 __all__ = ["Joint", "KinematicChain", "LinkNode"]
 
@@ -215,6 +225,7 @@ class KinematicChain:
         )
         self._frame_arrays = self._arrays
         self._arrays = pack_chain(*self._frame_arrays)
+        self._unbind_native()
         self._lower = np.zeros(0)
         self._upper = np.zeros(0)
         self._limits = np.zeros((2, 0))
@@ -312,6 +323,7 @@ class KinematicChain:
             np.ascontiguousarray(quat_to_matrix(tip.q)),
         )
         self._arrays = pack_chain(*canonical_z(*self._frame_arrays))
+        self._unbind_native()
         self._lower = np.array([j.lower for j in joints], dtype=np.float64)
         self._upper = np.array([j.upper for j in joints], dtype=np.float64)
         self._limits = np.ascontiguousarray(np.vstack([self._lower, self._upper]))
@@ -326,6 +338,16 @@ class KinematicChain:
                 )
 
     # ------------------------------------------------------------------ FK
+    def _unbind_native(self) -> None:
+        # native calls over the packed arrays are made at first use (runtime._native_call)
+        self.__dict__.pop("fk", None)
+        self._fk_jacobian_native: Any = None
+
+    def _native(self, kernel: Any, outputs: tuple, fallback: Any = None) -> Any:
+        model, tip = self._arrays
+        q = In(np.float64, (len(self._joints),))
+        return native_kernel(kernel, (model, tip, q, *outputs), fallback)
+
     def _q(self, q: Any) -> np.ndarray:
         arr = np.ascontiguousarray(q, dtype=np.float64)
         n = len(self._joints)
@@ -356,7 +378,18 @@ class KinematicChain:
         return frames[-1].copy(), frames
 
     def fk(self, q: Any) -> tuple[np.ndarray, np.ndarray]:
-        """Fast end pose: ``(position (3,), quaternion wxyz (4,))`` in the chain-local frame."""
+        """Fast end pose: ``(position (3,), quaternion wxyz (4,))`` in the chain-local frame.
+
+        The first call makes ``chain.fk`` the kernel's native call (``runtime._native_call``)
+        for a float64 (n,) array ``q``, with this method's dispatcher path for anything else:
+        the same results and errors, without the dispatcher's cost per call.
+        """
+        native = self._native(K.chain_fk_kernel, _POSE, self._fk_dispatch)
+        if native is not None:
+            self.__dict__["fk"] = native
+        return self._fk_dispatch(q)
+
+    def _fk_dispatch(self, q: Any) -> tuple[np.ndarray, np.ndarray]:
         pos = np.empty(3)
         quat = np.empty(4)
         model, tip = self._arrays
@@ -400,11 +433,19 @@ class KinematicChain:
             return Transform(), np.zeros((6, 0))
         if jacobian not in ("spatial", "point"):
             raise ValueError(f"jacobian must be 'spatial' or 'point', got {jacobian!r}")
-        pos = np.empty(3)
-        quat = np.empty(4)
-        jac = np.empty((6, n))
-        model, tip = self._arrays
-        (_FK_JACOBIAN.entry or _FK_JACOBIAN.record)(model, tip, self._q(q), pos, quat, jac)
+        if self._fk_jacobian_native is None:
+            jac = Out(np.float64, (6, n))
+            self._fk_jacobian_native = self._native(K.chain_fk_jacobian_kernel, (*_POSE, jac))
+            self._fk_jacobian_native = self._fk_jacobian_native or _none
+        result = self._fk_jacobian_native(q)  # None unless q is a float64 (n,) array
+        if result is not None:
+            pos, quat, jac = result
+        else:
+            pos = np.empty(3)
+            quat = np.empty(4)
+            jac = np.empty((6, n))
+            model, tip = self._arrays
+            (_FK_JACOBIAN.entry or _FK_JACOBIAN.record)(model, tip, self._q(q), pos, quat, jac)
         if jacobian == "spatial":
             jac[3:] -= np.cross(jac[:3].T, pos).T
         return Transform.adopt(pos, quat), jac

@@ -1,0 +1,19 @@
+"""The one compiled module: ``runtime._native`` (see runtime/_native.c).
+
+Everything else is in pyproject.toml. The module is optional: without a C compiler the
+package builds without it and kernels are called through Numba's dispatcher, as before.
+"""
+
+import numpy
+from setuptools import Extension, setup
+
+setup(
+    ext_modules=[
+        Extension(
+            "runtime._native",
+            sources=["runtime/_native.c"],
+            include_dirs=[numpy.get_include()],
+            optional=True,
+        )
+    ]
+)
