@@ -26,7 +26,7 @@ import numpy as np
 
 from runtime._jit import JIT_DISABLED
 
-__all__ = ["native_kernel", "NATIVE_AVAILABLE", "In", "Out"]
+__all__ = ["native_kernel", "native_chain_call", "no_call", "NATIVE_AVAILABLE", "In", "Out"]
 
 try:
     from runtime._native import NativeKernel as _NativeKernel
@@ -108,3 +108,28 @@ def native_kernel(
         return _NativeKernel(address, tuple(plan), fallback)
     except Exception:  # noqa: BLE001 - any Numba internals mismatch: use the dispatcher
         return None
+
+
+def native_chain_call(
+    chain: Any, kernel: Any, jacobian_rows: int, fallback: Callable[..., Any] | None = None
+) -> Callable[..., Any] | None:
+    """A chain kernel ``kernel(model, tip, q, pos, quat[, jac])`` as a native call of ``q``.
+
+    Args:
+        chain: a ``KinematicChain`` (its packed ``kernel_arrays`` are bound).
+        kernel: the single-configuration FK (``jacobian_rows`` 0) or FK + Jacobian kernel
+            (``jacobian_rows`` 6: a (6, n) output after the pose).
+        jacobian_rows: 0 or 6.
+        fallback: see :func:`native_kernel`.
+    """
+    model, tip = chain.kernel_arrays
+    n = len(chain.joints)
+    outputs = [Out(np.float64, (3,)), Out(np.float64, (4,))]
+    if jacobian_rows:
+        outputs.append(Out(np.float64, (jacobian_rows, n)))
+    return native_kernel(kernel, (model, tip, In(np.float64, (n,)), *outputs), fallback)
+
+
+def no_call(*arrays: Any) -> None:
+    """The stand-in where there is no native call: returns None, the caller's own path runs."""
+    return None

@@ -34,7 +34,7 @@ from pxr import Usd
 
 import runtime.schema  # noqa: F401  (registers the Isaac schemas before any stage)
 from runtime._jit import CompiledCall
-from runtime._native_call import In, Out, native_kernel
+from runtime._native_call import native_chain_call, no_call
 from runtime.errors import SchemaError
 from runtime.kinematics import _joint_state
 from runtime.kinematics import _kernels as K
@@ -46,15 +46,7 @@ from runtime.kinematics.math import Transform, quat_from_matrix, quat_to_matrix
 # single-configuration calls through their compiled entry (no per-call type dispatch)
 _FK = CompiledCall(K.chain_fk_kernel)
 _FK_JACOBIAN = CompiledCall(K.chain_fk_jacobian_kernel)
-
-
-_POSE = (Out(np.float64, (3,)), Out(np.float64, (4,)))  # a native call's position, quaternion
-
-
-def _none(*arrays: Any) -> None:
-    """The native call's stand-in where there is none: every call takes the dispatcher."""
-    return None
-
+_new_transform = object.__new__
 
 __all__ = ["Joint", "KinematicChain", "LinkNode"]
 
@@ -341,12 +333,7 @@ class KinematicChain:
     def _unbind_native(self) -> None:
         # native calls over the packed arrays are made at first use (runtime._native_call)
         self.__dict__.pop("fk", None)
-        self._fk_jacobian_native: Any = None
-
-    def _native(self, kernel: Any, outputs: tuple, fallback: Any = None) -> Any:
-        model, tip = self._arrays
-        q = In(np.float64, (len(self._joints),))
-        return native_kernel(kernel, (model, tip, q, *outputs), fallback)
+        self._fk_jacobian_native: Any = self._bind_fk_jacobian
 
     def _q(self, q: Any) -> np.ndarray:
         arr = np.ascontiguousarray(q, dtype=np.float64)
@@ -384,7 +371,7 @@ class KinematicChain:
         for a float64 (n,) array ``q``, with this method's dispatcher path for anything else:
         the same results and errors, without the dispatcher's cost per call.
         """
-        native = self._native(K.chain_fk_kernel, _POSE, self._fk_dispatch)
+        native = native_chain_call(self, K.chain_fk_kernel, 0, self._fk_dispatch)
         if native is not None:
             self.__dict__["fk"] = native
         return self._fk_dispatch(q)
@@ -428,16 +415,18 @@ class KinematicChain:
         Returns:
             ``(T_end, J)`` with J float64 shape (6, n).
         """
+        result = self._fk_jacobian_native(q)  # None unless q is a float64 (n,) array
+        if result is not None and jacobian == "point":
+            pos, quat, jac = result
+            end = _new_transform(Transform)  # (Transform.adopt, inlined: a hot path)
+            end.t = pos
+            end.q = quat
+            return end, jac
         n = len(self._joints)
         if n == 0:
             return Transform(), np.zeros((6, 0))
         if jacobian not in ("spatial", "point"):
             raise ValueError(f"jacobian must be 'spatial' or 'point', got {jacobian!r}")
-        if self._fk_jacobian_native is None:
-            jac = Out(np.float64, (6, n))
-            self._fk_jacobian_native = self._native(K.chain_fk_jacobian_kernel, (*_POSE, jac))
-            self._fk_jacobian_native = self._fk_jacobian_native or _none
-        result = self._fk_jacobian_native(q)  # None unless q is a float64 (n,) array
         if result is not None:
             pos, quat, jac = result
         else:
@@ -449,6 +438,12 @@ class KinematicChain:
         if jacobian == "spatial":
             jac[3:] -= np.cross(jac[:3].T, pos).T
         return Transform.adopt(pos, quat), jac
+
+    def _bind_fk_jacobian(self, q: Any) -> Any:
+        """The first call: bind the native FK + Jacobian call, then make this call with it."""
+        native = native_chain_call(self, K.chain_fk_jacobian_kernel, 6)
+        self._fk_jacobian_native = native if native is not None and self._joints else no_call
+        return self._fk_jacobian_native(q)
 
     def fk_jacobian_batch(self, qs: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """End poses and point Jacobians for N configurations.
