@@ -170,6 +170,64 @@ def bench_fk(name: str, count: int) -> float:
     return t_batch
 
 
+def _pinocchio_lm(pin, model, data, fid, q, target, iters=30, tol=1e-6, damping=1e-6):
+    """The peer's IK: damped least squares on Pinocchio's frame Jacobian and log6 error.
+
+    Per iteration the calls a Pinocchio user makes: forward kinematics, the frame placement,
+    the SE(3) error, the frame Jacobian, one damped solve, ``integrate``.
+    """
+    for it in range(1, iters + 1):
+        pin.forwardKinematics(model, data, q)
+        pin.updateFramePlacement(model, data, fid)
+        to_target = data.oMf[fid].actInv(target)  # the target in the current end frame
+        err = pin.log6(to_target).vector
+        if err.dot(err) < tol * tol:
+            return q, it - 1
+        jac = pin.computeFrameJacobian(model, data, q, fid)  # local frame
+        jac = -pin.Jlog6(to_target.inverse()) @ jac
+        step = -jac.T @ np.linalg.solve(jac @ jac.T + damping * np.eye(6), err)
+        q = pin.integrate(model, q, step)
+    return q, iters
+
+
+def _ik_per_iteration(pin, chain, model, data, names, targets, near, success) -> None:
+    """Near-seed IK per LM iteration: simrt's single calls against a Pinocchio loop."""
+    fid = model.getFrameId("panda_hand")
+    count = min(100, len(targets))
+    ours, iterations, sols = [], [], []
+    for i in range(count):
+        T = Transform(targets[i][0], targets[i][1])
+        seed = np.ascontiguousarray(near[i])
+        ik_lm_with_error(chain, seed, T)
+        t0 = time.perf_counter()
+        q, _ = ik_lm_with_error(chain, seed, T)
+        ours.append(time.perf_counter() - t0)
+        sols.append(q)
+        for k in range(31):  # the iterations it took: the fewest that give the same result
+            if np.array_equal(ik_lm_with_error(chain, seed, T, iters=k)[0], q):
+                iterations.append(max(k, 1))
+                break
+    ok = success(np.array(sols))
+    peer, peer_iterations, peer_sols = [], [], []
+    for i in range(count):
+        target = pin.SE3(targets[i][2])
+        q0 = ref.pin_q(model, names, near[i])
+        t0 = time.perf_counter()
+        q, used = _pinocchio_lm(pin, model, data, fid, q0, target)
+        peer.append(time.perf_counter() - t0)
+        peer_iterations.append(max(used, 1))
+        peer_sols.append([q[model.joints[model.getJointId(n)].idx_q] for n in names])
+    peer_ok = success(np.array(peer_sols))
+    per_ours = float(np.median(np.array(ours) / np.array(iterations)))
+    per_peer = float(np.median(np.array(peer) / np.array(peer_iterations)))
+    _out(
+        f"  per LM iteration, near seed ({count} targets): simrt ik_lm {per_ours * 1e6:6.2f} us "
+        f"({np.mean(iterations):.1f} iterations, success {ok.mean() * 100:.0f} %) | Pinocchio "
+        f"loop {per_peer * 1e6:6.2f} us ({np.mean(peer_iterations):.1f} iterations, success "
+        f"{peer_ok.mean() * 100:.0f} %)  -> {per_ours / per_peer:.2f}x"
+    )
+
+
 def _ikpy_chain():
     from ikpy.chain import Chain
 
@@ -304,6 +362,8 @@ def bench_ik(n_targets: int, n_ikpy: int) -> None:
         f"  simrt cold start batched                   success "
         f"{cold_batch_ok.mean() * 100:6.2f} %  {n_targets / t_cold_batch:9.0f} solves/s"
     )
+
+    _ik_per_iteration(pin, chain, model, data, names, targets, near, success)
 
     try:
         ik_chain = _ikpy_chain()
