@@ -252,3 +252,29 @@ def test_a_callers_mujoco_engine_runs_blocks_too(tmp_path, monkeypatch):
     assert results["blocks"].timings["compiled"] > 0.0
     assert results["general"].timings["compiled"] == 0.0
     _assert_identical(stores["blocks"], stores["general"])
+
+
+@pytest.mark.parametrize(
+    "attribute, value",
+    [("enabled", False), ("numRays", 719)],  # switched off; disabled by a bad configuration
+    ids=["enabled-off", "disabled"],
+)
+def test_a_ray_cast_sensor_that_never_evaluates_keeps_the_fused_step(
+    tmp_path, monkeypatch, attribute, value
+):
+    """Its rows are the general path's invalid rows; the rest of the run stays compiled."""
+    from pxr import Sdf, Usd
+
+    import runtime.schema  # noqa: F401  (the Isaac schemas registered)
+
+    path = tmp_path / "panda_lidar_off.usda"
+    stage = Usd.Stage.CreateNew(str(path))
+    stage.GetRootLayer().subLayerPaths.append(str(REPO / "scenes" / "panda_table.usda"))
+    stage.SetDefaultPrim(stage.GetPrimAtPath("/World"))
+    lidar = "/World/LidarMount/Lidar"
+    kind = Sdf.ValueTypeNames.Bool if attribute == "enabled" else Sdf.ValueTypeNames.UInt
+    stage.OverridePrim(lidar).CreateAttribute(attribute, kind).Set(value)
+    stage.GetRootLayer().Save()
+    store = _both(path, tmp_path, monkeypatch, steps=300, cache=False)
+    assert not store.data[f"{lidar}.valid"].any()
+    assert any(v.any() for name, v in store.data.items() if name.endswith("HandImu.valid"))

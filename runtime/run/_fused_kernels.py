@@ -39,6 +39,7 @@ from runtime.run._row_kernels import (
     OP_IMU,
     OP_JOINT,
     OP_RAY,
+    OP_ZERO,
     T_C_FLOAT,
     T_C_INT,
     T_COM_LOCAL,
@@ -225,6 +226,9 @@ def _step_body(t, ops, efc_force, efc_type, efc_id, si, sf):  # pragma: no cover
                 _copy64(_row(t, op[4], row), t[T_TARGETS, 0], nd)
             else:
                 _zero(t, op[4], row)
+        elif kind == OP_ZERO:  # count, then the channels of an invalid row
+            for c in range(op[1]):
+                _zero(t, op[2 + c], row)
         elif kind == OP_BODY:  # positions (B, 3), orientations (B, 4): float64
             _copy64(_row(t, op[1], row), t[T_VEC, 0], 3 * b)
             _copy64(_row(t, op[2], row), t[T_QUAT, 0], 4 * b)

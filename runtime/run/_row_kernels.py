@@ -28,7 +28,8 @@ T_R_BLOCK_F, T_R_BLOCK_I, T_R_OUT, T_R_HITS, T_R_HIT_COUNT, T_TARGETS = range(22
 T_FIRST_CHANNEL = 28  # then one row per recorder channel: its chunk buffer
 
 # ---- write operations (rows of ``ops``): kind, then kind-specific columns
-OP_CONTACT, OP_IMU, OP_RAY, OP_JOINT, OP_BODY = range(5)
+# OP_ZERO: a sensor that never evaluates in the run (disabled), its row invalid: zeros
+OP_CONTACT, OP_IMU, OP_RAY, OP_JOINT, OP_BODY, OP_ZERO = range(6)
 OP_WIDTH = 16
 
 # ---- the channel types the write operations store (checked when the fused step binds)

@@ -10,7 +10,9 @@ arrays and writes the recording row in place. Readings are built only if someone
 
 :meth:`FusedStep.bind` accepts only the case it reproduces exactly: the built-in MuJoCo
 engine, at most one contact, one IMU and one ray-cast batch, every sensor enabled, in its
-steady state and recorded by its direct writer (:mod:`runtime.run._direct`). Anything else
+steady state and recorded by its direct writer (:mod:`runtime.run._direct`); a ray-cast batch
+none of whose sensors ever evaluates (disabled, ``enabled`` off) is not stepped and its rows
+are written invalid, as the general path writes them (:mod:`runtime.run._fused_plan`). Anything else
 (another engine, unbatched sensors, hit-path tables that are not the scene's actor table,
 USD edits during the run...) keeps the general path, which stays the reference: tests record
 whole runs both ways and compare every channel, bit for bit.
@@ -29,12 +31,11 @@ from runtime._jit import JIT_DISABLED, CompiledCall
 from runtime.run import _fused_kernels as F
 from runtime.run import _native_kernels as N
 from runtime.run import _row_kernels as R
+from runtime.run._fused_plan import plan
 
 LOGGER = logging.getLogger("runtime.run")
 
 __all__ = ["FusedStep"]
-
-_KINDS = ("ContactBatch", "ImuBatch", "RaycastBatch")
 
 
 class FusedStep:
@@ -54,6 +55,7 @@ class FusedStep:
         self.recorder = recorder
         self.steps = 0  # fused steps since the last leave()
         self.units: dict[str, Any] = {}
+        self.silent: Any = None  # a ray-cast batch none of whose sensors ever evaluates
         self.layout: Any = None
         self.windowed: list[Any] = []
         self.ops = np.zeros((0, R.OP_WIDTH), np.int64)
@@ -100,7 +102,7 @@ class FusedStep:
             return None
         fused = cls(engine, sensors, recorder)
         try:
-            ok = fused._plan(taps, joint_slots, body_slots, targets)
+            ok = plan(fused, taps, joint_slots, body_slots, targets)
         except Exception as error:  # noqa: BLE001 - an unforeseen shape: the general path
             LOGGER.debug("fused step declined: %r", error)
             return None
@@ -112,121 +114,6 @@ class FusedStep:
             return None
         fused.si[F.S_KERNELS :] = addresses
         return fused
-
-    def _plan(
-        self,
-        taps: Sequence[Any],
-        joint_slots: Mapping[str, int],
-        body_slots: Mapping[str, int],
-        targets: np.ndarray | None,
-    ) -> bool:
-        runtime = self.sensors
-        if runtime._changed_paths:
-            return False
-        for _update, guard, unit in runtime._step_plan:
-            kind = type(unit).__name__
-            if guard is not None or kind not in _KINDS or kind in self.units:
-                return False
-            self.units[kind] = unit
-        if any(getattr(s, "disabled_reason", None) for s in runtime.sensors):
-            return False
-        tapped = {id(tap.sensor) for tap in taps}
-        if len(tapped) != len(taps) or tapped != {id(s) for s in runtime.sensors}:
-            return False
-        ops: list[list[int]] = []
-        imu = self.units.get("ImuBatch")
-        if imu is not None and not imu._all_processed:
-            return False
-        ray = self.units.get("RaycastBatch")
-        if ray is not None:
-            fast = ray._fast
-            if fast is None:  # not in its steady state
-                return False
-            self.layout, self.windowed = fast[0], list(fast[1])
-            if not all(s._steady and s._source is self.layout for s in self.layout.sensors):
-                return False
-        for tap in taps:
-            op = self._op(tap)
-            if op is None:
-                return False
-            ops.append(op)
-        if joint_slots:
-            ops.append(
-                [R.OP_JOINT, joint_slots["positions"], joint_slots["velocities"],
-                 joint_slots["efforts"], joint_slots["targets"], 1 if targets is not None else -1]
-            )  # fmt: skip
-        if body_slots:
-            ops.append([R.OP_BODY, body_slots["positions"], body_slots["orientations"]])
-        self.targets = targets if targets is not None else np.zeros(0)
-        if self.targets.dtype != np.float64 or not self.targets.flags.c_contiguous:
-            return False
-        self.ops = np.zeros((len(ops), R.OP_WIDTH), np.int64)
-        for p, op in enumerate(ops):
-            self.ops[p, : len(op)] = op
-        channels = self.recorder._buffers[:-2]
-        self.channel_count = len(channels)
-        for p, op in enumerate(ops):
-            if op[0] == R.OP_RAY:
-                self.ops[p, 15] = R.T_FIRST_CHANNEL + self.channel_count + op[15]
-        if not all(buffer.flags.c_contiguous for buffer in channels):
-            return False
-        written = set()
-        for op in self.ops:  # each channel has the type the kernel stores
-            kind = int(op[0])
-            for column, dtype in zip(R.CHANNEL_COLUMNS[kind], R.CHANNEL_TYPES[kind], strict=True):
-                slot = int(op[column])
-                if slot >= 0 and channels[slot].dtype != np.dtype(dtype):
-                    return False
-                written.add(slot)
-        # every channel of the row is written (buffers are reused: a missed one would record
-        # another row's values)
-        return written - {-1} == set(range(self.channel_count))
-
-    def _op(self, tap: Any) -> list[int] | None:
-        """The write operation of one tap's row, or None (not a case the kernel writes)."""
-        direct = tap._direct
-        sensor = tap.sensor
-        kind = type(sensor).__name__
-        if direct is None or not direct.usable:
-            return None
-        slots = direct.slots if kind == "RaycastSensor" else {n: s for n, s, _, _ in tap._plan}
-        if kind == "ContactSensor" and sensor._batch is self.units.get("ContactBatch"):
-            return [
-                R.OP_CONTACT, sensor._index, tap._valid_slot, slots["time"], slots["step"],
-                slots["value"], slots["in_contact"], slots["number_of_contacts"],
-            ]  # fmt: skip
-        if kind == "ImuSensor" and sensor._batch is self.units.get("ImuBatch"):
-            return [
-                R.OP_IMU, sensor._index, tap._valid_slot, slots["linear_acceleration"],
-                slots["angular_velocity"], slots["orientation"], slots["time"], slots["step"],
-            ]  # fmt: skip
-        if kind != "RaycastSensor" or sensor._batch is not self.units.get("RaycastBatch"):
-            return None
-        lay = self.layout
-        if not sensor._is_active() or not direct._bind(lay):
-            return None
-        table_len, ids_slot = -1, -1
-        if direct.ids is not None:
-            ids_slot = direct.ids_slot
-            if sensor.config.report_hit_prim_paths:
-                table = direct._identity_table(lay)
-                if table is None:
-                    return None  # path ids through the channel's own table: Python
-                table_len = len(table)
-        hits = lay.hits
-        if not (
-            hits.dtype == np.int64 and hits.ndim == 2 and hits.shape[1] == 2
-            and lay.hit_count.dtype == np.int64 and lay.out.dtype == np.float32
-            and direct.depths.dtype == np.float32
-        ):  # fmt: skip
-            return None
-        a, b = direct.bounds
-        self.extra.append(np.ascontiguousarray(tap._max_ranges, np.float32))
-        return [
-            R.OP_RAY, a, b, lay.ray_count, table_len, tap._valid_slot, tap._hit_slot, ids_slot,
-            slots["depths"], slots["hit_positions"], slots["hit_normals"],
-            slots["ray_end_points_world"], slots["time"], slots["step"], 0, len(self.extra) - 1,
-        ]  # fmt: skip
 
     def _build_table(self) -> None:
         engine = self.engine
