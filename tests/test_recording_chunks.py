@@ -19,24 +19,27 @@ _CORE_DTYPES = [
 ]
 
 
-def _zarr_compressors(level):
+def _zarr_compressors(level, cname="lz4"):
     from zarr.codecs import BloscCodec, Crc32cCodec
 
-    blosc = [BloscCodec(cname="zstd", clevel=level, shuffle="shuffle")] if level else []
+    blosc = [BloscCodec(cname=cname, clevel=level, shuffle="shuffle")] if level else []
     return [*blosc, Crc32cCodec()]
 
 
+@pytest.mark.parametrize("compressor", ["lz4", "zstd"])
 @pytest.mark.parametrize("level", [0, 1, 5])
 @pytest.mark.parametrize(
     ("shape", "dtype"),
     [((), "float64"), ((3,), "float32"), ((4, 3), "int32"), ((7,), "bool"), ((2,), "int64")],
 )
-def test_chunk_files_are_byte_identical_to_zarr(tmp_path, level, shape, dtype):
+def test_chunk_files_are_byte_identical_to_zarr(tmp_path, level, shape, dtype, compressor):
     rows, chunk = 50, 16
     rng = np.random.default_rng(level)
     values = (rng.random((rows, *shape)) * 1000).astype(dtype)
     ours = tmp_path / "ours.zarr"
-    writer = StoreWriter(ours, chunk_rows=chunk, compression_level=level, expected_rows=rows)
+    writer = StoreWriter(
+        ours, chunk_rows=chunk, compressor=compressor, compression_level=level, expected_rows=rows
+    )
     writer.add_channel(ChannelInfo("v", shape, dtype))
     for k in range(rows):
         buffers, row = writer.begin_row()
@@ -81,16 +84,16 @@ def test_channel_names_that_cannot_be_arrays_are_refused(tmp_path, name):
         writer.add_channel(ChannelInfo(name, (), "float64"))
 
 
-@pytest.mark.parametrize("level", [0, 3])
+@pytest.mark.parametrize(("level", "compressor"), [(0, "lz4"), (3, "lz4"), (3, "zstd")])
 @pytest.mark.parametrize("dtype", [*_CORE_DTYPES, ">f8", "datetime64[ns]"])
-def test_array_documents_are_byte_identical_to_zarr(tmp_path, dtype, level):
+def test_array_documents_are_byte_identical_to_zarr(tmp_path, dtype, level, compressor):
     """Every Zarr v3 core dtype (written by our code) and two others (zarr's template)."""
     attributes = {"simrt": {"name": "a.b", "unit": "m/s", "nan": float("nan"), "x": [1, None]}}
     for rank, shape in enumerate([(7,), (7, 3), (7, 4, 2)]):
         chunks = (5, *shape[1:])
         names = ["row", *(f"a.{i}" for i in range(rank))]
         ours = ArrayDocument(
-            tmp_path, f"ours{rank}", shape, chunks, dtype, names, attributes, level
+            tmp_path, f"ours{rank}", shape, chunks, dtype, names, attributes, level, compressor
         )
         ours.create(durable=False)
         zarr.create_array(
@@ -99,7 +102,7 @@ def test_array_documents_are_byte_identical_to_zarr(tmp_path, dtype, level):
             chunks=chunks,
             dtype=dtype,
             fill_value=0,
-            compressors=_zarr_compressors(level),
+            compressors=_zarr_compressors(level, compressor),
             zarr_format=3,
             config={"write_empty_chunks": True},
             dimension_names=names,
@@ -231,3 +234,11 @@ def test_a_store_rewritten_by_zarr_is_read_through_zarr(tmp_path):
     rewritten[:] = values
     assert StoredArray.open(path / "v", _document(path / "v")) is None
     np.testing.assert_array_equal(load_recording(path).data["v"], values)
+
+
+def test_a_bad_compressor_or_level_is_refused_before_anything_is_written(tmp_path):
+    with pytest.raises(ValueError, match="compressor must be one of"):
+        StoreWriter(tmp_path / "a.zarr", compressor="gzip")
+    with pytest.raises(ValueError, match="compression_level must be 0..9"):
+        StoreWriter(tmp_path / "b.zarr", compression_level=12)
+    assert not (tmp_path / "a.zarr").exists() and not (tmp_path / "b.zarr").exists()

@@ -211,3 +211,21 @@ def test_progress_line_has_no_nonsense_numbers_before_a_rate_exists():
     bar.first_step_done()
     line = bar._line(1)
     assert "nan" not in line and " 0 steps/s" not in line and "ETA" in line
+
+
+def test_cli_run_compressor_zstd_records_the_same_rows_as_lz4(tmp_path, capsys):
+    """Both compressors are readable by zarr itself (the oracle) and hold the same rows."""
+    zarr = pytest.importorskip("zarr")
+    stores = {}
+    for compressor in ("lz4", "zstd"):
+        out = tmp_path / f"{compressor}.zarr"
+        argv = ["run", SCENE, "--steps", "40", "--out", str(out), "--no-progress"]
+        code = main([*argv, "--compressor", compressor])
+        assert code == 0, capsys.readouterr().err
+        group = zarr.open_group(out, mode="r")
+        blosc = [c for c in group["time"].metadata.to_dict()["codecs"] if c["name"] == "blosc"]
+        assert blosc[0]["configuration"]["cname"] == compressor
+        stores[compressor] = {name: np.asarray(group[name]) for name in group.array_keys()}
+    assert stores["lz4"].keys() == stores["zstd"].keys()
+    for name, values in stores["lz4"].items():
+        np.testing.assert_array_equal(stores["zstd"][name], values, err_msg=name)

@@ -1,12 +1,15 @@
-"""Chunk buffer sets kept from one store writer for the next of the same layout.
+"""Chunk buffer memory kept from one store writer for the next, whatever its layout.
 
 A writer's chunk buffers are large (up to ``target_chunk_bytes`` per set, a few sets per
-writer) and are touched page by page when first written: in a process that records run
-after run (batch workers, a benchmark), that first touch costs as much as a short run's
-steps. A closed writer hands its sets back here; the next writer with the same channels and
-chunk rows takes them instead of allocating. Sets of one layout only are kept, at most
-:data:`LIMIT` bytes; a pooled set holds the last run's rows until it is overwritten (every
-row of every channel is written before a chunk is handed over).
+writer) and a new set must be touched page by page before the step loop writes into it: on
+this kind of machine 6-130 ms for 27 MiB, as much as hundreds of steps. In a process that
+records run after run (batch workers, a benchmark) runs differ in their chunk rows (a run's
+chunks are sized from its expected rows) and in their channels, so sets are kept as raw
+memory blocks: a closed writer hands its blocks back here, and the next writer carves its
+buffers (64-byte aligned, C order) out of the smallest kept block that is large enough.
+At most :data:`LIMIT` bytes are kept, the most recently returned first. A kept block holds
+the last run's bytes until they are overwritten (every row of every channel is written
+before a chunk is handed over; rows past a store's last row lie beyond its trimmed arrays).
 """
 
 from __future__ import annotations
@@ -17,54 +20,88 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["give", "take"]
+__all__ = ["give", "nbytes", "take"]
 
-LIMIT = 256 << 20  # bytes of buffer sets kept between writers
+LIMIT = 256 << 20  # bytes of blocks kept between writers
+_ALIGN = 64  # every buffer starts on a cache line
 _LOCK = threading.Lock()
-_POOL: dict[tuple, list[list[np.ndarray]]] = {}
+_BLOCKS: list[np.ndarray] = []  # uint8 blocks, oldest first
 
 
-def _key(channels: Iterable[Any], rows: int) -> tuple:
-    return (rows, *((tuple(c.shape), str(np.dtype(c.dtype))) for c in channels))
+def _specs(channels: Iterable[Any], rows: int) -> list[tuple[tuple[int, ...], np.dtype]]:
+    specs = [((rows, *c.shape), np.dtype(c.dtype)) for c in channels]
+    return [*specs, ((rows,), np.dtype(np.int64)), ((rows,), np.dtype(np.float64))]
 
 
-def _make(channels: Iterable[Any], rows: int, poison: bool) -> list[np.ndarray]:
-    buffers = [np.empty((rows, *c.shape), dtype=c.dtype) for c in channels]
-    buffers += [np.empty(rows, np.int64), np.empty(rows, np.float64)]
-    for buffer in buffers:  # touched now, not page by page by the step loop's writes
-        buffer.view(np.uint8).fill(0xFF if poison else 0)
-    return buffers
+def _offsets(specs: list[tuple[tuple[int, ...], np.dtype]]) -> tuple[list[int], int]:
+    offsets, end = [], 0
+    for shape, dtype in specs:
+        offsets.append(end)
+        size = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+        end += -(-size // _ALIGN) * _ALIGN
+    return offsets, end
+
+
+def nbytes(channels: Iterable[Any], rows: int) -> int:
+    """Bytes of one buffer set for ``channels`` and ``rows`` rows (alignment included)."""
+    return _offsets(_specs(channels, rows))[1] + _ALIGN
 
 
 def take(channels: Iterable[Any], rows: int, poison: bool = False) -> list[np.ndarray]:
     """A buffer set for ``channels`` (``ChannelInfo``) and ``rows`` rows per chunk.
 
-    A kept set of this layout, else a new one touched with zero bytes (``poison``: 0xFF
-    bytes and never a kept set, so that a row left unwritten shows).
+    One array per channel (``(rows, *shape)``), then the step (int64) and time (float64)
+    arrays, carved from a kept block, else from a new one touched with zero bytes
+    (``poison``: 0xFF bytes and never a kept block, so that a row left unwritten shows).
     """
-    channels = list(channels)
+    specs = _specs(channels, rows)
+    offsets, size = _offsets(specs)
+    size += _ALIGN
+    block = None
     if not poison:
         with _LOCK:
-            sets = _POOL.get(_key(channels, rows))
-            if sets:
-                return sets.pop()
-    return _make(channels, rows, poison)
+            fitting = [b for b in _BLOCKS if b.nbytes >= size]
+            if fitting:
+                block = min(fitting, key=lambda b: b.nbytes)
+                _remove(block)
+    if block is None:
+        block = np.empty(size, np.uint8)
+        block.fill(0xFF if poison else 0)  # touched now, not page by page by the step loop
+    start = -block.ctypes.data % _ALIGN
+    buffers = []
+    for (shape, dtype), offset in zip(specs, offsets, strict=True):
+        count = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+        if not count:  # an empty channel (no rays): numpy's own empty array and strides
+            buffers.append(np.empty(shape, dtype))
+            continue
+        begin = start + offset
+        buffers.append(block[begin : begin + count].view(dtype).reshape(shape))
+    return buffers
 
 
-def give(channels: Iterable[Any], rows: int, sets: list[list[np.ndarray]]) -> None:
-    """Keep ``sets`` (a closed writer's buffer sets) for the next writer of this layout."""
-    key = _key(channels, rows)
+def _remove(block: np.ndarray) -> None:
+    for index, kept in enumerate(_BLOCKS):
+        if kept is block:
+            del _BLOCKS[index]
+            return
+
+
+def _block(buffers: list[np.ndarray]) -> np.ndarray | None:
+    """The block a set was carved from (None: not one of ours)."""
+    base = buffers[-1].base if buffers else None
+    if isinstance(base, np.ndarray) and base.dtype == np.uint8 and base.base is None:
+        return base
+    return None
+
+
+def give(sets: list[list[np.ndarray]]) -> None:
+    """Keep the blocks of ``sets`` (a closed writer's buffer sets) for the next writers."""
     with _LOCK:
-        kept = _POOL.pop(key, [])
-        _POOL.clear()  # (one layout kept: the process's current scene)
-        size = sum(b.nbytes for s in kept for b in s)
-        seen = {id(s) for s in kept}
         for buffers in sets:
-            nbytes = sum(b.nbytes for b in buffers)
-            if id(buffers) in seen or size + nbytes > LIMIT:
+            block = _block(buffers)
+            if block is None or any(kept is block for kept in _BLOCKS):
                 continue
-            kept.append(buffers)
-            seen.add(id(buffers))
-            size += nbytes
-        if kept:
-            _POOL[key] = kept
+            _BLOCKS.append(block)
+        total = sum(b.nbytes for b in _BLOCKS)
+        while _BLOCKS and total > LIMIT:  # the oldest go first
+            total -= _BLOCKS.pop(0).nbytes

@@ -2,7 +2,7 @@
 
 Each array of a store is a Zarr v3 array with a regular chunk grid, the default chunk-key
 encoding (``c/<row chunk>/0/...``) and the codecs ``bytes`` (little endian) -> ``blosc``
-(Zstd, byte shuffle, the dtype's size as typesize; left out at compression level 0) ->
+(LZ4 or Zstd, byte shuffle, the dtype's size as typesize; left out at level 0) ->
 ``crc32c``. :class:`ChunkEncoder` produces exactly the bytes zarr-python's own codec
 pipeline produces for that metadata (a test compares them), but with two calls that release
 the GIL (Blosc compression in ``numcodecs``, and the file write) instead of zarr's asyncio
@@ -30,11 +30,18 @@ class ChunkEncoder:
         key: the array's key inside the store (its folder).
         item_shape: the array's shape past the row axis.
         dtype: the array's dtype.
-        level: Blosc/Zstd level; 0 means no compression codec (the checksum stays).
+        level: Blosc compression level; 0 means no compression codec (the checksum stays).
+        cname: Blosc's compressor (``"lz4"`` or ``"zstd"``).
     """
 
     def __init__(
-        self, root: Path, key: str, item_shape: tuple[int, ...], dtype: np.dtype, level: int
+        self,
+        root: Path,
+        key: str,
+        item_shape: tuple[int, ...],
+        dtype: np.dtype,
+        level: int,
+        cname: str = "lz4",
     ) -> None:
         self.root = root
         self.key = key
@@ -45,7 +52,7 @@ class ChunkEncoder:
             from numcodecs import Blosc
 
             self._codec = Blosc(
-                cname="zstd",
+                cname=cname,
                 clevel=level,
                 shuffle=Blosc.SHUFFLE,
                 blocksize=0,

@@ -39,7 +39,7 @@ def _dump(document: dict[str, Any]) -> bytes:
     return json.dumps(document, indent=2, allow_nan=True).encode()
 
 
-def _codecs(dtype: np.dtype, level: int) -> list[dict[str, Any]]:
+def _codecs(dtype: np.dtype, level: int, cname: str) -> list[dict[str, Any]]:
     codecs: list[dict[str, Any]] = [{"name": "bytes"}]
     if dtype.itemsize > 1:  # zarr names no byte order for one-byte types
         codecs[0]["configuration"] = {"endian": "little"}
@@ -49,7 +49,7 @@ def _codecs(dtype: np.dtype, level: int) -> list[dict[str, Any]]:
                 "name": "blosc",
                 "configuration": {
                     "typesize": dtype.itemsize,
-                    "cname": "zstd",
+                    "cname": cname,
                     "clevel": level,
                     "shuffle": "shuffle",
                     "blocksize": 0,
@@ -70,7 +70,7 @@ def _fill_value(dtype: np.dtype) -> Any:
     return 0.0
 
 
-def _core_document(dtype: np.dtype, rank: int, level: int) -> dict[str, Any]:
+def _core_document(dtype: np.dtype, rank: int, level: int, cname: str) -> dict[str, Any]:
     """The document of an array with a core data type (shape fields filled in later)."""
     return {
         "shape": [1] * (rank + 1),
@@ -78,7 +78,7 @@ def _core_document(dtype: np.dtype, rank: int, level: int) -> dict[str, Any]:
         "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [1] * (rank + 1)}},
         "chunk_key_encoding": {"name": "default", "configuration": {"separator": "/"}},
         "fill_value": _fill_value(dtype),
-        "codecs": _codecs(dtype, level),
+        "codecs": _codecs(dtype, level, cname),
         "attributes": {},
         "dimension_names": [f"d{i}" for i in range(rank + 1)],
         "zarr_format": 3,
@@ -88,14 +88,14 @@ def _core_document(dtype: np.dtype, rank: int, level: int) -> dict[str, Any]:
 
 
 @functools.lru_cache(maxsize=16)
-def _zarr_template(dtype: str, rank: int, level: int) -> str:
-    """The ``zarr.json`` zarr writes for an array of this (non-core) dtype, rank and level."""
+def _zarr_template(dtype: str, rank: int, level: int, cname: str) -> str:
+    """The ``zarr.json`` zarr writes for an array of this (non-core) dtype, rank, codec."""
     import zarr
     from zarr.codecs import BloscCodec, Crc32cCodec
 
     compressors: list[Any] = [Crc32cCodec()]
     if level > 0:
-        compressors.insert(0, BloscCodec(cname="zstd", clevel=level, shuffle="shuffle"))
+        compressors.insert(0, BloscCodec(cname=cname, clevel=level, shuffle="shuffle"))
     with tempfile.TemporaryDirectory(prefix="simrt-zarr-template-") as folder:
         zarr.create_array(
             store=folder,
@@ -112,11 +112,11 @@ def _zarr_template(dtype: str, rank: int, level: int) -> str:
         return (Path(folder) / "zarr.json").read_text(encoding="utf-8")
 
 
-def _array_template(dtype: str, rank: int, level: int) -> dict[str, Any]:
-    """A fresh array document for this dtype, rank and compression level."""
+def _array_template(dtype: str, rank: int, level: int, cname: str) -> dict[str, Any]:
+    """A fresh array document for this dtype, rank, compression level and compressor."""
     if dtype in CORE_DTYPES:
-        return _core_document(np.dtype(dtype), rank, level)
-    return json.loads(_zarr_template(dtype, rank, level))  # json.loads: a fresh copy
+        return _core_document(np.dtype(dtype), rank, level, cname)
+    return json.loads(_zarr_template(dtype, rank, level, cname))  # json.loads: a fresh copy
 
 
 class ArrayDocument:
@@ -130,7 +130,8 @@ class ArrayDocument:
         dtype: the array's dtype name.
         dimension_names: one name per axis.
         attributes: the array's attributes (JSON-ready).
-        level: Blosc/Zstd level (0: checksum only).
+        level: Blosc compression level (0: checksum only).
+        cname: Blosc's compressor (``"lz4"`` or ``"zstd"``).
     """
 
     def __init__(
@@ -143,9 +144,10 @@ class ArrayDocument:
         dimension_names: list[str],
         attributes: dict[str, Any],
         level: int,
+        cname: str = "lz4",
     ) -> None:
         self.folder = root / key
-        self.document = _array_template(dtype, len(shape) - 1, level)
+        self.document = _array_template(dtype, len(shape) - 1, level, cname)
         self.document["shape"] = [int(n) for n in shape]
         self.document["chunk_grid"]["configuration"]["chunk_shape"] = [int(n) for n in chunks]
         self.document["dimension_names"] = list(dimension_names)

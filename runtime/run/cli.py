@@ -96,6 +96,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="build the scene from USD even when the scene cache holds it (and do not store it)",
     )
+    parser.add_argument(
+        "--compressor",
+        choices=("lz4", "zstd"),
+        default="lz4",
+        help="the store's Blosc compressor: lz4 (default: keeps up with the step loop) or zstd "
+        "(about 15%% smaller, 2.3x the writer thread's time)",
+    )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     parser.add_argument("--json", action="store_true", help="print the summary as JSON")
 
@@ -145,6 +152,7 @@ def run(args: argparse.Namespace) -> int:
                 scene,
                 out=args.out,
                 progress=None if args.no_progress else sys.stderr,
+                store_options={"compressor": getattr(args, "compressor", "lz4")},
                 **settings,
             )
     except KeyboardInterrupt as stop:

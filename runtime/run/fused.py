@@ -202,7 +202,11 @@ class FusedStep:
             slot = R.T_FIRST_CHANNEL + k
             self.keep[slot] = buffer
             row = self.table[slot]
-            row[:] = (N.array_address(buffer), buffer.strides[0], 0, 0)  # (row bytes: C order)
+            # row bytes: C order. Not strides[0]: numpy gives an empty channel (a ray-cast
+            # sensor disabled with no rays: shape (rows, 0, 3)) the strides of a row of one,
+            # and the kernel would write that many bytes per row past its zero-byte buffer
+            width = buffer.itemsize * int(np.prod(buffer.shape[1:], dtype=np.int64))
+            row[:] = (N.array_address(buffer), width, 0, 0)
 
     # ------------------------------------------------------------------ stepping
     def step(self) -> bool:
