@@ -8,30 +8,18 @@ from __future__ import annotations
 
 import bisect
 import logging
-import math
 from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
 
 from runtime.errors import SimrtError
+from runtime.run._ik_fast import SeededSolve, slerp
 from runtime.run.config import IkWaypoint
 
 LOGGER = logging.getLogger("runtime.run")
 
 __all__ = ["IkDriver", "IkSchedule", "build_schedules"]
-
-
-def _slerp(q0: np.ndarray, q1: np.ndarray, s: float) -> np.ndarray:
-    dot = float(np.dot(q0, q1))
-    if dot < 0.0:
-        q1, dot = -q1, -dot
-    if dot > 0.9995:
-        q = q0 + s * (q1 - q0)
-        return q / np.linalg.norm(q)
-    theta = math.acos(min(dot, 1.0))
-    sin_theta = math.sin(theta)
-    return (math.sin((1 - s) * theta) * q0 + math.sin(s * theta) * q1) / sin_theta
 
 
 class IkSchedule:
@@ -50,6 +38,7 @@ class IkSchedule:
         self._times = np.array([w.time for w in self.waypoints])
         self._time_list = self._times.tolist()  # (bisect: searchsorted's index, cheaper)
         self._positions = np.array([w.position for w in self.waypoints], dtype=np.float64)
+        self._position_list = [tuple(float(v) for v in p) for p in self._positions]
 
     def needs_start_orientation(self) -> bool:
         """True when a waypoint leaves its orientation to the start orientation."""
@@ -67,26 +56,35 @@ class IkSchedule:
         Returns:
             ``(position (3,), orientation (4,) wxyz)`` in the robot-base frame.
         """
-        start_q = np.array(
-            start_orientation if start_orientation is not None else (1.0, 0.0, 0.0, 0.0),
-            dtype=np.float64,
-        )
+        position, orientation = self.target_values(time, start_orientation)
+        return np.array(position, dtype=np.float64), np.array(orientation, dtype=np.float64)
 
-        def quat(index: int) -> np.ndarray:
-            q = self.waypoints[index].orientation
-            return start_q if q is None else np.asarray(q, dtype=np.float64)
-
-        times = self._times
+    def target_values(
+        self, time: float, start_orientation: Sequence[float] | None = None
+    ) -> tuple[tuple[float, ...], tuple[float, ...]]:
+        """:meth:`target` as Python floats: ``((x, y, z), (w, x, y, z))`` (the IK driver's)."""
+        start_q = (1.0, 0.0, 0.0, 0.0) if start_orientation is None else start_orientation
+        waypoints = self.waypoints
+        times = self._time_list
         if time <= times[0]:
-            return self._positions[0].copy(), quat(0)
-        if time >= times[-1]:
-            return self._positions[-1].copy(), quat(len(times) - 1)
-        hi = bisect.bisect_right(self._time_list, time)
-        lo = hi - 1
+            lo = hi = 0
+        elif time >= times[-1]:
+            lo = hi = len(times) - 1
+        else:
+            hi = bisect.bisect_right(times, time)
+            lo = hi - 1
+        q_lo = waypoints[lo].orientation
+        q_lo = tuple(float(v) for v in (start_q if q_lo is None else q_lo))
+        p_lo = self._position_list[lo]
+        if lo == hi:
+            return p_lo, q_lo
+        q_hi = waypoints[hi].orientation
+        q_hi = tuple(float(v) for v in (start_q if q_hi is None else q_hi))
+        p_hi = self._position_list[hi]
         span = times[hi] - times[lo]
         s = 0.0 if span <= 0 else (time - times[lo]) / span
-        position = self._positions[lo] + s * (self._positions[hi] - self._positions[lo])
-        return position, _slerp(quat(lo), quat(hi), s)
+        position = tuple(a + s * (b - a) for a, b in zip(p_lo, p_hi, strict=True))
+        return position, slerp(q_lo, q_hi, s)
 
 
 def build_schedules(waypoints: Iterable[IkWaypoint]) -> list[IkSchedule]:
@@ -223,6 +221,7 @@ class IkDriver:
                     "end": end,
                     "start_in_robot": start_in_robot,
                     "failing": False,
+                    "fast": None,  # its SeededSolve, made at the first seeded solve
                 }
             )
         self.targets = np.full(len(dof_table.entries), np.nan)
@@ -300,14 +299,21 @@ class IkDriver:
             local, _ = item["chain"].compute_fk(q_now)  # end pose in the chain's start frame
             start_in_robot = item["start_in_robot"]
             item["start_orientation"] = np.asarray((start_in_robot @ local).q, np.float64)
-        position, orientation = item["schedule"].target(t_goal, item["start_orientation"])
-        target = self._transform(position, orientation)
+        position, orientation = item["schedule"].target_values(t_goal, item["start_orientation"])
+        target = None  # (a Transform, made where the poser's own calls need it)
         seed = item["q_to"] if item["q_to"] is not None else q_now
         poser = item["poser"]
         if item["seeded"]:  # one LM attempt from the seed (solve_ik(seed=), as arrays)
-            q, success = poser.solve_ik_seeded(target, np.asarray(seed, np.float64))
+            if item["fast"] is None:
+                item["fast"] = SeededSolve(poser)
+            answer = item["fast"].solve(position, orientation, seed)
+            if answer is None:
+                target = self._transform(position, orientation)
+                answer = poser.solve_ik_seeded(target, np.asarray(seed, np.float64))
+            q, success = answer
             result = None
         else:
+            target = self._transform(position, orientation)
             result = poser.solve_ik(target, seed=seed)
             success = result.success
         self.solves += 1
@@ -322,6 +328,8 @@ class IkDriver:
             if not item["failing"] or item["q_to"] is None:
                 item["failing"] = True
                 self.ladders += 1
+                if target is None:
+                    target = self._transform(position, orientation)
                 result = poser.solve_ik(target)  # cached solution, then the ladder
                 success = result.success
             if not success and item["q_to"] is not None:
