@@ -105,8 +105,9 @@ def test_runs_with_a_step_callback_keep_the_general_path(tmp_path, monkeypatch):
 
 
 def test_panda_blocks_end_where_python_must_act(tmp_path, monkeypatch):
-    """Blocks stop for IK solves, contact arrays that grow and the first robot contact (IK
-    freezes): the Panda run meets each of these and records the general path's rows."""
+    """Blocks stop for contact arrays that grow and the first robot contact (IK freezes) and
+    cross the IK solves found ahead: the Panda run meets each of these and records the
+    general path's rows, with the same solves."""
     from runtime.run import _fused_kernels as F
 
     run = StepBlocks.run
@@ -126,11 +127,12 @@ def test_panda_blocks_end_where_python_must_act(tmp_path, monkeypatch):
     # IK froze its targets at the first contact, at the same time both ways
     frozen = blocks.summary["ik"]["frozen_at"]
     assert frozen is not None and frozen == general.summary["ik"]["frozen_at"]
-    # before it, a block takes at most the 10 steps from one IK solve to the next (the
-    # loop solves, the block sends the targets); after it, up to the block limit
+    assert blocks.summary["ik"] == general.summary["ik"]  # the same solves, each counted once
+    # before it, blocks cross the IK intervals' starts (solved ahead: 10 steps each)
     steps = [taken for _, taken, _ in statuses]
-    assert max(steps[:50]) == 10 and max(steps) > 10
-    assert sum(steps) > 1000
+    before = [n for n, _ in zip(steps, range(5), strict=False)]
+    assert max(before) > 10 and sum(steps) > 1000
+    assert blocks.summary["ik"]["solves"] > 100
 
 
 def test_mujoco_error_handler_reports_instead_of_exiting():
@@ -278,3 +280,33 @@ def test_a_ray_cast_sensor_that_never_evaluates_keeps_the_fused_step(
     store = _both(path, tmp_path, monkeypatch, steps=300, cache=False)
     assert not store.data[f"{lidar}.valid"].any()
     assert any(v.any() for name, v in store.data.items() if name.endswith("HandImu.valid"))
+
+
+def test_a_solve_ahead_for_another_time_ends_the_block_before_its_interval(tmp_path, monkeypatch):
+    """The block checks MuJoCo's time at each interval solved ahead: a solve made for
+    another time is not used (ST_LOOKAHEAD), the driver solves that interval itself."""
+    from runtime.run import _fused_kernels as F
+    from runtime.run import blocks as B
+
+    ahead = B.lookahead
+
+    def off_by_a_bit(*args):
+        solutions, times = ahead(*args)
+        return solutions, [np.nextafter(t, np.inf) for t in times]
+
+    run = StepBlocks.run
+    statuses = []
+
+    def recorded(self, count):
+        taken, status = run(self, count)
+        statuses.append(status)
+        return taken, status
+
+    monkeypatch.setattr(B, "lookahead", off_by_a_bit)
+    monkeypatch.setattr(StepBlocks, "run", recorded)
+    scene = REPO / "scenes" / "panda_table.usda"
+    blocks, blocks_store = _run(scene, tmp_path / "b.zarr", monkeypatch, True, True, steps=300)
+    general, general_store = _run(scene, tmp_path / "g.zarr", monkeypatch, False, steps=300)
+    assert statuses.count(F.ST_LOOKAHEAD) > 10
+    assert blocks.summary["ik"] == general.summary["ik"]
+    _assert_identical(blocks_store, general_store)

@@ -50,8 +50,8 @@ def _panda_run(tmp_path, name, monkeypatch, fast):
     calls = {"fast": 0, "poser": 0}
     solve = SeededSolve.solve
 
-    def counted(self, *args):
-        answer = solve(self, *args) if fast else None
+    def counted(self, *args, **kwargs):
+        answer = solve(self, *args, **kwargs) if fast else None
         calls["fast" if answer is not None else "poser"] += 1
         return answer
 
@@ -64,7 +64,8 @@ def _panda_run(tmp_path, name, monkeypatch, fast):
 @pytest.mark.skipif(not NATIVE_AVAILABLE, reason="no native calls in this build")
 def test_the_native_solve_gives_the_posers_solutions_bit_for_bit(tmp_path, monkeypatch):
     result, store, calls = _panda_run(tmp_path, "fast", monkeypatch, True)
-    assert calls["fast"] == result.summary["ik"]["solves"] > 50 and calls["poser"] == 0
+    # (solves ahead of a block that contact ends are not counted as the driver's)
+    assert calls["fast"] >= result.summary["ik"]["solves"] > 50 and calls["poser"] == 0
     _, reference, calls = _panda_run(tmp_path, "poser", monkeypatch, False)
     assert calls["fast"] == 0 and calls["poser"] > 50
     targets = store.data["/World/Panda.targets"]

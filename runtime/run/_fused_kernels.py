@@ -97,13 +97,16 @@ B_COUNT, B_DONE, B_STATUS, B_MODEL, B_DATA, B_FN = range(6)  # B_FN: 5 MuJoCo fu
 B_ERROR, B_OFF_NCON, B_OFF_NEFC, B_OFF_TIME, B_OFF_EFC_FORCE = range(11, 16)
 B_OFF_EFC_TYPE, B_OFF_EFC_ID, B_WARN, B_WARN_COUNT, B_WARN_CLEAN = range(16, 21)
 B_CAP_CON, B_CAP_EFC, B_CAP_VEC, B_SCALAR_DOFS, B_STEPS, B_TIMES = range(21, 27)
-B_IK, B_IK_PHASE, B_IK_EVERY, B_CTRL, B_FREEZE_ROWS = range(27, 32)
-B_SIZE = 32
+B_IK, B_IK_PHASE, B_IK_EVERY, B_CTRL, B_FREEZE_ROWS, B_IK_SPANS = range(27, 33)
+B_SIZE = 33
 # how a block ended: every step done; the last step taken but not recorded (ST_WARNED:
 # MuJoCo warned, kinematics not updated; ST_PYTHON: the engine's views must grow first;
 # ST_MJ_ERROR: MuJoCo reported an error; ST_BAD_ACTOR: see BAD_ACTOR); ST_IK: the last
-# step not taken (a non-finite IK target); ST_CONTACT: recorded, and IK must freeze
+# step not taken (a non-finite IK target); ST_CONTACT: recorded, and IK must freeze;
+# ST_LOOKAHEAD: the last step not taken (it starts an IK interval solved ahead for another
+# simulation time than MuJoCo's: the driver solves it)
 ST_DONE, ST_BAD_ACTOR, ST_WARNED, ST_PYTHON, ST_IK, ST_CONTACT, ST_MJ_ERROR = range(7)
+ST_LOOKAHEAD = 7
 
 SI_SIZE = S_KERNELS + len(KERNELS)
 
@@ -256,7 +259,10 @@ def fused_step_kernel(t, ops, efc_force, efc_type, efc_id, si, sf, blk, ik_f, ik
         sf: the step floats (``_step_body``).
         blk: int64 ``B_*``: the block's inputs; ``B_DONE`` / ``B_STATUS`` written (steps
             taken; how the block ended).
-        ik_f: float64: the IK item's ``q_from`` then ``q_to`` (block mode with IK).
+        ik_f: float64 (block mode with IK): ``B_IK_SPANS + 1`` solutions of ``B_IK``
+            values (the IK item's ``q_from``, ``q_to``, then the solutions of the next
+            intervals, solved ahead), then the simulation time each interval after the first
+            starts at (the time the driver solved it for).
         ik_i: int64: the item's target indices, actuator indices, then the contact-sensor
             rows whose contact freezes the targets (the last ``B_FREEZE_ROWS`` entries).
 
@@ -269,6 +275,8 @@ def fused_step_kernel(t, ops, efc_force, efc_type, efc_id, si, sf, blk, ik_f, ik
     model = blk[B_MODEL]
     data = blk[B_DATA]
     n = blk[B_IK]
+    every = blk[B_IK_EVERY]
+    times = (blk[B_IK_SPANS] + 1) * n  # ik_f: the solutions, then the solve times ahead
     freeze = blk[B_FREEZE_ROWS]
     acc = si[S_ACC] != 0
     targets = _f64p(t[T_TARGETS, 0])
@@ -284,16 +292,23 @@ def fused_step_kernel(t, ops, efc_force, efc_type, efc_id, si, sf, blk, ik_f, ik
     done = 0
     for k in range(count):
         if n:  # IkDriver.update between solves: q_from + s (q_to - q_from), then sent
-            frac = (blk[B_IK_PHASE] + k + 1) / blk[B_IK_EVERY]
+            p = blk[B_IK_PHASE] + k  # (interval `span`: from solution span to span + 1)
+            span = p // every
+            if span > 0 and p % every == 0:  # the driver solved here: was it for this time?
+                if _f64p(data + blk[B_OFF_TIME])[0] != ik_f[times + span - 1]:
+                    status = ST_LOOKAHEAD
+                    break
+            frac = (p % every + 1) / every
+            base = span * n
             for j in range(n):
-                q = ik_f[j] + frac * (ik_f[n + j] - ik_f[j])
+                q = ik_f[base + j] + frac * (ik_f[base + n + j] - ik_f[base + j])
                 if not np.isfinite(q):
                     status = ST_IK
                     break
             if status == ST_IK:
                 break
             for j in range(n):
-                q = ik_f[j] + frac * (ik_f[n + j] - ik_f[j])
+                q = ik_f[base + j] + frac * (ik_f[base + n + j] - ik_f[base + j])
                 targets[ik_i[j]] = q
                 ctrl[ik_i[n + j]] = q
         _call_c(blk[B_FN + 0], model, data)  # mj_step

@@ -22,7 +22,7 @@ import numpy as np
 
 from runtime._native_call import In, Out, native_kernel
 
-__all__ = ["SeededSolve", "slerp"]
+__all__ = ["SeededSolve", "commit_ahead", "lookahead", "slerp"]
 
 TOLERANCE = 1e-4  # RobotPoser.solve_ik_seeded's convergence threshold
 # ik_lm_with_error's defaults: lam, iters, tol, w_rot, w_pos, max_step, null_space_bias
@@ -82,7 +82,7 @@ class SeededSolve:
             )  # fmt: skip
 
     def solve(
-        self, position: Any, orientation: Any, seed: np.ndarray
+        self, position: Any, orientation: Any, seed: np.ndarray, keep: bool = True
     ) -> tuple[np.ndarray, bool] | None:
         """``(joints, success)`` as ``solve_ik_seeded`` returns them, or None (not covered).
 
@@ -90,6 +90,8 @@ class SeededSolve:
             position: target position in the robot-base frame (3 floats).
             orientation: target orientation (wxyz, 4 floats).
             seed: chain-order float64 (n,) seed.
+            keep: keep a converged solution as the poser's next seed (``solve_ik_seeded``
+                does); False for solves ahead of time.
         """
         from runtime.kinematics.math import quat_multiply, quat_rotate
 
@@ -112,6 +114,62 @@ class SeededSolve:
             return None
         q, error = answer
         success = bool(float(error[0]) < TOLERANCE)
-        if success:
+        if success and keep:
             self.poser._last_solution = q.copy()
         return q, success
+
+
+def lookahead(
+    driver: Any, item: dict[str, Any], count: int, time: float, phase: int, timestep: float
+) -> tuple[list[np.ndarray], list[float]]:
+    """The solutions ``driver.update`` will find at the next ``count`` interval starts.
+
+    The driver's solves do not depend on the physics: each one is the target at its
+    interval's end, seeded with the previous solution. A compiled block that spans several
+    intervals gets them solved here, ahead and back to back, from the same seeds for the
+    same targets (:func:`commit_ahead` records the ones its steps used). Stops at the
+    first solve the native path does not cover or that does not converge: the driver's
+    ``update`` solves that one itself, failure handling included.
+
+    Args:
+        driver: the run's ``IkDriver``.
+        item: the driver's item (its current interval solved: ``q_to`` set).
+        count: solutions wanted.
+        time: the simulation time now, before the step at ``phase``.
+        phase: the next step's place in its interval (0 .. every - 1).
+        timestep: the engine's step, added to the time once per step (as MuJoCo does).
+
+    Returns:
+        ``(solutions, times)``: chain-order solutions, and the simulation time each of
+        their intervals starts at (the time the driver's ``update`` is given there).
+    """
+    solutions: list[np.ndarray] = []
+    times: list[float] = []
+    fast, q, dt = item["fast"], item["q_to"], driver._dt
+    if fast is None or q is None or dt is None or not item["seeded"]:
+        return solutions, times
+    schedule, start = item["schedule"], item["start_orientation"]
+    steps = driver.every - phase
+    for _ in range(count):
+        for _ in range(steps):
+            time = time + timestep
+        steps = driver.every
+        position, orientation = schedule.target_values(time + driver.every * dt, start)
+        answer = fast.solve(position, orientation, q, keep=False)
+        if answer is None or not answer[1]:
+            break
+        q = answer[0]
+        solutions.append(q)
+        times.append(time)
+    return solutions, times
+
+
+def commit_ahead(driver: Any, item: dict[str, Any], solutions: list[np.ndarray], used: int) -> None:
+    """The driver's state once a block's steps used ``used`` of :func:`lookahead`'s."""
+    if used <= 0:
+        return
+    item["q_from"] = item["q_to"] if used == 1 else solutions[used - 2]
+    item["q_to"] = solutions[used - 1]
+    item["failing"] = False
+    item["poser"]._last_solution = item["q_to"].copy()
+    driver.solves += used

@@ -8,19 +8,24 @@ solves as :meth:`IkDriver.update` sends them, ``mj_step`` and the kinematics thr
 MuJoCo's C entry points (:mod:`runtime.run._mujoco_native`), the warning counters compared
 after every step, the fused step's state, sensors and row, the row's stamps.
 
-A block ends where the Python loop has something to do: an IK solve (every ``ik_every``
-steps), the end of the store's chunk, a MuJoCo warning or error, contact arrays that must
-grow, a robot contact that freezes the IK targets. The loop then finishes that step itself,
-so the recording is the general path's, bit for bit (tests). Blocks run only while MuJoCo's
-arena is at most half used, so that an arena exhausted inside a block (which MuJoCo reports
-through ``mju_error``, recorded here by the handler that ``_mujoco_native`` installs) is
-improbable; the bindings' own path handles it as an exception.
+A block ends where the Python loop has something to do: an IK solve that was not solved
+ahead (:func:`runtime.run._ik_fast.lookahead`: the driver's solves do not depend on the
+physics, so the next intervals' solutions are found back to back before a block, which
+crosses their interval starts; a solve that does not converge, or a simulation time other
+than the one solved for, ends it), the end of the store's chunk, a MuJoCo warning or
+error, contact arrays that must grow, a robot contact that freezes the IK targets. The loop
+then finishes that step itself, so the recording is the general path's, bit for bit
+(tests). Blocks run only while MuJoCo's arena is at most half used, so that an arena
+exhausted inside a block (which MuJoCo reports through ``mju_error``, recorded here by the
+handler that ``_mujoco_native`` installs) is improbable; the bindings' own path handles it
+as an exception.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import time
 from typing import Any
 
 import numpy as np
@@ -28,6 +33,7 @@ import numpy as np
 from runtime.errors import SimrtError
 from runtime.run import _fused_kernels as F
 from runtime.run import _mujoco_native
+from runtime.run._ik_fast import commit_ahead, lookahead
 from runtime.run._native_kernels import array_address
 
 LOGGER = logging.getLogger("runtime.run")
@@ -59,6 +65,9 @@ class StepBlocks:
         self.skip_once = False
         self.failed = False
         self._item: dict[str, Any] | None = None
+        # the IK solutions the planned block may use: (item, solutions, phase, every)
+        self.ahead: tuple[dict[str, Any], list[np.ndarray], int, int] | None = None
+        self.ik_seconds = 0.0  # time spent solving ahead
 
     @classmethod
     def bind(cls, fused: Any, ik: Any, contact_checks_sensors: list[Any]) -> StepBlocks | None:
@@ -140,25 +149,41 @@ class StepBlocks:
         blk[F.B_IK] = 0
         blk[F.B_FREEZE_ROWS] = 0
         ik = self.ik
+        self.ahead = None
         if ik is not None and ik.disabled_reason is None and ik.frozen_at is None:
-            phase = (k - 1) % ik.every
+            every = ik.every
+            phase = (k - 1) % every
             if phase == 0 and not ik_sent:
                 return 0  # an IK solve: the loop's
-            n = min(n, ik.every - phase)
             item = self._ik_item()
             if item is None:
                 return 0
-            if item["q_to"] is not None:  # targets move from q_from to q_to over the block
-                size = self.ik_f.shape[0] // 2
-                self.ik_f[:size] = item["q_from"]
-                self.ik_f[size:] = item["q_to"]
-                blk[F.B_IK] = size
-            blk[F.B_IK_PHASE] = phase
-            blk[F.B_IK_EVERY] = ik.every
             if ik.until_contact and self.freeze:
                 if any(sensor.in_contact() for sensor in self.freeze):
                     return 0  # IkDriver.update freezes at this step: the loop's
                 blk[F.B_FREEZE_ROWS] = self.freeze_rows.shape[0]
+            spans = 1
+            if item["q_to"] is not None:  # targets move from q_from to q_to, interval by interval
+                wanted = -(-(phase + n) // every) - 1  # further intervals the block could reach
+                ahead, times = ([], [])
+                if wanted > 0:
+                    engine = self.engine
+                    timestep = float(engine.model.opt.timestep)
+                    began = time.perf_counter()
+                    ahead, times = lookahead(
+                        ik, item, wanted, float(engine.data.time), phase, timestep
+                    )
+                    self.ik_seconds += time.perf_counter() - began
+                spans += len(ahead)
+                self.ik_f = np.concatenate(
+                    [item["q_from"], item["q_to"], *ahead, np.asarray(times, np.float64)]
+                )
+                blk[F.B_IK] = item["q_to"].shape[0]
+                self.ahead = (item, ahead, phase, every)
+            n = min(n, spans * every - phase)
+            blk[F.B_IK_SPANS] = spans
+            blk[F.B_IK_PHASE] = phase
+            blk[F.B_IK_EVERY] = every
         return max(n, 0)
 
     def _ik_item(self) -> dict[str, Any] | None:
@@ -211,6 +236,10 @@ class StepBlocks:
         finally:
             blk[F.B_COUNT] = 0
         taken, status = int(blk[F.B_DONE]), int(blk[F.B_STATUS])
+        if self.ahead is not None and taken:  # the intervals its steps reached
+            item, ahead, phase, every = self.ahead
+            commit_ahead(self.ik, item, ahead, (phase + taken - 1) // every)
+        self.ahead = None
         if status in (F.ST_DONE, F.ST_CONTACT) and taken and si[F.S_CONTACTS] != engine.data.ncon:
             self.failed, self.offsets = True, None  # (the layout check's last line of defence)
             raise SimrtError("compiled step block read a wrong contact count; rerun")

@@ -181,6 +181,7 @@ class IkDriver:
         self.every = max(int(every), 1)
         self.until_contact = until_contact
         self.frozen_at: float | None = None
+        self._dt: float | None = None  # the step size update() was given
         self.disabled_reason: str | None = None
         self.failures = 0
         self.ladders = 0
@@ -243,6 +244,7 @@ class IkDriver:
             joint_positions: current DOF positions (DOF-table order).
             in_contact: whether a robot contact sensor reports contact.
         """
+        self._dt = dt
         if self.until_contact and in_contact and self.frozen_at is None:
             self.frozen_at = time
         if self.frozen_at is not None:

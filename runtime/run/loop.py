@@ -352,6 +352,8 @@ def run_scene(
         raise
     finally:
         wall = _time.perf_counter() - loop_start
+        if blocks is not None:  # (IK solved ahead of the blocks)
+            timings["ik"] += blocks.ik_seconds
         if fused is not None:  # the sensors' bookkeeping at the last step
             state = fused.leave() or state
         if recorder is None:  # no step completed: an empty, loadable store
