@@ -32,7 +32,8 @@ the rows lost are those not yet committed (the chunk being filled, at most about
 ``commit_interval`` seconds of steps, plus chunks still queued for the writer). Chunk files
 are written in place (no temporary files); a chunk torn by a kill lies beyond the committed
 rows or is the tail chunk, which the reader then drops. :meth:`StoreWriter.close` (called
-from ``finally`` blocks, also on Ctrl-C / SIGTERM) commits every row, trims the arrays to the
+from ``finally`` blocks, also on Ctrl-C / SIGTERM; it writes the last chunk itself, after
+the writer thread's queue) commits every row, trims the arrays to the
 rows written and records ``complete`` and the reason. A failed write (disk full, folder
 removed) stops the run through :class:`RecordingError` naming the path and the rows safe on
 disk.
@@ -573,14 +574,17 @@ class StoreWriter:
             return  # creating the store failed: that error is on its way already
         if not self._opened:
             self._open()  # a run without rows still leaves a loadable, empty store
-        if self._row and self._error is None:
-            self._queue.put((self._buffers, self._chunk_start, self._row, True))
         if self._background:
             assert self._thread is not None
             self._queue.put(None)
             self._thread.join()
         else:
             self._drain()
+        if self._row and self._error is None:
+            # the last chunk, after every queued one: written here, where the loop has
+            # stopped (in the main thread Blosc compresses it on every core: half the wait)
+            with stop_signals_held():
+                self._write_item((self._buffers, self._chunk_start, self._row, False))
         failed = self._error is not None
         try:
             if not failed:
