@@ -310,3 +310,23 @@ def test_a_solve_ahead_for_another_time_ends_the_block_before_its_interval(tmp_p
     assert statuses.count(F.ST_LOOKAHEAD) > 10
     assert blocks.summary["ik"] == general.summary["ik"]
     _assert_identical(blocks_store, general_store)
+
+
+@pytest.mark.parametrize(
+    "overrides",
+    [
+        {"ik_every": 1},  # a solve at every step: blocks cross one interval per step
+        {"ik_every": 7, "ik_until_contact": False},  # intervals across chunk and block ends
+        {"ik_every": 3, "imu_mode": "isaac"},
+        {"ik_every": 10, "store_options": {"chunk_rows": 37}},  # chunks end mid-interval
+    ],
+    ids=["every-1", "every-7-no-freeze", "every-3-isaac", "chunks-of-37"],
+)
+def test_blocks_with_ik_solved_ahead_equal_the_general_path(tmp_path, monkeypatch, overrides):
+    scene = REPO / "scenes" / "panda_table.usda"
+    settings = {"steps": 700, **overrides}
+    blocks, blocks_store = _run(scene, tmp_path / "b.zarr", monkeypatch, True, True, **settings)
+    general, general_store = _run(scene, tmp_path / "g.zarr", monkeypatch, False, **settings)
+    assert blocks.timings["compiled"] > 0.0
+    assert blocks.summary["ik"] == general.summary["ik"] and general.summary["ik"]["solves"] > 50
+    _assert_identical(blocks_store, general_store)
