@@ -242,3 +242,26 @@ def test_a_bad_compressor_or_level_is_refused_before_anything_is_written(tmp_pat
     with pytest.raises(ValueError, match="compression_level must be 0..9"):
         StoreWriter(tmp_path / "b.zarr", compression_level=12)
     assert not (tmp_path / "a.zarr").exists() and not (tmp_path / "b.zarr").exists()
+
+
+def test_chunk_folders_made_ahead_leave_no_stray_folders(tmp_path):
+    """The writer thread makes the next chunk's folders ahead of its write; a run of known
+    length ends with no folder past its last chunk, and an empty run still loads."""
+    path = tmp_path / "r.zarr"
+    writer = StoreWriter(path, expected_rows=40, chunk_rows=20)
+    writer.add_channel(ChannelInfo("v", (2,), "float32"))
+    for k in range(40):
+        buffers, row = writer.begin_row()
+        buffers[0][row] = (k, -k)
+        writer.end_row(k, 0.1 * k)
+    writer.close()
+    chunks = sorted(p.name for p in (path / "v" / "c").iterdir())
+    assert chunks == ["0", "1"]
+    assert len(load_recording(path).time) == 40
+    empty = tmp_path / "empty.zarr"
+    writer = StoreWriter(empty, expected_rows=10)
+    writer.add_channel(ChannelInfo("v", (2,), "float32"))
+    writer.begin_row()  # opened, no row ended
+    writer.close()
+    assert len(load_recording(empty).time) == 0
+    assert zarr.open_group(empty, mode="r")["v"].shape == (0, 2)

@@ -12,6 +12,7 @@ running beside the writer thread.
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -73,6 +74,24 @@ class ChunkEncoder:
         payload = self._codec.encode(raw) if self._codec is not None else raw.tobytes()
         checksum = np.uint32(google_crc32c.value(payload)).astype("<u4").tobytes()
         return bytes(payload) + checksum
+
+    def prepare(self, index: int) -> None:
+        """Create the folders of chunk ``index`` ahead of its write.
+
+        The writer thread's job between chunks: a run's last chunk, written while the run
+        waits, then only opens its files. Best effort: the write creates what is missing.
+        """
+        folder = self.root / self.key
+        if not folder.is_dir():  # never recreate a store folder someone removed
+            return
+        for part in f"c/{index}{self._tail}".split("/")[:-1]:
+            folder = folder / part
+            try:
+                os.mkdir(folder)
+            except FileExistsError:
+                pass
+            except OSError:
+                return
 
     def write(self, index: int, chunk: np.ndarray) -> Path:
         """Encode and write chunk ``index`` of the array in place, not synced.

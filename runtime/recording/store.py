@@ -394,6 +394,8 @@ class StoreWriter:
                     self.path, key, tuple(shape), np.dtype(dtype), self._level, self._cname
                 )
             )
+        for encoder in self._encoders:  # the first chunk's folders, while the loop steps
+            encoder.prepare(0)
         GroupDocument(
             self.path / COMMIT_GROUP,
             {"about": "simrt commit log: commits.jsonl (rows durable)"},
@@ -520,6 +522,9 @@ class StoreWriter:
             make_durable(self.path, self._unsynced + written)
             self._unsynced = []
         self._commit(stop, int(buffers[-2][rows - 1]), float(buffers[-1][rows - 1]))
+        if rows == self.chunk_rows and stop < self._expected_rows:  # the next chunk's folders
+            for encoder in self._encoders:
+                encoder.prepare(index + 1)
 
     def _commit(self, rows: int, step: int, time: float, **extra: Any) -> None:
         if self._durable and self._unsynced:  # a store closed before any chunk
