@@ -51,6 +51,20 @@ def _both(scene, tmp_path, monkeypatch, **overrides):
     return blocks_store
 
 
+def _block_ends(monkeypatch):
+    """A list that ``StepBlocks.run`` fills with every block's ``(count, taken, status)``."""
+    run = StepBlocks.run
+    ends = []
+
+    def recorded(self, count):
+        taken, status = run(self, count)
+        ends.append((count, taken, status))
+        return taken, status
+
+    monkeypatch.setattr(StepBlocks, "run", recorded)
+    return ends
+
+
 def test_panda_run_fused_equals_general(tmp_path, monkeypatch):
     store = _both(REPO / "scenes" / "panda_table.usda", tmp_path, monkeypatch, steps=1400)
     lidar = "/World/LidarMount/Lidar"
@@ -110,15 +124,7 @@ def test_panda_blocks_end_where_python_must_act(tmp_path, monkeypatch):
     general path's rows, with the same solves."""
     from runtime.run import _fused_kernels as F
 
-    run = StepBlocks.run
-    statuses = []
-
-    def recorded(self, count):
-        taken, status = run(self, count)
-        statuses.append((count, taken, status))
-        return taken, status
-
-    monkeypatch.setattr(StepBlocks, "run", recorded)
+    statuses = _block_ends(monkeypatch)
     scene = REPO / "scenes" / "panda_table.usda"
     blocks, blocks_store = _run(scene, tmp_path / "b.zarr", monkeypatch, True, True, steps=1500)
     general, general_store = _run(scene, tmp_path / "g.zarr", monkeypatch, False, steps=1500)
@@ -172,7 +178,6 @@ def test_blocks_hand_warned_steps_back_to_python(tmp_path, monkeypatch):
     loop finishes (warning check, then the fused step): here every block ends so, through
     a wrong "clean" snapshot, and the store still equals the general path's."""
     ready = StepBlocks._ready
-    ends = []
 
     def wrong_snapshot(self):
         if not ready(self):
@@ -180,22 +185,15 @@ def test_blocks_hand_warned_steps_back_to_python(tmp_path, monkeypatch):
         self.clean[:] = 7  # no counter reads 7: every step looks warned
         return True
 
-    run = StepBlocks.run
-
-    def recorded(self, count):
-        taken, status = run(self, count)
-        ends.append(status)
-        return taken, status
-
     monkeypatch.setattr(StepBlocks, "_ready", wrong_snapshot)
-    monkeypatch.setattr(StepBlocks, "run", recorded)
+    ends = _block_ends(monkeypatch)
     scene = REPO / "scenes" / "simple_arm.usda"
     _, blocks_store = _run(scene, tmp_path / "b.zarr", monkeypatch, True, True, steps=300)
     _, general_store = _run(scene, tmp_path / "g.zarr", monkeypatch, False, steps=300)
     _assert_identical(blocks_store, general_store)
     from runtime.run import _fused_kernels as F
 
-    assert len(ends) == 299 and set(ends) == {F.ST_WARNED}
+    assert len(ends) == 299 and {status for _, _, status in ends} == {F.ST_WARNED}
 
 
 def test_a_mujoco_error_in_a_block_stops_the_run_and_keeps_the_rows(tmp_path, monkeypatch):
@@ -294,20 +292,12 @@ def test_a_solve_ahead_for_another_time_ends_the_block_before_its_interval(tmp_p
         solutions, times = ahead(*args)
         return solutions, [np.nextafter(t, np.inf) for t in times]
 
-    run = StepBlocks.run
-    statuses = []
-
-    def recorded(self, count):
-        taken, status = run(self, count)
-        statuses.append(status)
-        return taken, status
-
     monkeypatch.setattr(B, "lookahead", off_by_a_bit)
-    monkeypatch.setattr(StepBlocks, "run", recorded)
+    ends = _block_ends(monkeypatch)
     scene = REPO / "scenes" / "panda_table.usda"
     blocks, blocks_store = _run(scene, tmp_path / "b.zarr", monkeypatch, True, True, steps=300)
     general, general_store = _run(scene, tmp_path / "g.zarr", monkeypatch, False, steps=300)
-    assert statuses.count(F.ST_LOOKAHEAD) > 10
+    assert [status for _, _, status in ends].count(F.ST_LOOKAHEAD) > 10
     assert blocks.summary["ik"] == general.summary["ik"]
     _assert_identical(blocks_store, general_store)
 
