@@ -60,10 +60,9 @@ def take(channels: Iterable[Any], rows: int, poison: bool = False) -> list[np.nd
     block = None
     if not poison:
         with _LOCK:
-            fitting = [b for b in _BLOCKS if b.nbytes >= size]
+            fitting = [k for k, kept in enumerate(_BLOCKS) if kept.nbytes >= size]
             if fitting:
-                block = min(fitting, key=lambda b: b.nbytes)
-                _remove(block)
+                block = _BLOCKS.pop(min(fitting, key=lambda k: _BLOCKS[k].nbytes))
     if block is None:
         block = np.empty(size, np.uint8)
         block.fill(0xFF if poison else 0)  # touched now, not page by page by the step loop
@@ -77,13 +76,6 @@ def take(channels: Iterable[Any], rows: int, poison: bool = False) -> list[np.nd
         begin = start + offset
         buffers.append(block[begin : begin + count].view(dtype).reshape(shape))
     return buffers
-
-
-def _remove(block: np.ndarray) -> None:
-    for index, kept in enumerate(_BLOCKS):
-        if kept is block:
-            del _BLOCKS[index]
-            return
 
 
 def _block(buffers: list[np.ndarray]) -> np.ndarray | None:

@@ -12,15 +12,77 @@ running beside the writer thread.
 
 from __future__ import annotations
 
-import os
 import sys
+from collections.abc import Iterable
 from pathlib import Path
 
 import numpy as np
 
+from runtime.errors import SimrtError
 from runtime.recording import _disk
+from runtime.recording._metadata import ArrayDocument
+from runtime.recording.channels import ChannelInfo, array_key
 
-__all__ = ["ChunkEncoder"]
+__all__ = [
+    "COMPRESSORS", "MAX_ROW_BYTES", "ChunkEncoder", "chunk_rows", "compression", "create_array",
+]  # fmt: skip
+
+COMPRESSORS = {"lz4": 5, "zstd": 1}  # Blosc compressors and their default levels
+MAX_ROW_BYTES = 1 << 28
+"""Largest row (all channels, uncompressed) a store accepts: 256 MiB."""
+_MAX_CHUNK_ROWS = 65536
+
+
+def compression(compressor: str, level: int | None) -> tuple[str, int]:
+    """``(compressor, level)`` checked, the compressor's default level for None.
+
+    Raises:
+        ValueError: an unknown compressor, or a level outside 0..9.
+    """
+    if compressor not in COMPRESSORS:
+        known = sorted(COMPRESSORS)
+        raise ValueError(f"compressor must be one of {known}, got {compressor!r}")
+    checked = int(COMPRESSORS[compressor] if level is None else level)
+    if not 0 <= checked <= 9:
+        raise ValueError(f"compression_level must be 0..9, got {level}")
+    return compressor, checked
+
+
+def chunk_rows(
+    path: Path,
+    infos: Iterable[ChannelInfo],
+    requested: int | None,
+    target_bytes: int,
+    expected_rows: int,
+) -> int:
+    """Rows per chunk of a store at ``path`` recording ``infos`` (plus step and time).
+
+    ``requested`` rows, else about ``target_bytes`` of rows (at most 65,536); a run of
+    ``expected_rows`` rows gets chunks of equal size (no mostly empty tail).
+
+    Raises:
+        SimrtError: one row would exceed :data:`MAX_ROW_BYTES` (the largest channel named).
+    """
+    infos = list(infos)
+
+    def size(info: ChannelInfo) -> int:
+        return int(np.prod(info.shape, dtype=np.int64)) * np.dtype(info.dtype).itemsize
+
+    row_bytes = 16 + sum(size(info) for info in infos)
+    if row_bytes > MAX_ROW_BYTES:
+        largest = max(infos, key=size)
+        raise SimrtError(
+            f"{path}: one recorded step would take {row_bytes / 2**20:.0f} MiB "
+            f"(limit {MAX_ROW_BYTES / 2**20:.0f} MiB); largest channel {largest.name!r} "
+            f"with shape {largest.shape}"
+        )
+    rows = requested or min(_MAX_CHUNK_ROWS, max(1, target_bytes // row_bytes))
+    if expected_rows:
+        rows = min(rows, expected_rows)
+        if requested is None:  # chunks of equal size: no mostly empty tail
+            chunks = -(-expected_rows // max(1, rows))
+            rows = -(-expected_rows // chunks)
+    return max(1, rows)
 
 
 class ChunkEncoder:
@@ -79,19 +141,13 @@ class ChunkEncoder:
         """Create the folders of chunk ``index`` ahead of its write.
 
         The writer thread's job between chunks: a run's last chunk, written while the run
-        waits, then only opens its files. Best effort: the write creates what is missing.
+        waits, then only opens its files. Best effort: the write creates what is missing
+        (and reports a removed store folder).
         """
-        folder = self.root / self.key
-        if not folder.is_dir():  # never recreate a store folder someone removed
-            return
-        for part in f"c/{index}{self._tail}".split("/")[:-1]:
-            folder = folder / part
-            try:
-                os.mkdir(folder)
-            except FileExistsError:
-                pass
-            except OSError:
-                return
+        try:
+            _disk.make_parents(self.root, self._chunk_key(index))
+        except OSError:
+            pass
 
     def write(self, index: int, chunk: np.ndarray) -> Path:
         """Encode and write chunk ``index`` of the array in place, not synced.
@@ -101,6 +157,54 @@ class ChunkEncoder:
         Returns:
             The chunk file's path.
         """
-        key = f"{self.key}/c/{index}{self._tail}"
+        key = self._chunk_key(index)
         _disk._write_in_place(self.root, key, self.encode(chunk))
         return self.root / key
+
+    def _chunk_key(self, index: int) -> str:
+        return f"{self.key}/c/{index}{self._tail}"
+
+
+def create_array(
+    root: Path,
+    name: str,
+    info: ChannelInfo | None,
+    shape: tuple[int, ...],
+    dtype: str,
+    capacity: int,
+    rows: int,
+    level: int,
+    cname: str,
+) -> tuple[ArrayDocument, ChunkEncoder]:
+    """Create one store array (its ``zarr.json``, not synced) and the first chunk's folders.
+
+    Args:
+        root: the store folder.
+        name: the channel's name (``step`` / ``time`` for the stamps: ``info`` None).
+        info: the channel's description, or None.
+        shape: the shape past the row axis.
+        dtype: the dtype.
+        capacity: the array's rows.
+        rows: rows per chunk.
+        level: Blosc level (0: none).
+        cname: Blosc's compressor.
+
+    Returns:
+        The array's document and the encoder of its chunks.
+    """
+    key = array_key(name)
+    document = ArrayDocument(
+        root,
+        key,
+        (capacity, *shape),
+        (rows, *shape),
+        np.dtype(dtype).name,
+        ["row", *(f"{key}.{i}" for i in range(len(shape)))],
+        {"simrt": _disk._channel_json(info) if info else {"name": name}},
+        level,
+        cname,
+    )
+    document.create(False)  # made durable with the first commit's chunk files
+    encoder = ChunkEncoder(root, key, tuple(shape), np.dtype(dtype), level, cname)
+    encoder.prepare(0)  # (the writer thread's job, while the loop steps)
+    return document, encoder

@@ -95,20 +95,30 @@ def _write_in_place(root: Path, key: str, data: bytes) -> None:
     try:
         handle = open(path, "wb")  # noqa: SIM115 - closed below
     except FileNotFoundError:
-        if not root.is_dir():  # never recreate a store folder someone removed
-            raise FileNotFoundError(
-                errno.ENOENT, "the output folder was removed", str(root)
-            ) from None
-        folder = root
-        for part in Path(key).parent.parts:  # never mkdir -p: a removed root stays removed
-            folder = folder / part
-            try:
-                os.mkdir(folder)
-            except FileExistsError:
-                pass
+        make_parents(root, key)
         handle = open(path, "wb")  # noqa: SIM115 - closed below
     with handle:
         handle.write(data)
+
+
+def make_parents(root: Path, key: str) -> None:
+    """Create the folders of ``key`` (a file's key) inside the store folder ``root``.
+
+    Never ``mkdir -p``: a store folder someone removed stays removed.
+
+    Raises:
+        FileNotFoundError: ``root`` is gone ("the output folder was removed").
+        OSError: a folder could not be made.
+    """
+    if not root.is_dir():
+        raise FileNotFoundError(errno.ENOENT, "the output folder was removed", str(root))
+    folder = root
+    for part in Path(key).parent.parts:
+        folder = folder / part
+        try:
+            os.mkdir(folder)
+        except FileExistsError:
+            pass
 
 
 def _channel_json(info: ChannelInfo) -> dict[str, Any]:

@@ -57,7 +57,7 @@ import numpy as np
 
 from runtime.errors import SimrtError
 from runtime.recording import _buffer_pool
-from runtime.recording._chunks import ChunkEncoder
+from runtime.recording._chunks import ChunkEncoder, chunk_rows, compression, create_array
 from runtime.recording._disk import (
     COMMIT_GROUP,
     COMMIT_LOG,
@@ -83,12 +83,7 @@ __all__ = ["COMMIT_LOG", "RecordingError", "StoreWriter", "check_store_path", "i
 
 _LOG = logging.getLogger(__name__)
 
-"""File name of the commit log inside a store."""
 _TARGET_CHUNK_BYTES = 32 << 20
-MAX_ROW_BYTES = 1 << 28
-"""Largest row (all channels, uncompressed) a store accepts: 256 MiB."""
-_MAX_CHUNK_ROWS = 65536
-_COMPRESSORS = {"lz4": 5, "zstd": 1}  # Blosc compressors and their default levels
 
 
 class StoreWriter:
@@ -152,9 +147,7 @@ class StoreWriter:
             raise ValueError(f"chunk_rows must be >= 1, got {chunk_rows}")
         if not commit_interval > 0:
             raise ValueError(f"commit_interval must be > 0, got {commit_interval}")
-        if compressor not in _COMPRESSORS:
-            known = sorted(_COMPRESSORS)
-            raise ValueError(f"compressor must be one of {known}, got {compressor!r}")
+        self._cname, self._level = compression(compressor, compression_level)
         self.meta: dict[str, Any] = dict(meta or {})
         self._channels: dict[str, ChannelInfo] = {}
         self._expected_rows = max(0, int(expected_rows))
@@ -163,11 +156,6 @@ class StoreWriter:
         self._max_pending = max(1, int(max_pending))
         self._durable = bool(durable)
         self._unsynced: list[Path] = []  # documents written since the last commit's sync
-        self._cname = compressor
-        level = _COMPRESSORS[compressor] if compression_level is None else compression_level
-        self._level = int(level)
-        if not 0 <= self._level <= 9:
-            raise ValueError(f"compression_level must be 0..9, got {compression_level}")
         self._target_bytes = max(1, int(target_chunk_bytes))
         self.chunk_rows = 0
         self._opened = False
@@ -318,28 +306,13 @@ class StoreWriter:
         if self._open_failed:
             raise SimrtError(f"{self.path}: the store could not be created")
         self._open_failed = True  # until every step below succeeded
-        infos = list(self._channels.values())
-        row_bytes = 16 + sum(
-            int(np.prod(info.shape, dtype=np.int64)) * np.dtype(info.dtype).itemsize
-            for info in infos
+        self.chunk_rows = rows = chunk_rows(
+            self.path,
+            self._channels.values(),
+            self._chunk_rows_arg,
+            self._target_bytes,
+            self._expected_rows,
         )
-        if row_bytes > MAX_ROW_BYTES:
-            largest = max(
-                infos,
-                key=lambda i: int(np.prod(i.shape, dtype=np.int64)) * np.dtype(i.dtype).itemsize,
-            )
-            raise SimrtError(
-                f"{self.path}: one recorded step would take {row_bytes / 2**20:.0f} MiB "
-                f"(limit {MAX_ROW_BYTES / 2**20:.0f} MiB); largest channel {largest.name!r} "
-                f"with shape {largest.shape}"
-            )
-        rows = self._chunk_rows_arg or min(_MAX_CHUNK_ROWS, max(1, self._target_bytes // row_bytes))
-        if self._expected_rows:
-            rows = min(rows, self._expected_rows)
-            if self._chunk_rows_arg is None:  # chunks of equal size: no mostly empty tail
-                chunks = -(-self._expected_rows // max(1, rows))
-                rows = -(-self._expected_rows // chunks)
-        self.chunk_rows = rows = max(1, rows)
         self._capacity = self._expected_rows or rows
         try:
             if self.path.exists():
@@ -369,33 +342,16 @@ class StoreWriter:
 
     def _create_arrays(self) -> None:
         """Create every array and the commit log (the writer thread's first job)."""
-        rows = self.chunk_rows
         shapes = [(name, info.shape, info.dtype) for name, info in self._channels.items()]
         shapes += [("step", (), "int64"), ("time", (), "float64")]
         for name, shape, dtype in shapes:
-            info = self._channels.get(name)
-            key = array_key(name)
-            document = ArrayDocument(
-                self.path,
-                key,
-                (self._capacity, *shape),
-                (rows, *shape),
-                np.dtype(dtype).name,
-                ["row", *(f"{key}.{i}" for i in range(len(shape)))],
-                {"simrt": _channel_json(info) if info else {"name": name}},
-                self._level,
-                self._cname,
-            )
-            document.create(False)  # made durable with the first commit's chunk files
+            document, encoder = create_array(
+                self.path, name, self._channels.get(name), shape, dtype,
+                self._capacity, self.chunk_rows, self._level, self._cname,
+            )  # fmt: skip
             self._unsynced.append(document.folder / "zarr.json")
             self._arrays.append(document)
-            self._encoders.append(
-                ChunkEncoder(
-                    self.path, key, tuple(shape), np.dtype(dtype), self._level, self._cname
-                )
-            )
-        for encoder in self._encoders:  # the first chunk's folders, while the loop steps
-            encoder.prepare(0)
+            self._encoders.append(encoder)
         GroupDocument(
             self.path / COMMIT_GROUP,
             {"about": "simrt commit log: commits.jsonl (rows durable)"},
