@@ -24,9 +24,8 @@ from runtime._native_call import In, Out, native_kernel
 
 __all__ = ["SeededSolve", "commit_ahead", "lookahead", "slerp"]
 
-TOLERANCE = 1e-4  # RobotPoser.solve_ik_seeded's convergence threshold
-# ik_lm_with_error's defaults: lam, iters, tol, w_rot, w_pos, max_step, null_space_bias
-_LM_DEFAULTS = (1e-3, 30, 1e-6, 1.0, 1.0, 0.5, 0.05)
+# the LM parameters, in the order of runtime.kinematics.ik._params
+_LM_PARAMS = ("lam", "iters", "tol", "w_rot", "w_pos", "max_step", "null_space_bias")
 
 
 def slerp(q0: Any, q1: Any, s: float) -> tuple[float, float, float, float]:
@@ -60,15 +59,21 @@ class SeededSolve:
     """
 
     def __init__(self, poser: Any) -> None:
+        from inspect import signature
+
         from runtime.kinematics import _kernels as K
-        from runtime.kinematics.ik import IKSolverLM, _fixed_mask, _params
+        from runtime.kinematics.ik import IKSolverLM, _fixed_mask, _params, ik_lm_with_error
 
         self.poser = poser
         chain = self.chain = poser.chain
         n = len(chain.joints)
         self._bound = (chain.kernel_arrays, chain.kernel_limits)
         self._fixed = _fixed_mask(None, n)
-        self._params = _params(*_LM_DEFAULTS)
+        # what solve_ik_seeded runs: ik_lm_with_error's defaults, its own tolerance
+        defaults = signature(ik_lm_with_error).parameters
+        self._params = _params(*(defaults[name].default for name in _LM_PARAMS))
+        seeded = signature(type(poser).solve_ik_seeded).parameters
+        self._tolerance = float(seeded["tolerance"].default)
         self._target = np.empty(7)
         self.call = None
         if type(poser._solver) is IKSolverLM:
@@ -113,7 +118,7 @@ class SeededSolve:
         if answer is None:
             return None
         q, error = answer
-        success = bool(float(error[0]) < TOLERANCE)
+        success = bool(float(error[0]) < self._tolerance)
         if success and keep:
             self.poser._last_solution = q.copy()
         return q, success

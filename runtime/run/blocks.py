@@ -197,7 +197,6 @@ class StepBlocks:
             if actuators is None or actuators.shape != indices.shape:
                 return None
             self.ik_i = np.concatenate([indices, actuators, self.freeze_rows]).astype(np.int64)
-            self.ik_f = np.zeros(2 * indices.shape[0])
             self._item = items[0]
         return self._item
 

@@ -35,10 +35,9 @@ class IkSchedule:
             raise ValueError(f"IK schedule for {link!r} has no waypoints")
         self.link = link
         self.waypoints = tuple(sorted(waypoints, key=lambda w: w.time))
-        self._times = np.array([w.time for w in self.waypoints])
-        self._time_list = self._times.tolist()  # (bisect: searchsorted's index, cheaper)
-        self._positions = np.array([w.position for w in self.waypoints], dtype=np.float64)
-        self._position_list = [tuple(float(v) for v in p) for p in self._positions]
+        # Python floats: target_values' arithmetic is the same IEEE as NumPy's, cheaper
+        self._time_list = [float(w.time) for w in self.waypoints]
+        self._position_list = [tuple(float(v) for v in w.position) for w in self.waypoints]
 
     def needs_start_orientation(self) -> bool:
         """True when a waypoint leaves its orientation to the start orientation."""
@@ -64,7 +63,11 @@ class IkSchedule:
     ) -> tuple[tuple[float, ...], tuple[float, ...]]:
         """:meth:`target` as Python floats: ``((x, y, z), (w, x, y, z))`` (the IK driver's)."""
         start_q = (1.0, 0.0, 0.0, 0.0) if start_orientation is None else start_orientation
-        waypoints = self.waypoints
+
+        def quat(index: int) -> tuple[float, ...]:
+            q = self.waypoints[index].orientation
+            return tuple(float(v) for v in (start_q if q is None else q))
+
         times = self._time_list
         if time <= times[0]:
             lo = hi = 0
@@ -73,18 +76,14 @@ class IkSchedule:
         else:
             hi = bisect.bisect_right(times, time)
             lo = hi - 1
-        q_lo = waypoints[lo].orientation
-        q_lo = tuple(float(v) for v in (start_q if q_lo is None else q_lo))
         p_lo = self._position_list[lo]
         if lo == hi:
-            return p_lo, q_lo
-        q_hi = waypoints[hi].orientation
-        q_hi = tuple(float(v) for v in (start_q if q_hi is None else q_hi))
+            return p_lo, quat(lo)
         p_hi = self._position_list[hi]
         span = times[hi] - times[lo]
         s = 0.0 if span <= 0 else (time - times[lo]) / span
         position = tuple(a + s * (b - a) for a, b in zip(p_lo, p_hi, strict=True))
-        return position, slerp(q_lo, q_hi, s)
+        return position, slerp(quat(lo), quat(hi), s)
 
 
 def build_schedules(waypoints: Iterable[IkWaypoint]) -> list[IkSchedule]:
