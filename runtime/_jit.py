@@ -23,7 +23,7 @@ __all__ = ["jit", "CompiledCall", "compiled_entry", "JIT_DISABLED", "kernel_sour
 JIT_DISABLED = os.environ.get("SIMRT_DISABLE_JIT", "0") == "1"
 
 
-def jit(function: F | None = None, *, inline: bool = False) -> Any:
+def jit(function: F | None = None, *, inline: bool = False, nrt: bool = True) -> Any:
     """Compile ``function`` with Numba (nopython, cached), unless JIT is disabled.
 
     Used bare (``@jit``) or with options (``@jit(inline=True)``).
@@ -33,17 +33,25 @@ def jit(function: F | None = None, *, inline: bool = False) -> Any:
         inline: inline the function into every kernel that calls it (Numba's
             ``inline="always"``), for a small hot function whose call would cost more than
             its body, or whose callers need its loops optimised with theirs.
+        nrt: compile with Numba's reference-counted runtime (the default). A per-step
+            kernel that never allocates an array and returns none says False: every array
+            view it takes then costs nothing, where the runtime's reference counting costs
+            two calls per view (measured: half of a four-ray raycast step). Numba then
+            refuses, when compiling, any allocation or returned view; helpers returning
+            views into its arrays are ``inline=True``.
 
     Returns:
         The compiled dispatcher, or ``function`` itself when JIT is disabled (a decorator
         when ``function`` is None).
     """
     if function is None:
-        return lambda f: jit(f, inline=inline)
+        return lambda f: jit(f, inline=inline, nrt=nrt)
     if JIT_DISABLED:
         return function
     numba = _import_numba()
-    options = {"inline": "always"} if inline else {}
+    options: dict[str, Any] = {"inline": "always"} if inline else {}
+    if not nrt:
+        options["_nrt"] = False
     return numba.njit(cache=True, nogil=True, **options)(function)
 
 

@@ -25,7 +25,7 @@ from runtime._jit import jit
 __all__ = ["state_kernel"]
 
 
-@jit
+@jit(nrt=False)
 def body_state_kernel(
     rows: np.ndarray,
     ids: np.ndarray,
@@ -76,7 +76,7 @@ def body_state_kernel(
         out_lin[r, 2] = cvel[i, 5] + wx * dy - wy * dx
 
 
-@jit
+@jit(nrt=False)
 def body_acceleration_kernel(
     rows: np.ndarray,
     ids: np.ndarray,
@@ -126,7 +126,7 @@ def body_acceleration_kernel(
         out_lin_acc[r, 2] = cacc[i, 5] + ax * dy - ay * dx + wx * vy - wy * vx + gravity[2]
 
 
-@jit
+@jit(nrt=False)
 def contact_kernel(
     geom: np.ndarray,
     frame: np.ndarray,
@@ -175,7 +175,6 @@ def contact_kernel(
         out_count: (1,) int64 number of records written.
     """
     n = 0
-    f = np.zeros(3)
     for c in range(geom.shape[0]):
         adr = efc_address[c]
         if exclude[c] != 0 or adr < 0:
@@ -185,25 +184,30 @@ def contact_kernel(
         if b1 < 0 and b2 < 0:
             continue
         d = dim[c]
-        f[0] = 0.0
-        f[1] = 0.0
-        f[2] = 0.0
+        f0 = 0.0
+        f1 = 0.0
+        f2 = 0.0
         if d == 1:
-            f[0] = efc_force[adr]
+            f0 = efc_force[adr]
         elif pyramidal:
             for j in range(2 * (d - 1)):
-                f[0] += efc_force[adr + j]
-            for j in range(min(d - 1, 2)):
-                f[j + 1] = (efc_force[adr + 2 * j] - efc_force[adr + 2 * j + 1]) * friction[c, j]
+                f0 += efc_force[adr + j]
+            if d - 1 >= 1:
+                f1 = (efc_force[adr] - efc_force[adr + 1]) * friction[c, 0]
+            if d - 1 >= 2:
+                f2 = (efc_force[adr + 2] - efc_force[adr + 3]) * friction[c, 1]
         else:
-            for j in range(min(d, 3)):
-                f[j] = efc_force[adr + j]
+            f0 = efc_force[adr]
+            if d >= 2:
+                f1 = efc_force[adr + 1]
+            if d >= 3:
+                f2 = efc_force[adr + 2]
         sign = 1.0
         if b2 < 0:
             sign = -1.0
             b1, b2 = b2, b1
         for a in range(3):
-            world = frame[c, a] * f[0] + frame[c, 3 + a] * f[1] + frame[c, 6 + a] * f[2]
+            world = frame[c, a] * f0 + frame[c, 3 + a] * f1 + frame[c, 6 + a] * f2
             out_impulse[n, a] = sign * world * dt
             out_normal[n, a] = sign * frame[c, a]
             out_pos[n, a] = pos[c, a]
@@ -213,7 +217,7 @@ def contact_kernel(
     out_count[0] = n
 
 
-@jit
+@jit(nrt=False)
 def joint_state_kernel(
     q_adr: np.ndarray,
     v_adr: np.ndarray,
@@ -271,7 +275,7 @@ def joint_state_kernel(
             out_q[k] = qpos[a + 1 + axis] * scale * s
 
 
-@jit
+@jit(nrt=False)
 def joint_constraint_force_kernel(
     efc_type: np.ndarray,
     efc_id: np.ndarray,
@@ -383,7 +387,7 @@ H_SIZE = 35
 # dof sign[D], dt -- at offsets 0, 3B, 7B, 7B+3, 7B+3+D.
 
 
-@jit
+@jit(nrt=False)
 def state_kernel(
     mj: np.ndarray,
     con_f: np.ndarray,

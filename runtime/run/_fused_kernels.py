@@ -29,7 +29,7 @@ from runtime.run._native_kernels import (
     _f64p,
     _i32p,
     _i64p,
-    carray,
+    raw_array,
 )
 from runtime.run._row_kernels import (
     BAD_ACTOR,
@@ -111,7 +111,7 @@ ST_LOOKAHEAD = 7
 SI_SIZE = S_KERNELS + len(KERNELS)
 
 
-@jit
+@jit(nrt=False)
 def _step_body(t, ops, efc_force, efc_type, efc_id, si, sf):  # pragma: no cover
     """One step after ``mj_step``: state, every sensor batch, the recording row.
 
@@ -147,7 +147,7 @@ def _step_body(t, ops, efc_force, efc_type, efc_id, si, sf):  # pragma: no cover
     _call_kernel(K_STATE, si[S_KERNELS + K_STATE], (
         _f64_1(t, T_MJ, 0, t[T_MJ, 1]),
         _f64_2(t, T_CON_F, 0, t[T_CON_F, 1], t[T_CON_F, 2]),
-        carray(_i32p(t[T_CON_I, 0]), (t[T_CON_I, 1], t[T_CON_I, 2])),
+        raw_array(_i32p(t[T_CON_I, 0]), (t[T_CON_I, 1], t[T_CON_I, 2])),
         efc_force,
         efc_type,
         efc_id,
@@ -238,7 +238,7 @@ def _step_body(t, ops, efc_force, efc_type, efc_id, si, sf):  # pragma: no cover
     return OK
 
 
-@jit
+@jit(nrt=False)
 def fused_step_kernel(t, ops, efc_force, efc_type, efc_id, si, sf, blk, ik_f, ik_i):
     """The fused step: this step's state, sensors and row; or a block of whole steps.
 
@@ -335,10 +335,10 @@ def fused_step_kernel(t, ops, efc_force, efc_type, efc_id, si, sf, blk, ik_f, ik
             status = ST_PYTHON  # the engine's views grow first
             break
         if nefc:
-            force = carray(_f64p(_i64p(data + blk[B_OFF_EFC_FORCE])[0]), (nefc,))
+            force = raw_array(_f64p(_i64p(data + blk[B_OFF_EFC_FORCE])[0]), (nefc,))
             if blk[B_SCALAR_DOFS]:
-                kind = carray(_i32p(_i64p(data + blk[B_OFF_EFC_TYPE])[0]), (nefc,))
-                ids = carray(_i32p(_i64p(data + blk[B_OFF_EFC_ID])[0]), (nefc,))
+                kind = raw_array(_i32p(_i64p(data + blk[B_OFF_EFC_TYPE])[0]), (nefc,))
+                ids = raw_array(_i32p(_i64p(data + blk[B_OFF_EFC_ID])[0]), (nefc,))
             else:
                 kind = no_i
                 ids = no_i

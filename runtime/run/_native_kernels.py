@@ -30,7 +30,7 @@ KERNELS = (
 )
 
 if not JIT_DISABLED:
-    from numba import carray, types
+    from numba import types
     from numba.core import cgutils
     from numba.core.errors import TypingError
     from numba.extending import intrinsic
@@ -119,13 +119,50 @@ if not JIT_DISABLED:
 
         return types.none(function, model, data), codegen
 
+    @intrinsic
+    def raw_array(typingctx, pointer, shape):
+        """A C-ordered array over ``pointer`` with ``shape`` (a tuple of integers).
+
+        Numba's ``carray`` without its runtime: the array owns nothing and needs no
+        reference counting, so kernels compiled without Numba's runtime (``jit(nrt=False)``)
+        can take it; ``carray`` is a compiled function returning an array, which they
+        cannot call.
+        """
+        if not isinstance(pointer, types.CPointer) or not isinstance(shape, types.BaseTuple):
+            return None
+        if not all(isinstance(n, types.Integer) for n in shape):
+            return None
+        ndim = len(shape)
+        array_type = types.Array(pointer.dtype, ndim, "C")
+
+        def codegen(context, builder, sig, args):
+            from numba.np.arrayobj import make_array, populate_array
+
+            intp = context.get_value_type(types.intp)
+            dims = [
+                context.cast(builder, builder.extract_value(args[1], k), shape[k], types.intp)
+                for k in range(ndim)
+            ]
+            itemsize = context.get_abi_sizeof(context.get_data_type(pointer.dtype))
+            strides = [intp(itemsize)] * ndim
+            for k in range(ndim - 2, -1, -1):
+                strides[k] = builder.mul(strides[k + 1], dims[k + 1])
+            array = make_array(array_type)(context, builder)
+            populate_array(
+                array, data=args[0], shape=dims, strides=strides, itemsize=intp(itemsize),
+                meminfo=None,
+            )  # fmt: skip
+            return array._getvalue()
+
+        return array_type(pointer, shape), codegen
+
     _f64p = _pointer_to(types.float64)
     _f32p = _pointer_to(types.float32)
     _i64p = _pointer_to(types.int64)
     _i32p = _pointer_to(types.int32)
     _u8p = _pointer_to(types.uint8)
 else:  # the fused path is off without the JIT (runtime.run.fused checks)
-    carray = _f64p = _f32p = _i64p = _i32p = _u8p = _call_kernel = _call_c = None
+    raw_array = _f64p = _f32p = _i64p = _i32p = _u8p = _call_kernel = _call_c = None
     SIGNATURES = ()
 
 

@@ -17,7 +17,7 @@ from runtime.run._native_kernels import (
     _i32p,
     _i64p,
     _u8p,
-    carray,
+    raw_array,
 )
 
 # ---- array slots of the table (rows)
@@ -58,32 +58,32 @@ OK, BAD_ACTOR = 0, 1
 
 @jit(inline=True)
 def _f64_1(t, s, offset, n):  # pragma: no cover
-    return carray(_f64p(t[s, 0] + 8 * offset), (n,))
+    return raw_array(_f64p(t[s, 0] + 8 * offset), (n,))
 
 
 @jit(inline=True)
 def _f64_2(t, s, offset, n0, n1):  # pragma: no cover
-    return carray(_f64p(t[s, 0] + 8 * offset), (n0, n1))
+    return raw_array(_f64p(t[s, 0] + 8 * offset), (n0, n1))
 
 
 @jit(inline=True)
 def _f64_3(t, s):  # pragma: no cover
-    return carray(_f64p(t[s, 0]), (t[s, 1], t[s, 2], t[s, 3]))
+    return raw_array(_f64p(t[s, 0]), (t[s, 1], t[s, 2], t[s, 3]))
 
 
 @jit(inline=True)
 def _i64_1(t, s, offset, n):  # pragma: no cover
-    return carray(_i64p(t[s, 0] + 8 * offset), (n,))
+    return raw_array(_i64p(t[s, 0] + 8 * offset), (n,))
 
 
 @jit(inline=True)
 def _i64_2(t, s, offset, n0, n1):  # pragma: no cover
-    return carray(_i64p(t[s, 0] + 8 * offset), (n0, n1))
+    return raw_array(_i64p(t[s, 0] + 8 * offset), (n0, n1))
 
 
 @jit(inline=True)
 def _f32_1(t, s, offset, n):  # pragma: no cover
-    return carray(_f32p(t[s, 0] + 4 * offset), (n,))
+    return raw_array(_f32p(t[s, 0] + 4 * offset), (n,))
 
 
 @jit(inline=True)
@@ -118,7 +118,7 @@ def _copy32(destination, source, n):  # pragma: no cover
         d[k] = s[k]
 
 
-@jit
+@jit(nrt=False)
 def _write_contact(t, op, row):  # pragma: no cover
     """A contact sensor's row (``ContactSensor.reading`` columns), zeros when invalid.
 
@@ -141,7 +141,7 @@ def _write_contact(t, op, row):  # pragma: no cover
     _i64p(_row(t, op[7], row))[0] = ints[3]
 
 
-@jit
+@jit(nrt=False)
 def _write_imu(t, op, row, gravity, read_address):  # pragma: no cover
     """An IMU's row (``ImuSensor._read_into``), zeros when invalid.
 
@@ -168,7 +168,7 @@ def _write_imu(t, op, row, gravity, read_address):  # pragma: no cover
     _i64p(_row(t, op[7], row))[0] = ints[i, 9]
 
 
-@jit
+@jit(nrt=False)
 def _write_ray(t, op, row, time, step):  # pragma: no cover
     """A ray-cast sensor's row from its layout's output block (``_RaycastDirect``).
 

@@ -584,7 +584,8 @@ L_RAY_F = 10  # (R, 8) origin (3), unit direction (3), offset, offset of offset-
 L_SENSOR_IO = 11  # (K, 10) world pose [p(3), q(4)], float32 position last written (3)
 L_GROUP_POSES = 12  # (G, 7) group pose [p(3), q(4)], world
 L_GROUP_BOXES = 13  # (G, 12) world box of the triangles (6), around the solids (6)
-L_GROUP_FLAGS = 14  # (G, 3) solids may hold a start, off this step's bundle, moving
+L_GROUP_FLAGS = 14  # (G, 4) solids may hold a start, off this step's bundle, moving,
+#                     holds an analytic solid (first call)
 L_RAYS = 15  # (R, 12) world ray of each ray as last fired: origin (3), cast start (3),
 #              direction (3), max distance, then for a static sensor's ray (the same at
 #              every firing, so kept) its closest hit [t, face] over the fixed groups (face:
@@ -609,32 +610,49 @@ L_HITS = 28  # (R, 2) [ray, actor] of each hit (depth < maxRange) with a known a
 L_COUNTS = 29  # (2, 2) [firing rays, hits], [initialised, 0]
 L_CANDIDATES = 30  # (S, 1) solids that may hold a start point this step, in solid order
 L_CANDIDATE_GROUPS = 31  # (S, 1) their groups
-LAYOUT_ROWS = 32
-F_ARRAYS = range(L_NODE_BOXES, L_NODE_REFS)
+# derived at the first call, kept: float64 then int64, each packed flat (its block rows read
+# as one C-contiguous run of values: no per-call allocation, no strided views)
+L_SOLID_BOUNDS = 32  # (4 S flat) bounding sphere [c(3), r] of each solid from its box
+L_SCRATCH_F = 33  # (WIDE_STACK_SIZE + 3 NODE_WIDTH flat) traversal stack t, lane scratch
+L_SOLID_KINDS = 34  # (S flat) SOLID_* kind of each solid (L_SOLID_I column 0)
+L_SCRATCH_I = 35  # (2 WIDE_STACK_SIZE + NODE_WIDTH flat) traversal stacks, lane children
+LAYOUT_ROWS = 36
+F_ARRAYS = (*range(L_NODE_BOXES, L_NODE_REFS), L_SOLID_BOUNDS, L_SCRATCH_F)
 """Layout rows of the float64 block's arrays (the others are in the int64 block)."""
+SCRATCH_F_SIZE = WIDE_STACK_SIZE + 3 * NODE_WIDTH
+SCRATCH_I_SIZE = 2 * WIDE_STACK_SIZE + NODE_WIDTH
 
 
-# Callers pass ``np.int64(L_...)``: a bare constant is typed ``Literal[int]`` and would
-# compile one specialization of these helpers per layout row.
-@jit
+# The views of a layout's arrays. Inlined into their callers: the step kernel runs without
+# Numba's reference counting (``jit(nrt=False)``), which cannot receive a view from a call.
+# Callers pass ``np.int64(L_...)`` (a bare constant is typed ``Literal[int]``).
+@jit(inline=True)
 def _block_rows_kernel(block, layout, k):
     """Array ``k`` of ``layout``: rows and leading columns of its 2-D block."""
     first = layout[k, 0]
     return block[first : first + layout[k, 1], : layout[k, 2]]
 
 
-@jit
+@jit(inline=True)
 def _block_full_rows_kernel(block, layout, k):
     """Array ``k`` of ``layout`` as whole, C-contiguous block rows (extra columns are 0)."""
     first = layout[k, 0]
     return block[first : first + layout[k, 1]]
 
 
-@jit
+@jit(inline=True)
 def _block_column_kernel(block, layout, k):
     """Array ``k`` of ``layout`` as a 1-D array (its block rows, column 0)."""
     first = layout[k, 0]
     return block[first : first + layout[k, 1], 0]
+
+
+@jit(inline=True)
+def _block_flat_kernel(block, layout, k, n):
+    """The first ``n`` values of array ``k`` of ``layout`` stored flat (C order) in its rows."""
+    first = layout[k, 0]
+    rows = block[first : first + layout[k, 1]]
+    return rows.reshape(rows.size)[:n]
 
 
 @jit
@@ -673,7 +691,35 @@ def _slab_kernel(boxes, row, col, ox, oy, oz, ix, iy, iz, t_max):
     return enter <= leave
 
 
-@jit
+@jit(nrt=False)
+def _derive_statics_kernel(block_f, block_i, layout, solid_kinds, solid_bounds):
+    """The first call's derivations from static arrays, kept in the layout.
+
+    Each solid's kind and a bounding sphere of it from its group-frame box; each group's
+    flag "holds a non-convex (analytic) solid" (``GROUP_FLAGS`` column 3).
+    """
+    solid_i = _block_rows_kernel(block_i, layout, np.int64(L_SOLID_I))
+    solid_boxes = _block_rows_kernel(block_f, layout, np.int64(L_SOLID_BOXES))
+    group_i = _block_rows_kernel(block_i, layout, np.int64(L_GROUP_I))
+    group_flags = _block_rows_kernel(block_f, layout, np.int64(L_GROUP_FLAGS))
+    for solid in range(solid_i.shape[0]):
+        solid_kinds[solid] = solid_i[solid, 0]
+        ex = 0.5 * (solid_boxes[solid, 3] - solid_boxes[solid, 0])
+        ey = 0.5 * (solid_boxes[solid, 4] - solid_boxes[solid, 1])
+        ez = 0.5 * (solid_boxes[solid, 5] - solid_boxes[solid, 2])
+        solid_bounds[solid, 0] = solid_boxes[solid, 0] + ex
+        solid_bounds[solid, 1] = solid_boxes[solid, 1] + ey
+        solid_bounds[solid, 2] = solid_boxes[solid, 2] + ez
+        solid_bounds[solid, 3] = math.sqrt(ex * ex + ey * ey + ez * ez) * (1.0 + 1e-12)
+    for g in range(group_i.shape[0]):
+        group_flags[g, 3] = 0.0
+        for solid in range(group_i[g, 2], group_i[g, 2] + group_i[g, 3]):
+            if solid_kinds[solid] != SOLID_CONVEX:
+                group_flags[g, 3] = 1.0
+                break
+
+
+@jit(nrt=False)
 def raycast_batch_step_kernel(
     block_f,
     block_i,
@@ -746,6 +792,13 @@ def raycast_batch_step_kernel(
     o_w = io_rays[7 * r : 10 * r].reshape((r, 3))
     e_w = io_rays[10 * r : 13 * r].reshape((r, 3))
     first_call = counts[1, 0] == 0
+    n_solids = _block_rows_kernel(block_i, layout, np.int64(L_SOLID_I)).shape[0]
+    solid_kinds = _block_flat_kernel(block_i, layout, np.int64(L_SOLID_KINDS), n_solids)
+    solid_bounds = _block_flat_kernel(
+        block_f, layout, np.int64(L_SOLID_BOUNDS), 4 * n_solids
+    ).reshape((n_solids, 4))
+    if first_call:
+        _derive_statics_kernel(block_f, block_i, layout, solid_kinds, solid_bounds)
 
     # sensor poses; every ray of a sensor whose float32 position changed gets it
     for k in range(sensor_count):
@@ -925,13 +978,15 @@ def raycast_batch_step_kernel(
     face_i = _block_rows_kernel(block_i, layout, np.int64(L_FACE_I))
     face_normals = _block_rows_kernel(block_f, layout, np.int64(L_FACE_NORMALS))
     solid_i = _block_rows_kernel(block_i, layout, np.int64(L_SOLID_I))
-    stack_ref = np.empty(WIDE_STACK_SIZE, np.int64)
-    stack_count = np.empty(WIDE_STACK_SIZE, np.int64)
-    stack_t = np.empty(WIDE_STACK_SIZE)
-    lanes_enter = np.empty(NODE_WIDTH)
-    lanes_leaf = np.empty(NODE_WIDTH)
-    lanes_order = np.empty(NODE_WIDTH)
-    lanes_child = np.empty(NODE_WIDTH, np.int64)
+    scratch_f = _block_flat_kernel(block_f, layout, np.int64(L_SCRATCH_F), SCRATCH_F_SIZE)
+    scratch_i = _block_flat_kernel(block_i, layout, np.int64(L_SCRATCH_I), SCRATCH_I_SIZE)
+    stack_t = scratch_f[:WIDE_STACK_SIZE]
+    lanes_enter = scratch_f[WIDE_STACK_SIZE : WIDE_STACK_SIZE + NODE_WIDTH]
+    lanes_leaf = scratch_f[WIDE_STACK_SIZE + NODE_WIDTH : WIDE_STACK_SIZE + 2 * NODE_WIDTH]
+    lanes_order = scratch_f[WIDE_STACK_SIZE + 2 * NODE_WIDTH :]
+    stack_ref = scratch_i[:WIDE_STACK_SIZE]
+    stack_count = scratch_i[WIDE_STACK_SIZE : 2 * WIDE_STACK_SIZE]
+    lanes_child = scratch_i[2 * WIDE_STACK_SIZE :]
     solid_positions = _block_rows_kernel(block_f, layout, np.int64(L_SOLID_POSITIONS))
     solid_orientations = _block_rows_kernel(block_f, layout, np.int64(L_SOLID_ORIENTATIONS))
     solid_params = _block_rows_kernel(block_f, layout, np.int64(L_SOLID_PARAMS))
@@ -941,25 +996,6 @@ def raycast_batch_step_kernel(
     candidate_groups = _block_column_kernel(block_i, layout, np.int64(L_CANDIDATE_GROUPS))
     solid_world = _block_rows_kernel(block_f, layout, np.int64(L_SOLID_WORLD_BOXES))
     solid_boxes = _block_rows_kernel(block_f, layout, np.int64(L_SOLID_BOXES))
-    # analytic solids: kinds, and a bounding sphere of each from its group-frame box
-    n_solids = solid_i.shape[0]
-    solid_kinds = np.empty(n_solids, np.int64)
-    solid_bounds = np.empty((n_solids, 4))
-    for solid in range(n_solids):
-        solid_kinds[solid] = solid_i[solid, 0]
-        ex = 0.5 * (solid_boxes[solid, 3] - solid_boxes[solid, 0])
-        ey = 0.5 * (solid_boxes[solid, 4] - solid_boxes[solid, 1])
-        ez = 0.5 * (solid_boxes[solid, 5] - solid_boxes[solid, 2])
-        solid_bounds[solid, 0] = solid_boxes[solid, 0] + ex
-        solid_bounds[solid, 1] = solid_boxes[solid, 1] + ey
-        solid_bounds[solid, 2] = solid_boxes[solid, 2] + ez
-        solid_bounds[solid, 3] = math.sqrt(ex * ex + ey * ey + ez * ez) * (1.0 + 1e-12)
-    group_analytic = np.zeros(group_count, np.bool_)  # holds a non-convex solid
-    for g in range(group_count):
-        for solid in range(group_i[g, 2], group_i[g, 2] + group_i[g, 3]):
-            if solid_kinds[solid] != SOLID_CONVEX:
-                group_analytic[g] = True
-                break
     candidate_count = 0
     for g in range(group_count):
         moving = group_flags[g, 2] != 0.0
@@ -1093,7 +1129,7 @@ def raycast_batch_step_kernel(
                 tri_ok = root >= 0 and _slab_kernel(
                     group_boxes, g, np.int64(0), wox, woy, woz, wix, wiy, wiz, t_best
                 )
-                solid_ok = group_analytic[g] and _slab_kernel(
+                solid_ok = group_flags[g, 3] != 0.0 and _slab_kernel(
                     group_boxes, g, np.int64(6), wox, woy, woz, wix, wiy, wiz, t_best
                 )
                 if not (tri_ok or solid_ok):

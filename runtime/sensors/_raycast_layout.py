@@ -40,6 +40,11 @@ def _block(arrays: list[np.ndarray], width: int, dtype: type) -> tuple[np.ndarra
     return block, rows
 
 
+def _flat(values: int, width: int, dtype: type) -> np.ndarray:
+    """Zeroed block rows holding ``values`` values flat (whole rows of ``width``)."""
+    return np.zeros((-(-values // width), width), dtype)
+
+
 def _solid_boxes(
     kinds: np.ndarray,
     positions: np.ndarray,
@@ -233,7 +238,7 @@ class _Layout:
                 [np.reshape(group_positions, (g, 3)), np.reshape(group_orientations, (g, 4))]
             ),
             k.L_GROUP_BOXES: np.zeros((g, 12)),
-            k.L_GROUP_FLAGS: np.zeros((g, 3)),
+            k.L_GROUP_FLAGS: np.zeros((g, 4)),
             k.L_RAYS: np.full((r, 12), np.nan),
             k.L_RAY_POSES: np.zeros((r, 7)),
             k.L_SOLID_WORLD_BOXES: np.zeros((n_solids, 6)),
@@ -251,6 +256,10 @@ class _Layout:
             k.L_COUNTS: np.zeros((2, 2), np.int64),
             k.L_CANDIDATES: np.zeros((n_solids, 1), np.int64),
             k.L_CANDIDATE_GROUPS: np.zeros((n_solids, 1), np.int64),
+            k.L_SOLID_BOUNDS: _flat(4 * n_solids, k.F_WIDTH, np.float64),
+            k.L_SCRATCH_F: _flat(k.SCRATCH_F_SIZE, k.F_WIDTH, np.float64),
+            k.L_SOLID_KINDS: _flat(n_solids, k.I_WIDTH, np.int64),
+            k.L_SCRATCH_I: _flat(k.SCRATCH_I_SIZE, k.I_WIDTH, np.int64),
         }
         assert sorted(arrays) == list(range(k.LAYOUT_ROWS))
         floats = [arrays[i] for i in k.F_ARRAYS]
