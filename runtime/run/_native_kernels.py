@@ -156,13 +156,36 @@ if not JIT_DISABLED:
 
         return array_type(pointer, shape), codegen
 
+    @intrinsic
+    def memcpy(typingctx, destination, source, size):
+        """Copy ``size`` bytes from address ``source`` to address ``destination``.
+
+        LLVM's ``memcpy`` (the C library's, vectorised): a row of a 720-ray lidar is
+        28 KB; an element loop over raw pointers copies it two to three times slower.
+        """
+        if not all(isinstance(a, types.Integer) for a in (destination, source, size)):
+            return None
+
+        def codegen(context, builder, sig, args):
+            from llvmlite import ir
+
+            pointer = ir.IntType(8).as_pointer()
+            intp = context.get_value_type(types.intp)
+            cgutils.raw_memcpy(
+                builder, builder.inttoptr(args[0], pointer), builder.inttoptr(args[1], pointer),
+                context.cast(builder, args[2], sig.args[2], types.intp), intp(1),
+            )  # fmt: skip
+            return context.get_dummy_value()
+
+        return types.none(destination, source, size), codegen
+
     _f64p = _pointer_to(types.float64)
     _f32p = _pointer_to(types.float32)
     _i64p = _pointer_to(types.int64)
     _i32p = _pointer_to(types.int32)
     _u8p = _pointer_to(types.uint8)
 else:  # the fused path is off without the JIT (runtime.run.fused checks)
-    raw_array = _f64p = _f32p = _i64p = _i32p = _u8p = _call_kernel = _call_c = None
+    raw_array = memcpy = _f64p = _f32p = _i64p = _i32p = _u8p = _call_kernel = _call_c = None
     SIGNATURES = ()
 
 

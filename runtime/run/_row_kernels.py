@@ -17,6 +17,7 @@ from runtime.run._native_kernels import (
     _i32p,
     _i64p,
     _u8p,
+    memcpy,
     raw_array,
 )
 
@@ -104,18 +105,14 @@ def _zero(t, channel, row):  # pragma: no cover
 
 @jit(inline=True)
 def _copy64(destination, source, n):  # pragma: no cover
-    d = _f64p(destination)
-    s = _f64p(source)
-    for k in range(n):
-        d[k] = s[k]
+    """``n`` float64 values from address ``source`` to address ``destination``."""
+    memcpy(destination, source, 8 * n)
 
 
 @jit(inline=True)
 def _copy32(destination, source, n):  # pragma: no cover
-    d = _f32p(destination)
-    s = _f32p(source)
-    for k in range(n):
-        d[k] = s[k]
+    """``n`` float32 values from address ``source`` to address ``destination``."""
+    memcpy(destination, source, 4 * n)
 
 
 @jit(nrt=False)
