@@ -179,13 +179,56 @@ if not JIT_DISABLED:
 
         return types.none(destination, source, size), codegen
 
+    @intrinsic
+    def memcpy_stream(typingctx, destination, source, size):
+        """``memcpy`` with non-temporal stores; ``destination`` 64-byte aligned.
+
+        For rows written into a chunk buffer that nothing reads before the writer thread
+        compresses the chunk: the stores bypass the cache instead of evicting the step's
+        working set (MuJoCo's data, the ray scene) and reading each line first.
+        """
+        if not all(isinstance(a, types.Integer) for a in (destination, source, size)):
+            return None
+
+        def codegen(context, builder, sig, args):
+            from llvmlite import ir
+
+            i64 = ir.IntType(64)
+            block = ir.VectorType(i64, 8)  # 64 bytes
+            dst, src, n = (
+                context.cast(builder, a, t, types.int64)
+                for a, t in zip(args, sig.args, strict=True)
+            )
+            blocks = builder.lshr(n, i64(6))
+            hint = builder.module.add_metadata([ir.Constant(ir.IntType(32), 1)])
+            with cgutils.for_range(builder, blocks) as loop:
+                offset = builder.shl(loop.index, i64(6))
+                value = builder.load(
+                    builder.inttoptr(builder.add(src, offset), block.as_pointer()), align=1
+                )
+                store = builder.store(
+                    value, builder.inttoptr(builder.add(dst, offset), block.as_pointer()), align=64
+                )
+                store.set_metadata("nontemporal", hint)
+            done = builder.shl(blocks, i64(6))
+            pointer = ir.IntType(8).as_pointer()
+            cgutils.raw_memcpy(
+                builder, builder.inttoptr(builder.add(dst, done), pointer),
+                builder.inttoptr(builder.add(src, done), pointer), builder.sub(n, done), i64(1),
+            )  # fmt: skip
+            builder.fence("seq_cst")  # (the stores are weakly ordered)
+            return context.get_dummy_value()
+
+        return types.none(destination, source, size), codegen
+
     _f64p = _pointer_to(types.float64)
     _f32p = _pointer_to(types.float32)
     _i64p = _pointer_to(types.int64)
     _i32p = _pointer_to(types.int32)
     _u8p = _pointer_to(types.uint8)
 else:  # the fused path is off without the JIT (runtime.run.fused checks)
-    raw_array = memcpy = _f64p = _f32p = _i64p = _i32p = _u8p = _call_kernel = _call_c = None
+    raw_array = memcpy = memcpy_stream = _call_kernel = _call_c = None
+    _f64p = _f32p = _i64p = _i32p = _u8p = None
     SIGNATURES = ()
 
 

@@ -18,6 +18,7 @@ from runtime.run._native_kernels import (
     _i64p,
     _u8p,
     memcpy,
+    memcpy_stream,
     raw_array,
 )
 
@@ -115,6 +116,15 @@ def _copy32(destination, source, n):  # pragma: no cover
     memcpy(destination, source, 4 * n)
 
 
+@jit(inline=True)
+def _stream32(destination, source, n):  # pragma: no cover
+    """``_copy32`` into a chunk row: non-temporal stores when the row is 64-byte aligned."""
+    if destination % 64 == 0 and n >= 64:
+        memcpy_stream(destination, source, 4 * n)
+    else:
+        memcpy(destination, source, 4 * n)
+
+
 @jit(nrt=False)
 def _write_contact(t, op, row):  # pragma: no cover
     """A contact sensor's row (``ContactSensor.reading`` columns), zeros when invalid.
@@ -204,10 +214,10 @@ def _write_ray(t, op, row, time, step):  # pragma: no cover
                         return BAD_ACTOR
                     ids[ray - a] = np.int32(actor)
     _u8p(_row(t, op[5], row))[0] = 1
-    _copy32(_row(t, op[8], row), out + 4 * a, n)
-    _copy32(_row(t, op[9], row), out + 4 * (r + 3 * a), 3 * n)
-    _copy32(_row(t, op[10], row), out + 4 * (4 * r + 3 * a), 3 * n)
-    _copy32(_row(t, op[11], row), out + 4 * (10 * r + 3 * a), 3 * n)
+    _stream32(_row(t, op[8], row), out + 4 * a, n)
+    _stream32(_row(t, op[9], row), out + 4 * (r + 3 * a), 3 * n)
+    _stream32(_row(t, op[10], row), out + 4 * (4 * r + 3 * a), 3 * n)
+    _stream32(_row(t, op[11], row), out + 4 * (10 * r + 3 * a), 3 * n)
     _f64p(_row(t, op[12], row))[0] = np.float64(np.float32(time))
     _i64p(_row(t, op[13], row))[0] = step
     return OK
