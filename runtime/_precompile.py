@@ -170,9 +170,9 @@ def _preload(entries: list[tuple[str, str, float, tuple[str, ...], str]]) -> thr
     Loading a kernel is mostly LLVM linking its machine code (0.01-0.02 s each, 0.1 s for
     a run's eight plus the runtime's initialisation), and LLVM runs without the GIL: the
     scene's build goes on meanwhile. A kernel this thread is loading when the build calls
-    it is waited for (Numba's compile lock), never loaded twice. The kernels that build a
-    ray scene's BVH come last: a scene cache entry holds the BVH, and the join before the
-    first step then waits for them only if the scene needed them anyway.
+    it is waited for (Numba's compile lock), never loaded twice, and the step loop starts
+    without waiting for the others. The kernels that build a ray scene's BVH come last (a
+    scene cache entry holds the BVH). :meth:`Warmup.close` joins the thread after the run.
     """
 
     def load() -> None:
@@ -208,11 +208,18 @@ class Warmup:
         for worker in workers:  # a run that fails before its first step stops them
             weakref.finalize(self, _stop, worker)
 
-    def finish(self) -> None:
-        """Compile this process's share, then wait for the workers (before the first step)."""
+    def close(self) -> None:
+        """Wait for the preload thread (a warm cache's): no kernel load outlives the run."""
         if self.preload is not None:
             self.preload.join()
             self.preload = None
+
+    def finish(self) -> None:
+        """Compile this process's share, then wait for the workers (before the first step).
+
+        A warm cache's preload thread goes on meanwhile (a kernel the step calls while it
+        is loading is waited for); :meth:`close` joins it.
+        """
         try:
             for module, name, signature in self.own:
                 _compile(module, name, signature)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -24,7 +25,8 @@ from runtime.recording._metadata import ArrayDocument
 from runtime.recording.channels import ChannelInfo, array_key
 
 __all__ = [
-    "COMPRESSORS", "MAX_ROW_BYTES", "ChunkEncoder", "chunk_rows", "compression", "create_array",
+    "COMPRESSORS", "MAX_ROW_BYTES", "ChunkEncoder", "blosc_class", "chunk_rows", "compression",
+    "create_array",
 ]  # fmt: skip
 
 COMPRESSORS = {"lz4": 5, "zstd": 1}  # Blosc compressors and their default levels
@@ -85,6 +87,36 @@ def chunk_rows(
     return max(1, rows)
 
 
+def blosc_class() -> Any:
+    """The ``Blosc`` codec of numcodecs, imported without numcodecs' entry-point scan.
+
+    ``import numcodecs`` first lists the codecs that other installed distributions declare
+    as entry points, which reads every distribution's metadata (``importlib.metadata``:
+    35-50 ms of a warm run's start). The store writes and reads Blosc only, so the first
+    import here sees no third-party entry points; numcodecs' own codecs are all there, and
+    ``numcodecs.registry.run_entrypoints()`` lists the others for anyone who needs them.
+    Once numcodecs is imported (by zarr, say) this is a plain import.
+    """
+    if "numcodecs" not in sys.modules:
+        import importlib.metadata as metadata
+
+        scan = metadata.entry_points
+        metadata.entry_points = _no_entry_points  # type: ignore[assignment]
+        try:
+            import numcodecs.registry  # noqa: F401 - (its import-time scan)
+        finally:
+            metadata.entry_points = scan
+    from numcodecs import Blosc
+
+    return Blosc
+
+
+def _no_entry_points(**_: Any) -> Any:
+    from importlib.metadata import EntryPoints
+
+    return EntryPoints(())
+
+
 class ChunkEncoder:
     """Encodes and writes the chunks of one store array.
 
@@ -112,8 +144,7 @@ class ChunkEncoder:
         self._dtype = np.dtype(dtype)
         self._codec = None
         if level > 0:
-            from numcodecs import Blosc
-
+            Blosc = blosc_class()  # noqa: N806 - the codec's class
             self._codec = Blosc(
                 cname=cname,
                 clevel=level,

@@ -115,9 +115,9 @@ class StoredArray:
         if google_crc32c.value(payload) != int.from_bytes(stored, "little"):
             raise ValueError(f"chunk {index}: stored and computed checksum do not match")
         if self._compressed:
-            from numcodecs import Blosc
+            from runtime.recording._chunks import blosc_class
 
-            payload = bytes(Blosc().decode(payload))
+            payload = bytes(blosc_class()().decode(payload))
         values = np.frombuffer(payload, dtype=self.dtype.newbyteorder("<"))
         if values.size != int(np.prod(self.chunks)):
             raise ValueError(f"chunk {index} holds {values.size} values, not {self.chunks}")

@@ -374,6 +374,7 @@ def run_scene(
             timings["close"] = _time.perf_counter() - closing
             bar.close(done)
             sensors.close()
+            warmup.close()
             if grippers is not None:
                 grippers.close()
     try:
