@@ -16,6 +16,8 @@ import sys
 from collections.abc import Sequence
 from typing import NoReturn
 
+from runtime import _gc_pause
+
 __all__ = ["COMMANDS", "entry", "main"]
 
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -119,12 +121,23 @@ def entry() -> NoReturn:
     own exit handlers disconnect the driver).
 
     Neither renders: unless ``MUJOCO_GL`` is set, it is set to ``disable`` so that importing
-    MuJoCo skips loading its OpenGL (GLFW) bindings (about 0.05 s).
+    MuJoCo skips loading its OpenGL (GLFW) bindings (about 0.05 s). Nor do they need
+    OpenBLAS's thread pool, whose idle threads spin on the cores the run uses:
+    ``OPENBLAS_NUM_THREADS`` defaults to 1.
+
+    ``simrt run`` starts with Python's cyclic garbage collector paused until its engine is
+    built (:mod:`runtime._gc_pause`).
     """
     fast = sys.argv[1:2] == ["run"] or (sys.argv[1:2] == ["batch"] and "--ray" not in sys.argv)
     if fast:
         os.environ.setdefault("MUJOCO_GL", "disable")
-    code = main()
+        os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    if sys.argv[1:2] == ["run"]:
+        _gc_pause.pause()
+    try:
+        code = main()
+    finally:
+        _gc_pause.resume()
     # not under a profiler or a tracer (coverage): they write their data at exit
     if fast and sys.getprofile() is None and sys.gettrace() is None:
         try:

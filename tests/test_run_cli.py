@@ -229,3 +229,22 @@ def test_cli_run_compressor_zstd_records_the_same_rows_as_lz4(tmp_path, capsys):
     assert stores["lz4"].keys() == stores["zstd"].keys()
     for name, values in stores["lz4"].items():
         np.testing.assert_array_equal(stores["zstd"][name], values, err_msg=name)
+
+
+def test_simrt_run_starts_with_the_collector_paused_and_turns_it_back_on(tmp_path):
+    """The program pauses the cyclic collector for the start; the run resumes it, frozen."""
+    import gc
+
+    from runtime import _gc_pause
+
+    _gc_pause.pause()  # (as runtime.cli.entry does for "run")
+    try:
+        assert not gc.isenabled()
+        out = str(tmp_path / "r.zarr")
+        code = main(["run", SCENE, "--steps", "5", "--out", out, "--no-progress"])
+        enabled, frozen = gc.isenabled(), gc.get_freeze_count()
+    finally:
+        _gc_pause.resume()
+        gc.unfreeze()
+    assert code == 0
+    assert enabled and frozen > 0  # on again, the start's objects out of its walks

@@ -20,7 +20,7 @@ from typing import Any, TextIO
 
 import numpy as np
 
-from runtime import _precompile
+from runtime import _gc_pause, _precompile
 from runtime.engine._divergence import check_warnings
 from runtime.errors import SimrtError
 from runtime.run._fused_kernels import ST_PYTHON, ST_WARNED
@@ -223,6 +223,7 @@ def run_scene(
     compiling = perf()
     warmup.finish()  # (an empty Numba cache: this process's share, then the workers')
     timings["compile"] = perf() - compiling
+    _gc_pause.resume()  # (the collector, if the simrt program paused it for the start)
     fused = None  # the steady state's one compiled call per step (runtime.run.fused)
     blocks = None  # and its blocks of whole steps (runtime.run.blocks)
     sim_time = float(getattr(state, "time", 0.0))
