@@ -2,7 +2,7 @@
 
 The fused step (:mod:`runtime.run.fused`) still leaves a Python frame per step: the
 ``mj_step`` binding call, the engine's warning check, MuJoCo's kinematics calls, the store's
-row bookkeeping. A block runs up to :attr:`StepBlocks.MAX_STEPS` whole steps in one call of
+row bookkeeping. A block runs up to ``StepBlocks.block_steps`` whole steps in one call of
 :func:`runtime.run._fused_kernels.fused_step_kernel`: the IK targets interpolated between
 solves as :meth:`IkDriver.update` sends them, ``mj_step`` and the kinematics through
 MuJoCo's C entry points (:mod:`runtime.run._mujoco_native`), the warning counters compared
@@ -44,7 +44,11 @@ __all__ = ["StepBlocks"]
 class StepBlocks:
     """Blocks of whole steps for one run's :class:`~runtime.run.fused.FusedStep`."""
 
-    MAX_STEPS = 200  # (a stop signal waits at most one block: a few milliseconds)
+    # A block's steps: as many as take about BLOCK_SECONDS (a stop signal waits at most one
+    # block), from the last block's time per step, between MIN_STEPS and MAX_STEPS. The
+    # Python around a block costs 0.1-0.2 ms: a Panda block of 200 steps paid 1 us per step.
+    BLOCK_SECONDS = 0.01
+    MIN_STEPS, MAX_STEPS = 50, 5000
     # tests set False to record through the fused step alone
     ENABLED = os.environ.get("SIMRT_BLOCKS", "1") != "0"
 
@@ -57,6 +61,7 @@ class StepBlocks:
         # in the contact batch (the kernel's copy of ContactSensor.in_contact reads those)
         self.freeze = freeze
         self.freeze_rows = np.array([int(s._index) for s in freeze], np.int64)
+        self.block_steps = 200  # (then sized by each block's time per step)
         self.offsets: dict[str, int] | None = None
         self.blk = np.zeros(F.B_SIZE, np.int64)
         self.clean = np.zeros(0, np.int64)
@@ -144,7 +149,7 @@ class StepBlocks:
         if data.maxuse_arena + data.maxuse_stack > data.narena // 2 or not self._ready():
             return 0
         recorder = self.fused.recorder
-        n = min(self.MAX_STEPS, last - k + 1, recorder.chunk_rows - recorder._row)
+        n = min(self.block_steps, last - k + 1, recorder.chunk_rows - recorder._row)
         blk = self.blk
         blk[F.B_IK] = 0
         blk[F.B_FREEZE_ROWS] = 0
@@ -227,6 +232,7 @@ class StepBlocks:
         blk[F.B_SCALAR_DOFS] = bool(engine._scalar_dofs)
         empty_f, empty_i = engine._no_efc_f, engine._no_efc_i
         call = fused.call
+        began = time.perf_counter()
         try:
             (call.entry or call.record)(
                 fused.table, fused.ops, empty_f, empty_i, empty_i, si, fused.sf, blk,
@@ -235,6 +241,10 @@ class StepBlocks:
         finally:
             blk[F.B_COUNT] = 0
         taken, status = int(blk[F.B_DONE]), int(blk[F.B_STATUS])
+        if taken >= self.MIN_STEPS:  # (a short block's time per step says little)
+            per_step = (time.perf_counter() - began) / taken
+            wanted = int(self.BLOCK_SECONDS / per_step) if per_step > 0 else self.MAX_STEPS
+            self.block_steps = min(self.MAX_STEPS, max(self.MIN_STEPS, wanted))
         if self.ahead is not None and taken:  # the intervals its steps reached
             item, ahead, phase, every = self.ahead
             commit_ahead(self.ik, item, ahead, (phase + taken - 1) // every)
