@@ -14,8 +14,8 @@ __all__ = ["BuiltModel", "DofBinding", "MujocoEngine", "build_model"]
 
 _LAZY = {
     "MujocoEngine": "runtime.engine.mujoco_engine",
-    "BuiltModel": "runtime.engine.builder",
-    "DofBinding": "runtime.engine.builder",
+    "BuiltModel": "runtime.engine._build_types",
+    "DofBinding": "runtime.engine._build_types",
     "build_model": "runtime.engine.builder",
 }
 

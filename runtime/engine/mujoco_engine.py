@@ -48,11 +48,11 @@ import mujoco
 import numpy as np
 from pxr import Usd
 
+from runtime.engine._build_types import BuiltModel, DofBinding
 from runtime.engine._divergence import check_warnings
 from runtime.engine._dof_order import order_dofs
 from runtime.engine._engine_views import MjDataViews
 from runtime.engine._kernels import state_kernel
-from runtime.engine.builder import BuiltModel, DofBinding, build_model
 from runtime.errors import SimrtError
 from runtime.sensors.state import PhysicsState
 
@@ -93,7 +93,11 @@ class MujocoEngine(MjDataViews):
     ) -> None:
         self.stage = stage
         # ``built``: a BuiltModel of this stage and dt made earlier (the scene cache)
-        self.built: BuiltModel = built if built is not None else build_model(stage, dt)
+        if built is None:
+            from runtime.engine.builder import build_model  # (not needed on a cache hit)
+
+            built = build_model(stage, dt)
+        self.built: BuiltModel = built
         self.model = self.built.model
         self.data = mujoco.MjData(self.model)
         self.compute_accelerations = bool(compute_accelerations)

@@ -49,9 +49,9 @@ def build_engine(
     import mujoco
 
     from runtime.engine import physics_attrs
-    from runtime.engine._build_base import LOG as BUILD_LOG
-    from runtime.engine.builder import build_model
     from runtime.engine.mujoco_engine import MujocoEngine
+
+    build_log = logging.getLogger("runtime.engine")  # (the builder's log, _build_base.LOG)
 
     def read_model(path: Path) -> Any:
         return mujoco.MjModel.from_binary_path(str(path))
@@ -65,9 +65,11 @@ def build_engine(
         built = BuiltModel(spec=None, model=model, **fields)  # type: ignore[arg-type]
     if built is not None:
         for text in built.warnings:  # what the builder would have logged
-            BUILD_LOG.warning(text)
-        physics_attrs.report_ignored_attributes(stage, BUILD_LOG)
+            build_log.warning(text)
+        physics_attrs.report_ignored_attributes(stage, build_log)
     else:
+        from runtime.engine.builder import build_model  # (a cache miss only)
+
         built = build_model(stage, dt)
         if cache.enabled:
             fields = {
