@@ -30,6 +30,7 @@ from runtime.run._native_kernels import (
     _i32p,
     _i64p,
     raw_array,
+    store_fence,
 )
 from runtime.run._row_kernels import (
     BAD_ACTOR,
@@ -271,7 +272,9 @@ def fused_step_kernel(t, ops, efc_force, efc_type, efc_id, si, sf, blk, ik_f, ik
     """
     count = blk[B_COUNT]
     if count == 0:
-        return _step_body(t, ops, efc_force, efc_type, efc_id, si, sf)
+        result = _step_body(t, ops, efc_force, efc_type, efc_id, si, sf)
+        store_fence()  # (the rows' non-temporal stores: done before Python hands them over)
+        return result
     model = blk[B_MODEL]
     data = blk[B_DATA]
     n = blk[B_IK]
@@ -367,4 +370,5 @@ def fused_step_kernel(t, ops, efc_force, efc_type, efc_id, si, sf, blk, ik_f, ik
                 break
     blk[B_DONE] = done
     blk[B_STATUS] = status
+    store_fence()  # (the rows' non-temporal stores: done before Python hands them over)
     return OK

@@ -185,7 +185,8 @@ if not JIT_DISABLED:
 
         For rows written into a chunk buffer that nothing reads before the writer thread
         compresses the chunk: the stores bypass the cache instead of evicting the step's
-        working set (MuJoCo's data, the ray scene) and reading each line first.
+        working set (MuJoCo's data, the ray scene) and reading each line first. They are
+        weakly ordered: the calling kernel ends with :func:`store_fence`.
         """
         if not all(isinstance(a, types.Integer) for a in (destination, source, size)):
             return None
@@ -216,10 +217,25 @@ if not JIT_DISABLED:
                 builder, builder.inttoptr(builder.add(dst, done), pointer),
                 builder.inttoptr(builder.add(src, done), pointer), builder.sub(n, done), i64(1),
             )  # fmt: skip
-            builder.fence("seq_cst")  # (the stores are weakly ordered)
             return context.get_dummy_value()
 
         return types.none(destination, source, size), codegen
+
+    @intrinsic
+    def store_fence(typingctx):
+        """A full memory fence: every earlier store, non-temporal ones too, is visible.
+
+        Non-temporal stores are weakly ordered: a kernel that wrote rows with
+        :func:`memcpy_stream` calls this once before it returns (the rows are handed to the
+        store's writer thread only after that), not after every copy, which would wait for
+        each copy to reach memory.
+        """
+
+        def codegen(context, builder, sig, args):
+            builder.fence("seq_cst")
+            return context.get_dummy_value()
+
+        return types.none(), codegen
 
     _f64p = _pointer_to(types.float64)
     _f32p = _pointer_to(types.float32)
@@ -227,7 +243,7 @@ if not JIT_DISABLED:
     _i32p = _pointer_to(types.int32)
     _u8p = _pointer_to(types.uint8)
 else:  # the fused path is off without the JIT (runtime.run.fused checks)
-    raw_array = memcpy = memcpy_stream = _call_kernel = _call_c = None
+    raw_array = memcpy = memcpy_stream = store_fence = _call_kernel = _call_c = None
     _f64p = _f32p = _i64p = _i32p = _u8p = None
     SIGNATURES = ()
 
