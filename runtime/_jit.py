@@ -8,6 +8,7 @@ plain Python, e.g. for debugging or coverage.
 from __future__ import annotations
 
 import importlib.util
+import logging
 import os
 import sys
 from collections.abc import Callable
@@ -21,6 +22,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 __all__ = ["jit", "CompiledCall", "compiled_entry", "JIT_DISABLED", "kernel_sources_digest"]
 
 JIT_DISABLED = os.environ.get("SIMRT_DISABLE_JIT", "0") == "1"
+_LOG = logging.getLogger(__name__)
 
 
 def jit(function: F | None = None, *, inline: bool = False, nrt: bool = True) -> Any:
@@ -72,6 +74,7 @@ def _import_numba() -> Any:
 
     _stamp_caches_with_kernel_sources()
     _load_caches_without_refresh()
+    _save_caches_best_effort()
     if "numba.np.arraymath" not in sys.modules and importlib.util.find_spec("scipy"):
         if not any(isinstance(finder, _BlasProbeAnswer) for finder in sys.meta_path):
             sys.meta_path.insert(0, _BlasProbeAnswer())
@@ -187,6 +190,40 @@ def _load_caches_without_refresh() -> None:
         return load_overload
 
     _replace_once(cache, "load_overload", make)
+
+
+def _save_caches_best_effort() -> None:
+    """A kernel whose cache entry cannot be written still runs (full disk, size limit).
+
+    Numba writes a kernel's cache entry right after compiling it and lets an ``OSError``
+    through: a full disk, a file-size limit or a cache folder gone read-only would end the
+    run with a traceback although the compiled kernel is in memory. The entry is skipped
+    instead (Numba removes its half-written temporary file), with one warning per process;
+    the next run compiles the kernel again.
+    """
+    try:
+        from numba.core import caching
+    except ImportError:  # pragma: no cover - a Numba without this module
+        return
+    warned: list[bool] = []
+
+    def make(original: Callable[..., Any]) -> Callable[..., Any]:
+        def save_overload(self: Any, sig: Any, data: Any) -> None:
+            try:
+                original(self, sig, data)
+            except OSError as error:
+                if not warned:
+                    warned.append(True)
+                    name = getattr(getattr(self, "_py_func", None), "__qualname__", "?")
+                    _LOG.warning(
+                        "Numba kernel cache not written (%s: %s): %s, and any other kernel "
+                        "whose cache entry cannot be written, compiles again in the next run",
+                        type(error).__name__, error.strerror or error, name,
+                    )  # fmt: skip
+
+        return save_overload
+
+    _replace_once(getattr(caching, "Cache", None), "save_overload", make)
 
 
 def _is_simrt_kernel(cache: Any) -> bool:

@@ -281,3 +281,32 @@ def test_a_change_in_another_kernel_file_invalidates_cached_kernels(tmp_path):
     simd.write_text(simd.read_text() + "\n# changed\n")
     # compiled again, and a run's precompile sees it missing (shared, announced)
     assert run() == ["False", "11.0", "0"]
+
+
+_FULL_DISK_SCRIPT = """
+import logging, resource, sys
+logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="%(message)s")
+import numpy as np
+from runtime.sensors._raycast_kernels import _same_float_kernel
+resource.setrlimit(resource.RLIMIT_FSIZE, (512, 512))  # a cache entry is larger
+print(_same_float_kernel(np.float32(1.5), np.float32(1.5)), _same_float_kernel(1.0, 2.0))
+"""
+
+
+def test_a_kernel_whose_cache_entry_cannot_be_written_still_runs(tmp_path):
+    """A file-size limit (as a full disk) while Numba saves a kernel: one warning, no crash."""
+    env = {
+        **os.environ,
+        "NUMBA_CACHE_DIR": str(tmp_path / "numba"),
+        "SIMRT_SEEDS": "0",  # (compiled here, so that it is saved here)
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]),
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", _FULL_DISK_SCRIPT],
+        capture_output=True, text=True, timeout=300, env=env, cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["True", "False"]
+    warnings = [line for line in done.stderr.splitlines() if "cache not written" in line]
+    assert len(warnings) == 1 and "_same_float_kernel" in warnings[0], done.stderr
