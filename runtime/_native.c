@@ -16,8 +16,9 @@
  * the arrays the fused step builds from raw pointers. runtime/_native_call.py reads the
  * address and checks the kernel's signature (arrays only, no return value).
  *
- * The entry is called through one prototype of MAX_WORDS integer words; the words past the
- * kernel's own are zeros it never reads. On the ABIs CPython runs on for x86-64 and AArch64
+ * The entry is called through a prototype of 32, 64 or MAX_WORDS integer words, the smallest
+ * that holds the kernel's own (fewer words to copy and pass: a tenth of a forward-kinematics
+ * call); the words past the kernel's own are zeros it never reads. On the ABIs CPython runs on for x86-64 and AArch64
  * (System V, AAPCS64, Windows x64) the caller owns and pops the argument area, so extra
  * integer arguments are harmless.
  *
@@ -42,6 +43,8 @@
 #define W4 int64_t, int64_t, int64_t, int64_t
 #define W16 W4, W4, W4, W4
 typedef int32_t (*native_entry)(void **, void **, W16, W16, W16, W16, W16, W16);
+typedef int32_t (*native_entry_32)(void **, void **, W16, W16);
+typedef int32_t (*native_entry_64)(void **, void **, W16, W16, W16, W16);
 
 #define A4(k) w[k], w[k + 1], w[k + 2], w[k + 3]
 #define A16(k) A4(k), A4(k + 4), A4(k + 8), A4(k + 12)
@@ -119,7 +122,8 @@ kernel_call(PyObject *self_object, PyObject *const *given, size_t nargsf, PyObje
         return NULL;
     }
     int64_t w[MAX_WORDS];
-    memcpy(w, self->plan, sizeof(w));
+    int passed = self->words <= 32 ? 32 : (self->words <= 64 ? 64 : MAX_WORDS);
+    memcpy(w, self->plan, sizeof(int64_t) * (size_t)passed);
     PyObject *outputs[MAX_ARGS];
     int made = 0;
     int next = 0;
@@ -143,8 +147,18 @@ kernel_call(PyObject *self_object, PyObject *const *given, size_t nargsf, PyObje
     }
     void *result = NULL;
     void *excinfo = NULL;
-    int32_t status = self->entry(&result, &excinfo, A16(0), A16(16), A16(32), A16(48), A16(64),
-                                 A16(80));
+    int32_t status;
+    if (passed == 32) {
+        status = ((native_entry_32)self->entry)(&result, &excinfo, A16(0), A16(16));
+    }
+    else if (passed == 64) {
+        status = ((native_entry_64)self->entry)(&result, &excinfo, A16(0), A16(16), A16(32),
+                                                A16(48));
+    }
+    else {
+        status = self->entry(&result, &excinfo, A16(0), A16(16), A16(32), A16(48), A16(64),
+                             A16(80));
+    }
     if (status != 0) {
         goto fallback;
     }

@@ -315,7 +315,7 @@ def _fk_core(model, tip, qs, b, jac, jb, want_jac):  # pragma: no cover
     return r, p
 
 
-@jit
+@jit(nrt=False)
 def chain_fk_kernel(model, tip, q, out_pos, out_quat):
     """End pose of a serial chain for one configuration.
 
@@ -327,8 +327,10 @@ def chain_fk_kernel(model, tip, q, out_pos, out_quat):
         out_quat: float64 (4,), end orientation wxyz, w >= 0 (written).
     """
     n = q.shape[0]
-    dummy = np.empty((1, 6, 0))
-    r, p = _fk_core(model, tip, q.reshape((1, n)), 0, dummy, 0, False)
+    # (no Jacobian: any 3-D array stands in for it, untouched; an allocated one cost a
+    # tenth of the call)
+    unused = out_pos.reshape((1, 3, 1))
+    r, p = _fk_core(model, tip, q.reshape((1, n)), 0, unused, 0, False)
     _store_pose(r, p, out_pos.reshape((1, 3)), out_quat.reshape((1, 4)), 0)
 
 
@@ -386,7 +388,7 @@ def chain_fk_frames_kernel(joint_types, axes, home_t, home_r, tip_t, tip_r, q, o
         _set_mat(out_rot9, k, r)
 
 
-@jit
+@jit(nrt=False)
 def chain_fk_jacobian_kernel(model, tip, q, out_pos, out_quat, out_jac):
     """End pose and point (geometric) Jacobian for one configuration.
 
