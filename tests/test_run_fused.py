@@ -216,6 +216,7 @@ def test_a_mujoco_error_in_a_block_stops_the_run_and_keeps_the_rows(tmp_path, mo
         return run(self, count)
 
     monkeypatch.setattr(StepBlocks, "run", erring)
+    monkeypatch.setattr(StepBlocks, "MAX_STEPS", 200)  # (blocks are sized by time: >= 3 here)
     scene = REPO / "scenes" / "simple_arm.usda"
     out = tmp_path / "e.zarr"
     monkeypatch.setattr(FusedStep, "ENABLED", True)

@@ -41,6 +41,7 @@ disk.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import math
@@ -535,17 +536,23 @@ class StoreWriter:
             return  # creating the store failed: that error is on its way already
         if not self._opened:
             self._open()  # a run without rows still leaves a loadable, empty store
+        # the chunks the writer has not started, then the last one: written here, where the
+        # loop has stopped (in the main thread Blosc compresses on every core: half the wait)
+        stolen = []
         if self._background:
             assert self._thread is not None
+            with contextlib.suppress(queue.Empty):  # (until the writer has taken the rest)
+                while True:
+                    stolen.append(self._queue.get_nowait())
             self._queue.put(None)
-            self._thread.join()
+            self._thread.join()  # (the writer finishes the chunk it is writing, in order)
         else:
             self._drain()
         if self._row and self._error is None:
-            # the last chunk, after every queued one: written here, where the loop has
-            # stopped (in the main thread Blosc compresses it on every core: half the wait)
-            with stop_signals_held():
-                self._write_item((self._buffers, self._chunk_start, self._row, False))
+            stolen.append((self._buffers, self._chunk_start, self._row, False))
+        with stop_signals_held():
+            for item in stolen:
+                self._write_item(item)  # (after an error: only hands the buffers back)
         failed = self._error is not None
         try:
             if not failed:
@@ -580,19 +587,9 @@ class StoreWriter:
             self._raise_error()
 
     def _attrs(self, complete: bool) -> dict[str, Any]:
-        return json.loads(
-            json.dumps(
-                {
-                    "format": FORMAT_NAME,
-                    "version": FORMAT_VERSION,
-                    "complete": bool(complete),
-                    "rows": self._committed,
-                    "reason": None,
-                    "chunk_rows": self.chunk_rows,
-                    "channels": list(self._channels),
-                    "run": self.meta,
-                    "versions": dict(_versions()),
-                },
-                default=json_default,
-            )
-        )
+        attrs = {
+            "format": FORMAT_NAME, "version": FORMAT_VERSION, "complete": bool(complete),
+            "rows": self._committed, "reason": None, "chunk_rows": self.chunk_rows,
+            "channels": list(self._channels), "run": self.meta, "versions": dict(_versions()),
+        }  # fmt: skip
+        return json.loads(json.dumps(attrs, default=json_default))
