@@ -212,9 +212,7 @@ def run_scene(
     parts = ("physics", "state", "sensors", "readings", "record", "ik", "fused", "compiled")
     timings = dict.fromkeys(parts, 0.0)
     bar = Progress(steps, progress)
-    done = 0
-    complete = False
-    reason = ""
+    done, complete, reason = 0, False, ""
     loop_start = _time.perf_counter()
     joint_positions = np.asarray(state.joint_positions, dtype=np.float64)
     dof_count = joint_positions.shape[0]
