@@ -307,6 +307,32 @@ def test_durable_without_syncfs_falls_back_to_fsync_per_file(tmp_path, monkeypat
     _expect_rows(tmp_path / "run.zarr", 2 * CHUNK)
 
 
+def test_durable_syncs_its_own_files_while_others_are_unwritten(tmp_path, monkeypatch):
+    """Much dirty data elsewhere: a commit fsyncs its files, never syncfs (which would write
+    back every other program's pages too); a whole-file-system sync still uses syncfs."""
+    synced, whole = [], []
+    monkeypatch.setattr(store_module, "_little_unwritten", lambda: False)
+    monkeypatch.setattr(store_module.os, "fsync", lambda fd: synced.append(fd))
+    monkeypatch.setattr(store_module, "_syncfs", lambda: lambda fd: whole.append(fd) or 0)
+    _write(tmp_path / "run.zarr", rows=2 * CHUNK)
+    assert whole == [] and len(synced) >= 2 * 4  # every chunk file of both commits
+    _expect_rows(tmp_path / "run.zarr", 2 * CHUNK)
+    assert store_module.sync_file_system(tmp_path) and len(whole) == 1
+
+
+def test_unwritten_bytes_read_from_meminfo():
+    """The check reads this machine's /proc/meminfo (a Linux one: a number, not a default)."""
+    if not Path("/proc/meminfo").is_file():
+        pytest.skip("no /proc/meminfo")
+    dirty = next(
+        int(line.split()[1]) * 1024
+        for line in Path("/proc/meminfo").read_text().splitlines()
+        if line.startswith("Dirty:")
+    )
+    if abs(dirty - store_module.UNWRITTEN_LIMIT) > 16 << 20:  # (not at the edge: it moves)
+        assert store_module._little_unwritten() == (dirty <= store_module.UNWRITTEN_LIMIT)
+
+
 def test_disk_full_on_a_real_small_filesystem(tmp_path):
     """A 1 MiB tmpfs the test mounts (needs root and mount rights; skipped otherwise)."""
     mount = tmp_path / "small"

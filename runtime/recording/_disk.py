@@ -150,6 +150,21 @@ def sync_file_system(root: Path) -> bool:
     return True
 
 
+UNWRITTEN_LIMIT = 64 << 20
+
+
+def _little_unwritten() -> bool:
+    """Whether the machine holds at most :data:`UNWRITTEN_LIMIT` bytes of dirty pages."""
+    try:
+        with open("/proc/meminfo", "rb") as handle:
+            for line in handle:
+                if line.startswith(b"Dirty:"):
+                    return int(line.split()[1]) * 1024 <= UNWRITTEN_LIMIT
+    except (OSError, ValueError, IndexError):
+        pass
+    return True  # (unknown: syncfs, as before)
+
+
 @functools.cache
 def _syncfs() -> Any:
     """The C library's ``syncfs`` (Linux), or None."""
@@ -167,13 +182,17 @@ def make_durable(root: Path, paths: list[Path]) -> None:
 
     One ``syncfs(2)`` of the file system holding ``root`` where the C library has it (a
     store commit writes dozens of chunk files: one journal commit instead of one per file),
-    else an ``fsync`` per file.
+    else an ``fsync`` per file. ``syncfs`` writes back every dirty page of the file system,
+    other programs' too: while the machine holds more than :data:`UNWRITTEN_LIMIT` bytes
+    not yet written (``Dirty`` in ``/proc/meminfo``) the files are synced one by one
+    instead (measured: 800 MB of another program's data made a commit's ``syncfs`` take
+    0.38 s, 35 ``fsync`` calls took 4 ms). ``paths`` empty: ``syncfs`` in any case.
 
     Raises:
         OSError: the file system reported a write error.
     """
     syncfs = _syncfs()
-    if syncfs is not None:
+    if syncfs is not None and (not paths or _little_unwritten()):
         fd = os.open(root, os.O_RDONLY)
         try:
             if syncfs(fd) != 0:
