@@ -5,8 +5,8 @@ collections they set off (each walking every object made so far) cost 0.05-0.1 s
 warm run's start. :func:`pause` (the ``simrt`` program, before anything is imported) turns
 the collector off; :func:`resume` (``run_scene``, just before its first step) first freezes
 everything made so far (modules, the scene, the engine, the sensors: alive for the whole
-run, so the step loop's collections need not walk them), then turns it back on. A module of its own,
-so that ``python -m runtime.cli`` (``__main__``) and the run share one state.
+run, so the step loop's collections need not walk them), then turns it back on. A module
+of its own, so that ``python -m runtime.cli`` (``__main__``) and the run share one state.
 """
 
 from __future__ import annotations

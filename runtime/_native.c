@@ -16,11 +16,11 @@
  * the arrays the fused step builds from raw pointers. runtime/_native_call.py reads the
  * address and checks the kernel's signature (arrays only, no return value).
  *
- * The entry is called through a prototype of 32, 64 or MAX_WORDS integer words, the smallest
- * that holds the kernel's own (fewer words to copy and pass: a tenth of a forward-kinematics
- * call); the words past the kernel's own are zeros it never reads. On the ABIs CPython runs on for x86-64 and AArch64
- * (System V, AAPCS64, Windows x64) the caller owns and pops the argument area, so extra
- * integer arguments are harmless.
+ * The entry is called through a prototype of 32, 64 or MAX_WORDS integer words, the
+ * smallest that holds the kernel's own (fewer words to copy and pass: a tenth of a
+ * forward-kinematics call); the words past the kernel's own are zeros it never reads. On the
+ * ABIs CPython runs on for x86-64 and AArch64 (System V, AAPCS64, Windows x64) the caller
+ * owns and pops the argument area, so extra integer arguments are harmless.
  *
  * A call that does not match the plan, or a kernel that reports an error status, returns
  * fallback(*arguments) (the Python path, which converts or raises as usual), or None when

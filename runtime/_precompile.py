@@ -145,14 +145,23 @@ def load_cached_kernels(features: set[str] | None = None) -> int:
 
     if JIT_DISABLED:
         return 0
-    loaded = 0
     try:
         entries = _entries(_FEATURES if features is None else features)
     except Exception as error:  # noqa: BLE001 - no manifest or a stale one
         _LOG.debug("kernel preload skipped: %s", error)
         return 0
     seeds.plant([e for e in entries if not _cached(_dispatcher(e[0], e[1]))])
-    for module, name, _, signature, _ in entries:
+    return _load_cached(entries)
+
+
+def _load_cached(entries: list[tuple[str, str, float, tuple[str, ...], str]]) -> int:
+    """Load those of manifest ``entries`` the Numba cache holds (BVH builders last).
+
+    Returns:
+        How many kernels were loaded.
+    """
+    loaded = 0
+    for module, name, _, signature, _ in sorted(entries, key=lambda e: "bvh_" in e[1]):
         try:
             cached = _in_cache(_dispatcher(module, name), _types(signature))
         except Exception as error:  # noqa: BLE001 - a stale entry: compiled on first call
@@ -174,18 +183,9 @@ def _preload(entries: list[tuple[str, str, float, tuple[str, ...], str]]) -> thr
     without waiting for the others. The kernels that build a ray scene's BVH come last (a
     scene cache entry holds the BVH). :meth:`Warmup.close` joins the thread after the run.
     """
-
-    def load() -> None:
-        for module, name, _, signature, _ in sorted(entries, key=lambda e: "bvh_" in e[1]):
-            try:
-                dispatcher = _dispatcher(module, name)
-                types = _types(signature)
-                if _in_cache(dispatcher, types):
-                    dispatcher.compile(types)
-            except Exception as error:  # noqa: BLE001 - compiled where first called
-                _LOG.debug("preload %s.%s skipped: %s", module, name, error)
-
-    thread = threading.Thread(target=load, name="simrt-kernel-load", daemon=True)
+    thread = threading.Thread(
+        target=_load_cached, args=(entries,), name="simrt-kernel-load", daemon=True
+    )
     thread.start()
     return thread
 

@@ -125,8 +125,8 @@ def entry() -> NoReturn:
     OpenBLAS's thread pool, whose idle threads spin on the cores the run uses:
     ``OPENBLAS_NUM_THREADS`` defaults to 1.
 
-    ``simrt run`` starts with Python's cyclic garbage collector paused until its engine is
-    built (:mod:`runtime._gc_pause`).
+    ``simrt run`` starts with Python's cyclic garbage collector paused until just before
+    its first step (:mod:`runtime._gc_pause`).
     """
     fast = sys.argv[1:2] == ["run"] or (sys.argv[1:2] == ["batch"] and "--ray" not in sys.argv)
     if fast:

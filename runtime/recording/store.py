@@ -32,8 +32,8 @@ the rows lost are those not yet committed (the chunk being filled, at most about
 ``commit_interval`` seconds of steps, plus chunks still queued for the writer). Chunk files
 are written in place (no temporary files); a chunk torn by a kill lies beyond the committed
 rows or is the tail chunk, which the reader then drops. :meth:`StoreWriter.close` (called
-from ``finally`` blocks, also on Ctrl-C / SIGTERM; it writes the last chunk itself, after
-the writer thread's queue) commits every row, trims the arrays to the
+from ``finally`` blocks, also on Ctrl-C / SIGTERM; it writes the chunks the writer thread
+has not started and the last one itself) commits every row, trims the arrays to the
 rows written and records ``complete`` and the reason. A failed write (disk full, folder
 removed) stops the run through :class:`RecordingError` naming the path and the rows safe on
 disk.

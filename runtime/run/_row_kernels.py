@@ -111,14 +111,11 @@ def _copy64(destination, source, n):  # pragma: no cover
 
 
 @jit(inline=True)
-def _copy32(destination, source, n):  # pragma: no cover
-    """``n`` float32 values from address ``source`` to address ``destination``."""
-    memcpy(destination, source, 4 * n)
-
-
-@jit(inline=True)
 def _stream32(destination, source, n):  # pragma: no cover
-    """``_copy32`` into a chunk row: non-temporal stores when the row is 64-byte aligned."""
+    """``n`` float32 values from address ``source`` into a chunk row at ``destination``.
+
+    Non-temporal stores when the row is 64-byte aligned (the kernel ends with a fence).
+    """
     if destination % 64 == 0 and n >= 64:
         memcpy_stream(destination, source, 4 * n)
     else:

@@ -792,7 +792,7 @@ def raycast_batch_step_kernel(
     o_w = io_rays[7 * r : 10 * r].reshape((r, 3))
     e_w = io_rays[10 * r : 13 * r].reshape((r, 3))
     first_call = counts[1, 0] == 0
-    n_solids = _block_rows_kernel(block_i, layout, np.int64(L_SOLID_I)).shape[0]
+    n_solids = layout[L_SOLID_I, 1]
     solid_kinds = _block_flat_kernel(block_i, layout, np.int64(L_SOLID_KINDS), n_solids)
     solid_bounds = _block_flat_kernel(
         block_f, layout, np.int64(L_SOLID_BOUNDS), 4 * n_solids
