@@ -232,8 +232,10 @@ def test_rerun_is_resumable_and_run_episode_is_exact(
 def test_sigkilled_worker_is_retried_and_batch_completes(tmp_path: Path) -> None:
     spec = tmp_path / "kill.toml"
     spec.write_text(
+        # (2,000 steps: an episode records for about 0.1 s, long enough to be seen stepping;
+        # 100 steps took a few milliseconds once the loop got faster, and slipped past)
         SPEC.replace(f"episodes = {EPISODES}", "episodes = 3").replace(
-            f"steps = {STEPS}", "steps = 100"
+            f"steps = {STEPS}", "steps = 2000"
         )
     )
     ds = tmp_path / "ds"
@@ -248,7 +250,7 @@ def test_sigkilled_worker_is_retried_and_batch_completes(tmp_path: Path) -> None
                 os.kill(pid, signal.SIGKILL)
                 killed.append(pid)
                 break
-            time.sleep(0.02)
+            time.sleep(0.005)
 
     thread = threading.Thread(target=killer, daemon=True)
     thread.start()
