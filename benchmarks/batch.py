@@ -117,7 +117,7 @@ def _peer_build(scene: str) -> tuple[float, float]:
     """Seconds to open the stage and to build the engine, in this process (warm)."""
     import runtime.schema  # noqa: F401
     from runtime.engine.mujoco_engine import MujocoEngine
-    from runtime.run.loop import _open_stage
+    from runtime.run.scene import open_scene_stage as _open_stage
 
     MujocoEngine(_open_stage(scene))  # warm imports and kernels
     t0 = time.perf_counter()

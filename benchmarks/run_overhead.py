@@ -42,7 +42,7 @@ def main() -> int:
 
     from runtime.engine.mujoco_engine import MujocoEngine
     from runtime.recording import StoreWriter
-    from runtime.run.loop import _find_robot  # run-loop internals
+    from runtime.run.scene import find_robot as _find_robot
     from runtime.run.taps import SensorTap
     from runtime.schema.dof import build_dof_table
     from runtime.sensors.runtime import SensorRuntime

@@ -165,7 +165,8 @@ def test_episode_seeds_come_from_seed_sequence() -> None:
 def test_local_batch_equals_single_runs(local_ds: tuple[Path, Path], tmp_path: Path) -> None:
     from runtime.batch.randomize import draw_parameters
     from runtime.engine.mujoco_engine import MujocoEngine
-    from runtime.run.loop import _open_stage, run_scene
+    from runtime.run.loop import run_scene
+    from runtime.run.scene import open_scene_stage as _open_stage
 
     spec_path, ds_path = local_ds
     spec = load_spec(spec_path)
@@ -315,7 +316,7 @@ def _write_logs(folder: Path, count: int) -> list[tuple[np.ndarray, np.ndarray]]
 
 
 def test_replay_batch_equals_single_playback(tmp_path: Path) -> None:
-    from runtime.run.loop import _open_stage
+    from runtime.run.scene import open_scene_stage as _open_stage
     from runtime.sensors.playback import KinematicPlayback
     from runtime.sensors.runtime import SensorRuntime
 

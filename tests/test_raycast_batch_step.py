@@ -19,7 +19,7 @@ pytest.importorskip("embreex")
 from pxr import Usd  # noqa: E402
 
 from runtime.engine.mujoco_engine import MujocoEngine  # noqa: E402
-from runtime.run.loop import _find_robot  # noqa: E402
+from runtime.run.scene import find_robot as _find_robot  # noqa: E402
 from runtime.schema.dof import build_dof_table  # noqa: E402
 from runtime.sensors.raycast import create_raycast_sensor  # noqa: E402
 from runtime.sensors.runtime import SensorRuntime  # noqa: E402

@@ -17,7 +17,7 @@ pytest.importorskip("mujoco")
 from pxr import Gf, Sdf, Usd  # noqa: E402
 
 from runtime.engine.mujoco_engine import MujocoEngine  # noqa: E402
-from runtime.run.loop import _find_robot  # noqa: E402
+from runtime.run.scene import find_robot as _find_robot  # noqa: E402
 from runtime.schema.dof import build_dof_table  # noqa: E402
 from runtime.sensors.runtime import SensorRuntime  # noqa: E402
 from runtime.sensors.state import make_physics_state  # noqa: E402

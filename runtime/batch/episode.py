@@ -101,7 +101,7 @@ class SceneCache:
         entry = self.stages.get(scene)
         if entry is None:
             from runtime.run.config import read_scene_settings
-            from runtime.run.loop import _open_stage
+            from runtime.run.scene import open_scene_stage as _open_stage
 
             stage = _open_stage(scene)
             entry = self.stages[scene] = (stage, read_scene_settings(stage))
@@ -123,7 +123,7 @@ class SceneCache:
             engine.reset()
             return engine, True
         from runtime.run.build import build_engine, open_scene_cache
-        from runtime.run.loop import _find_robot
+        from runtime.run.scene import find_robot as _find_robot
 
         stage, settings = self.stage(scene)
         robot_prim = _find_robot(stage, robot)

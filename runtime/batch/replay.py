@@ -195,7 +195,7 @@ def replay_log(task: Any, report: dict[str, Any]) -> Path:
     from runtime.batch.episode import WORKER_CACHE, _attempt_path, _move_over
     from runtime.kinematics.chain import KinematicChain
     from runtime.recording import ChannelInfo, StoreWriter
-    from runtime.run.loop import _find_robot
+    from runtime.run.scene import find_robot as _find_robot
     from runtime.run.taps import SensorTap
     from runtime.sensors.playback import KinematicPlayback
     from runtime.sensors.runtime import SensorRuntime

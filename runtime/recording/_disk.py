@@ -10,6 +10,7 @@ import errno
 import functools
 import json
 import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -207,3 +208,18 @@ def make_durable(root: Path, paths: list[Path]) -> None:
             os.fsync(fd)
         finally:
             os.close(fd)
+
+
+def new_path_entries(
+    channels: Mapping[str, ChannelInfo], logged: dict[str, int]
+) -> dict[str, list[str]]:
+    """Hit-path table entries not in ``logged`` (entries per channel, updated), by channel."""
+    new: dict[str, list[str]] = {}
+    for name, info in channels.items():
+        table = info.attrs.get("path_table") if info.attrs else None
+        if isinstance(table, list):
+            done = logged.get(name, 0)
+            if len(table) > done:
+                new[name] = [str(p) for p in table[done:]]
+                logged[name] = done + len(new[name])
+    return new

@@ -68,6 +68,7 @@ from runtime.recording._disk import (
     check_store_path,
     is_store,
     make_durable,
+    new_path_entries,
 )
 from runtime.recording._held_signals import stop_signals_held
 from runtime.recording._metadata import ArrayDocument, GroupDocument
@@ -187,6 +188,7 @@ class StoreWriter:
         self._log_fd: int | None = None
         self._logged_paths: dict[str, int] = {}
         self.write_seconds = 0.0  # writer-thread time spent writing (compression included)
+        self._observers, self.failed_observers = [], []  # (add_observer)
         self.wait_seconds = 0.0  # step-loop time spent waiting for the writer (backpressure)
 
     # ------------------------------------------------------------------ channels
@@ -227,6 +229,13 @@ class StoreWriter:
         np.dtype(info.dtype)
         self._channels[info.name] = info
         return len(self._channels) - 1
+
+    def add_observer(self, observer: Any) -> None:
+        """Call ``observer(start, rows, buffers)`` on the writer thread after each commit.
+
+        Buffers by slot (valid during the call); one that raises is dropped (logged).
+        """
+        self._observers.append(observer)
 
     # ------------------------------------------------------------------ rows
     def begin_row(self) -> tuple[list[np.ndarray], int]:
@@ -479,6 +488,13 @@ class StoreWriter:
             make_durable(self.path, self._unsynced + written)
             self._unsynced = []
         self._commit(stop, int(buffers[-2][rows - 1]), float(buffers[-1][rows - 1]))
+        for observer in list(self._observers):
+            try:
+                observer(start, rows, buffers)
+            except Exception as error:  # noqa: BLE001 - never the recording's failure
+                _LOG.warning("%s: a recording observer failed and is dropped: %r", self.path, error)
+                self._observers.remove(observer)
+                self.failed_observers.append(observer)
         if rows == self.chunk_rows and stop < self._expected_rows:  # the next chunk's folders
             for encoder in self._encoders:
                 encoder.prepare(index + 1)
@@ -489,7 +505,7 @@ class StoreWriter:
             self._unsynced = []
         line: dict[str, Any] = {"rows": rows, "step": step, "time": time}
         line["wall"] = round(time_module.time(), 3)  # when the rows became durable
-        paths = self._new_paths()
+        paths = new_path_entries(self._channels, self._logged_paths)
         if paths:
             line["paths"] = paths
         line.update(extra)
@@ -499,18 +515,6 @@ class StoreWriter:
             os.fsync(self._log_fd)
         self._committed = max(self._committed, rows)
         self._last_stamp = (step, time)
-
-    def _new_paths(self) -> dict[str, list[str]]:
-        """Hit-path table entries added since the last commit, by channel name."""
-        new: dict[str, list[str]] = {}
-        for name, info in self._channels.items():
-            table = info.attrs.get("path_table") if info.attrs else None
-            if isinstance(table, list):
-                done = self._logged_paths.get(name, 0)
-                if len(table) > done:
-                    new[name] = [str(p) for p in table[done:]]
-                    self._logged_paths[name] = done + len(new[name])
-        return new
 
     # ------------------------------------------------------------------ close
     def _raise_error(self) -> None:

@@ -34,7 +34,7 @@ from runtime.run.progress import Progress
 from runtime.run.result import RunResult, output_paths, run_metadata, stop_reason
 from runtime.run.rows import define_state_channels
 from runtime.run.scene import find_robot, open_scene_stage
-from runtime.run.summary import add_driver_summaries, summarize
+from runtime.run.summary import StreamingSummary, add_driver_summaries, run_summary
 from runtime.run.taps import SensorTap
 
 LOGGER = logging.getLogger("runtime.run")
@@ -43,10 +43,6 @@ __all__ = ["RunResult", "run_scene"]
 
 
 # ---------------------------------------------------------------------------- run
-
-# names other modules used before runtime.run.scene existed
-_open_stage = open_scene_stage
-_find_robot = find_robot
 
 
 def run_scene(
@@ -111,7 +107,7 @@ def run_scene(
         KeyboardInterrupt during stepping propagate after the recording is closed (valid,
         ``complete = False``).
     """
-    from runtime.recording import StoreWriter, open_recording
+    from runtime.recording import StoreWriter
     from runtime.run.interrupts import signals_deferred
     from runtime.sensors.runtime import SensorRuntime
 
@@ -205,7 +201,7 @@ def run_scene(
         list(dof_table.names) if dof_table is not None else [],
         run_meta,
     )
-    recorder = None
+    recorder, streamed = None, None  # (the store, and its summary as it is written)
     taps = [SensorTap(s, stage) for s in sensors.sensors]
     joint_slots: dict[str, int] = {}  # recorder slots of the joint and body channels
     body_slots: dict[str, int] = {}
@@ -295,6 +291,7 @@ def run_scene(
                     meta["dof_names"],
                     body_paths if record_bodies else (),
                 )
+                streamed = StreamingSummary.watch(recorder) if summary else None
             # the row is written in place into the recorder's buffers (one copy per channel)
             buffers, row = recorder.begin_row()
             for tap in taps:
@@ -377,7 +374,7 @@ def run_scene(
             if grippers is not None:
                 grippers.close()
     try:
-        result_summary = summarize(open_recording(store_path)) if summary else {}
+        result_summary = run_summary(streamed, recorder, store_path) if summary else {}
     finally:
         if scratch is not None:
             shutil.rmtree(scratch, ignore_errors=True)

@@ -10,12 +10,12 @@ import numpy as np
 
 LOGGER = logging.getLogger("runtime.run")
 
-__all__ = ["format_summary", "summarize"]
+__all__ = ["StreamingSummary", "format_summary", "run_summary", "summarize"]
 
 
 # ---------------------------------------------------------------------------- summary
 
-# what summarize() reads (run_scene snapshots only these channels for its summary)
+# the channels summarize() reads
 _SUMMARY_KINDS = frozenset({"contact", "imu", "raycast"})
 _SUMMARY_FIELDS = frozenset(
     {"valid", "value", "force", "in_contact", "linear_acceleration", "angular_velocity", "hit"}
@@ -35,54 +35,125 @@ def summarize(recording: Any) -> dict[str, Any]:
         of ``linear_acceleration`` and ``angular_velocity`` over valid steps; raycast stats
         ``hits`` (ray hits summed over steps) and ``valid_steps``.
     """
-    wanted: dict[str, tuple[str, str, str]] = {}  # channel -> (sensor, kind, field)
-    for name, info in recording.channels.items():
-        if info.kind in _SUMMARY_KINDS and info.field in _SUMMARY_FIELDS:
-            wanted[name] = (info.sensor, info.kind, info.field)
-    stats: dict[str, dict[str, Any]] = {}
-    for sensor, kind, _ in wanted.values():
-        stats.setdefault(sensor, {"kind": kind, "valid_steps": 0})
-        if kind in ("contact", "raycast"):
-            stats[sensor]["hits"] = 0
-        if kind == "contact":
-            stats[sensor]["max_force"] = 0.0
-    by_sensor: dict[str, dict[str, str]] = {}
-    for name, (sensor, _, field_name) in wanted.items():
-        by_sensor.setdefault(sensor, {})[field_name] = name
-    steps, sim_time = 0, 0.0
-    for _, block in _blocks(recording, list(wanted)):
+    summary = StreamingSummary(recording.channels)
+    for start, block in _blocks(recording, summary.names):
+        summary.add(start, block)
+    return summary.result()
+
+
+class StreamingSummary:
+    """:func:`summarize` of rows as they are written, without reading the store back.
+
+    The store's writer thread feeds it each chunk it writes (:meth:`observe`).
+
+    A chunk written again (a partial chunk, then the whole one) replaces its statistics.
+    """
+
+    def __init__(self, channels: Mapping[str, Any]):
+        # channel -> (sensor, kind, field); the channels' order is the store's slot order
+        self.wanted: dict[str, tuple[str, str, str]] = {}
+        self.slots: dict[str, int] = {}
+        for slot, (name, info) in enumerate(channels.items()):
+            if info.kind in _SUMMARY_KINDS and info.field in _SUMMARY_FIELDS:
+                self.wanted[name] = (info.sensor, info.kind, info.field)
+                self.slots[name] = slot
+        self.names = list(self.wanted)
+        self.by_sensor: dict[str, dict[str, str]] = {}
+        self.kinds: dict[str, str] = {}
+        for name, (sensor, kind, field_name) in self.wanted.items():
+            self.by_sensor.setdefault(sensor, {})[field_name] = name
+            self.kinds[sensor] = kind
+        self.chunks: dict[int, tuple[int, float, dict[str, dict[str, Any]]]] = {}
+
+    @classmethod
+    def watch(cls, recorder: Any) -> StreamingSummary:
+        """A summary fed by ``recorder``, a StoreWriter whose channels are all defined."""
+        summary = cls(recorder.channels)
+        recorder.add_observer(summary.observe)
+        return summary
+
+    def observe(self, start: int, rows: int, buffers: list[np.ndarray]) -> None:
+        """The store's observer: ``rows`` rows from ``start`` in chunk ``buffers`` (by slot)."""
+        block = {name: buffers[slot][:rows] for name, slot in self.slots.items()}
+        block["time"] = buffers[-1][:rows]
+        self.add(start, block)
+
+    def add(self, start: int, block: Mapping[str, np.ndarray]) -> None:
+        """The statistics of the rows from row ``start``: ``{"time", channel: rows}``."""
         rows = int(block["time"].shape[0])
         if not rows:
-            continue
-        steps += rows
-        sim_time = float(block["time"][-1])
-        for sensor, fields in by_sensor.items():
-            entry = stats[sensor]
+            self.chunks.pop(start, None)
+            return
+        stats: dict[str, dict[str, Any]] = {}
+        for sensor, fields in self.by_sensor.items():
+            kind = self.kinds[sensor]
+            entry: dict[str, Any] = {}
             valid = block[fields["valid"]].astype(bool) if "valid" in fields else None
-            entry["valid_steps"] += int(valid.sum()) if valid is not None else rows
-            if entry["kind"] == "contact":
+            entry["valid_steps"] = int(valid.sum()) if valid is not None else rows
+            if kind == "contact":
                 if "in_contact" in fields:
-                    entry["hits"] += int(block[fields["in_contact"]].sum())
+                    entry["hits"] = int(block[fields["in_contact"]].sum())
                 force = fields.get("value", fields.get("force"))
                 if force is not None and block[force].size:
-                    entry["max_force"] = max(entry["max_force"], float(block[force].max()))
-            elif entry["kind"] == "raycast":
+                    entry["max_force"] = float(block[force].max())
+            elif kind == "raycast":
                 if "hit" in fields:
-                    entry["hits"] += int(block[fields["hit"]].sum())
+                    entry["hits"] = int(block[fields["hit"]].sum())
             else:
                 for field_name in ("linear_acceleration", "angular_velocity"):
                     if field_name not in fields:
                         continue
                     data = block[fields[field_name]]
                     data = data[valid] if valid is not None else data
-                    if not data.size:
+                    if data.size:
+                        entry[field_name] = (data.min(axis=0), data.max(axis=0))
+            stats[sensor] = entry
+        self.chunks[start] = (rows, float(block["time"][-1]), stats)
+
+    def result(self) -> dict[str, Any]:
+        """``{"steps", "sim_time", "sensors"}`` over the rows seen, as :func:`summarize`."""
+        totals: dict[str, dict[str, Any]] = {}
+        for sensor, kind in self.kinds.items():
+            totals[sensor] = {"kind": kind, "valid_steps": 0}
+            if kind in ("contact", "raycast"):
+                totals[sensor]["hits"] = 0
+            if kind == "contact":
+                totals[sensor]["max_force"] = 0.0
+        steps, sim_time = 0, 0.0
+        for start in sorted(self.chunks):
+            rows, sim_time, stats = self.chunks[start]
+            steps += rows
+            for sensor, entry in stats.items():
+                total = totals[sensor]
+                total["valid_steps"] += entry["valid_steps"]
+                if "hits" in entry:
+                    total["hits"] += entry["hits"]
+                if "max_force" in entry:
+                    total["max_force"] = max(total["max_force"], entry["max_force"])
+                for field_name in ("linear_acceleration", "angular_velocity"):
+                    if field_name not in entry:
                         continue
-                    low, high = data.min(axis=0), data.max(axis=0)
-                    if field_name in entry:
-                        low = np.minimum(low, entry[field_name]["min"])
-                        high = np.maximum(high, entry[field_name]["max"])
-                    entry[field_name] = {"min": low.tolist(), "max": high.tolist()}
-    return {"steps": steps, "sim_time": sim_time, "sensors": stats}
+                    low, high = entry[field_name]
+                    if field_name in total:
+                        low = np.minimum(low, total[field_name]["min"])
+                        high = np.maximum(high, total[field_name]["max"])
+                    total[field_name] = {"min": low.tolist(), "max": high.tolist()}
+        return {"steps": steps, "sim_time": sim_time, "sensors": totals}
+
+
+def run_summary(streamed: StreamingSummary | None, recorder: Any, store: Any) -> dict[str, Any]:
+    """A closed run's summary: ``streamed`` by its writer, else read back from ``store``.
+
+    The store is read when nothing was streamed (no row, or the observer failed) or when
+    the streamed rows are not the rows committed.
+    """
+    if streamed is not None and streamed.observe not in recorder.failed_observers:
+        result = streamed.result()
+        if result["steps"] == recorder.committed_rows:
+            return result
+    from runtime.recording import open_recording
+
+    return summarize(open_recording(store))
 
 
 def _blocks(recording: Any, names: list[str]) -> Any:
