@@ -156,7 +156,7 @@ def test_a_whole_store_is_what_zarr_writes(tmp_path):
             chunks=array.chunks,
             dtype=array.dtype,
             fill_value=0,
-            compressors=_zarr_compressors(2),
+            compressors=array.compressors,  # (each array's chosen shuffle)
             config={"write_empty_chunks": True},
             dimension_names=array.metadata.dimension_names,
             attributes=dict(array.attrs),
@@ -175,8 +175,8 @@ def test_stored_arrays_read_what_zarr_reads(tmp_path, dtype, level):
     from runtime.recording._stored import StoredArray
     from runtime.recording.reader import _document
 
-    rng = np.random.default_rng(7)
     rows, chunk, shape = 23, 5, (3, 2)
+    rng = np.random.default_rng(7)
     values = (rng.standard_normal((rows, *shape)) * 50).astype(dtype)
     path = tmp_path / "r.zarr"
     writer = StoreWriter(path, chunk_rows=chunk, compression_level=level, durable=False)
@@ -265,3 +265,67 @@ def test_chunk_folders_made_ahead_leave_no_stray_folders(tmp_path):
     writer.close()
     assert len(load_recording(empty).time) == 0
     assert zarr.open_group(empty, mode="r")["v"].shape == (0, 2)
+
+
+def _blosc_shuffle(chunk: bytes) -> str:
+    """The shuffle a Blosc frame was written with, from its header's flags byte."""
+    flags = chunk[2]
+    return "bitshuffle" if flags & 0x4 else "shuffle" if flags & 0x1 else "noshuffle"
+
+
+def _check_shuffles(store):
+    """Each array's shuffle, checked against every chunk's Blosc header."""
+    chosen = {}
+    for document_path in store.rglob("zarr.json"):
+        document = json.loads(document_path.read_text())
+        blosc = [c for c in document.get("codecs", []) if c["name"] == "blosc"]
+        if not blosc:
+            continue
+        key = str(document_path.parent.relative_to(store))
+        chosen[key] = blosc[0]["configuration"]["shuffle"]
+        for path in sorted((document_path.parent / "c").rglob("*")):
+            if path.is_file():
+                assert _blosc_shuffle(path.read_bytes()) == chosen[key], path
+    return chosen
+
+
+def test_a_panda_run_stores_its_lidar_unshuffled(tmp_path):
+    """A real run's arrays: the lidar's scan arrays (most of a row's bytes) unshuffled."""
+    pytest.importorskip("mujoco")
+    from pathlib import Path
+
+    from runtime.run.loop import run_scene
+
+    scene = Path(__file__).resolve().parents[1] / "scenes" / "panda_table.usda"
+    out = tmp_path / "run.zarr"
+    run_scene(str(scene), steps=120, out=out, summary=False)
+    chosen = _check_shuffles(out)
+    assert chosen["World.LidarMount.Lidar.hit_positions"] == "noshuffle"
+    assert chosen["World.Panda.positions"] == chosen["step"] == "shuffle"
+    group = zarr.open_group(out, mode="r")
+    loaded = load_recording(out)
+    np.testing.assert_array_equal(group["World.LidarMount.Lidar.depths"][:],
+                                  loaded.data["/World/LidarMount/Lidar.depths"])  # fmt: skip
+
+
+def test_each_array_keeps_the_shuffle_its_first_chunk_chose(tmp_path):
+    """A scan that sees nothing (every ray at its range) is stored unshuffled, a ramp
+    shuffled; every chunk's Blosc header agrees with its array's document, and zarr reads
+    what was written."""
+    rows, chunk = 450, 200
+    scan = np.full((rows, 720), 5.0, np.float32)
+    ramp = np.linspace(0.0, 1.0, rows * 16).reshape(rows, 16)
+    ours = tmp_path / "ours.zarr"
+    writer = StoreWriter(ours, chunk_rows=chunk, expected_rows=rows)
+    writer.add_channel(ChannelInfo("scan", (720,), "float32"))
+    writer.add_channel(ChannelInfo("pos", (16,), "float64"))
+    for k in range(rows):
+        buffers, row = writer.begin_row()
+        buffers[0][row], buffers[1][row] = scan[k], ramp[k]
+        writer.end_row(k + 1, k * 0.01)
+    writer.close()
+    chosen = _check_shuffles(ours)
+    assert chosen["scan"] == "noshuffle" and chosen["pos"] == "shuffle"
+    group = zarr.open_group(ours, mode="r")
+    np.testing.assert_array_equal(group["scan"][:], scan)
+    np.testing.assert_array_equal(group["pos"][:], ramp)

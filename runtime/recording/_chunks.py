@@ -129,6 +129,9 @@ class ChunkEncoder:
         cname: Blosc's compressor (``"lz4"`` or ``"zstd"``).
     """
 
+    TRIAL_BYTES = 64 << 10
+    SAMPLE_BYTES = 256 << 10
+
     def __init__(
         self,
         root: Path,
@@ -143,15 +146,16 @@ class ChunkEncoder:
         self._tail = "/0" * len(item_shape)
         self._dtype = np.dtype(dtype)
         self._codec = None
+        self._unshuffled = None  # (the first chunk decides between the two)
+        self.document: ArrayDocument | None = None  # (renamed "noshuffle" when chosen)
         if level > 0:
             Blosc = blosc_class()  # noqa: N806 - the codec's class
-            self._codec = Blosc(
-                cname=cname,
-                clevel=level,
-                shuffle=Blosc.SHUFFLE,
-                blocksize=0,
-                typesize=self._dtype.itemsize,
-            )
+            options = {"cname": cname, "clevel": level, "blocksize": 0}
+            self._codec = Blosc(shuffle=Blosc.SHUFFLE, typesize=self._dtype.itemsize, **options)
+            if self._dtype.itemsize > 1:
+                self._unshuffled = Blosc(
+                    shuffle=Blosc.NOSHUFFLE, typesize=self._dtype.itemsize, **options
+                )
 
     def encode(self, chunk: np.ndarray) -> bytes:
         """The encoded bytes of one whole chunk (``chunk_rows`` rows)."""
@@ -164,9 +168,35 @@ class ChunkEncoder:
         if big:  # the bytes codec stores little endian
             data = data.astype(self._dtype.newbyteorder("<"))
         raw = data.view(np.uint8).reshape(-1)
-        payload = self._codec.encode(raw) if self._codec is not None else raw.tobytes()
+        if self._codec is None:
+            payload = raw.tobytes()
+        elif self._unshuffled is not None:
+            payload = self._choose_shuffle(raw)
+        else:
+            payload = self._codec.encode(raw)
         checksum = np.uint32(google_crc32c.value(payload)).astype("<u4").tobytes()
         return bytes(payload) + checksum
+
+    def _choose_shuffle(self, raw: np.ndarray) -> bytes:
+        """The first chunk, encoded with or without Blosc's byte shuffle, as a sample says.
+
+        Its first ``SAMPLE_BYTES`` are encoded both ways: unshuffled unless shuffling saves
+        a tenth of the bytes (and 256). Arrays of fewer than ``TRIAL_BYTES`` per chunk stay
+        shuffled. The later chunks keep the choice, which the array's document names
+        (rewritten before the first commit makes it durable). Measured on a Panda run's
+        840-row chunk: the lidar's per-ray arrays (28 of its 34 KB per row) shrink alike
+        both ways and encode 1.8x faster unshuffled; joint states and stamps shrink 20-90 %
+        more shuffled.
+        """
+        plain, self._unshuffled = self._unshuffled, None
+        if raw.nbytes >= self.TRIAL_BYTES:
+            size = self.SAMPLE_BYTES - self.SAMPLE_BYTES % self._dtype.itemsize
+            sample = raw[:size]
+            if len(plain.encode(sample)) <= 1.1 * len(self._codec.encode(sample)) + 256:
+                self._codec = plain
+                if self.document is not None:
+                    self.document.update(shuffle="noshuffle", durable=False)
+        return self._codec.encode(raw)
 
     def prepare(self, index: int) -> None:
         """Create the folders of chunk ``index`` ahead of its write.
@@ -237,5 +267,6 @@ def create_array(
     )
     document.create(False)  # made durable with the first commit's chunk files
     encoder = ChunkEncoder(root, key, tuple(shape), np.dtype(dtype), level, cname)
+    encoder.document = document
     encoder.prepare(0)  # (the writer thread's job, while the loop steps)
     return document, encoder

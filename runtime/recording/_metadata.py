@@ -165,13 +165,33 @@ class ArrayDocument:
         """Create the array's folder and document (the folder must not exist yet)."""
         _create(self.folder, self._bytes(), durable)
 
-    def update(self, *, rows: int | None = None, attributes: dict[str, Any] | None = None) -> None:
-        """Rewrite the document (atomically) with a new length and / or attributes."""
+    def update(
+        self,
+        *,
+        rows: int | None = None,
+        attributes: dict[str, Any] | None = None,
+        shuffle: str | None = None,
+        durable: bool = True,
+    ) -> None:
+        """Rewrite the document (atomically) with a new length, attributes, Blosc shuffle.
+
+        ``durable=False``: not synced (a document the next commit makes durable).
+        """
+        if shuffle is not None:
+            for codec in self.document["codecs"]:
+                if codec.get("name") == "blosc":
+                    codec["configuration"]["shuffle"] = shuffle
         if rows is not None:
             self.document["shape"][0] = int(rows)
         if attributes is not None:
             self.document["attributes"] = attributes
-        atomic_write_bytes(self.folder / "zarr.json", self._bytes())
+        if durable:
+            atomic_write_bytes(self.folder / "zarr.json", self._bytes())
+            return
+        fresh = self.folder / ".zarr.json.new"
+        with open(fresh, "wb") as handle:
+            handle.write(self._bytes())
+        os.replace(fresh, self.folder / "zarr.json")
 
 
 class GroupDocument:
