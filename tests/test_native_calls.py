@@ -125,6 +125,42 @@ def test_fk_and_jacobian_native_equals_the_kernel(panda):
         assert np.allclose(Js[3:], jac[3:] - np.cross(jac[:3].T, pos).T, atol=0)
 
 
+def test_fk_and_jacobian_is_native_and_matches_pinocchio():
+    """The raw-array FK + Jacobian: native after its first call, the kernel's numbers, and
+    Pinocchio's LOCAL_WORLD_ALIGNED frame Jacobian (the point Jacobian) in the chain's frame."""
+    for name, start, end in (
+        ("panda", "panda_link0", "panda_hand"),
+        ("ur5", "base_link", "ee_link"),
+    ):
+        chain = _chain(name, start, end)
+        names = [p.rsplit("/", 1)[-1] for p in chain.joint_paths]
+        model, data = ref.pin_model(name)
+        start_id, end_id = model.getFrameId(start), model.getFrameId(end)
+        qs = _configs(chain, 20, seed=5)
+        chain.fk_and_jacobian(qs[0])
+        assert type(chain.fk_and_jacobian).__name__ == "NativeKernel"
+        for q in qs:
+            pos, quat, jac = chain.fk_and_jacobian(q)
+            T, J = chain.compute_fk_and_jacobian(q, jacobian="point")
+            assert np.array_equal(pos, T.t) and np.array_equal(quat, T.q)
+            assert np.array_equal(jac, J)
+            pq = ref.pin_q(model, names, q)
+            lwa = pin.ReferenceFrame.LOCAL_WORLD_ALIGNED
+            world_j = pin.computeFrameJacobian(model, data, pq, end_id, lwa)
+            pin.framesForwardKinematics(model, data, pq)
+            base = data.oMf[start_id]
+            rel = base.inverse() * data.oMf[end_id]
+            assert np.abs(pos - rel.translation).max() < 1e-6
+            columns = [model.joints[model.getJointId(n)].idx_v for n in names]
+            rot = base.rotation.T  # world -> the chain's start frame; [v; ω] -> [ω; v]
+            expected = np.vstack([rot @ world_j[3:, columns], rot @ world_j[:3, columns]])
+            assert np.abs(jac - expected).max() < 1e-5
+        with pytest.raises(ValueError, match="joint values"):
+            chain.fk_and_jacobian(np.zeros(2))
+        got = chain.fk_and_jacobian(list(qs[1]))  # (the dispatcher path: the same numbers)
+        assert np.array_equal(got[2], chain.fk_and_jacobian(qs[1])[2])
+
+
 def test_every_robot_chain_native_equals_batched():
     for name, start, end in (("ur5", "base_link", "ee_link"), ("solo12", "FL_FOOT", "HR_FOOT")):
         chain = _chain(name, start, end)

@@ -111,3 +111,19 @@ def write_link_poses(tree: LinkTree, poses: list[Transform], which: list[bool]) 
     items.sort(key=lambda item: item[0].prim.GetPath().pathElementCount)
     for node, pose in items:
         set_world_pose(node.prim, pose)
+
+
+def move_anchored(
+    stage: Usd.Stage, tree: LinkTree, joint_dict: dict[str, float], index: int, offset: Transform
+) -> None:
+    """Move the links to the FK pose of ``joint_dict``, keeping link ``index``'s frame put.
+
+    Joints not in ``joint_dict`` keep their states; the whole robot moves rigidly so that
+    the frame ``offset`` of link ``index`` stays where it is in the world.
+    """
+    full = read_joint_states(stage, tree)
+    full.update(joint_dict)
+    before = world_pose(tree.nodes[index].prim)[0] @ offset
+    poses, _ = propagate(tree, full, all_affected=True)
+    correction = before @ (poses[index] @ offset).inv()
+    write_link_poses(tree, [correction @ p for p in poses], [True] * len(poses))

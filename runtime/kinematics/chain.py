@@ -333,6 +333,7 @@ class KinematicChain:
     def _unbind_native(self) -> None:
         # native calls over the packed arrays are made at first use (runtime._native_call)
         self.__dict__.pop("fk", None)
+        self.__dict__.pop("fk_and_jacobian", None)
         self._fk_jacobian_native: Any = self._bind_fk_jacobian
 
     def _q(self, q: Any) -> np.ndarray:
@@ -400,6 +401,21 @@ class KinematicChain:
         quat = np.empty((qs.shape[0], 4))
         K.chain_fk_batch_kernel(*self._arrays, qs, pos, quat)
         return pos, quat
+
+    def fk_and_jacobian(self, q: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Fast end pose and point Jacobian: ``(position (3,), quaternion wxyz (4,), J (6, n))``.
+
+        ``J``'s rows are [ω; v] with v the end point's velocity, chain-local frame (as
+        ``compute_fk_and_jacobian(q, jacobian="point")``). Bound like :meth:`fk`.
+        """
+        native = native_chain_call(self, K.chain_fk_jacobian_kernel, 6, self._fk_j_dispatch)
+        if native is not None and self._joints:
+            self.__dict__["fk_and_jacobian"] = native
+        return self._fk_j_dispatch(q)
+
+    def _fk_j_dispatch(self, q: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        end, jac = self.compute_fk_and_jacobian(q, jacobian="point")
+        return end.t, end.q, jac
 
     def compute_fk_and_jacobian(
         self, q: Any, *, jacobian: str = "spatial"
@@ -577,13 +593,5 @@ class KinematicChain:
         resolved = self._resolve(anchor)
         if resolved is None:
             return
-        ai, a_off = resolved
         self.set_joint_attributes(joint_dict)
-        full = _joint_state.read_joint_states(self._stage, self._tree)
-        full.update(joint_dict)
-        anchor_before = world_pose(self._tree.nodes[ai].prim)[0] @ a_off
-        poses, _ = _joint_state.propagate(self._tree, full, all_affected=True)
-        anchor_after = poses[ai] @ a_off
-        correction = anchor_before @ anchor_after.inv()
-        poses = [correction @ p for p in poses]
-        _joint_state.write_link_poses(self._tree, poses, [True] * len(poses))
+        _joint_state.move_anchored(self._stage, self._tree, joint_dict, *resolved)
