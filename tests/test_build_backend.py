@@ -60,3 +60,17 @@ def test_switched_off_and_outside_a_source_tree_nothing_runs(
     monkeypatch.chdir(tmp_path / "runtime")  # no runtime/_precompile.py below it
     backend._compile_seeds()
     assert capsys.readouterr().err == ""
+
+
+def test_an_editable_build_compiles_the_bytecode_even_where_writing_it_is_off(
+    backend, source, monkeypatch
+):
+    """A process with PYTHONDONTWRITEBYTECODE then still finds every module compiled."""
+    import importlib.util as util
+
+    monkeypatch.setattr(sys, "dont_write_bytecode", True)
+    backend._compile_bytecode()
+    modules = sorted((source / "runtime").rglob("*.py"))
+    assert len(modules) > 50
+    for module in modules:
+        assert Path(util.cache_from_source(str(module))).is_file(), module

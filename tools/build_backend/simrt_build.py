@@ -11,10 +11,16 @@ The build never fails because of the seeds: without Numba in the build environme
 the compile fails or takes longer than ``SIMRT_SEED_TIMEOUT`` seconds (default 900), the
 package is built without them and its kernels compile at first use, as before.
 ``SIMRT_BUILD_SEEDS=0`` skips the compile.
+
+An editable install also compiles the package's bytecode into the source tree, as pip does
+for the files of a regular install: a process that may not write bytecode
+(``PYTHONDONTWRITEBYTECODE``, read-only trees) would otherwise compile every simrt module
+at every start (0.2 s of a warm 0.65 s run).
 """
 
 from __future__ import annotations
 
+import compileall
 import os
 import signal
 import subprocess
@@ -78,6 +84,16 @@ def _compile_seeds() -> None:
         sys.stderr.write("simrt: kernels not compiled at build time; they compile at first use\n")
 
 
+def _compile_bytecode() -> None:
+    package = os.path.join(os.path.abspath(os.getcwd()), "runtime")
+    if not os.path.isfile(os.path.join(package, "_precompile.py")):
+        return
+    try:  # (never the install's failure: without bytecode a start only takes longer)
+        compileall.compile_dir(package, quiet=2, workers=0)
+    except (OSError, ValueError) as error:
+        sys.stderr.write(f"simrt: bytecode not compiled at build time ({error})\n")
+
+
 def _stop_group(child: subprocess.Popen) -> None:
     try:
         os.killpg(child.pid, signal.SIGKILL)
@@ -93,6 +109,8 @@ def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
 
 
 def build_editable(wheel_directory, config_settings=None, metadata_directory=None):
-    """Compile the kernel seeds into the source tree, then build the editable wheel."""
+    """Compile the kernel seeds and the bytecode into the source tree, then build the
+    editable wheel."""
     _compile_seeds()
+    _compile_bytecode()
     return _setuptools.build_editable(wheel_directory, config_settings, metadata_directory)
