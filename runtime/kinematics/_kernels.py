@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from runtime._jit import jit
+from runtime._jit import JIT_DISABLED, jit
 
 __all__ = [
     "chain_fk_batch_kernel",
@@ -237,15 +237,95 @@ def _quat_of(r):  # pragma: no cover
     return w * inv, x * inv, y * inv, z * inv
 
 
+# Element access for one configuration's arrays or row ``b`` of a batch's: the single-call
+# kernels pass their (n,) / (3,) / (6, n) arrays as they are (a reshape to a batch of one
+# calls Numba's reshape helper: 4 of them were 7 % of a native chain.fk call).
+
+
+def _at(a, b, i):  # pragma: no cover
+    """``a[i]`` of a 1-D array, ``a[b, i]`` of a 2-D one."""
+    return a[i] if a.ndim == 1 else a[b, i]
+
+
+def _put(a, b, i, value):  # pragma: no cover
+    """``a[i] = value`` (1-D) or ``a[b, i] = value`` (2-D)."""
+    if a.ndim == 1:
+        a[i] = value
+    else:
+        a[b, i] = value
+
+
+def _jac_at(jac, jb, i, k):  # pragma: no cover
+    """``jac[i, k]`` of one (6, n) Jacobian, ``jac[jb, i, k]`` of a batch's."""
+    return jac[i, k] if jac.ndim == 2 else jac[jb, i, k]
+
+
+def _jac_put(jac, jb, i, k, value):  # pragma: no cover
+    """``jac[i, k] = value`` (one Jacobian) or ``jac[jb, i, k] = value`` (a batch's)."""
+    if jac.ndim == 2:
+        jac[i, k] = value
+    else:
+        jac[jb, i, k] = value
+
+
+if not JIT_DISABLED:  # the compiled forms, chosen by the arrays' dimensions at compile time
+    from numba.extending import overload
+
+    @overload(_at)
+    def _at_typed(a, b, i):
+        if a.ndim == 1:
+            return lambda a, b, i: a[i]
+        return lambda a, b, i: a[b, i]
+
+    @overload(_put)
+    def _put_typed(a, b, i, value):
+        if a.ndim == 1:
+
+            def put1(a, b, i, value):
+                a[i] = value
+
+            return put1
+
+        def put2(a, b, i, value):
+            a[b, i] = value
+
+        return put2
+
+    @overload(_jac_at)
+    def _jac_at_typed(jac, jb, i, k):
+        if jac.ndim == 2:
+            return lambda jac, jb, i, k: jac[i, k]
+        return lambda jac, jb, i, k: jac[jb, i, k]
+
+    @overload(_jac_put)
+    def _jac_put_typed(jac, jb, i, k, value):
+        if jac.ndim == 2:
+
+            def put2(jac, jb, i, k, value):
+                jac[i, k] = value
+
+            return put2
+
+        def put3(jac, jb, i, k, value):
+            jac[jb, i, k] = value
+
+        return put3
+
+
 @jit
 def _store_pose(r, p, out_pos, out_quat, b):  # pragma: no cover
-    """Write rotation ``r`` / position ``p`` into ``out_pos[b]`` (3,), ``out_quat[b]`` (4,)."""
-    _set_vec(out_pos, b, p)
+    """Write rotation ``r`` / position ``p`` into ``out_pos[b]`` (3,), ``out_quat[b]`` (4,).
+
+    The arrays themselves when 1-D (one configuration).
+    """
+    _put(out_pos, b, 0, p[0])
+    _put(out_pos, b, 1, p[1])
+    _put(out_pos, b, 2, p[2])
     w, x, y, z = _quat_of(r)
-    out_quat[b, 0] = w
-    out_quat[b, 1] = x
-    out_quat[b, 2] = y
-    out_quat[b, 3] = z
+    _put(out_quat, b, 0, w)
+    _put(out_quat, b, 1, x)
+    _put(out_quat, b, 2, y)
+    _put(out_quat, b, 3, z)
 
 
 # ----------------------------------------------------------------------------- chain FK
@@ -253,20 +333,24 @@ def _store_pose(r, p, out_pos, out_quat, b):  # pragma: no cover
 
 @jit
 def _set_jac_column(jac, jb, k, top, bottom):  # pragma: no cover
-    """``jac[jb, :3, k] = top`` and ``jac[jb, 3:, k] = bottom`` (3-tuples)."""
-    jac[jb, 0, k] = top[0]
-    jac[jb, 1, k] = top[1]
-    jac[jb, 2, k] = top[2]
-    jac[jb, 3, k] = bottom[0]
-    jac[jb, 4, k] = bottom[1]
-    jac[jb, 5, k] = bottom[2]
+    """``jac[jb, :3, k] = top`` and ``jac[jb, 3:, k] = bottom`` (3-tuples).
+
+    ``jac[...]`` itself for one (6, n) Jacobian.
+    """
+    _jac_put(jac, jb, 0, k, top[0])
+    _jac_put(jac, jb, 1, k, top[1])
+    _jac_put(jac, jb, 2, k, top[2])
+    _jac_put(jac, jb, 3, k, bottom[0])
+    _jac_put(jac, jb, 4, k, bottom[1])
+    _jac_put(jac, jb, 5, k, bottom[2])
 
 
 @jit
 def _fk_core(model, tip, qs, b, jac, jb, want_jac):  # pragma: no cover
-    """FK of configuration ``qs[b]`` of a packed chain.
+    """FK of configuration ``qs[b]`` of a packed chain (``qs`` itself when 1-D).
 
-    When ``want_jac`` the point Jacobian is written to ``jac[jb]`` (6, n).
+    When ``want_jac`` the point Jacobian is written to ``jac[jb]`` (6, n) (``jac`` itself
+    when 2-D).
 
     Returns:
         ``(r, p)``: end rotation 9-tuple and position 3-tuple, chain-local.
@@ -283,7 +367,7 @@ def _fk_core(model, tip, qs, b, jac, jb, want_jac):  # pragma: no cover
         t = _mat_at(model, k, 7) if k == 0 else _rot_mul(r, _mat_at(model, k, 7))
         w = _rot_vec(t, axis)
         # motion
-        qk = qs[b, k]
+        qk = _at(qs, b, k)
         if revolute:
             c = np.cos(qk)
             s = np.sin(qk)
@@ -303,15 +387,15 @@ def _fk_core(model, tip, qs, b, jac, jb, want_jac):  # pragma: no cover
     if want_jac:
         for k in range(n):
             if model[k, 0] == 0.0:
-                dx = p[0] - jac[jb, 3, k]
-                dy = p[1] - jac[jb, 4, k]
-                dz = p[2] - jac[jb, 5, k]
-                wx = jac[jb, 0, k]
-                wy = jac[jb, 1, k]
-                wz = jac[jb, 2, k]
-                jac[jb, 3, k] = wy * dz - wz * dy
-                jac[jb, 4, k] = wz * dx - wx * dz
-                jac[jb, 5, k] = wx * dy - wy * dx
+                dx = p[0] - _jac_at(jac, jb, 3, k)
+                dy = p[1] - _jac_at(jac, jb, 4, k)
+                dz = p[2] - _jac_at(jac, jb, 5, k)
+                wx = _jac_at(jac, jb, 0, k)
+                wy = _jac_at(jac, jb, 1, k)
+                wz = _jac_at(jac, jb, 2, k)
+                _jac_put(jac, jb, 3, k, wy * dz - wz * dy)
+                _jac_put(jac, jb, 4, k, wz * dx - wx * dz)
+                _jac_put(jac, jb, 5, k, wx * dy - wy * dx)
     return r, p
 
 
@@ -326,12 +410,10 @@ def chain_fk_kernel(model, tip, q, out_pos, out_quat):
         out_pos: float64 (3,), end position in the chain-local frame (written).
         out_quat: float64 (4,), end orientation wxyz, w >= 0 (written).
     """
-    n = q.shape[0]
-    # (no Jacobian: any 3-D array stands in for it, untouched; an allocated one cost a
-    # tenth of the call)
-    unused = out_pos.reshape((1, 3, 1))
-    r, p = _fk_core(model, tip, q.reshape((1, n)), 0, unused, 0, False)
-    _store_pose(r, p, out_pos.reshape((1, 3)), out_quat.reshape((1, 4)), 0)
+    # (no Jacobian: a 2-D array stands in for it, untouched; an allocated one cost a tenth
+    # of the call)
+    r, p = _fk_core(model, tip, q, 0, model, 0, False)
+    _store_pose(r, p, out_pos, out_quat, 0)
 
 
 @jit
@@ -400,9 +482,8 @@ def chain_fk_jacobian_kernel(model, tip, q, out_pos, out_quat, out_jac):
         out_quat: float64 (4,), end orientation wxyz (written).
         out_jac: float64 (6, n), rows [ω; v of the end point], chain-local (written).
     """
-    n = q.shape[0]
-    r, p = _fk_core(model, tip, q.reshape((1, n)), 0, out_jac.reshape((1, 6, n)), 0, True)
-    _store_pose(r, p, out_pos.reshape((1, 3)), out_quat.reshape((1, 4)), 0)
+    r, p = _fk_core(model, tip, q, 0, out_jac, 0, True)
+    _store_pose(r, p, out_pos, out_quat, 0)
 
 
 @jit
