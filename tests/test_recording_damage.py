@@ -465,3 +465,38 @@ def test_inline_writer_holds_a_stop_signal_until_the_chunk_is_written(tmp_path, 
     rec = load_recording(path)
     assert len(rec) == CHUNK and not rec.complete
     np.testing.assert_array_equal(rec.step, np.arange(1, CHUNK + 1))
+
+
+def test_a_previous_store_is_set_aside_and_removed_while_the_new_run_writes(tmp_path):
+    """Re-recording to the same path: the old store leaves the path at once (renamed aside,
+    removed by a thread the writer joins at close); nothing of it is left, the new rows load."""
+    path = tmp_path / "run.zarr"
+    _write(path, rows=400)
+    writer = StoreWriter(path, chunk_rows=CHUNK, expected_rows=10)
+    writer.add_channel(ChannelInfo("/W/imu.acc", (3,), "float64", "/W/imu", "imu", "acc"))
+    writer.add_channel(ChannelInfo("/W/c.on", (), "bool", "/W/c", "contact", "in_contact"))
+    buffers, row = writer.begin_row()  # (opens the store: the old one is moved aside)
+    assert not (path / "W.imu.acc" / "c" / "40").exists()  # the old 400 rows are gone here
+    buffers[0][row], buffers[1][row] = [0, 0, 0], True
+    writer.end_row(1, 0.01)
+    writer.close()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["run.zarr"]
+    _expect_rows(path, 1)
+
+
+def test_stores_set_aside_by_a_killed_process_are_removed_by_the_next_run(tmp_path):
+    path = tmp_path / "run.zarr"
+    _write(path)
+    child = subprocess.Popen(["true"])  # (a pid that has exited)
+    child.wait()
+    left = tmp_path / f".run.zarr.replaced-{child.pid}-1"
+    shutil.copytree(path, left)  # what a SIGKILL during the removal leaves
+    alive = tmp_path / f".run.zarr.replaced-{os.getpid()}-2"
+    shutil.copytree(path, alive)  # a live process's: its own thread removes it
+    foreign = tmp_path / ".run.zarr.replaced-notapid-3"
+    foreign.mkdir()
+    (foreign / "keep.txt").write_text("not ours")
+    _write(path, rows=5)
+    names = sorted(p.name for p in tmp_path.iterdir())
+    assert names == sorted(["run.zarr", alive.name, foreign.name])
+    _expect_rows(path, 5)

@@ -10,6 +10,9 @@ import errno
 import functools
 import json
 import os
+import shutil
+import threading
+import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -223,3 +226,48 @@ def new_path_entries(
                 new[name] = [str(p) for p in table[done:]]
                 logged[name] = done + len(new[name])
     return new
+
+
+def discard_later(path: Path) -> threading.Thread | None:
+    """Move the previous store at ``path`` aside and remove it in a thread; join it later.
+
+    Removing a long run's store (thousands of chunk files) took as long as the new run's
+    first hundreds of steps; renamed aside (``.NAME.replaced-PID-N`` beside it), it is
+    removed while the new run steps. Such folders left by a killed process are removed
+    here too. Returns the removing thread, or None (nothing there, or removed in place
+    because it could not be renamed).
+    """
+    _sweep_replaced(path)
+    if not path.exists():
+        return None
+    aside = path.with_name(f".{path.name}.replaced-{os.getpid()}-{time.monotonic_ns()}")
+    try:
+        os.rename(path, aside)
+    except OSError:
+        shutil.rmtree(path)
+        return None
+    thread = threading.Thread(
+        target=shutil.rmtree, args=(aside,), kwargs={"ignore_errors": True},
+        name="simrt-discard", daemon=True,
+    )  # fmt: skip
+    thread.start()
+    return thread
+
+
+def _sweep_replaced(path: Path) -> None:
+    """Remove stores that a process no longer running set aside (:func:`discard_later`)."""
+    try:
+        leftovers = list(path.parent.glob(f".{path.name}.replaced-*"))
+    except OSError:
+        return
+    for aside in leftovers:
+        try:
+            pid = int(aside.name.rsplit("-", 2)[-2])
+            os.kill(pid, 0)
+            continue  # (its process is alive: its own thread removes it)
+        except ProcessLookupError:
+            pass
+        except (ValueError, IndexError, OSError):
+            continue
+        if aside.is_dir() and (is_store(aside) or not any(aside.iterdir())):
+            shutil.rmtree(aside, ignore_errors=True)

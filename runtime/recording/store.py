@@ -47,7 +47,6 @@ import logging
 import math
 import os
 import queue
-import shutil
 import threading
 import time as time_module
 from collections.abc import Mapping
@@ -66,6 +65,7 @@ from runtime.recording._disk import (
     _channel_json,
     _versions,
     check_store_path,
+    discard_later,
     is_store,
     make_durable,
     new_path_entries,
@@ -188,7 +188,7 @@ class StoreWriter:
         self._log_fd: int | None = None
         self._logged_paths: dict[str, int] = {}
         self.write_seconds = 0.0  # writer-thread time spent writing (compression included)
-        self._observers, self.failed_observers = [], []  # (add_observer)
+        self._observers, self.failed_observers, self._discarding = [], [], None
         self.wait_seconds = 0.0  # step-loop time spent waiting for the writer (backpressure)
 
     # ------------------------------------------------------------------ channels
@@ -325,8 +325,7 @@ class StoreWriter:
         )
         self._capacity = self._expected_rows or rows
         try:
-            if self.path.exists():
-                shutil.rmtree(self.path)  # a previous simrt store (check_store_path)
+            self._discarding = discard_later(self.path)  # a previous store (check_store_path)
             self._group = GroupDocument(self.path, {"simrt": self._attrs(False)})
             self._group.create(self._durable)
         except OSError as error:
@@ -587,6 +586,8 @@ class StoreWriter:
             if not self._POISON_BUFFERS:  # (the writer is done with them)
                 _buffer_pool.give(sets)
             self._buffers, self._arrays, self._encoders = [], [], []
+            if self._discarding is not None:
+                self._discarding.join()
         if self._error is not None and not self._error_reported:
             self._raise_error()
 
