@@ -233,13 +233,13 @@ def discard_later(path: Path) -> threading.Thread | None:
 
     Removing a long run's store (thousands of chunk files) took as long as the new run's
     first hundreds of steps; renamed aside (``.NAME.replaced-PID-N`` beside it), it is
-    removed while the new run steps. Such folders left by a killed process are removed
-    here too. Returns the removing thread, or None (nothing there, or removed in place
+    removed while the new run steps. Such folders left beside it by a killed process are
+    removed here too. Returns the removing thread, or None (nothing there, or removed in place
     because it could not be renamed).
     """
-    _sweep_replaced(path)
-    if not path.exists():
+    if not path.exists():  # (a new path: no listing of its folder, which may hold thousands)
         return None
+    _sweep_replaced(path)
     aside = path.with_name(f".{path.name}.replaced-{os.getpid()}-{time.monotonic_ns()}")
     try:
         os.rename(path, aside)
