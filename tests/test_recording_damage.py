@@ -500,3 +500,13 @@ def test_stores_set_aside_by_a_killed_process_are_removed_by_the_next_run(tmp_pa
     names = sorted(p.name for p in tmp_path.iterdir())
     assert names == sorted(["run.zarr", alive.name, foreign.name])
     _expect_rows(path, 5)
+
+
+def test_a_store_path_that_is_a_symlink_is_neither_moved_nor_removed_through(tmp_path):
+    target = tmp_path / "real.zarr"
+    _write(target)
+    (tmp_path / "link.zarr").symlink_to(target)
+    with pytest.raises(SimrtError, match="cannot create the recording store"):
+        _write(tmp_path / "link.zarr", rows=3)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["link.zarr", "real.zarr"]
+    _expect_rows(target, ROWS)

@@ -239,6 +239,8 @@ def discard_later(path: Path) -> threading.Thread | None:
     """
     if not path.exists():  # (a new path: no listing of its folder, which may hold thousands)
         return None
+    if path.is_symlink():  # never moved nor removed through: shutil's error, as before
+        shutil.rmtree(path)
     _sweep_replaced(path)
     aside = path.with_name(f".{path.name}.replaced-{os.getpid()}-{time.monotonic_ns()}")
     try:
