@@ -15,6 +15,9 @@ change), so that it does the run's physics: its final ``qpos`` is compared with 
 Interleaved with the runs, best of ``--repeats``. Acceptance (issue 12): Panda <= 1.5x,
 simple_arm <= 2x.
 
+``loop --cli``: the same difference of whole ``simrt run`` processes (imports, start-up,
+summary and the store's close included), against the same peer.
+
 ``start``: fresh subprocesses of ``simrt run``: cold (empty Numba cache, scene cache and
 bytecode cache; 2,000 Panda steps; acceptance <= 10 s) and warm (the caches filled; 200
 Panda steps, three processes per repeat; acceptance <= 1.0 s), process wall time, with the
@@ -71,6 +74,15 @@ def _control_trace(scene: Path, steps: int) -> tuple[Any, Any]:
     return np.array(ctrls), last["qpos"]
 
 
+def _cli_wall(scene: Path, steps: int, out: Path) -> float:
+    """Wall time of one ``simrt run`` process of ``steps`` steps (caches as they are)."""
+    cmd = [sys.executable, "-m", "runtime.cli", "run", str(scene), "--steps", str(steps)]
+    cmd += ["--out", str(out), "--no-progress"]
+    began = time.perf_counter()
+    subprocess.run(cmd, cwd=REPO, check=True, capture_output=True)
+    return time.perf_counter() - began
+
+
 def _peer(scene: Path, controls: Any, short: int) -> tuple[float, Any]:
     """The bare ``mj_step`` loop on the run's model, from the run's initial state, with the
     run's controls: seconds per step over steps ``short ..`` and the final ``qpos``."""
@@ -115,6 +127,9 @@ def loop(args: argparse.Namespace) -> None:
                 walls = {}
                 for steps in (args.short, long):
                     out = Path(tmp) / f"{name}{repeat}_{steps}.zarr"
+                    if args.cli:  # whole `simrt run` processes (imports, start, summary)
+                        walls[steps] = _cli_wall(scene, steps, out)
+                        continue
                     began = time.perf_counter()
                     result = run_scene(str(scene), steps=steps, out=out)
                     walls[steps] = time.perf_counter() - began
@@ -134,6 +149,9 @@ def loop(args: argparse.Namespace) -> None:
                 f"ratio {w / b:6.2f} (limit {LIMITS[name]}): {verdict}"
             )
             print(f"{'':11s} the peer's trajectory: {same} final qpos as the run's")
+            if args.cli:
+                print(f"{'':11s} (the loop measured as `simrt run` processes)")
+                continue
             print(
                 f"{'':11s} the run's own breakdown (us/step): "
                 + ", ".join(
@@ -219,6 +237,9 @@ def main() -> int:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument(
         "--peer", action="store_true", help="start: also a cold run compiling in one process"
+    )
+    parser.add_argument(
+        "--cli", action="store_true", help="loop: time whole `simrt run` processes instead"
     )
     args = parser.parse_args()
     loop(args) if args.mode == "loop" else start(args)
