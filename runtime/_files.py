@@ -54,6 +54,7 @@ def atomic_write(
     write: Callable[[str], None],
     *,
     suffix: str | None = None,
+    durable: bool = True,
 ) -> Path:
     """Write ``path`` atomically through a temporary file, keeping the destination's mode.
 
@@ -63,6 +64,8 @@ def atomic_write(
             ``layer.Export``). It may raise; the temporary file is then removed.
         suffix: the temporary file's suffix (default: the destination's, so writers that
             pick a format by suffix, like USD's, see the right one).
+        durable: flush the content to disk before the rename (False: a file that a later
+            sync makes durable, such as a recording store's documents before its commit).
 
     Returns:
         The destination path.
@@ -81,8 +84,9 @@ def atomic_write(
     os.close(handle)
     try:
         write(tmp)
-        with open(tmp, "rb+") as stream:
-            os.fsync(stream.fileno())
+        if durable:
+            with open(tmp, "rb+") as stream:
+                os.fsync(stream.fileno())
         os.chmod(tmp, mode)
         os.replace(tmp, target)
     except BaseException:
@@ -92,12 +96,13 @@ def atomic_write(
     return target
 
 
-def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> Path:
+def atomic_write_bytes(path: str | os.PathLike[str], data: bytes, *, durable: bool = True) -> Path:
     """Write ``data`` to ``path`` atomically, keeping the destination's mode.
 
     Args:
         path: the destination file.
         data: the complete content.
+        durable: see :func:`atomic_write`.
 
     Returns:
         The destination path.
@@ -107,7 +112,7 @@ def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> Path:
         with open(tmp, "wb") as stream:
             stream.write(data)
 
-    return atomic_write(path, write)
+    return atomic_write(path, write, durable=durable)
 
 
 def atomic_write_text(path: str | os.PathLike[str], text: str, encoding: str = "utf-8") -> Path:

@@ -17,7 +17,7 @@ import pytest
 from pxr import UsdPhysics
 from test_hostile_usd import SCENE, cli, variant
 
-from runtime._files import atomic_write, atomic_write_text, destination_mode
+from runtime._files import atomic_write, atomic_write_bytes, atomic_write_text, destination_mode
 from runtime.errors import SchemaError
 from runtime.kinematics.named_poses import (
     apply_pose_by_name,
@@ -179,6 +179,22 @@ def test_atomic_write_keeps_mode_and_new_files_get_umask(tmp_path, umask_022):
     finally:
         os.umask(old)
     assert _mode(tmp_path / "private.txt") == 0o600
+
+
+def test_an_unsynced_atomic_write_keeps_the_mode_and_skips_only_the_fsync(
+    tmp_path, umask_022, monkeypatch
+):
+    existing = tmp_path / "zarr.json"
+    existing.write_text("old")
+    existing.chmod(0o640)
+    synced = []
+    real_fsync = os.fsync
+    monkeypatch.setattr(os, "fsync", lambda fd: synced.append(fd) or real_fsync(fd))
+    atomic_write_bytes(existing, b"new", durable=False)
+    assert existing.read_bytes() == b"new" and _mode(existing) == 0o640 and not synced
+    atomic_write_bytes(existing, b"newer")
+    assert existing.read_bytes() == b"newer" and len(synced) == 1
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["zarr.json"]
 
 
 def test_atomic_write_failure_keeps_the_old_file(tmp_path):

@@ -185,13 +185,7 @@ class ArrayDocument:
             self.document["shape"][0] = int(rows)
         if attributes is not None:
             self.document["attributes"] = attributes
-        if durable:
-            atomic_write_bytes(self.folder / "zarr.json", self._bytes())
-            return
-        fresh = self.folder / ".zarr.json.new"
-        with open(fresh, "wb") as handle:
-            handle.write(self._bytes())
-        os.replace(fresh, self.folder / "zarr.json")
+        atomic_write_bytes(self.folder / "zarr.json", self._bytes(), durable=durable)
 
 
 class GroupDocument:
