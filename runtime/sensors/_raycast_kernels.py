@@ -17,7 +17,6 @@ import numpy as np
 
 from runtime._jit import jit
 from runtime.sensors._bvh_kernels import (
-    SOLID_CONVEX,
     _rotate_inverse_kernel,
     group_solid_hit_kernel,
     inside_solid_kernel,
@@ -585,7 +584,7 @@ L_SENSOR_IO = 11  # (K, 10) world pose [p(3), q(4)], float32 position last writt
 L_GROUP_POSES = 12  # (G, 7) group pose [p(3), q(4)], world
 L_GROUP_BOXES = 13  # (G, 12) world box of the triangles (6), around the solids (6)
 L_GROUP_FLAGS = 14  # (G, 4) solids may hold a start, off this step's bundle, moving,
-#                     holds an analytic solid (first call)
+#                     holds an analytic solid (static: set by the layout)
 L_RAYS = 15  # (R, 12) world ray of each ray as last fired: origin (3), cast start (3),
 #              direction (3), max distance, then for a static sensor's ray (the same at
 #              every firing, so kept) its closest hit [t, face] over the fixed groups (face:
@@ -610,8 +609,9 @@ L_HITS = 28  # (R, 2) [ray, actor] of each hit (depth < maxRange) with a known a
 L_COUNTS = 29  # (2, 2) [firing rays, hits], [initialised, 0]
 L_CANDIDATES = 30  # (S, 1) solids that may hold a start point this step, in solid order
 L_CANDIDATE_GROUPS = 31  # (S, 1) their groups
-# derived at the first call, kept: float64 then int64, each packed flat (its block rows read
-# as one C-contiguous run of values: no per-call allocation, no strided views)
+# static derivations (made by the layout) and scratch: float64 then int64, each packed flat
+# (its block rows read as one C-contiguous run of values: no per-call allocation, no
+# strided views)
 L_SOLID_BOUNDS = 32  # (4 S flat) bounding sphere [c(3), r] of each solid from its box
 L_SCRATCH_F = 33  # (WIDE_STACK_SIZE + 3 NODE_WIDTH flat) traversal stack t, lane scratch
 L_SOLID_KINDS = 34  # (S flat) SOLID_* kind of each solid (L_SOLID_I column 0)
@@ -692,34 +692,6 @@ def _slab_kernel(boxes, row, col, ox, oy, oz, ix, iy, iz, t_max):
 
 
 @jit(nrt=False)
-def _derive_statics_kernel(block_f, block_i, layout, solid_kinds, solid_bounds):
-    """The first call's derivations from static arrays, kept in the layout.
-
-    Each solid's kind and a bounding sphere of it from its group-frame box; each group's
-    flag "holds a non-convex (analytic) solid" (``GROUP_FLAGS`` column 3).
-    """
-    solid_i = _block_rows_kernel(block_i, layout, np.int64(L_SOLID_I))
-    solid_boxes = _block_rows_kernel(block_f, layout, np.int64(L_SOLID_BOXES))
-    group_i = _block_rows_kernel(block_i, layout, np.int64(L_GROUP_I))
-    group_flags = _block_rows_kernel(block_f, layout, np.int64(L_GROUP_FLAGS))
-    for solid in range(solid_i.shape[0]):
-        solid_kinds[solid] = solid_i[solid, 0]
-        ex = 0.5 * (solid_boxes[solid, 3] - solid_boxes[solid, 0])
-        ey = 0.5 * (solid_boxes[solid, 4] - solid_boxes[solid, 1])
-        ez = 0.5 * (solid_boxes[solid, 5] - solid_boxes[solid, 2])
-        solid_bounds[solid, 0] = solid_boxes[solid, 0] + ex
-        solid_bounds[solid, 1] = solid_boxes[solid, 1] + ey
-        solid_bounds[solid, 2] = solid_boxes[solid, 2] + ez
-        solid_bounds[solid, 3] = math.sqrt(ex * ex + ey * ey + ez * ez) * (1.0 + 1e-12)
-    for g in range(group_i.shape[0]):
-        group_flags[g, 3] = 0.0
-        for solid in range(group_i[g, 2], group_i[g, 2] + group_i[g, 3]):
-            if solid_kinds[solid] != SOLID_CONVEX:
-                group_flags[g, 3] = 1.0
-                break
-
-
-@jit(nrt=False)
 def raycast_batch_step_kernel(
     block_f,
     block_i,
@@ -797,8 +769,6 @@ def raycast_batch_step_kernel(
     solid_bounds = _block_flat_kernel(
         block_f, layout, np.int64(L_SOLID_BOUNDS), 4 * n_solids
     ).reshape((n_solids, 4))
-    if first_call:
-        _derive_statics_kernel(block_f, block_i, layout, solid_kinds, solid_bounds)
 
     # sensor poses; every ray of a sensor whose float32 position changed gets it
     for k in range(sensor_count):

@@ -40,9 +40,22 @@ def _block(arrays: list[np.ndarray], width: int, dtype: type) -> tuple[np.ndarra
     return block, rows
 
 
-def _flat(values: int, width: int, dtype: type) -> np.ndarray:
-    """Zeroed block rows holding ``values`` values flat (whole rows of ``width``)."""
-    return np.zeros((-(-values // width), width), dtype)
+def _flat(values: int | np.ndarray, width: int, dtype: type) -> np.ndarray:
+    """Block rows holding ``values`` flat, in whole rows of ``width``.
+
+    ``values``: a count of zeros, or an array whose values go in C order.
+    """
+    data = np.ravel(np.asarray(values, dtype)) if np.ndim(values) else np.zeros(values, dtype)
+    rows = np.zeros((-(-data.size // width), width), dtype)
+    rows.reshape(-1)[: data.size] = data
+    return rows
+
+
+def _bounding_spheres(boxes: np.ndarray) -> np.ndarray:
+    """(S, 4) sphere [centre (3), radius] around each solid's group-frame box (S, 6)."""
+    half = 0.5 * (boxes[:, 3:6] - boxes[:, 0:3])
+    radius = np.sqrt(half[:, 0] * half[:, 0] + half[:, 1] * half[:, 1] + half[:, 2] * half[:, 2])
+    return np.column_stack([boxes[:, 0:3] + half, radius * (1.0 + 1e-12)])
 
 
 def _solid_boxes(
@@ -197,6 +210,7 @@ class _Layout:
     def bind_scene(self, scene: Any) -> None:
         """Pack the scene's arrays with the sensors' for the one-call step (Numba scenes)."""
         from runtime.sensors import _raycast_kernels as k
+        from runtime.sensors._bvh_kernels import SOLID_CONVEX
 
         self.scene = scene
         self.scene_bodies = len(getattr(scene, "body_paths", ()))
@@ -219,6 +233,13 @@ class _Layout:
         sensor_f = np.column_stack([self.local_poses.reshape(s, 7), self.ranges, self.periods])
         ray_f = np.column_stack([self.origins, self.directions, self.offsets, self.sorted_offsets])
         first_ray = np.asarray(self.bounds[:-1], np.int64)
+        solid_boxes = _solid_boxes(
+            solid_kinds, solid_positions, solid_orientations, solid_params, solid_bounds
+        )
+        kinds = np.asarray(solid_kinds, np.int64)
+        group_flags = np.zeros((g, 4))  # (column 3: the group holds an analytic solid)
+        for group, (first, count) in enumerate(np.reshape(group_solid_ranges, (g, 2))):
+            group_flags[group, 3] = float((kinds[first : first + count] != SOLID_CONVEX).any())
         arrays = {
             k.L_NODE_BOXES: node_boxes,
             k.L_TRIANGLES: leaf_triangles,
@@ -228,9 +249,7 @@ class _Layout:
             k.L_SOLID_POSITIONS: solid_positions,
             k.L_SOLID_ORIENTATIONS: solid_orientations,
             k.L_SOLID_PARAMS: solid_params,
-            k.L_SOLID_BOXES: _solid_boxes(
-                solid_kinds, solid_positions, solid_orientations, solid_params, solid_bounds
-            ),
+            k.L_SOLID_BOXES: solid_boxes,
             k.L_SENSOR_F: sensor_f,
             k.L_RAY_F: ray_f,
             k.L_SENSOR_IO: np.full((s, 10), np.nan),
@@ -238,7 +257,7 @@ class _Layout:
                 [np.reshape(group_positions, (g, 3)), np.reshape(group_orientations, (g, 4))]
             ),
             k.L_GROUP_BOXES: np.zeros((g, 12)),
-            k.L_GROUP_FLAGS: np.zeros((g, 4)),
+            k.L_GROUP_FLAGS: group_flags,
             k.L_RAYS: np.full((r, 12), np.nan),
             k.L_RAY_POSES: np.zeros((r, 7)),
             k.L_SOLID_WORLD_BOXES: np.zeros((n_solids, 6)),
@@ -256,9 +275,9 @@ class _Layout:
             k.L_COUNTS: np.zeros((2, 2), np.int64),
             k.L_CANDIDATES: np.zeros((n_solids, 1), np.int64),
             k.L_CANDIDATE_GROUPS: np.zeros((n_solids, 1), np.int64),
-            k.L_SOLID_BOUNDS: _flat(4 * n_solids, k.F_WIDTH, np.float64),
+            k.L_SOLID_BOUNDS: _flat(_bounding_spheres(solid_boxes), k.F_WIDTH, np.float64),
             k.L_SCRATCH_F: _flat(k.SCRATCH_F_SIZE, k.F_WIDTH, np.float64),
-            k.L_SOLID_KINDS: _flat(n_solids, k.I_WIDTH, np.int64),
+            k.L_SOLID_KINDS: _flat(kinds, k.I_WIDTH, np.int64),
             k.L_SCRATCH_I: _flat(k.SCRATCH_I_SIZE, k.I_WIDTH, np.int64),
         }
         assert sorted(arrays) == list(range(k.LAYOUT_ROWS))
