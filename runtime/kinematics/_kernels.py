@@ -242,74 +242,44 @@ def _quat_of(r):  # pragma: no cover
 # calls Numba's reshape helper: 4 of them were 7 % of a native chain.fk call).
 
 
-def _at(a, b, i):  # pragma: no cover
-    """``a[i]`` of a 1-D array, ``a[b, i]`` of a 2-D one."""
-    return a[i] if a.ndim == 1 else a[b, i]
+def _at(a, b, index):  # pragma: no cover
+    """``a[index]`` of one configuration's array, ``a[(b, *index)]`` of a batch's.
+
+    A batch's array has one more, leading, dimension; ``index`` is a tuple.
+    """
+    return a[index] if a.ndim == len(index) else a[(b, *index)]
 
 
-def _put(a, b, i, value):  # pragma: no cover
-    """``a[i] = value`` (1-D) or ``a[b, i] = value`` (2-D)."""
-    if a.ndim == 1:
-        a[i] = value
+def _put(a, b, index, value):  # pragma: no cover
+    """``a[index] = value`` (one configuration) or ``a[(b, *index)] = value`` (a batch)."""
+    if a.ndim == len(index):
+        a[index] = value
     else:
-        a[b, i] = value
-
-
-def _jac_at(jac, jb, i, k):  # pragma: no cover
-    """``jac[i, k]`` of one (6, n) Jacobian, ``jac[jb, i, k]`` of a batch's."""
-    return jac[i, k] if jac.ndim == 2 else jac[jb, i, k]
-
-
-def _jac_put(jac, jb, i, k, value):  # pragma: no cover
-    """``jac[i, k] = value`` (one Jacobian) or ``jac[jb, i, k] = value`` (a batch's)."""
-    if jac.ndim == 2:
-        jac[i, k] = value
-    else:
-        jac[jb, i, k] = value
+        a[(b, *index)] = value
 
 
 if not JIT_DISABLED:  # the compiled forms, chosen by the arrays' dimensions at compile time
     from numba.extending import overload
 
     @overload(_at)
-    def _at_typed(a, b, i):
-        if a.ndim == 1:
-            return lambda a, b, i: a[i]
-        return lambda a, b, i: a[b, i]
+    def _at_typed(a, b, index):
+        if a.ndim == len(index):
+            return lambda a, b, index: a[index]
+        return lambda a, b, index: a[(b,) + index]
 
     @overload(_put)
-    def _put_typed(a, b, i, value):
-        if a.ndim == 1:
+    def _put_typed(a, b, index, value):
+        if a.ndim == len(index):
 
-            def put1(a, b, i, value):
-                a[i] = value
+            def put_one(a, b, index, value):
+                a[index] = value
 
-            return put1
+            return put_one
 
-        def put2(a, b, i, value):
-            a[b, i] = value
+        def put_batch(a, b, index, value):
+            a[(b,) + index] = value
 
-        return put2
-
-    @overload(_jac_at)
-    def _jac_at_typed(jac, jb, i, k):
-        if jac.ndim == 2:
-            return lambda jac, jb, i, k: jac[i, k]
-        return lambda jac, jb, i, k: jac[jb, i, k]
-
-    @overload(_jac_put)
-    def _jac_put_typed(jac, jb, i, k, value):
-        if jac.ndim == 2:
-
-            def put2(jac, jb, i, k, value):
-                jac[i, k] = value
-
-            return put2
-
-        def put3(jac, jb, i, k, value):
-            jac[jb, i, k] = value
-
-        return put3
+        return put_batch
 
 
 @jit
@@ -318,14 +288,14 @@ def _store_pose(r, p, out_pos, out_quat, b):  # pragma: no cover
 
     The arrays themselves when 1-D (one configuration).
     """
-    _put(out_pos, b, 0, p[0])
-    _put(out_pos, b, 1, p[1])
-    _put(out_pos, b, 2, p[2])
+    _put(out_pos, b, (0,), p[0])
+    _put(out_pos, b, (1,), p[1])
+    _put(out_pos, b, (2,), p[2])
     w, x, y, z = _quat_of(r)
-    _put(out_quat, b, 0, w)
-    _put(out_quat, b, 1, x)
-    _put(out_quat, b, 2, y)
-    _put(out_quat, b, 3, z)
+    _put(out_quat, b, (0,), w)
+    _put(out_quat, b, (1,), x)
+    _put(out_quat, b, (2,), y)
+    _put(out_quat, b, (3,), z)
 
 
 # ----------------------------------------------------------------------------- chain FK
@@ -337,12 +307,12 @@ def _set_jac_column(jac, jb, k, top, bottom):  # pragma: no cover
 
     ``jac[...]`` itself for one (6, n) Jacobian.
     """
-    _jac_put(jac, jb, 0, k, top[0])
-    _jac_put(jac, jb, 1, k, top[1])
-    _jac_put(jac, jb, 2, k, top[2])
-    _jac_put(jac, jb, 3, k, bottom[0])
-    _jac_put(jac, jb, 4, k, bottom[1])
-    _jac_put(jac, jb, 5, k, bottom[2])
+    _put(jac, jb, (0, k), top[0])
+    _put(jac, jb, (1, k), top[1])
+    _put(jac, jb, (2, k), top[2])
+    _put(jac, jb, (3, k), bottom[0])
+    _put(jac, jb, (4, k), bottom[1])
+    _put(jac, jb, (5, k), bottom[2])
 
 
 @jit
@@ -367,7 +337,7 @@ def _fk_core(model, tip, qs, b, jac, jb, want_jac):  # pragma: no cover
         t = _mat_at(model, k, 7) if k == 0 else _rot_mul(r, _mat_at(model, k, 7))
         w = _rot_vec(t, axis)
         # motion
-        qk = _at(qs, b, k)
+        qk = _at(qs, b, (k,))
         if revolute:
             c = np.cos(qk)
             s = np.sin(qk)
@@ -387,15 +357,15 @@ def _fk_core(model, tip, qs, b, jac, jb, want_jac):  # pragma: no cover
     if want_jac:
         for k in range(n):
             if model[k, 0] == 0.0:
-                dx = p[0] - _jac_at(jac, jb, 3, k)
-                dy = p[1] - _jac_at(jac, jb, 4, k)
-                dz = p[2] - _jac_at(jac, jb, 5, k)
-                wx = _jac_at(jac, jb, 0, k)
-                wy = _jac_at(jac, jb, 1, k)
-                wz = _jac_at(jac, jb, 2, k)
-                _jac_put(jac, jb, 3, k, wy * dz - wz * dy)
-                _jac_put(jac, jb, 4, k, wz * dx - wx * dz)
-                _jac_put(jac, jb, 5, k, wx * dy - wy * dx)
+                dx = p[0] - _at(jac, jb, (3, k))
+                dy = p[1] - _at(jac, jb, (4, k))
+                dz = p[2] - _at(jac, jb, (5, k))
+                wx = _at(jac, jb, (0, k))
+                wy = _at(jac, jb, (1, k))
+                wz = _at(jac, jb, (2, k))
+                _put(jac, jb, (3, k), wy * dz - wz * dy)
+                _put(jac, jb, (4, k), wz * dx - wx * dz)
+                _put(jac, jb, (5, k), wx * dy - wy * dx)
     return r, p
 
 
