@@ -50,19 +50,16 @@ class StreamingSummary:
     """
 
     def __init__(self, channels: Mapping[str, Any]):
-        # channel -> (sensor, kind, field); the channels' order is the store's slot order
-        self.wanted: dict[str, tuple[str, str, str]] = {}
+        # the summarized channels by their store slot (the channels' order), and by sensor
         self.slots: dict[str, int] = {}
+        self.by_sensor: dict[str, dict[str, str]] = {}  # sensor -> {field: channel}
+        self.kinds: dict[str, str] = {}
         for slot, (name, info) in enumerate(channels.items()):
             if info.kind in _SUMMARY_KINDS and info.field in _SUMMARY_FIELDS:
-                self.wanted[name] = (info.sensor, info.kind, info.field)
                 self.slots[name] = slot
-        self.names = list(self.wanted)
-        self.by_sensor: dict[str, dict[str, str]] = {}
-        self.kinds: dict[str, str] = {}
-        for name, (sensor, kind, field_name) in self.wanted.items():
-            self.by_sensor.setdefault(sensor, {})[field_name] = name
-            self.kinds[sensor] = kind
+                self.by_sensor.setdefault(info.sensor, {})[info.field] = name
+                self.kinds[info.sensor] = info.kind
+        self.names = list(self.slots)
         self.chunks: dict[int, tuple[int, float, dict[str, dict[str, Any]]]] = {}
 
     @classmethod
