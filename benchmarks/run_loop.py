@@ -74,15 +74,6 @@ def _control_trace(scene: Path, steps: int) -> tuple[Any, Any]:
     return np.array(ctrls), last["qpos"]
 
 
-def _cli_wall(scene: Path, steps: int, out: Path) -> float:
-    """Wall time of one ``simrt run`` process of ``steps`` steps (caches as they are)."""
-    cmd = [sys.executable, "-m", "runtime.cli", "run", str(scene), "--steps", str(steps)]
-    cmd += ["--out", str(out), "--no-progress"]
-    began = time.perf_counter()
-    subprocess.run(cmd, cwd=REPO, check=True, capture_output=True)
-    return time.perf_counter() - began
-
-
 def _peer(scene: Path, controls: Any, short: int) -> tuple[float, Any]:
     """The bare ``mj_step`` loop on the run's model, from the run's initial state, with the
     run's controls: seconds per step over steps ``short ..`` and the final ``qpos``."""
@@ -128,7 +119,7 @@ def loop(args: argparse.Namespace) -> None:
                 for steps in (args.short, long):
                     out = Path(tmp) / f"{name}{repeat}_{steps}.zarr"
                     if args.cli:  # whole `simrt run` processes (imports, start, summary)
-                        walls[steps] = _cli_wall(scene, steps, out)
+                        walls[steps] = _timed_run(dict(os.environ), steps, scene)[0]
                         continue
                     began = time.perf_counter()
                     result = run_scene(str(scene), steps=steps, out=out)
@@ -162,9 +153,11 @@ def loop(args: argparse.Namespace) -> None:
             )
 
 
-def _timed_run(env: dict[str, str], steps: int) -> tuple[float, float]:
+def _timed_run(
+    env: dict[str, str], steps: int, scene: Path = SCENES["panda"]
+) -> tuple[float, float]:
     """Wall time and CPU time (user + system, worker processes included) of one run."""
-    cmd = [sys.executable, "-m", "runtime.cli", "run", str(SCENES["panda"]), "--steps", str(steps)]
+    cmd = [sys.executable, "-m", "runtime.cli", "run", str(scene), "--steps", str(steps)]
     with tempfile.TemporaryDirectory() as tmp:
         cmd += ["--out", str(Path(tmp) / "run.zarr"), "--no-progress"]
         cpu = resource.getrusage(resource.RUSAGE_CHILDREN)
