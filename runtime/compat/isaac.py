@@ -522,3 +522,15 @@ __all__ += [
     "acquire_surface_gripper_interface",
     "create_surface_gripper",
 ]
+
+# ------------------------------------------------------ simulation context (compat, issue 34)
+# ``isaacsim.core.api.SimulationContext``: play / pause / stop / step over MujocoEngine +
+# SensorRuntime + SurfaceGripperRuntime; the wrappers above find it without ``runtime=``.
+from runtime.compat.simulation_context import (  # noqa: E402
+    SimulationContext,
+    TimelineEvent,
+    TimelineEventType,
+    World,
+)
+
+__all__ += ["SimulationContext", "TimelineEvent", "TimelineEventType", "World"]

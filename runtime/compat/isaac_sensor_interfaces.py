@@ -3,8 +3,10 @@
 ``isaacsim.sensors.experimental.physics`` exposes one C++ interface object per sensor kind
 (``get_imu_sensor_interface()``, ...) whose ``get_sensor_reading(path)`` returns a reading
 struct. Here each interface is a process-wide object (like the reference's acquired
-interface) reading from the :class:`~runtime.sensors.SensorRuntime` given to
-:meth:`SensorInterface.bind_runtime`; every number comes from that simrt sensor.
+interface) reading from the running simulation of the current stage's
+:class:`~runtime.compat.simulation_context.SimulationContext` (no simulation: every reading
+is invalid, as before play in Isaac), or from the :class:`~runtime.sensors.SensorRuntime`
+given to :meth:`SensorInterface.bind_runtime`; every number comes from that simrt sensor.
 
 Reading structs (sensors.md 3.4, 4.6, 5.5, 6.1, 6.2): ``ContactSensorReading``,
 ``EffortSensorReading``, ``JointStateSensorReading`` and ``RaycastSensorReading`` are simrt's
@@ -99,28 +101,27 @@ class SensorInterface:
         self._runtime: Any = None
 
     def bind_runtime(self, runtime: Any) -> None:
-        """Read from ``runtime`` from now on (None unbinds)."""
+        """Read from ``runtime`` from now on (None: the simulation context's again)."""
         self._runtime = runtime
 
     @property
     def runtime(self) -> Any:
-        """The bound runtime.
+        """The bound runtime, else the simulation context's running one (None: nothing runs)."""
+        if self._runtime is not None:
+            return self._runtime
+        from runtime.compat.simulation_context import current_context
 
-        Raises:
-            RuntimeError: none bound.
-        """
-        if self._runtime is None:
-            raise RuntimeError(
-                f"{self.name}(): no SensorRuntime bound; call "
-                f"{self.name}().bind_runtime(sensor_runtime) first"
-            )
-        return self._runtime
+        ctx = current_context()
+        return None if ctx is None else ctx.sensor_runtime
 
     def _sensor(self, prim_path: Any) -> Any:
-        return _lookup(self.runtime, prim_path, self.kind, self.name)
+        runtime = self.runtime
+        if runtime is None:
+            raise RuntimeError(f"{self.name}(): no simulation is running")
+        return _lookup(runtime, prim_path, self.kind, self.name)
 
     def is_sensor(self, prim_path: Any) -> bool:
-        """True when the bound runtime has a sensor of this kind at ``prim_path``."""
+        """True when the running simulation has a sensor of this kind at ``prim_path``."""
         try:
             self._sensor(prim_path)
         except (ValueError, RuntimeError):
@@ -128,8 +129,31 @@ class SensorInterface:
         return True
 
     def create_sensor(self, prim_path: Any) -> bool:
-        """Ensure the sensor exists (simrt binds sensors with the runtime): True when it does."""
-        return self.is_sensor(prim_path)
+        """Ensure the sensor exists: True when it does.
+
+        simrt binds sensors when the simulation is built; with the simulation context, a
+        joint-state or effort sensor (no prim describes them) is added on request and a
+        contact / IMU / raycast prim authored after play is discovered.
+        """
+        if self.is_sensor(prim_path):
+            return True
+        if self._runtime is not None:
+            return False
+        from runtime.compat.isaac_sensors import _path_of, _sensor_factory
+        from runtime.compat.simulation_context import current_context
+
+        ctx = current_context()
+        if ctx is None or ctx.sensor_runtime is None:
+            return False
+        path = _path_of(prim_path)
+        prim = ctx.stage.GetPrimAtPath(path) if path.startswith("/") else None
+        if prim is None or not prim.IsValid():
+            return False
+        if self.kind in ("joint_state", "effort"):
+            ctx.request_sensor(self.kind, path, _sensor_factory(self.kind))
+        else:
+            ctx.refresh_sensors()
+        return self.is_sensor(path)
 
     def remove_sensor(self, prim_path: Any) -> bool:
         """Drop the sensor's history (readings invalid until the next step); False if unknown."""
@@ -159,6 +183,23 @@ class SensorInterface:
             return IMUSensorReading()
         values = [*r.linear_acceleration, *r.angular_velocity, *r.orientation, r.time]
         return IMUSensorReading(*(float(np.float32(v)) for v in values), True)
+
+    def get_raw_contacts(self, prim_path: Any) -> list[Any]:
+        """Contact only: the step's raw contact records of the sensor's parent body.
+
+        Returns:
+            simrt's :class:`~runtime.sensors.contact.RawContact` records (``body0``,
+            ``body1``, ``position``, ``normal``, ``impulse``, ``time``, ``dt``); ``[]`` for
+            an unknown path or an invalid reading.
+
+        Raises:
+            TypeError: called on another kind's interface.
+        """
+        if self.kind != "contact":
+            raise TypeError(f"{self.name}(): get_raw_contacts is a contact-interface call")
+        if not self.is_sensor(prim_path):
+            return []
+        return list(self._sensor(prim_path).raw_contacts())
 
     def __repr__(self) -> str:
         return f"<{self.name}() kind={self.kind!r} bound={self._runtime is not None}>"

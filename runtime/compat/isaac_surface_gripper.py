@@ -3,16 +3,19 @@
 Served by :class:`~runtime.engine.surface_gripper.SurfaceGripperRuntime`
 (surface-gripper.md).
 
-The reference acquires one process-wide interface; here the interface reads from the runtime
-given to :meth:`SurfaceGripperInterface.bind_runtime` (there is no global simulation)::
+The reference acquires one process-wide interface; here the interface serves the running
+simulation of the current stage's
+:class:`~runtime.compat.simulation_context.SimulationContext`, or a runtime given to
+:meth:`SurfaceGripperInterface.bind_runtime`::
 
-    grippers = SurfaceGripperRuntime(engine)
+    sim = SimulationContext(stage=stage)
     iface = acquire_surface_gripper_interface()
-    iface.bind_runtime(grippers)
+    sim.play()
+    sim.step(render=False)                                     # grippers start here
     iface.close_gripper("/World/Robot/SurfaceGripper")
     iface.get_gripper_status("/World/Robot/SurfaceGripper")   # GripperStatus.Closed
 
-Without a bound runtime every gripper is unknown (status Open with an error log, requests
+With nothing running every gripper is unknown (status Open with an error log, requests
 False, gripped ``[]``), as before the reference's first physics step.
 """
 
@@ -24,6 +27,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
 from pxr import Sdf, Usd
 
 __all__ = [
@@ -46,41 +50,63 @@ class GripperStatus(enum.IntEnum):
 
 
 class SurfaceGripperInterface:
-    """The ``_surface_gripper`` interface object (methods take the gripper prim path)."""
+    """The ``_surface_gripper`` interface object (methods take the gripper prim path).
+
+    Requests go to the runtime given to :meth:`bind_runtime`, else to the running
+    simulation of the current stage's
+    :class:`~runtime.compat.simulation_context.SimulationContext`. With neither, every
+    gripper is unknown (as before the reference's first physics step).
+    """
 
     def __init__(self) -> None:
         self._runtime: Any = None
 
     def bind_runtime(self, runtime: Any) -> None:
-        """Serve requests from ``runtime`` (a ``SurfaceGripperRuntime``; None unbinds)."""
+        """Serve requests from ``runtime`` (a ``SurfaceGripperRuntime``; None: the context's)."""
         self._runtime = runtime
+
+    @property
+    def runtime(self) -> Any:
+        """The bound runtime, else the simulation context's (None when nothing runs)."""
+        if self._runtime is not None:
+            return self._runtime
+        from runtime.compat.simulation_context import current_context
+
+        ctx = current_context()
+        return None if ctx is None else ctx.gripper_runtime
 
     def open_gripper(self, path: str) -> bool:
         """Request Open; False for an unknown gripper."""
-        return bool(self._runtime and self._runtime.open_gripper(str(path)))
+        runtime = self.runtime
+        return bool(runtime and runtime.open_gripper(str(path)))
 
     def close_gripper(self, path: str) -> bool:
         """Request Closed; False for an unknown gripper."""
-        return bool(self._runtime and self._runtime.close_gripper(str(path)))
+        runtime = self.runtime
+        return bool(runtime and runtime.close_gripper(str(path)))
 
     def set_gripper_action(self, path: str, action: float) -> bool:
         """``< -0.3`` opens, ``> 0.3`` closes, otherwise False."""
-        return bool(self._runtime and self._runtime.set_gripper_action(str(path), action))
+        runtime = self.runtime
+        return bool(runtime and runtime.set_gripper_action(str(path), action))
 
     def get_gripper_status(self, path: str) -> GripperStatus:
         """In-memory status; unknown: error ``Gripper not found: <path>`` and Open."""
-        if self._runtime is None:
-            _LOG.error("Gripper not found: %s", path)
+        runtime = self.runtime
+        if runtime is None:
+            _LOG.error(f"Gripper not found: {path}")
             return GripperStatus.Open
-        return GripperStatus[self._runtime.get_gripper_status(str(path))]
+        return GripperStatus[runtime.get_gripper_status(str(path))]
 
     def get_gripped_objects(self, path: str) -> list[str]:
         """Gripped rigid-body paths; ``[]`` when unknown."""
-        return [] if self._runtime is None else self._runtime.get_gripped_objects(str(path))
+        runtime = self.runtime
+        return [] if runtime is None else runtime.get_gripped_objects(str(path))
 
     def set_write_to_usd(self, flag: bool) -> bool:
-        """Global USD write-back switch; True when a runtime is bound."""
-        return bool(self._runtime and self._runtime.set_write_to_usd(bool(flag)))
+        """Global USD write-back switch; True when a runtime is running."""
+        runtime = self.runtime
+        return bool(runtime and runtime.set_write_to_usd(bool(flag)))
 
     def open_gripper_batch(self, paths: Sequence[str]) -> list[bool]:
         """``open_gripper`` per path."""
@@ -149,12 +175,13 @@ class GripperView:
     Args:
         paths: a regular expression matched (fully) against the paths of the stage's
             ``IsaacSurfaceGripper`` prims, or a list of paths.
-        stage: the stage (default: :func:`runtime.compat.get_current_stage`).
-        interface: the interface whose runtime runs the grippers (default: the acquired one).
-        max_grip_distance: per-gripper values to author (lists; None leaves them).
+        max_grip_distance: per-gripper values to author (one per gripper; None leaves them).
         coaxial_force_limit: per-gripper values.
         shear_force_limit: per-gripper values.
         retry_interval: per-gripper values.
+        stage: the stage (default: :func:`runtime.compat.get_current_stage`).
+        interface: the interface whose runtime runs the grippers (default: the acquired one,
+            which serves the simulation context's running grippers).
 
     Raises:
         ValueError: a property list whose length differs from the number of grippers.
@@ -163,13 +190,13 @@ class GripperView:
     def __init__(
         self,
         paths: str | Sequence[str],
-        *,
-        stage: Usd.Stage | None = None,
-        interface: SurfaceGripperInterface | None = None,
         max_grip_distance: Sequence[float] | None = None,
         coaxial_force_limit: Sequence[float] | None = None,
         shear_force_limit: Sequence[float] | None = None,
         retry_interval: Sequence[float] | None = None,
+        *,
+        stage: Usd.Stage | None = None,
+        interface: SurfaceGripperInterface | None = None,
     ) -> None:
         from runtime.compat._stage import resolve_stage
 
@@ -185,10 +212,7 @@ class GripperView:
         else:
             self.paths = [str(p) for p in paths]
         self.set_surface_gripper_properties(
-            max_grip_distance=max_grip_distance,
-            coaxial_force_limit=coaxial_force_limit,
-            shear_force_limit=shear_force_limit,
-            retry_interval=retry_interval,
+            max_grip_distance, coaxial_force_limit, shear_force_limit, retry_interval
         )
 
     @property
@@ -196,36 +220,75 @@ class GripperView:
         """Number of grippers."""
         return len(self.paths)
 
-    def set_surface_gripper_properties(self, **values: Sequence[float] | None) -> None:
-        """Author the given per-gripper lists and make a bound runtime re-read them.
+    def _selected(self, indices: Sequence[int] | None) -> list[int]:
+        """The gripper indices ``indices`` names (all when None).
 
         Raises:
-            ValueError: a list whose length differs from :attr:`count`.
+            IndexError: an index outside ``0 .. count - 1``.
         """
+        if indices is None:
+            return list(range(self.count))
+        chosen = [int(i) for i in np.asarray(indices).reshape(-1)]
+        for i in chosen:
+            if not 0 <= i < self.count:
+                raise IndexError(f"GripperView: index {i} outside 0..{self.count - 1}")
+        return chosen
+
+    def set_surface_gripper_properties(
+        self,
+        max_grip_distance: Sequence[float] | None = None,
+        coaxial_force_limit: Sequence[float] | None = None,
+        shear_force_limit: Sequence[float] | None = None,
+        retry_interval: Sequence[float] | None = None,
+        indices: Sequence[int] | None = None,
+    ) -> None:
+        """Author per-gripper values and make a running gripper runtime re-read them.
+
+        Args:
+            max_grip_distance: values, one per selected gripper (None leaves them).
+            coaxial_force_limit: values, one per selected gripper.
+            shear_force_limit: values, one per selected gripper.
+            retry_interval: values, one per selected gripper.
+            indices: the grippers to set (default: all, in order).
+
+        Raises:
+            ValueError: a list whose length differs from the number of selected grippers.
+        """
+        chosen = self._selected(indices)
+        given = {
+            "max_grip_distance": max_grip_distance,
+            "coaxial_force_limit": coaxial_force_limit,
+            "shear_force_limit": shear_force_limit,
+            "retry_interval": retry_interval,
+        }
         for key, attr_name in _PROPERTIES:
-            vals = values.get(key)
+            vals = given[key]
             if vals is None:
                 continue
-            if len(vals) != self.count:
-                raise ValueError(f"{key} must have one value per gripper ({self.count})")
-            for path, v in zip(self.paths, vals, strict=True):
-                prim = self.stage.GetPrimAtPath(path)
+            vals = list(np.asarray(vals, dtype=float).reshape(-1))
+            if len(vals) != len(chosen):
+                raise ValueError(f"{key} must have one value per gripper ({len(chosen)})")
+            for i, v in zip(chosen, vals, strict=True):
+                prim = self.stage.GetPrimAtPath(self.paths[i])
                 attr = prim.GetAttribute(attr_name) or prim.CreateAttribute(
                     attr_name, Sdf.ValueTypeNames.Float
                 )
                 attr.Set(float(v))
-        runtime = self.interface._runtime
-        if runtime is not None:
-            for path in self.paths:
-                runtime.reload_config(path)
+        runtime = self.interface.runtime
+        if runtime is not None and any(v is not None for v in given.values()):
+            for i in chosen:
+                runtime.reload_config(self.paths[i])
 
-    def get_surface_gripper_properties(self) -> tuple[list, list, list, list]:
+    def get_surface_gripper_properties(
+        self, indices: Sequence[int] | None = None
+    ) -> tuple[list, list, list, list]:
         """(max grip distances, coaxial limits, shear limits, retry intervals); None unauthored."""
+        chosen = self._selected(indices)
         out = []
         for _key, attr_name in _PROPERTIES:
             column = []
-            for path in self.paths:
-                attr = self.stage.GetPrimAtPath(path).GetAttribute(attr_name)
+            for i in chosen:
+                attr = self.stage.GetPrimAtPath(self.paths[i]).GetAttribute(attr_name)
                 column.append(attr.Get() if attr and attr.HasAuthoredValue() else None)
             out.append(column)
         return tuple(out)  # type: ignore[return-value]
@@ -233,20 +296,24 @@ class GripperView:
     def apply_gripper_action(
         self, values: Sequence[float], indices: Sequence[int] | None = None
     ) -> None:
-        """Send ``values[i]`` to each selected gripper.
+        """Send ``values[i]`` to each selected gripper ``i``.
 
         Raises:
             ValueError: ``len(values)`` differs from the number of grippers.
         """
         if len(values) != self.count:
             raise ValueError("Length of values must match number of grippers")
-        for i in range(self.count) if indices is None else indices:
+        for i in self._selected(indices):
             self.interface.set_gripper_action(self.paths[i], float(values[i]))
 
-    def get_surface_gripper_status(self) -> list[int]:
-        """Status integers (0 Open, 1 Closing, 2 Closed)."""
-        return self.interface.get_gripper_status_batch(self.paths)
+    def get_surface_gripper_status(self, indices: Sequence[int] | None = None) -> list[int]:
+        """Status integers (0 Open, 1 Closing, 2 Closed) of the selected grippers."""
+        return self.interface.get_gripper_status_batch(
+            [self.paths[i] for i in self._selected(indices)]
+        )
 
-    def get_gripped_objects(self) -> list[list[str]]:
-        """Gripped bodies per gripper."""
-        return self.interface.get_gripped_objects_batch(self.paths)
+    def get_gripped_objects(self, indices: Sequence[int] | None = None) -> list[list[str]]:
+        """Gripped bodies per selected gripper."""
+        return self.interface.get_gripped_objects_batch(
+            [self.paths[i] for i in self._selected(indices)]
+        )
