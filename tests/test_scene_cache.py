@@ -42,7 +42,7 @@ def test_cached_runs_equal_fresh_builds_bit_for_bit(tmp_path, cache_dir):
     assert not cache_dir.exists()  # cache=False neither reads nor writes
     run_scene(str(scene), steps=60, out=tmp_path / "first.zarr")  # builds and stores
     (entry,) = _entries(cache_dir)
-    assert {"model.mjb", "built.pkl", "rayscene.pkl"} <= {p.name for p in entry.iterdir()}
+    assert {"model.mjb", "built.npz", "rayscene.npz"} <= {p.name for p in entry.iterdir()}
     run_scene(str(scene), steps=60, out=tmp_path / "hit.zarr")  # from the cache
     _same(tmp_path / "fresh.zarr", tmp_path / "first.zarr")
     _same(tmp_path / "fresh.zarr", tmp_path / "hit.zarr")
@@ -60,7 +60,7 @@ def test_an_edited_layer_misses_and_a_corrupt_entry_is_rebuilt(tmp_path, cache_d
     (newest / "model.mjb").write_bytes(b"garbage")  # corrupt: the checksum catches it
     with caplog.at_level(logging.WARNING, logger="runtime.run.scene_cache"):
         run_scene(str(scene), steps=20, out=tmp_path / "c.zarr")
-    assert "model.mjb" in caplog.text or "built.pkl" in caplog.text
+    assert "model.mjb" in caplog.text or "built.npz" in caplog.text
     assert "rebuilding" in caplog.text
     _same(tmp_path / "b.zarr", tmp_path / "c.zarr")
     assert len(_entries(cache_dir)) == 2

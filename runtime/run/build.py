@@ -9,15 +9,15 @@ tessellation and BVHs), which the raycast sensors otherwise build at their first
 
 from __future__ import annotations
 
-import importlib
-import io
 import logging
-import pickle
-import types
+import math
 from pathlib import Path
 from typing import Any
 
-from runtime.run.scene_cache import SceneCache, pickle_reader, pickle_writer, scene_key
+import numpy as np
+
+from runtime.run._plain_data import read_plain, write_plain
+from runtime.run.scene_cache import SceneCache, scene_key
 
 __all__ = ["build_engine", "cached_ray_scene", "open_scene_cache", "store_ray_scene"]
 
@@ -58,31 +58,48 @@ def build_engine(
 
     built = None
     model = cache.load("model.mjb", read_model) if cache.enabled else None
-    fields = cache.load("built.pkl", pickle_reader) if model is not None else None
+    fields = cache.load("built.npz", _read_built(cache.key)) if model is not None else None
     if fields is not None:
         from runtime.engine._build_types import BuiltModel
 
         built = BuiltModel(spec=None, model=model, **fields)  # type: ignore[arg-type]
+        why = _mismatch(built, stage, dt)
+        if why:
+            cache.discard(why)
+            built = None
+    engine = None
+    if built is not None:
+        try:
+            engine = MujocoEngine(
+                stage,
+                robot_prim=robot_prim,
+                dt=dt,
+                compute_accelerations=compute_accelerations,
+                built=built,
+            )
+        except Exception as error:  # noqa: BLE001 - a cached build that fails: rebuild it
+            cache.discard(f"unusable ({type(error).__name__}: {error})")
+            built = None
     if built is not None:
         for text in built.warnings:  # what the builder would have logged
             build_log.warning(text)
         physics_attrs.report_ignored_attributes(stage, build_log)
-    else:
-        from runtime.engine.builder import build_model  # (a cache miss only)
+        return engine
+    from runtime.engine.builder import build_model  # (a cache miss only)
 
-        built = build_model(stage, dt)
-        if cache.enabled:
-            fields = {
-                name: value
-                for name, value in vars(built).items()
-                if name not in _BUILT_FIELDS_SKIPPED
+    built = build_model(stage, dt)
+    if cache.enabled:
+        fields = {
+            name: value for name, value in vars(built).items() if name not in _BUILT_FIELDS_SKIPPED
+        }
+        cache.store(
+            {
+                "model.mjb": lambda path: mujoco.mj_saveModel(built.model, str(path), None),
+                "built.npz": lambda path: write_plain(
+                    path, fields, _built_classes(), key=cache.key
+                ),
             }
-            cache.store(
-                {
-                    "model.mjb": lambda path: mujoco.mj_saveModel(built.model, str(path), None),
-                    "built.pkl": pickle_writer(fields),
-                }
-            )
+        )
     return MujocoEngine(
         stage,
         robot_prim=robot_prim,
@@ -90,6 +107,102 @@ def build_engine(
         compute_accelerations=compute_accelerations,
         built=built,
     )
+
+
+def _built_classes() -> tuple[type, ...]:
+    from runtime.engine._build_types import DofBinding
+
+    return (DofBinding,)
+
+
+def _read_built(key: str) -> Any:
+    def read(path: Path) -> dict[str, Any]:
+        fields, meta = read_plain(path, _built_classes())
+        if meta.get("key") != key or not isinstance(fields, dict):
+            raise ValueError("built data of another scene key")
+        return fields
+
+    return read
+
+
+def _scene_steps(stage: Any, dt: float | None) -> set[float]:
+    """The time steps the builder may choose for ``stage`` (``dt``: the run's override)."""
+    if dt is not None:
+        return {float(dt)}
+    from pxr import UsdPhysics
+
+    steps = set()
+    for prim in stage.Traverse():
+        if not prim.IsA(UsdPhysics.Scene):
+            continue
+        value = None
+        for name in (
+            "mjc:option:timestep",
+            "physxScene:timeStepsPerSecond",
+            "newton:timeStepsPerSecond",
+        ):
+            attribute = prim.GetAttribute(name)
+            if attribute and attribute.HasAuthoredValue():
+                value = float(attribute.Get())
+                value = value if name == "mjc:option:timestep" else 1.0 / value
+                break
+        steps.add(1.0 / 60.0 if value is None else value)
+    return steps or {1.0 / 60.0}
+
+
+def _mismatch(built: Any, stage: Any, dt: float | None) -> str:
+    """Why a cached build cannot be used for ``stage``, or "" when it may.
+
+    Its model must have the time step the scene asks for and agree with its own bookkeeping
+    (sizes, indices, prims that exist), so that a forged or swapped entry is rebuilt.
+    """
+    model = built.model
+    step = float(model.opt.timestep)
+    if step != float(built.dt) or step not in _scene_steps(stage, dt):
+        return f"time step {step} is not the scene's"
+    if not np.array_equal(np.asarray(model.opt.gravity), np.asarray(built.gravity)):
+        return "gravity differs from its bookkeeping"
+    sizes = (
+        (built.body_ids, len(built.body_paths)),
+        (built.static_positions, len(built.body_paths)),
+        (built.static_orientations, len(built.body_paths)),
+        (built.is_static, len(built.body_paths)),
+        (built.geom_body_index, model.ngeom),
+        (built.initial_qpos, model.nq),
+    )
+    if any(np.asarray(array).shape[:1] != (size,) for array, size in sizes):
+        return "bookkeeping of another model"
+    if built.initial_ctrl is not None and len(built.initial_ctrl) != model.nu:
+        return "bookkeeping of another model"
+    if built.initial_qvel is not None and len(built.initial_qvel) != model.nv:
+        return "bookkeeping of another model"
+    if len(built.body_ids) and not (
+        0 <= int(np.min(built.body_ids)) <= int(np.max(built.body_ids)) < model.nbody
+    ):
+        return "bookkeeping of another model"
+    for dof in built.dofs:
+        if not (
+            0 <= dof.mj_joint < model.njnt
+            and 0 <= dof.qpos_adr < model.nq
+            and 0 <= dof.dof_adr < model.nv
+            and -1 <= dof.actuator < model.nu
+        ):
+            return f"DOF {dof.name} outside the model"
+        if not stage.GetPrimAtPath(dof.joint_path):
+            return f"joint {dof.joint_path} not in the scene"
+    for path in built.body_paths:
+        if not stage.GetPrimAtPath(path):
+            return f"body {path} not in the scene"
+    if not all(math.isfinite(float(v)) for v in np.asarray(built.initial_qpos).ravel()):
+        return "non-finite initial state"
+    return ""
+
+
+def _ray_classes() -> tuple[type, ...]:
+    from runtime.sensors._ray_shapes import SolidShape
+    from runtime.sensors.ray_backends import NumbaBvhBackend
+
+    return (NumbaBvhBackend, SolidShape)
 
 
 def cached_ray_scene(cache: SceneCache, body_paths: tuple[str, ...]) -> Any:
@@ -101,46 +214,31 @@ def cached_ray_scene(cache: SceneCache, body_paths: tuple[str, ...]) -> Any:
         from runtime.sensors import _bvh_kernels
         from runtime.sensors.ray_scene import RayScene
 
-        with open(path, "rb") as handle:
-            paths, state = _ModuleUnpickler(handle).load()
-        if tuple(paths) != tuple(body_paths):
+        state, meta = read_plain(path, _ray_classes())
+        if meta.get("key") != cache.key:
+            raise ValueError("ray scene of another scene key")
+        if tuple(meta.get("body_paths", ())) != tuple(body_paths):
+            raise ValueError("ray scene of other bodies")
+        if not isinstance(state, dict) or tuple(state.get("body_paths", ())) != tuple(body_paths):
             raise ValueError("ray scene of other bodies")
         scene = RayScene.__new__(RayScene)
         scene.__dict__.update(state)
         scene._kernels = _bvh_kernels
         return scene
 
-    return cache.load("rayscene.pkl", read)
+    return cache.load("rayscene.npz", read)
 
 
 def store_ray_scene(cache: SceneCache, scene: Any) -> None:
     """Keep a built ray scene in ``cache`` (numba backend only; others are rebuilt)."""
-    if not cache.enabled or scene is None or "rayscene.pkl" in cache.hits:
+    if not cache.enabled or scene is None or "rayscene.npz" in cache.hits:
         return
     if type(getattr(scene, "backend", None)).__name__ != "NumbaBvhBackend":
         return
     state = {k: v for k, v in vars(scene).items() if k != "_kernels"}
-    buffer = io.BytesIO()
-    try:
-        _ModulePickler(buffer).dump((tuple(scene.body_paths), state))
-    except Exception as error:  # noqa: BLE001 - an unpicklable scene is rebuilt each run
-        _LOG.debug("ray scene not cached: %s", error)
-        return
-    cache.store({"rayscene.pkl": lambda path: path.write_bytes(buffer.getvalue())})
+    paths = list(scene.body_paths)
 
+    def write(path: Path) -> None:
+        write_plain(path, state, _ray_classes(), key=cache.key, body_paths=paths)
 
-class _ModulePickler(pickle.Pickler):
-    """Pickles references to modules (kernel modules held by backends) by name."""
-
-    def persistent_id(self, obj: Any) -> Any:
-        if isinstance(obj, types.ModuleType):
-            return ("module", obj.__name__)
-        return None
-
-
-class _ModuleUnpickler(pickle.Unpickler):
-    def persistent_load(self, pid: Any) -> Any:
-        kind, name = pid
-        if kind != "module" or not str(name).startswith("runtime."):
-            raise pickle.UnpicklingError(f"unexpected reference {pid!r}")
-        return importlib.import_module(name)
+    cache.store({"rayscene.npz": write})

@@ -16,6 +16,14 @@ folder per key, written to a temp folder and renamed into place (a reader never 
 an entry). Each file's SHA-256 is stored with it and checked on load: a corrupt, partial or
 foreign entry is logged, removed and rebuilt, never used. ``cache=False`` (``simrt run
 --no-cache``) bypasses it.
+
+Trust (docs/guides/integrity.md): entries are plain data (MuJoCo's ``.mjb``, NumPy arrays
+without objects, JSON; ``runtime.run._plain_data``), never pickles, so no entry can run
+code. The cache folder is created with mode 0700 and its files 0600; a cache folder, entry
+folder or file that is not owned by this user, is writable by group or others, or is a
+symbolic link is refused with one warning line (the scene is built as without a cache).
+What an entry holds is then checked against what the scene asks before it is used (see
+``runtime.run.build``).
 """
 
 from __future__ import annotations
@@ -25,8 +33,8 @@ import hashlib
 import json
 import logging
 import os
-import pickle
 import shutil
+import stat
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -35,7 +43,7 @@ from typing import Any
 __all__ = ["SceneCache", "cache_root", "scene_key"]
 
 _LOG = logging.getLogger(__name__)
-_ENTRY_VERSION = 1
+_ENTRY_VERSION = 2  # 2: plain-data entries (1 held pickles)
 
 
 def cache_root() -> Path:
@@ -140,11 +148,58 @@ class SceneCache:
     def __init__(self, key: str, root: Path | None = None, enabled: bool = True) -> None:
         self.key = key
         self.enabled = bool(enabled)
-        self.folder = (root or cache_root()) / key[:2] / key
+        self.root = root or cache_root()
+        self.folder = self.root / key[:2] / key
         self.hits: list[str] = []
         self.misses: list[str] = []
+        self._trusted: bool | None = None
+
+    def _refuse(self, path: Path, why: str) -> bool:
+        _LOG.warning(
+            "scene cache %s refused: %s (a cache folder must be private to its user); "
+            "building without it",
+            path,
+            why,
+        )
+        self._trusted = False
+        return False
+
+    def _private(self, path: Path) -> bool:
+        """True when ``path`` is absent, or is ours, not a link, and not writable by others."""
+        try:
+            status = os.lstat(path)
+        except FileNotFoundError:
+            return True
+        except OSError as error:
+            return self._refuse(path, f"cannot inspect ({error.strerror})")
+        if stat.S_ISLNK(status.st_mode):
+            return self._refuse(path, "a symbolic link")
+        if status.st_uid != os.getuid():
+            return self._refuse(path, f"owned by uid {status.st_uid}, not {os.getuid()}")
+        if status.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+            return self._refuse(
+                path, f"writable by group or others (mode {status.st_mode & 0o777:o})"
+            )
+        return True
+
+    def trusted(self) -> bool:
+        """The cache folder, this entry's folders and files are private (checked once)."""
+        if self._trusted is None:
+            self._trusted = all(
+                self._private(path) for path in (self.root, self.folder.parent, self.folder)
+            )
+            if self._trusted and self.folder.is_dir():
+                self._trusted = all(self._private(path) for path in self.folder.iterdir())
+        return self._trusted
+
+    def trusted_now(self) -> bool:
+        """:meth:`trusted` checked again (after this process created folders)."""
+        self._trusted = None
+        return self.trusted()
 
     def _manifest(self) -> dict[str, str] | None:
+        if not self.trusted():
+            return None
         try:
             manifest = json.loads((self.folder / "manifest.json").read_text())
         except FileNotFoundError:
@@ -159,8 +214,13 @@ class SceneCache:
         return files if isinstance(files, dict) else None
 
     def _discard(self, why: str) -> None:
+        self.discard(why)
+
+    def discard(self, why: str) -> None:
+        """Remove this entry (one warning line saying why); the scene is rebuilt."""
         _LOG.warning("scene cache entry %s: %s; rebuilding it", self.folder, why)
-        shutil.rmtree(self.folder, ignore_errors=True)
+        if self._trusted:
+            shutil.rmtree(self.folder, ignore_errors=True)
 
     def load(self, name: str, read: Callable[[Path], Any]) -> Any | None:
         """The cached item ``name`` read by ``read(path)``, or None (miss / bad entry)."""
@@ -190,8 +250,15 @@ class SceneCache:
         if not self.enabled or not items:
             return
         old = self._manifest() or {}
+        if not self.trusted():
+            return
         try:
-            self.folder.parent.mkdir(parents=True, exist_ok=True)
+            for folder in (self.root, self.folder.parent):
+                if not folder.is_dir():
+                    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+                    os.chmod(folder, 0o700)
+            if not self.trusted_now():
+                return
             tmp = Path(tempfile.mkdtemp(prefix=".tmp-", dir=self.folder.parent))
             try:
                 files = {}
@@ -204,25 +271,11 @@ class SceneCache:
                     files[name] = _sha(tmp / name)
                 manifest = {"key": self.key, "files": files, "versions": _versions()}
                 (tmp / "manifest.json").write_text(json.dumps(manifest, indent=1))
+                for path in tmp.iterdir():
+                    os.chmod(path, 0o600)
                 shutil.rmtree(self.folder, ignore_errors=True)
                 os.replace(tmp, self.folder)
             finally:
                 shutil.rmtree(tmp, ignore_errors=True)
         except Exception as error:  # noqa: BLE001 - a cache must never fail a run
             _LOG.warning("scene cache %s not written: %s", self.folder, error)
-
-
-def pickle_writer(value: Any) -> Callable[[Path], None]:
-    """A ``write(path)`` storing ``value`` with pickle."""
-
-    def write(path: Path) -> None:
-        with open(path, "wb") as handle:
-            pickle.dump(value, handle, protocol=pickle.HIGHEST_PROTOCOL)
-
-    return write
-
-
-def pickle_reader(path: Path) -> Any:
-    """Read a value stored by :func:`pickle_writer` (entries are checksummed first)."""
-    with open(path, "rb") as handle:
-        return pickle.load(handle)  # noqa: S301 - our own checksummed cache entry
