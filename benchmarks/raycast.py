@@ -332,9 +332,9 @@ def _sensor_path(np, repeats: int):
     vertices, faces = [], []
     base = 0
     positions, orientations = reference.group_poses(None, None)
-    from runtime.sensors.ray_backends import _rotation_matrices
+    from runtime._quat import rotation_matrices
 
-    rotations = _rotation_matrices(orientations)
+    rotations = rotation_matrices(orientations)
     for g, (_, mesh) in enumerate(reference.group_meshes()):
         v = np.asarray(mesh.vertices) @ rotations[g].T + positions[g]
         vertices.append(v)

@@ -19,8 +19,15 @@ import tempfile
 import threading
 from collections.abc import Callable
 from pathlib import Path
+from typing import IO
 
-__all__ = ["atomic_write", "atomic_write_bytes", "atomic_write_text", "destination_mode"]
+__all__ = [
+    "atomic_write",
+    "atomic_write_bytes",
+    "atomic_write_stream",
+    "atomic_write_text",
+    "destination_mode",
+]
 
 _UMASK_LOCK = threading.Lock()
 
@@ -127,3 +134,28 @@ def atomic_write_text(path: str | os.PathLike[str], text: str, encoding: str = "
         The destination path.
     """
     return atomic_write_bytes(path, text.encode(encoding))
+
+
+def atomic_write_stream(path: str | os.PathLike[str], write: Callable[[IO[bytes]], None]) -> Path:
+    """Call ``write(binary file)`` on a temporary file beside ``path``, then rename it over it.
+
+    For writers that stream into an open file (exports, figures, manifests). The directory
+    is created when missing; otherwise as :func:`atomic_write` (the result keeps an existing
+    destination's mode, a new file gets the umask default; the temporary file, suffix
+    ``.tmp``, is removed on any failure).
+
+    Args:
+        path: the destination file.
+        write: writes the whole content to the binary file it is given.
+
+    Returns:
+        The destination path.
+    """
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+
+    def to_file(tmp: str) -> None:
+        with open(tmp, "wb") as handle:
+            write(handle)
+
+    return atomic_write(target, to_file, suffix=".tmp")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["cross", "rotate_by_parts", "rotate_vectors"]
+__all__ = ["cross", "rotate_by_parts", "rotate_vectors", "rotation_matrices"]
 
 
 def cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -62,3 +62,19 @@ def rotate_vectors(q: np.ndarray, v: np.ndarray) -> np.ndarray:
     """
     q = np.asarray(q, dtype=np.float64)
     return rotate_by_parts(q[..., :1], q[..., 1:], np.asarray(v, dtype=np.float64))
+
+
+def rotation_matrices(quaternions: np.ndarray) -> np.ndarray:
+    """Rotation matrices (G, 3, 3) of unit quaternions (G, 4) given as (w, x, y, z)."""
+    w, x, y, z = quaternions.T
+    out = np.empty((quaternions.shape[0], 3, 3))
+    out[:, 0, 0] = 1 - 2 * (y * y + z * z)
+    out[:, 0, 1] = 2 * (x * y - w * z)
+    out[:, 0, 2] = 2 * (x * z + w * y)
+    out[:, 1, 0] = 2 * (x * y + w * z)
+    out[:, 1, 1] = 1 - 2 * (x * x + z * z)
+    out[:, 1, 2] = 2 * (y * z - w * x)
+    out[:, 2, 0] = 2 * (x * z - w * y)
+    out[:, 2, 1] = 2 * (y * z + w * x)
+    out[:, 2, 2] = 1 - 2 * (x * x + y * y)
+    return out

@@ -122,10 +122,10 @@ class Dataset:
     SAVE_INTERVAL = 1.0
 
     def __init__(self, path: str | Path, spec_json: dict[str, Any], fingerprint: str) -> None:
-        from runtime.recording.export import write_atomically
+        from runtime._files import atomic_write_stream
 
         self.path = Path(path)
-        self._write = write_atomically
+        self._write = atomic_write_stream
         meta_path = self.path / "dataset.json"
         if meta_path.exists():
             try:

@@ -7,17 +7,13 @@ small and picklable, so the same pure function runs in a local worker process or
 outcome (status, steps, wall time, error, worker host and pid, the drawn parameters, and
 how long the episode took to start stepping).
 
-**Scene cache.** A worker opens each scene's stage once and builds each engine once (per
-robot, dt and accelerations flag). Before every later episode the engine's randomized model
-arrays are restored (:class:`~runtime.batch.randomize.ModelSnapshot`) and
-``MujocoEngine.reset()`` (``mj_resetData`` + authored state) puts it back to its state
-right after the build, so the episode steps bit for bit like a freshly built one. Numba's
-on-disk cache serves the kernels. Ray scenes and IK chains are memoised per scene too (the
-worker never edits its stages).
+A worker opens each scene's stage and builds each engine once, through its
+:data:`~runtime.batch.worker.WORKER_CACHE`; Numba's on-disk cache serves the kernels.
 
 **Stores.** An attempt records into ``<dataset>/.attempts/<id>-<host>-<pid>.zarr`` and is
 renamed to ``<dataset>/episodes/<id>.zarr`` once complete, so the final path only ever
-holds a complete recording; a failed attempt's store is kept in ``<dataset>/failed/``.
+holds a complete recording; a failed attempt's store is kept in ``<dataset>/failed/``
+(:mod:`runtime.batch.worker`).
 """
 
 from __future__ import annotations
@@ -30,8 +26,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from runtime.batch.randomize import ModelSnapshot, apply_parameters, draw_parameters
+from runtime.batch.randomize import apply_parameters, draw_parameters
+from runtime.batch.replay import replay_log
 from runtime.batch.spec import Randomization
+from runtime.batch.worker import WORKER_CACHE, attempt_path, failed_path, move_over
 
 __all__ = [
     "WORKER_CACHE",
@@ -85,70 +83,6 @@ class EpisodeTask:
     attempt: int = 1
 
 
-class SceneCache:
-    """Stages, scene settings and engines of this process, built once each."""
-
-    def __init__(self) -> None:
-        self.stages: dict[str, tuple[Any, dict[str, Any]]] = {}
-        self.engines: dict[tuple[Any, ...], tuple[Any, ModelSnapshot]] = {}
-        self.ray_scenes: dict[str, dict[tuple[str, ...], Any]] = {}  # by scene, body paths
-        self.ik_chains: dict[str, dict[tuple[str, str], Any]] = {}  # by scene, (root, link)
-        self.builds = 0  # engines built by this process
-        self.episodes = 0  # episodes started by this process
-
-    def stage(self, scene: str) -> tuple[Any, dict[str, Any]]:
-        """The open stage of ``scene`` and its run settings."""
-        entry = self.stages.get(scene)
-        if entry is None:
-            from runtime.run.config import read_scene_settings
-            from runtime.run.scene import open_scene_stage as _open_stage
-
-            stage = _open_stage(scene)
-            entry = self.stages[scene] = (stage, read_scene_settings(stage))
-        return entry
-
-    def engine(
-        self, scene: str, robot: str | None, dt: float | None, accelerations: bool
-    ) -> tuple[Any, bool]:
-        """A cached engine in its authored state, and whether it was reused.
-
-        Returns:
-            ``(engine, reused)``.
-        """
-        key = (scene, robot, dt, bool(accelerations))
-        entry = self.engines.get(key)
-        if entry is not None:
-            engine, snapshot = entry
-            snapshot.restore()
-            engine.reset()
-            return engine, True
-        from runtime.run.build import build_engine, open_scene_cache
-        from runtime.run.scene import find_robot as _find_robot
-
-        stage, settings = self.stage(scene)
-        robot_prim = _find_robot(stage, robot)
-        # through the scene cache, like `simrt run`: a worker's first episode reads the
-        # compiled model instead of building it (no mesh hulls, no trimesh / SciPy import)
-        cache = open_scene_cache(stage, dt, bool(settings.get("cache", True)))
-        engine = build_engine(
-            stage,
-            cache,
-            robot_prim=robot_prim,
-            dt=dt,
-            compute_accelerations=bool(accelerations),
-        )
-        if robot_prim is not None and getattr(engine, "dof_table", None) is None:
-            from runtime.schema.dof import build_dof_table
-
-            engine.dof_table = build_dof_table(stage, robot_prim)  # read by run_scene
-        self.engines[key] = (engine, ModelSnapshot(engine.model))
-        self.builds += 1
-        return engine, False
-
-
-WORKER_CACHE = SceneCache()
-
-
 def run_kwargs(task: EpisodeTask, params: dict[str, Any], settings: dict[str, Any]) -> dict:
     """Keyword arguments of :func:`runtime.run.loop.run_scene` for one episode.
 
@@ -191,22 +125,6 @@ def run_kwargs(task: EpisodeTask, params: dict[str, Any], settings: dict[str, An
     }
 
 
-def _attempt_path(task: EpisodeTask) -> Path:
-    out = Path(task.out)
-    host = socket.gethostname().replace("/", "_")
-    return out.parent.parent / ".attempts" / f"{out.stem}-{host}-{os.getpid()}.zarr"
-
-
-def _move_over(source: Path, destination: Path) -> None:
-    """Rename a store directory onto ``destination`` (replacing an older one)."""
-    destination.parent.mkdir(parents=True, exist_ok=True)
-    if destination.exists():
-        trash = source.parent / f".old-{destination.name}-{os.getpid()}"
-        os.rename(destination, trash)
-        shutil.rmtree(trash, ignore_errors=True)
-    os.rename(source, destination)
-
-
 def run_episode(task: EpisodeTask, report: dict[str, Any] | None = None) -> Path:
     """Run one episode into its store.
 
@@ -226,8 +144,6 @@ def run_episode(task: EpisodeTask, report: dict[str, Any] | None = None) -> Path
     builds = WORKER_CACHE.builds
     WORKER_CACHE.episodes += 1
     if task.log is not None:
-        from runtime.batch.replay import replay_log
-
         return replay_log(task, report)
     from runtime.run.loop import run_scene
 
@@ -254,7 +170,7 @@ def run_episode(task: EpisodeTask, report: dict[str, Any] | None = None) -> Path
             raise RuntimeError("cached engine has the wrong accelerations flag")
         return engine
 
-    attempt = _attempt_path(task)
+    attempt = attempt_path(task.out)
     if attempt.exists():
         shutil.rmtree(attempt)
     try:
@@ -272,11 +188,11 @@ def run_episode(task: EpisodeTask, report: dict[str, Any] | None = None) -> Path
     except BaseException as error:
         report["steps"] = int(getattr(error, "steps_done", 0) or 0)
         if attempt.exists():
-            _move_over(attempt, Path(task.out).parent.parent / "failed" / attempt.name)
+            move_over(attempt, failed_path(task.out, attempt))
         raise
     report["steps"] = result.steps
     final = Path(task.out)
-    _move_over(attempt, final)
+    move_over(attempt, final)
     return final
 
 

@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from runtime.batch.worker import WORKER_CACHE, attempt_path, failed_path, move_over
 from runtime.errors import SimrtError
 
 __all__ = ["JointLog", "find_logs", "read_log", "replay_log"]
@@ -192,7 +193,6 @@ def replay_log(task: Any, report: dict[str, Any]) -> Path:
     Returns:
         The final store path.
     """
-    from runtime.batch.episode import WORKER_CACHE, _attempt_path, _move_over
     from runtime.kinematics.chain import KinematicChain
     from runtime.recording import ChannelInfo, StoreWriter
     from runtime.run.scene import find_robot as _find_robot
@@ -236,7 +236,7 @@ def replay_log(task: Any, report: dict[str, Any]) -> Path:
         "body_paths": list(playback.body_paths),
         "episode": {"id": task.episode, "seed": task.seed, "params": report["params"]},
     }
-    attempt = _attempt_path(task)
+    attempt = attempt_path(task.out)
     writer = StoreWriter(
         attempt,
         meta=meta,
@@ -297,7 +297,7 @@ def replay_log(task: Any, report: dict[str, Any]) -> Path:
         writer.close(complete=complete, reason=None if complete else "replay stopped")
         sensors.close()
         if not complete and attempt.exists():
-            _move_over(attempt, Path(task.out).parent.parent / "failed" / attempt.name)
+            move_over(attempt, failed_path(task.out, attempt))
     final = Path(task.out)
-    _move_over(attempt, final)
+    move_over(attempt, final)
     return final

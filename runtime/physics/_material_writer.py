@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from pxr import Usd, UsdPhysics, UsdShade
 
 from runtime.physics._meta import PhysicsCfgError
 from runtime.physics._routing import apply_namespaced_schemas, cfg_fields, check_cfg_values
-from runtime.physics.cfg import RigidBodyMaterialBaseCfg
 
 
-def spawn_rigid_body_material(
-    prim_path: str, cfg: RigidBodyMaterialBaseCfg, stage: Usd.Stage
-) -> Usd.Prim:
+def spawn_rigid_body_material(prim_path: str, cfg: Any, stage: Usd.Stage) -> Usd.Prim:
     """Create (or reuse) a ``UsdShade.Material`` with ``PhysicsMaterialAPI`` and author ``cfg``.
 
     Base friction/restitution are always written; ``PhysxMaterialAPI`` / ``NewtonMaterialAPI``
@@ -19,7 +18,9 @@ def spawn_rigid_body_material(
 
     Args:
         prim_path: material prim path.
-        cfg: rigid-body material cfg.
+        cfg: a :class:`~runtime.physics.cfg.RigidBodyMaterialBaseCfg` (or subclass); read
+            through its fields only, so this module does not import the cfg classes (whose
+            ``func`` default is this function).
         stage: stage to author on.
 
     Returns:

@@ -234,8 +234,9 @@ class BoundingSpherePropertiesCfg(MeshCollisionBaseCfg):
 def spawn_rigid_body_material(prim_path: str, cfg: Any, stage: Any) -> Any:
     """Create (or reuse) a physics material at ``prim_path`` and author ``cfg`` on it.
 
-    Thin lazy forwarder to :func:`runtime.physics.writers.spawn_rigid_body_material` so this
-    module stays free of ``pxr``.
+    Thin lazy forwarder to the writer's function (also exported as
+    :func:`runtime.physics.writers.spawn_rigid_body_material`) so this module stays free of
+    ``pxr``.
 
     Args:
         prim_path: material prim path.
@@ -245,9 +246,9 @@ def spawn_rigid_body_material(prim_path: str, cfg: Any, stage: Any) -> Any:
     Returns:
         The material ``Usd.Prim``.
     """
-    from runtime.physics import writers
+    from runtime.physics import _material_writer
 
-    return writers.spawn_rigid_body_material(prim_path, cfg, stage)
+    return _material_writer.spawn_rigid_body_material(prim_path, cfg, stage)
 
 
 @dataclass

@@ -14,17 +14,17 @@ from __future__ import annotations
 import json
 import os
 import zipfile
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from runtime._files import atomic_write_stream
 from runtime.errors import SimrtError
 from runtime.recording.channels import FORMAT_NAME, FORMAT_VERSION, json_default
 from runtime.recording.reader import RecordingReader, open_recording
 
-__all__ = ["EXPORT_SUFFIXES", "check_export_path", "export_recording", "write_atomically"]
+__all__ = ["EXPORT_SUFFIXES", "check_export_path", "export_recording"]
 
 EXPORT_SUFFIXES = (".npz", ".parquet", ".mcap")
 
@@ -74,31 +74,14 @@ def export_recording(
     suffix = check_export_path(destination)
     reader = source if isinstance(source, RecordingReader) else open_recording(source)
     if suffix == ".npz":
-        write_atomically(destination, lambda handle: _write_npz(reader, handle))
+        atomic_write_stream(destination, lambda handle: _write_npz(reader, handle))
     elif suffix == ".parquet":
-        write_atomically(destination, lambda handle: _write_parquet(reader, handle))
+        atomic_write_stream(destination, lambda handle: _write_parquet(reader, handle))
     else:
         from runtime.recording.export_mcap import export_mcap
 
         export_mcap(reader, destination)
     return destination
-
-
-def write_atomically(path: Path, write: Callable[[Any], None]) -> None:
-    """Call ``write(binary file)`` on a temp file beside ``path``, then rename it over it.
-
-    Through :func:`runtime._files.atomic_write`: the result keeps an existing destination's
-    mode (a new file gets the umask default); the temp file is removed on any failure.
-    """
-    from runtime._files import atomic_write
-
-    path.parent.mkdir(parents=True, exist_ok=True)
-
-    def to_file(tmp: str) -> None:
-        with open(tmp, "wb") as handle:
-            write(handle)
-
-    atomic_write(path, to_file, suffix=".tmp")
 
 
 def _meta(reader: RecordingReader, rows: int) -> dict[str, Any]:

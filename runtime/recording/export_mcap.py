@@ -36,11 +36,11 @@ from typing import Any
 
 import numpy as np
 
+from runtime._files import atomic_write_stream
 from runtime.errors import SimrtError
 from runtime.recording._mcap_topics import BodyTransforms, Topic, plan_topics
 from runtime.recording._scene_geometry import collision_geometry, open_scene
 from runtime.recording.channels import json_default
-from runtime.recording.export import write_atomically
 
 __all__ = ["export_mcap"]
 
@@ -75,7 +75,7 @@ def export_mcap(reader: Any, out_path: str | os.PathLike[str], *, stage: Any = N
     topics = plan_topics(reader)
     body_paths = next((t.body_paths for t in topics if isinstance(t, BodyTransforms)), [])
     geometry, meters = _scene_parts(reader, stage, body_paths)
-    write_atomically(
+    atomic_write_stream(
         out_path,
         lambda handle: _write(foxglove, reader, out_path, handle, topics, geometry, meters),
     )

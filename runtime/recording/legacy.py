@@ -19,15 +19,45 @@ import numpy as np
 
 from runtime.errors import SimrtError
 from runtime.recording.channels import FORMAT_NAME, FORMAT_VERSION, ChannelInfo
-from runtime.recording.reader import RecordingReader
 
-__all__ = ["META_KEY", "open_file"]
+__all__ = ["META_KEY", "SingleFile", "read_file"]
 
 META_KEY = "__meta__"
 
 
-def open_file(path: Path) -> RecordingReader:
-    """Open an ``.npz`` / ``.parquet`` recording (all rows read into memory).
+class SingleFile:
+    """Everything a single-file recording holds, checked (all rows in memory).
+
+    :func:`runtime.recording.reader.open_recording` wraps it in a ``RecordingReader``.
+
+    Attributes:
+        rows: rows of every array.
+        complete: the run finished all requested steps.
+        run: run metadata.
+        channels: channel name -> :class:`ChannelInfo` (file order).
+        arrays: ``step``, ``time`` and every channel's array, by name.
+        reason: why an incomplete run stopped (None if unknown).
+    """
+
+    def __init__(
+        self,
+        rows: int,
+        complete: bool,
+        run: dict[str, Any],
+        channels: dict[str, ChannelInfo],
+        arrays: dict[str, np.ndarray],
+        reason: str | None,
+    ) -> None:
+        self.rows = rows
+        self.complete = complete
+        self.run = run
+        self.channels = channels
+        self.arrays = arrays
+        self.reason = reason
+
+
+def read_file(path: Path) -> SingleFile:
+    """Read an ``.npz`` / ``.parquet`` recording (all rows into memory).
 
     Raises:
         SimrtError: not a readable simrt recording.
@@ -56,13 +86,11 @@ def open_file(path: Path) -> RecordingReader:
         array = arrays[name]
         if array.shape[0] != rows or tuple(array.shape[1:]) != info.shape:
             raise SimrtError(f"{path}: array {name!r} has shape {array.shape}, not ({rows}, ...)")
-    return RecordingReader(
-        path,
+    return SingleFile(
         rows,
         bool(meta.get("complete", False)),
         dict(meta.get("run", {})),
         channels,
-        max(1, rows),
         arrays,
         meta.get("reason"),
     )

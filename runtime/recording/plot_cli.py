@@ -228,10 +228,12 @@ def plot_recording(
         fontsize=11,
     )
     fig.tight_layout()
-    from runtime.recording.export import write_atomically
+    from runtime._files import atomic_write_stream
 
     try:
-        write_atomically(Path(out_path), lambda handle: fig.savefig(handle, dpi=dpi, format="png"))
+        atomic_write_stream(
+            Path(out_path), lambda handle: fig.savefig(handle, dpi=dpi, format="png")
+        )
     finally:
         plt.close(fig)
     return panels

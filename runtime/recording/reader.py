@@ -24,6 +24,7 @@ import numpy as np
 from runtime.errors import SimrtError
 from runtime.recording._stored import StoredArray
 from runtime.recording.channels import FORMAT_NAME, FORMAT_VERSION, ChannelInfo, array_key
+from runtime.recording.legacy import read_file
 from runtime.recording.store import COMMIT_LOG
 
 __all__ = ["Recording", "RecordingReader", "load_recording", "open_recording"]
@@ -253,9 +254,17 @@ def open_recording(path: str | os.PathLike[str]) -> RecordingReader:
         raise SimrtError(f"{path}: no such recording")
     if path.is_dir():
         return _open_store(path)
-    from runtime.recording import legacy
-
-    return legacy.open_file(path)
+    single = read_file(path)  # .npz / .parquet
+    return RecordingReader(
+        path,
+        single.rows,
+        single.complete,
+        single.run,
+        single.channels,
+        max(1, single.rows),
+        single.arrays,
+        single.reason,
+    )
 
 
 def load_recording(path: str | os.PathLike[str]) -> Recording:

@@ -1,17 +1,19 @@
-"""Packed arrays and output buffers of one set of raycast sensors evaluated together."""
+"""Packed arrays and output buffers of one set of raycast sensors evaluated together.
+
+Built by :class:`~runtime.sensors.raycast.RaycastBatch` from its
+:class:`~runtime.sensors.raycast.RaycastSensor` objects (read through their attributes;
+this module does not import :mod:`runtime.sensors.raycast`, which imports it).
+"""
 
 from __future__ import annotations
 
 import itertools
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from runtime.sensors._raycast_reading import RaycastReading
-
-if TYPE_CHECKING:
-    from runtime.sensors.raycast import RaycastBatch, RaycastSensor
 
 LOGGER = logging.getLogger("runtime.sensors")
 
@@ -105,7 +107,7 @@ class _Layout:
     between steps; with another scene each step writes a fresh ``out`` from ``template``.
     """
 
-    def __init__(self, batch: RaycastBatch, sensors: list[RaycastSensor]) -> None:
+    def __init__(self, batch: Any, sensors: list[Any]) -> None:
         self.batch = batch
         self.sensors = sensors
         counts = [len(s._origins) for s in sensors]
@@ -162,7 +164,7 @@ class _Layout:
         self.hit_count = np.zeros(1, np.int64)
         self.unfused: dict[str, np.ndarray] = {}
 
-    def reading(self, sensor: RaycastSensor) -> RaycastReading:
+    def reading(self, sensor: Any) -> RaycastReading:
         """A snapshot of ``sensor``'s rows of the latest step evaluated with this layout."""
         j = self.index[id(sensor)]
         a, b = self.bounds[j], self.bounds[j + 1]

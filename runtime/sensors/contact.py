@@ -19,7 +19,7 @@ import numpy as np
 
 from runtime._jit import CompiledCall
 from runtime._quat import rotate_by_parts
-from runtime.sensors.runtime import SensorBase
+from runtime.sensors.base import SensorBase
 from runtime.sensors.state import PhysicsState
 
 __all__ = [

@@ -21,12 +21,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from runtime.sensors.ray_backends import (
-    MeshArrays,
-    _check_cast_arguments,
-    _check_meshes,
-    _rotation_matrices,
-)
+from runtime._quat import rotation_matrices
+from runtime.sensors._ray_backend_args import MeshArrays, check_cast_arguments, check_meshes
 
 __all__ = ["EmbreexBackend"]
 
@@ -76,7 +72,7 @@ class EmbreexBackend:
         from runtime.sensors import _bvh_kernels as kernels
 
         self._kernels = kernels
-        checked = _check_meshes(meshes)
+        checked = check_meshes(meshes)
         self.group_count = len(checked)
         self.double_sided = bool(double_sided)
         if fixed_poses is None:
@@ -107,7 +103,7 @@ class EmbreexBackend:
                 local_boxes[g, 3:] = vertices.max(axis=0)
             elif faces.shape[0]:
                 position = np.asarray(pose[0], np.float64).reshape(3)
-                rotation = _rotation_matrices(np.asarray(pose[1], np.float64).reshape(1, 4))[0]
+                rotation = rotation_matrices(np.asarray(pose[1], np.float64).reshape(1, 4))[0]
                 static_v.append(vertices @ rotation.T + position)
                 static_f.append(faces + static_base)
                 static_ids.append(np.arange(faces.shape[0]) + face_base)
@@ -207,7 +203,7 @@ class EmbreexBackend:
         out_faces: np.ndarray,
     ) -> None:
         """Closest hit of each ray over all groups (see :class:`RayBackend`)."""
-        _check_cast_arguments(
+        check_cast_arguments(
             origins,
             directions,
             max_distances,
@@ -321,7 +317,7 @@ class EmbreexBackend:
             local_d = directions[rays]
         else:
             scene = self._scenes[group]
-            rotation = _rotation_matrices(group_orientations[group : group + 1])[0]
+            rotation = rotation_matrices(group_orientations[group : group + 1])[0]
             local_o = (origins[rays] - group_positions[group]) @ rotation
             local_d = directions[rays] @ rotation
         pending = np.arange(rays.size)

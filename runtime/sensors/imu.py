@@ -33,7 +33,7 @@ import numpy as np
 
 from runtime._jit import CompiledCall
 from runtime._quat import rotate_by_parts
-from runtime.sensors.runtime import IMU_MODES, SensorBase
+from runtime.sensors.base import IMU_MODES, SensorBase
 from runtime.sensors.state import PhysicsState
 
 __all__ = ["ImuBatch", "ImuReading", "ImuSensor", "imu_ring_size"]

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from runtime.errors import SchemaError
-from runtime.sensors.runtime import SensorBase
+from runtime.sensors.base import SensorBase
 from runtime.sensors.state import PhysicsState
 
 __all__ = ["JointStateReading", "JointStateSensor"]

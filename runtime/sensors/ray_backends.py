@@ -25,6 +25,9 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from runtime._quat import rotation_matrices
+from runtime.sensors._ray_backend_args import MeshArrays, check_cast_arguments, check_meshes
+
 __all__ = [
     "BACKEND_NAMES",
     "EmbreexBackend",  # noqa: F822 - resolved lazily by __getattr__ (embree_backend)
@@ -45,9 +48,6 @@ _COHERENCE_SAMPLE = 2048
 
 BACKEND_NAMES = ("numba", "embreex")
 """Names accepted by :func:`make_ray_backend`."""
-
-MeshArrays = tuple[np.ndarray, np.ndarray]
-"""One group's geometry: vertices (V, 3) float64 [stage units] and faces (F, 3) int64."""
 
 
 @runtime_checkable
@@ -135,52 +135,6 @@ def run_parallel(kernel: Callable[..., Any], args: tuple, threads: int) -> None:
         numba.set_num_threads(saved)
 
 
-def _check_meshes(meshes: Sequence[MeshArrays]) -> list[MeshArrays]:
-    checked: list[MeshArrays] = []
-    for index, (vertices, faces) in enumerate(meshes):
-        v = np.ascontiguousarray(vertices, dtype=np.float64)
-        f = np.ascontiguousarray(faces, dtype=np.int64)
-        if v.ndim != 2 or v.shape[1] != 3:
-            raise ValueError(f"mesh {index}: vertices must have shape (V, 3), got {v.shape}")
-        if f.size == 0:
-            f = np.zeros((0, 3), np.int64)
-        if f.ndim != 2 or f.shape[1] != 3:
-            raise ValueError(f"mesh {index}: faces must have shape (F, 3), got {f.shape}")
-        if f.size and (f.min() < 0 or f.max() >= v.shape[0]):
-            raise ValueError(f"mesh {index}: face indices outside 0..{v.shape[0] - 1}")
-        if not np.all(np.isfinite(v)):
-            raise ValueError(f"mesh {index}: vertices must be finite")
-        checked.append((v, f))
-    return checked
-
-
-def _check_cast_arguments(
-    origins: np.ndarray,
-    directions: np.ndarray,
-    max_distances: np.ndarray,
-    group_positions: np.ndarray,
-    group_orientations: np.ndarray,
-    out_distances: np.ndarray,
-    out_faces: np.ndarray,
-    group_count: int,
-) -> None:
-    ray_count = origins.shape[0]
-    for name, array, shape, dtype in (
-        ("origins", origins, (ray_count, 3), np.float64),
-        ("directions", directions, (ray_count, 3), np.float64),
-        ("max_distances", max_distances, (ray_count,), np.float64),
-        ("group_positions", group_positions, (group_count, 3), np.float64),
-        ("group_orientations", group_orientations, (group_count, 4), np.float64),
-        ("out_distances", out_distances, (ray_count,), np.float64),
-        ("out_faces", out_faces, (ray_count,), np.int64),
-    ):
-        if array.shape != shape or array.dtype != dtype or not array.flags.c_contiguous:
-            raise ValueError(
-                f"{name}: expected C-contiguous {np.dtype(dtype).name} array of shape {shape}, "
-                f"got {array.dtype} {array.shape}"
-            )
-
-
 class NumbaBvhBackend:
     """Numba BVH backend: one SAH BVH per group in shared flattened arrays.
 
@@ -208,7 +162,7 @@ class NumbaBvhBackend:
 
         self._kernels = kernels
         self.threads = threads
-        checked = _check_meshes(meshes)
+        checked = check_meshes(meshes)
         self.group_count = len(checked)
         self.double_sided = bool(double_sided)
         boxes: list[np.ndarray] = []
@@ -356,7 +310,7 @@ class NumbaBvhBackend:
         out_faces: np.ndarray,
     ) -> None:
         """Closest hit of each ray over all groups (see :class:`RayBackend`)."""
-        _check_cast_arguments(
+        check_cast_arguments(
             origins,
             directions,
             max_distances,
@@ -369,7 +323,7 @@ class NumbaBvhBackend:
         if self.group_count:
             world = (
                 np.einsum(
-                    "gij,gkj->gki", _rotation_matrices(group_orientations), self._local_corners
+                    "gij,gkj->gki", rotation_matrices(group_orientations), self._local_corners
                 )
                 + group_positions[:, None, :]
             )
@@ -429,22 +383,6 @@ class NumbaBvhBackend:
             faces,
         )
         kernels.scatter_hits_kernel(order, distances, faces, out_distances, out_faces)
-
-
-def _rotation_matrices(quaternions: np.ndarray) -> np.ndarray:
-    """Rotation matrices (G, 3, 3) of unit quaternions (G, 4) given as (w, x, y, z)."""
-    w, x, y, z = quaternions.T
-    out = np.empty((quaternions.shape[0], 3, 3))
-    out[:, 0, 0] = 1 - 2 * (y * y + z * z)
-    out[:, 0, 1] = 2 * (x * y - w * z)
-    out[:, 0, 2] = 2 * (x * z + w * y)
-    out[:, 1, 0] = 2 * (x * y + w * z)
-    out[:, 1, 1] = 1 - 2 * (x * x + z * z)
-    out[:, 1, 2] = 2 * (y * z - w * x)
-    out[:, 2, 0] = 2 * (x * z - w * y)
-    out[:, 2, 1] = 2 * (y * z + w * x)
-    out[:, 2, 2] = 1 - 2 * (x * x + y * y)
-    return out
 
 
 def __getattr__(name: str) -> object:

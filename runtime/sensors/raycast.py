@@ -34,7 +34,7 @@ from runtime.sensors._raycast_authoring import (
 )
 from runtime.sensors._raycast_layout import _GENERATIONS, _Layout
 from runtime.sensors._raycast_reading import RaycastReading
-from runtime.sensors.runtime import SensorBase
+from runtime.sensors.base import SensorBase
 from runtime.sensors.state import PhysicsState
 
 __all__ = [

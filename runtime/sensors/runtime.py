@@ -49,13 +49,12 @@ from typing import Any
 import numpy as np
 
 from runtime.errors import SchemaError, SimrtError
+from runtime.sensors.base import IMU_MODES, SensorBase
 from runtime.sensors.state import PhysicsState
 
-__all__ = ["SensorBase", "SensorRuntime", "stage_gravity_up", "IMU_MODES"]
+__all__ = ["IMU_MODES", "SensorBase", "SensorRuntime", "stage_gravity_up"]
 
 LOGGER = logging.getLogger("runtime.sensors")
-
-IMU_MODES = ("isaac", "physical")
 
 
 def stage_gravity_up(stage: Any) -> np.ndarray:
@@ -91,55 +90,6 @@ def stage_gravity_up(stage: Any) -> np.ndarray:
     if not (math.isfinite(mpu) and mpu > 0.0):
         mpu = 1.0
     return np.ascontiguousarray((magnitude / mpu) * (-direction))
-
-
-class SensorBase:
-    """Common state of the built-in sensors: prim path, flags and the disabled reason.
-
-    Attributes:
-        prim_path: USD path of the sensor prim (or of the joint / articulation root).
-        disabled_reason: why the loop disabled the sensor, or None.
-    """
-
-    kind = "sensor"
-
-    def __init__(self, prim_path: str) -> None:
-        self.prim_path = str(prim_path)
-        self.disabled_reason: str | None = None
-        self._enabled = True
-        self._runtime: SensorRuntime | None = None
-
-    @property
-    def enabled(self) -> bool:
-        """User-side enable flag; readings are invalid while False."""
-        return self._enabled
-
-    @enabled.setter
-    def enabled(self, value: bool) -> None:
-        value = bool(value)
-        changed = value != self._enabled
-        self._enabled = value
-        if changed:
-            self._on_enabled_changed()
-
-    def _on_enabled_changed(self) -> None:
-        """Hook for subclasses (update batch flags)."""
-
-    @property
-    def is_bound(self) -> bool:
-        """True once :meth:`bind` succeeded and the sensor is not disabled."""
-        return self._runtime is not None and self.disabled_reason is None
-
-    def disable(self, reason: str) -> None:
-        """Disable the sensor because of bad configuration; logs ``reason`` once.
-
-        Args:
-            reason: human-readable reason naming the prim.
-        """
-        if self.disabled_reason is None:
-            LOGGER.error("%s", reason)
-        self.disabled_reason = reason
-        self._on_enabled_changed()
 
 
 class SensorRuntime:
