@@ -1,0 +1,52 @@
+"""Sensors as robot learning uses them (Isaac Lab's ``isaaclab.sensors``) over MuJoCo.
+
+Each sensor is built once from a ``MujocoEngine`` (or a plain ``mujoco.MjModel``) and a
+config, then updated from a list of N ``mujoco.MjData`` of that model (N worlds):
+``sensor.update(datas, dt)``. ``sensor.data`` holds NumPy arrays with Isaac Lab's field
+names and shapes, env axis first. See docs/guides/isaaclab-sensors.md.
+"""
+
+from runtime.sensors.lab.base import LabConfigError, LabSensor
+from runtime.sensors.lab.bodies import BodyIndex
+from runtime.sensors.lab.config import (
+    BpearlPattern,
+    CameraOffset,
+    ContactSensorConfig,
+    FrameTarget,
+    FrameTransformerConfig,
+    GridPattern,
+    ImuConfig,
+    JointWrenchConfig,
+    LidarPattern,
+    Offset,
+    PinholeCameraPattern,
+    RayCasterCameraConfig,
+    RayCasterConfig,
+    RayListPattern,
+)
+from runtime.sensors.lab.contact import ContactSensor, ContactSensorData
+from runtime.sensors.lab.imu import Imu, ImuData
+
+__all__ = [
+    "BodyIndex",
+    "BpearlPattern",
+    "CameraOffset",
+    "ContactSensor",
+    "ContactSensorConfig",
+    "ContactSensorData",
+    "FrameTarget",
+    "FrameTransformerConfig",
+    "GridPattern",
+    "Imu",
+    "ImuConfig",
+    "ImuData",
+    "JointWrenchConfig",
+    "LabConfigError",
+    "LabSensor",
+    "LidarPattern",
+    "Offset",
+    "PinholeCameraPattern",
+    "RayCasterCameraConfig",
+    "RayCasterConfig",
+    "RayListPattern",
+]
