@@ -45,6 +45,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=2,
         help="attempts after the first for an episode that fails or loses its worker (default 2)",
     )
+    parser.add_argument(
+        "--allow-changed-scene",
+        action="store_true",
+        help="resume although a scene's files changed since the dataset was made (recorded "
+        "in dataset.json; otherwise refused)",
+    )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     parser.add_argument("--json", action="store_true", help="print the summary as JSON")
 
@@ -70,6 +76,7 @@ def run(args: argparse.Namespace) -> int:
             ray=args.ray,
             retries=args.retries,
             progress=None if args.no_progress else sys.stderr,
+            allow_changed_scene=getattr(args, "allow_changed_scene", False),
         )
     if args.json:
         print(json.dumps(summary.to_json(), indent=2))  # noqa: T201

@@ -19,6 +19,7 @@ from runtime.batch.dataset import Dataset
 from runtime.batch.episode import EpisodeTask
 from runtime.batch.executors import Executor, make_executor
 from runtime.batch.randomize import episode_seed
+from runtime.batch.scene_digests import check_dataset_scenes
 from runtime.batch.spec import BatchSpec, load_spec
 
 __all__ = ["BatchSummary", "plan_tasks", "run_batch"]
@@ -154,6 +155,7 @@ def run_batch(
     retries: int = 2,
     progress: TextIO | None = None,
     executor: Executor | None = None,
+    allow_changed_scene: bool = False,
 ) -> BatchSummary:
     """Run (or resume) a batch into a dataset.
 
@@ -165,12 +167,15 @@ def run_batch(
         retries: attempts after the first for an episode that fails.
         progress: stream for the progress bar (None: silent).
         executor: an executor to use instead of ``workers`` / ``ray`` (not closed here).
+        allow_changed_scene: resume although a scene's files changed since the dataset was
+            made (recorded in ``dataset.json``'s ``scene_changes``); otherwise refused.
 
     Returns:
         The :class:`BatchSummary`.
 
     Raises:
-        SimrtError: a bad spec, or a dataset folder of another spec.
+        SimrtError: a bad spec, a dataset folder of another spec, or a resume whose scene
+            files changed.
     """
     if not isinstance(spec, BatchSpec):
         spec = load_spec(spec)
@@ -180,6 +185,8 @@ def run_batch(
     tasks = plan_tasks(spec, out)
     dataset = Dataset(out, spec.to_json(), spec.fingerprint())
     try:
+        scenes = [spec.replay.scene] if spec.replay is not None else [s.path for s in spec.scenes]
+        check_dataset_scenes(dataset.path, scenes, allow_changed=allow_changed_scene)
         shutil.rmtree(dataset.path / ".attempts", ignore_errors=True)  # a dead run's leftovers
         todo = dataset.plan(tasks)
         own = executor is None

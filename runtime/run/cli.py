@@ -103,6 +103,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="the store's Blosc compressor: lz4 (default: keeps up with the step loop) or zstd "
         "(about 15%% smaller, 2.3x the writer thread's time)",
     )
+    parser.add_argument(
+        "--allow-changed-scene",
+        action="store_true",
+        help="with --episode: run although the scene's files changed since the dataset was "
+        "made (recorded in the run's metadata; otherwise refused)",
+    )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     parser.add_argument("--json", action="store_true", help="print the summary as JSON")
 
@@ -141,8 +147,14 @@ def run(args: argparse.Namespace) -> int:
                 f"--episode takes the scene and settings from its dataset; drop {drop}"
             )
         from runtime.batch.episode import rerun_arguments
+        from runtime.batch.scene_digests import check_episode_scene
 
         scene, settings = rerun_arguments(args.episode)
+        allow = bool(getattr(args, "allow_changed_scene", False))
+        changes = check_episode_scene(args.episode.rpartition(":")[0], scene, allow_changed=allow)
+        if changes:
+            print(f"warning: {scene}: {'; '.join(changes)} (run anyway)", file=sys.stderr)  # noqa: T201
+            settings["run_meta"] = {**(settings.get("run_meta") or {}), "scene_changed": changes}
     elif scene is None:
         raise ValueError("give a SCENE (or --episode DATASET:ID)")
     settings["cache"] = not args.no_cache

@@ -40,7 +40,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-__all__ = ["SceneCache", "cache_root", "scene_key"]
+__all__ = ["SceneCache", "cache_root", "layer_digests", "scene_key"]
 
 _LOG = logging.getLogger(__name__)
 _ENTRY_VERSION = 2  # 2: plain-data entries (1 held pickles)
@@ -108,19 +108,39 @@ def _code_fingerprint() -> str:
     return _CODE[0]
 
 
-def scene_key(stage: Any, **params: Any) -> str:
-    """The cache key of ``stage`` built with ``params`` (see the module docstring)."""
-    digest = hashlib.sha256()
+def _layer_contents(stage: Any) -> list[tuple[str, str, str]]:
+    """``(identifier, content, file)`` per layer the stage uses.
+
+    A file's content is its SHA-256 and ``file`` its path; a layer without a file (or edited
+    in memory) has its text and "".
+    """
     layers = []
     for layer in stage.GetUsedLayers():
         path = layer.realPath
         if path and os.path.isfile(path) and not layer.dirty:  # (an edited layer: its text)
             with open(path, "rb") as handle:
                 content = hashlib.sha256(handle.read()).hexdigest()
-            layers.append((layer.identifier, content))
+            layers.append((layer.identifier, content, path))
         else:
             text = layer.ExportToString()
-            layers.append((layer.identifier if not layer.anonymous else "<anonymous>", text))
+            name = layer.identifier if not layer.anonymous else "<anonymous>"
+            layers.append((name, text, ""))
+    return layers
+
+
+def layer_digests(stage: Any) -> dict[str, str]:
+    """SHA-256 of every layer file ``stage`` uses, by file path (the scene's content).
+
+    Layers without a file (anonymous ones) and layers edited in memory are left out: they
+    are not something a later run can read again.
+    """
+    return {path: content for _, content, path in _layer_contents(stage) if path}
+
+
+def scene_key(stage: Any, **params: Any) -> str:
+    """The cache key of ``stage`` built with ``params`` (see the module docstring)."""
+    digest = hashlib.sha256()
+    layers = [(name, content) for name, content, _ in _layer_contents(stage)]
     payload = {
         "layers": sorted(layers),
         "params": params,
