@@ -59,6 +59,7 @@ MATH = [
     "skew",
     "adjoint",
     "_prim_pose_in_robot_frame",
+    "prim_pose_in_robot_frame",
 ]
 KINEMATIC_CHAIN = [
     "KinematicChain",
@@ -297,19 +298,45 @@ def test_prim_pose_in_robot_frame() -> None:
     from pxr import Gf, Usd, UsdGeom
     from runtime.compat.isaac.math import _prim_pose_in_robot_frame
 
+    from runtime.compat.isaac import prim_pose_in_robot_frame
+
     stage = Usd.Stage.CreateInMemory()
     robot = UsdGeom.Xform.Define(stage, "/World/Robot")
     robot.AddTranslateOp().Set(Gf.Vec3d(1.0, 2.0, 0.5))
     robot.AddRotateZOp().Set(90.0)
     link = UsdGeom.Xform.Define(stage, "/World/Link")
     link.AddTranslateOp().Set(Gf.Vec3d(1.0, 3.0, 0.5))
-    pose = _prim_pose_in_robot_frame(link.GetPrim(), robot.GetPrim())
+    # Isaac's order: (robot_prim, prim); the private name is the same function
+    assert _prim_pose_in_robot_frame is prim_pose_in_robot_frame
+    pose = prim_pose_in_robot_frame(robot.GetPrim(), link.GetPrim())
     # world offset (0, 1, 0) seen from a base rotated +90 deg about Z is +X
     np.testing.assert_allclose(pose.t, [1.0, 0.0, 0.0], atol=1e-12)
     angle = 2.0 * np.arccos(min(1.0, abs(pose.q[0])))
     np.testing.assert_allclose(angle, np.pi / 2, atol=1e-9)
     with pytest.raises(ValueError, match="robot_prim"):
-        _prim_pose_in_robot_frame(link.GetPrim(), stage.GetPrimAtPath("/Nope"))
+        prim_pose_in_robot_frame(stage.GetPrimAtPath("/Nope"), link.GetPrim())
+
+
+def test_prim_pose_in_robot_frame_argument_order_matters() -> None:
+    """Base at the origin turned 180 deg about X; a link (unrotated) at world (1, 0, -1).
+
+    By hand: the link in the base frame is R^T (p_link - p_base) = Rx(180) (1, 0, -1) =
+    (1, 0, 1); the swapped order returns the base in the link frame,
+    p_base - p_link = (-1, 0, 1) -- the silent wrong result of the old order.
+    """
+    import numpy as np
+    from pxr import Gf, Usd, UsdGeom
+    from runtime.compat.isaac.math import _prim_pose_in_robot_frame
+
+    stage = Usd.Stage.CreateInMemory()
+    robot = UsdGeom.Xform.Define(stage, "/World/Robot")
+    robot.AddRotateXOp().Set(180.0)
+    link = UsdGeom.Xform.Define(stage, "/World/Link")
+    link.AddTranslateOp().Set(Gf.Vec3d(1.0, 0.0, -1.0))
+    right = _prim_pose_in_robot_frame(robot.GetPrim(), link.GetPrim())
+    swapped = _prim_pose_in_robot_frame(link.GetPrim(), robot.GetPrim())
+    np.testing.assert_allclose(right.t, [1.0, 0.0, 1.0], atol=1e-12)
+    np.testing.assert_allclose(swapped.t, [-1.0, 0.0, 1.0], atol=1e-12)
 
 
 @pytest.mark.parametrize("type_name", SENSOR_SCHEMA_TYPES)

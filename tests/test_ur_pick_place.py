@@ -144,8 +144,7 @@ def test_box_heavier_than_the_shear_limit_is_dropped_when_the_carry_starts():
 
 def test_readme_start_link_relative_target_conversion():
     """README: IK targets are in the robot-base frame even when the chain starts elsewhere."""
-    from runtime.compat.isaac.math import _prim_pose_in_robot_frame
-
+    from runtime.compat.isaac import prim_pose_in_robot_frame
     from runtime.kinematics.poser import RobotPoser
 
     stage = Usd.Stage.Open(str(S.SCENE))
@@ -155,7 +154,7 @@ def test_readme_start_link_relative_target_conversion():
     q_true = np.array([1.2, -1.0, -1.5, 0.4])  # elbow, wrist_1, wrist_2, wrist_3
     target_in_start, _ = poser.chain.compute_fk(q_true)  # chain FK is start-link relative
     # the README's two lines
-    result = poser.solve_ik(_prim_pose_in_robot_frame(start, robot) @ target_in_start)
+    result = poser.solve_ik(prim_pose_in_robot_frame(robot, start) @ target_in_start)
     assert result.success
     q = np.array([result.joints[j.prim_path] for j in poser.joints])
     reached, _ = poser.chain.compute_fk(q)

@@ -30,6 +30,7 @@ __all__ = [
     "adjoint",
     "axis_angle_to_quat",
     "pose_error",
+    "prim_pose_in_robot_frame",
     "quat_conj",
     "quat_from_matrix",
     "quat_mul",
@@ -48,15 +49,16 @@ axis_angle_to_quat = quat_from_axis_angle
 """Unit quaternion from axis and angle [rad] (alias of ``quat_from_axis_angle``)."""
 
 
-def _prim_pose_in_robot_frame(prim: Any, robot_prim: Any) -> Transform:
+def prim_pose_in_robot_frame(robot_prim: Any, prim: Any) -> Transform:
     """Current pose of ``prim`` in the robot-base frame (the frame IK targets use).
 
-    Both poses come from the USD world transforms at the default time code; scale is
-    removed, so the result is rigid.
+    Argument order as Isaac's ``_prim_pose_in_robot_frame(robot_prim, prim)``. Both poses
+    come from the USD world transforms at the default time code; scale is removed, so the
+    result is rigid.
 
     Args:
-        prim: a ``Usd.Prim`` (link, site, named pose, ...).
         robot_prim: the robot root ``Usd.Prim``.
+        prim: a ``Usd.Prim`` (link, site, named pose, ...).
 
     Returns:
         ``Transform`` mapping ``prim`` coordinates to robot-base coordinates.
@@ -67,10 +69,14 @@ def _prim_pose_in_robot_frame(prim: Any, robot_prim: Any) -> Transform:
     import numpy as np
     from pxr import UsdGeom
 
-    from runtime.kinematics._xform import rigid_and_scale, world_matrix
+    from runtime.kinematics.xform import rigid_and_scale, world_matrix
 
-    for name, p in (("prim", prim), ("robot_prim", robot_prim)):
+    for name, p in (("robot_prim", robot_prim), ("prim", prim)):
         if p is None or not p.IsValid() or not p.IsA(UsdGeom.Xformable):
-            raise ValueError(f"_prim_pose_in_robot_frame: {name} {p} is not a valid Xformable")
+            raise ValueError(f"prim_pose_in_robot_frame: {name} {p} is not a valid Xformable")
     relative = np.linalg.solve(world_matrix(robot_prim), world_matrix(prim))
     return rigid_and_scale(relative)[0]
+
+
+_prim_pose_in_robot_frame = prim_pose_in_robot_frame
+"""Isaac's private name (same ``(robot_prim, prim)`` order): ported FK helpers import it."""

@@ -416,6 +416,7 @@ from runtime.compat import _isaac_math as math  # noqa: E402
 from runtime.compat._isaac_math import (  # noqa: E402
     _prim_pose_in_robot_frame,
     axis_angle_to_quat,
+    prim_pose_in_robot_frame,
     quat_conj,
     quat_mul,
 )
@@ -457,6 +458,7 @@ poser = _register_submodule(
 __all__ += [
     "_prim_pose_in_robot_frame",
     "axis_angle_to_quat",
+    "prim_pose_in_robot_frame",
     "ik_solver",
     "kinematic_chain",
     "lm_ik",
