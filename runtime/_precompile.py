@@ -57,7 +57,7 @@ _SENSOR_FEATURES = {
 
 def scene_features(stage: Any, *, engine: bool, ik: bool) -> set[str]:
     """The kernel families a run of ``stage`` calls (``engine``, ``ik`` and its sensors')."""
-    from runtime.schema._sensor_readers import discover_sensor_prims
+    from runtime.schema.readers import discover_sensor_prims
 
     found = {_SENSOR_FEATURES.get(str(p.GetTypeName()), "") for p in discover_sensor_prims(stage)}
     if engine:

@@ -265,7 +265,7 @@ class Dataset:
         are then on disk before the manifest names them done. Syncs once now; returns False
         (and changes nothing) where the platform cannot sync a file system in one call.
         """
-        from runtime.recording._disk import sync_file_system
+        from runtime.recording import sync_file_system
 
         self._sync = sync_file_system(self.path)
         return self._sync
@@ -277,7 +277,7 @@ class Dataset:
             OSError: the file system reported a write error while syncing.
         """
         if self._sync:
-            from runtime.recording._disk import sync_file_system
+            from runtime.recording import sync_file_system
 
             sync_file_system(self.path)
         pa, pq = _pyarrow()

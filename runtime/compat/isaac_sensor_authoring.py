@@ -30,7 +30,7 @@ from pxr import Gf, Sdf, Usd, UsdGeom
 
 import runtime.schema  # noqa: F401  (registers the sensor schema before any stage exists)
 from runtime.compat._stage import get_current_stage, resolve_stage, set_current_stage
-from runtime.schema._sensor_readers import find_parent_rigid_body
+from runtime.schema.readers import find_parent_rigid_body
 
 __all__ = [
     "IMU",

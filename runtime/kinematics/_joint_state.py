@@ -11,8 +11,8 @@ import math
 from pxr import Sdf, Usd
 
 from runtime.kinematics._tree import NO_MOTION, PRISMATIC, REVOLUTE, LinkTree, joint_kind
-from runtime.kinematics._xform import set_world_pose, world_pose
 from runtime.kinematics.math import Transform
+from runtime.kinematics.xform import set_world_pose, world_pose
 
 __all__ = ["propagate", "read_joint_states", "set_joint_attributes", "write_link_poses"]
 

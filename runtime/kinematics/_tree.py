@@ -17,8 +17,8 @@ import numpy as np
 from pxr import Usd, UsdPhysics
 
 from runtime.errors import SchemaError
-from runtime.kinematics._xform import world_pose
 from runtime.kinematics.math import Transform
+from runtime.kinematics.xform import world_pose
 from runtime.schema.utils import find_loop_joints
 
 __all__ = [

@@ -40,8 +40,8 @@ from runtime.kinematics import _joint_state
 from runtime.kinematics import _kernels as K
 from runtime.kinematics._packing import canonical_z, pack_chain, tree_kernel_arrays
 from runtime.kinematics._tree import NO_MOTION, PRISMATIC, REVOLUTE, LinkNode, LinkTree
-from runtime.kinematics._xform import world_pose
 from runtime.kinematics.math import Transform, quat_from_matrix, quat_to_matrix
+from runtime.kinematics.xform import world_pose
 
 # single-configuration calls through their compiled entry (no per-call type dispatch)
 _FK = CompiledCall(K.chain_fk_kernel)

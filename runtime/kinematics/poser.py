@@ -32,7 +32,6 @@ import numpy as np
 from pxr import Tf, Usd
 
 from runtime.kinematics._tree import joint_kind
-from runtime.kinematics._xform import rigid_and_scale, world_matrix
 from runtime.kinematics.chain import KinematicChain
 from runtime.kinematics.ik import (
     IKSolver,
@@ -44,6 +43,7 @@ from runtime.kinematics.ik import (
     ik_lm_with_error,
 )
 from runtime.kinematics.math import Transform, pose_error
+from runtime.kinematics.xform import rigid_and_scale, world_matrix
 
 __all__ = [
     "PoseResult",

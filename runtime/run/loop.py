@@ -21,7 +21,7 @@ from typing import Any, TextIO
 import numpy as np
 
 from runtime import _gc_pause, _precompile
-from runtime.engine._divergence import check_warnings
+from runtime.engine import check_warnings
 from runtime.errors import SimrtError
 from runtime.run._fused_kernels import ST_PYTHON, ST_WARNED
 from runtime.run.blocks import StepBlocks

@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from runtime.engine._divergence import check_warnings
+from runtime.engine import check_warnings
 from runtime.errors import EngineDivergenceError, SimrtError
 from runtime.run import _fused_kernels as F
 from runtime.run import _mujoco_native
