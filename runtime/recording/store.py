@@ -49,7 +49,7 @@ import os
 import queue
 import threading
 import time as time_module
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -189,6 +189,13 @@ class StoreWriter:
         self._logged_paths: dict[str, int] = {}
         self.write_seconds = 0.0  # writer-thread time spent writing (compression included)
         self._observers, self.failed_observers, self._discarding = [], [], None
+        # derived channels (add_derived): descriptions, fill functions, the chunk's arrays
+        self._derived: dict[str, ChannelInfo] = {}
+        self._derived_fills: list[tuple[int, int, Callable[..., None]]] = []
+        self._derived_buffers: list[np.ndarray] = []
+        self._derived_arrays: list[ArrayDocument] = []
+        self._derived_encoders: list[ChunkEncoder] = []
+        self._derived_chunk, self._derived_done = -1, 0  # chunk index, its rows filled
         self.wait_seconds = 0.0  # step-loop time spent waiting for the writer (backpressure)
 
     # ------------------------------------------------------------------ channels
@@ -218,17 +225,49 @@ class StoreWriter:
         """
         if self._opened:
             raise ValueError(f"channel {info.name!r} added after rows were recorded")
-        if info.name in RESERVED_NAMES or info.name in self._channels:
+        self._check_name(info)
+        self._channels[info.name] = info
+        return len(self._channels) - 1
+
+    def _check_name(self, info: ChannelInfo) -> None:
+        names = self._channels.keys() | self._derived.keys()
+        if info.name in RESERVED_NAMES or info.name in names:
             raise ValueError(f"channel name {info.name!r} is reserved or already used")
         key = array_key(info.name)
         if key in ("", ".", "..") or key.startswith("__") or "\0" in key:
             raise ValueError(f"channel name {info.name!r} cannot name a Zarr array")
-        keys = {array_key(name) for name in self._channels} | {COMMIT_GROUP, "step", "time"}
+        keys = {array_key(name) for name in names} | {COMMIT_GROUP, "step", "time"}
         if key in keys:
             raise ValueError(f"channel name {info.name!r} collides with another channel")
         np.dtype(info.dtype)
-        self._channels[info.name] = info
-        return len(self._channels) - 1
+
+    def add_derived(
+        self,
+        infos: Sequence[ChannelInfo],
+        fill: Callable[[list[np.ndarray], list[np.ndarray], int, int], None],
+    ) -> None:
+        """Register channels computed from the recorded ones, chunk by chunk (noisy readings).
+
+        Derived channels are arrays of the store like any channel (named in the group's
+        ``channels`` after the recorded ones) but have no slot: the step loop never writes
+        them. ``fill(buffers, derived, first, stop)`` writes rows ``first:stop`` of the
+        ``derived`` arrays (one per info, shape ``(chunk_rows, *shape)``) from the same
+        rows of ``buffers`` (the chunk's buffers by slot, then ``step`` and ``time``). It
+        is called once for every row, in row order, just before the rows are written: on
+        the writer thread (in :meth:`close` for the last ones; in the caller's thread
+        without a writer thread), never concurrently. A fill that raises stops the run
+        (:class:`RecordingError`, as a failed write).
+
+        Raises:
+            ValueError: a name already used, or derived channels added after rows.
+        """
+        if self._opened:
+            raise ValueError("derived channels added after rows were recorded")
+        infos = list(infos)
+        for info in infos:
+            self._check_name(info)
+            self._derived[info.name] = info
+        self._derived_fills.append((len(self._derived) - len(infos), len(infos), fill))
 
     def add_observer(self, observer: Any) -> None:
         """Call ``observer(start, rows, buffers)`` on the writer thread after each commit.
@@ -333,6 +372,9 @@ class StoreWriter:
             raise SimrtError(f"{self.path}: cannot create the recording store: {problem}") from None
         self._sets = 1  # (the writer's buffer sets, at most max_pending: when first needed)
         self._take_buffers(self._new_buffers())
+        self._derived_buffers = [
+            np.zeros((self.chunk_rows, *info.shape), info.dtype) for info in self._derived.values()
+        ]
         # a run of more than one chunk needs a second set when the first is handed over:
         # the writer thread prepares it (touching new memory takes as long as many steps)
         self._prepare_set = self._background and self._expected_rows > rows
@@ -353,14 +395,16 @@ class StoreWriter:
         """Create every array and the commit log (the writer thread's first job)."""
         shapes = [(name, info.shape, info.dtype) for name, info in self._channels.items()]
         shapes += [("step", (), "int64"), ("time", (), "float64")]
-        for name, shape, dtype in shapes:
+        shapes += [(name, info.shape, info.dtype) for name, info in self._derived.items()]
+        for number, (name, shape, dtype) in enumerate(shapes):
             document, encoder = create_array(
-                self.path, name, self._channels.get(name), shape, dtype,
-                self._capacity, self.chunk_rows, self._level, self._cname,
+                self.path, name, self._channels.get(name) or self._derived.get(name), shape,
+                dtype, self._capacity, self.chunk_rows, self._level, self._cname,
             )  # fmt: skip
             self._unsynced.append(document.folder / "zarr.json")
-            self._arrays.append(document)
-            self._encoders.append(encoder)
+            derived = number >= len(self._channels) + 2
+            (self._derived_arrays if derived else self._arrays).append(document)
+            (self._derived_encoders if derived else self._encoders).append(encoder)
         GroupDocument(
             self.path / COMMIT_GROUP,
             {"about": "simrt commit log: commits.jsonl (rows durable)"},
@@ -474,14 +518,20 @@ class StoreWriter:
         stop = start + rows
         if stop > self._capacity:  # unknown length: grow geometrically (rare metadata write)
             self._capacity = max(stop, 2 * self._capacity)
-            for array in self._arrays:
+            for array in self._arrays + self._derived_arrays:
                 array.update(rows=self._capacity)
         # chunk-aligned: `start` is a multiple of chunk_rows; a partial chunk is written whole
         # (rows past `stop` are stale and lie beyond the committed rows / the trimmed shape)
         index = start // self.chunk_rows
+        if self._derived_fills:
+            self._fill_derived(buffers, index, rows)
         written = [
             encoder.write(index, buffer)
             for encoder, buffer in zip(self._encoders, buffers, strict=True)
+        ]
+        written += [
+            encoder.write(index, buffer)
+            for encoder, buffer in zip(self._derived_encoders, self._derived_buffers, strict=True)
         ]
         if self._durable:  # every chunk file on disk before the commit line names its rows
             make_durable(self.path, self._unsynced + written)
@@ -495,8 +545,19 @@ class StoreWriter:
                 self._observers.remove(observer)
                 self.failed_observers.append(observer)
         if rows == self.chunk_rows and stop < self._expected_rows:  # the next chunk's folders
-            for encoder in self._encoders:
+            for encoder in self._encoders + self._derived_encoders:
                 encoder.prepare(index + 1)
+
+    def _fill_derived(self, buffers: list[np.ndarray], index: int, rows: int) -> None:
+        """Fill the derived channels' rows of chunk ``index`` not filled yet, up to ``rows``."""
+        if index != self._derived_chunk:  # (a new chunk: its rows from the first)
+            self._derived_chunk, self._derived_done = index, 0
+        first = self._derived_done
+        if rows <= first:
+            return
+        for begin, count, fill in self._derived_fills:
+            fill(buffers, self._derived_buffers[begin : begin + count], first, rows)
+        self._derived_done = rows
 
     def _commit(self, rows: int, step: int, time: float, **extra: Any) -> None:
         if self._durable and self._unsynced:  # a store closed before any chunk
@@ -570,6 +631,9 @@ class StoreWriter:
                         array.update(rows=rows, attributes={"simrt": _channel_json(info)})
                     elif array.rows != rows:
                         array.update(rows=rows)
+                for array in self._derived_arrays:
+                    if array.rows != rows:
+                        array.update(rows=rows)
                 attrs = self._attrs(complete)
                 attrs["reason"] = reason
                 self._group.update({"simrt": attrs})
@@ -586,6 +650,7 @@ class StoreWriter:
             if not self._POISON_BUFFERS:  # (the writer is done with them)
                 _buffer_pool.give(sets)
             self._buffers, self._arrays, self._encoders = [], [], []
+            self._derived_buffers, self._derived_arrays, self._derived_encoders = [], [], []
             if self._discarding is not None:
                 self._discarding.join()
         if self._error is not None and not self._error_reported:
@@ -595,6 +660,7 @@ class StoreWriter:
         attrs = {
             "format": FORMAT_NAME, "version": FORMAT_VERSION, "complete": bool(complete),
             "rows": self._committed, "reason": None, "chunk_rows": self.chunk_rows,
-            "channels": list(self._channels), "run": self.meta, "versions": dict(_versions()),
+            "channels": [*self._channels, *self._derived], "run": self.meta,
+            "versions": dict(_versions()),
         }  # fmt: skip
         return json.loads(json.dumps(attrs, default=json_default))

@@ -104,6 +104,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "(about 15%% smaller, 2.3x the writer thread's time)",
     )
     parser.add_argument(
+        "--noise-seed",
+        type=int,
+        default=None,
+        help="seed of the sensor noise (channels with simrt:noise:* attributes; default: "
+        "the scene's noiseSeed, else 0)",
+    )
+    parser.add_argument(
         "--allow-changed-scene",
         action="store_true",
         help="with --episode: run although the scene's files changed since the dataset was "
@@ -137,6 +144,7 @@ def run(args: argparse.Namespace) -> int:
         "imu_mode": args.imu_mode,
         "robot": args.robot,
         "gripper_actions": args.gripper,
+        "noise_seed": getattr(args, "noise_seed", None),
     }
     scene = args.scene
     if args.episode is not None:  # a batch episode: scene and settings from its dataset

@@ -16,6 +16,7 @@ key                 type         meaning
                                  reports contact (default False)
 ``imuMode``         string       ``"isaac"`` (default) or ``"physical"``
 ``robot``           string       robot prim path (default: first ``IsaacRobotAPI`` prim)
+``noiseSeed``       int          seed of the sensor noise (default 0; docs/guides/noise.md)
 ==================  ===========  ==========================================================
 
 IK waypoint syntax (CLI ``--ik-target`` and ``ikTargets``)::
@@ -39,7 +40,7 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -189,6 +190,10 @@ def read_scene_settings(stage: Any) -> dict[str, Any]:
             out["imu_mode"] = str(value)
         elif key == "robot":
             out["robot"] = str(value)
+        elif key == "noiseSeed":
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise bad(key, f"invalid value {value!r}", "an integer")
+            out["noise_seed"] = int(value)
         elif key == "gripperActions":
             texts = [value] if isinstance(value, str) else list(value)
             try:
@@ -225,6 +230,9 @@ class RunConfig:
         record_bodies: record body poses every step.
         cache: use the scene cache.
         gripper_actions: scheduled surface-gripper actions (:mod:`runtime.run.grippers`).
+        noise_seed: seed of the sensor noise (:mod:`runtime.run.noise_channels`).
+        noise: noise parameters ``{sensor path: {field: {parameter: value}}}`` on top of the
+            scene's ``simrt:noise:*`` attributes (a batch spec's ``[noise]`` table).
     """
 
     steps: int = 1000
@@ -237,6 +245,8 @@ class RunConfig:
     record_bodies: bool = True
     cache: bool = True
     gripper_actions: tuple[GripperAction, ...] = ()
+    noise_seed: int = 0
+    noise: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         def bad(name: str, value: Any, allowed: str) -> ValueError:
@@ -264,6 +274,11 @@ class RunConfig:
         for action in self.gripper_actions:
             if not isinstance(action, GripperAction):
                 raise bad("gripper_actions", action, "GripperAction entries")
+        seed = self.noise_seed
+        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+            raise bad("noise_seed", seed, "an integer")
+        if not isinstance(self.noise, Mapping):
+            raise bad("noise", self.noise, "a mapping {sensor: {field: {parameter: value}}}")
 
     @classmethod
     def resolve(cls, settings: Mapping[str, Any], **overrides: Any) -> RunConfig:

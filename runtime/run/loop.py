@@ -30,6 +30,7 @@ from runtime.run.config import RunConfig, read_scene_settings
 from runtime.run.fused import FusedStep
 from runtime.run.grippers import GripperDriver
 from runtime.run.ik import IkDriver, build_schedules
+from runtime.run.noise_channels import attach_noise, read_noise
 from runtime.run.progress import Progress
 from runtime.run.result import RunResult, output_paths, run_metadata, stop_reason
 from runtime.run.rows import define_state_channels
@@ -123,6 +124,7 @@ def run_scene(
     ik_every, until_contact = config.ik_every, config.ik_until_contact
     record_bodies, cache = config.record_bodies, config.cache
     robot_prim = find_robot(stage, config.robot)
+    noise = read_noise(stage, config.noise)  # (bad noise parameters: before the build)
     # a cold Numba cache: the sensor kernels compile in a worker process meanwhile
     features = _precompile.scene_features(stage, engine=engine_factory is None, ik=bool(waypoints))
     warmup = _precompile.start(features, progress)
@@ -291,6 +293,10 @@ def run_scene(
                     meta["dof_names"],
                     body_paths if record_bodies else (),
                 )
+                if noise:  # noisy twins, filled by the store chunk by chunk
+                    recorder.meta["noise"] = attach_noise(
+                        recorder, noise, step_dt, config.noise_seed
+                    )
                 streamed = StreamingSummary.watch(recorder) if summary else None
             # the row is written in place into the recorder's buffers (one copy per channel)
             buffers, row = recorder.begin_row()
