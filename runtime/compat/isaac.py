@@ -536,3 +536,8 @@ from runtime.compat.simulation_context import (  # noqa: E402
 )
 
 __all__ += ["SimulationContext", "TimelineEvent", "TimelineEventType", "World"]
+
+# ------------------------------------------------- schema plugin registration (compat, issue 34)
+from runtime.schema import register_plugin_dir  # noqa: E402  (accepts str or a path)
+
+__all__ += ["register_plugin_dir"]

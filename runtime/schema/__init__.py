@@ -5,7 +5,7 @@ Importing this package registers the codeless schemas so that ``prim.HasAPI("Isa
 imported before the first ``Usd.Stage`` of the process is created.
 """
 
-from runtime.schema._register import register_schemas
+from runtime.schema._register import register_plugin_dir, register_schemas
 
 register_schemas()
 
@@ -29,6 +29,7 @@ __all__ = [
     "SensorTypes",
     "USD_SUFFIXES",
     "open_stage",
+    "register_plugin_dir",
     "register_schemas",
     "tf_error_line",
 ]

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 from pathlib import Path
 
 from pxr import Plug, Usd
@@ -59,18 +60,20 @@ def plugin_names(plug_info: Path) -> list[str]:
     return [str(p["Name"]) for p in data.get("Plugins", []) if "Name" in p]
 
 
-def register_plugin_dir(directory: Path) -> bool:
+def register_plugin_dir(directory: str | os.PathLike[str]) -> bool:
     """Register the resource plugin in ``directory`` unless a plugin of that name exists.
 
     Isaac Sim's own copy of a schema uses the same plugin and type names; registering both
     would produce duplicate-type errors, so an already registered name is left alone.
 
     Args:
-        directory: folder holding ``plugInfo.json`` and ``generatedSchema.usda``.
+        directory: folder holding ``plugInfo.json`` and ``generatedSchema.usda`` (a
+            ``str`` or a path object).
 
     Returns:
         True when ``Plug.Registry().RegisterPlugins`` was called.
     """
+    directory = Path(directory)
     plug_info = directory / "plugInfo.json"
     if not plug_info.is_file():
         return False
