@@ -47,6 +47,7 @@ import hashlib
 import json
 import math
 import tomllib
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -62,6 +63,7 @@ __all__ = [
     "ReplaySpec",
     "ScaleDraw",
     "SceneEntry",
+    "parse_randomization",
     "load_spec",
     "parse_spec",
 ]
@@ -396,3 +398,15 @@ def load_spec(path: str | Path) -> BatchSpec:
     except tomllib.TOMLDecodeError as exc:
         raise SimrtError(f"{path}: not valid TOML: {exc}") from None
     return parse_spec(data, path)
+
+
+def parse_randomization(table: Mapping[str, Any], source: str = "randomization") -> Randomization:
+    """A :class:`Randomization` from a mapping in the spec's ``[randomize]`` vocabulary.
+
+    For callers outside a batch spec (the vector environments): the same keys and checks as
+    a spec's ``[randomize]`` table, without ``imu_mode`` (a whole run's setting there).
+
+    Raises:
+        SimrtError: an unknown key or a bad value, named ``source: randomize.KEY``.
+    """
+    return _randomization(source, dict(table), ())

@@ -19,7 +19,7 @@ from runtime.run.config import IkWaypoint
 
 LOGGER = logging.getLogger("runtime.run")
 
-__all__ = ["IkDriver", "IkSchedule", "build_schedules"]
+__all__ = ["end_effector_chain", "IkDriver", "IkSchedule", "build_schedules"]
 
 
 class IkSchedule:
@@ -156,6 +156,36 @@ def _pose_in(stage: Any, frame_prim: Any, prim: Any, transform_type: Any) -> Any
     u, _, vt = np.linalg.svd(m[:3, :3])  # drop any scale
     m[:3, :3] = u @ vt
     return transform_type.from_matrix(m)
+
+
+def end_effector_chain(stage: Any, robot_prim: Any, link: str) -> tuple[Any, Any]:
+    """The IK chain from the robot's root link to ``link``, and its start pose.
+
+    Args:
+        stage: the stage.
+        robot_prim: the robot prim.
+        link: the end-effector link (a prim name under the robot, or a path).
+
+    Returns:
+        ``(chain, start_in_robot)``: the :class:`~runtime.kinematics.chain.KinematicChain`
+        (targets are given in its start frame, the root link's) and that frame's pose in
+        the robot prim's frame (a :class:`~runtime.kinematics.math.Transform`).
+
+    Raises:
+        SchemaError: the link is not under the robot.
+        SimrtError: no movable joint between the root link and ``link``.
+    """
+    from runtime.kinematics.chain import KinematicChain
+    from runtime.kinematics.math import Transform
+
+    root = _root_link(stage, robot_prim)
+    end = _resolve_link(stage, robot_prim, link)
+    chain = KinematicChain(
+        stage, robot_prim, stage.GetPrimAtPath(root), stage.GetPrimAtPath(str(end))
+    )
+    if not chain.joint_paths:
+        raise SimrtError(f"{end}: no movable joints between {root} and the IK link")
+    return chain, _pose_in(stage, robot_prim, stage.GetPrimAtPath(root), Transform)
 
 
 class IkDriver:

@@ -363,12 +363,13 @@ class Worlds:
         self._table[e, V.W_ACTIVE] = 0
 
     # ------------------------------------------------------------------ stepping
-    def step(self, actions: np.ndarray) -> np.ndarray:
+    def step(self, actions: np.ndarray, skip: np.ndarray | None = None) -> np.ndarray:
         """Send ``actions`` and take ``decimation`` physics steps in every world.
 
         Args:
             actions: float64 (N, A), C-ordered, finite (checked by the caller): drive
                 targets [rad or m] or generalized forces [N m or N] per action DOF.
+            skip: bool (N,): worlds that do not step (their rows stay as they are).
 
         Returns:
             The worlds that diverged during this step (bool (N,)); their state is
@@ -380,12 +381,20 @@ class Worlds:
         diverged = np.zeros(self.num_envs, bool)
         if self.action_mode == "effort":  # (DOF direction -> MuJoCo's joint direction)
             actions = np.ascontiguousarray(actions * self._sign)
-        active = self._table[:, V.W_ACTIVE]
-        if active.any():
-            self._run_compiled(actions)
+        table = self._table
+        held = None
+        if skip is not None and skip.any():
+            held = np.nonzero(skip & (table[:, V.W_ACTIVE] != 0))[0]
+            table[held, V.W_ACTIVE] = 0
+        try:
+            if table[:, V.W_ACTIVE].any():
+                self._run_compiled(actions)
+        finally:
+            if held is not None:
+                table[held, V.W_ACTIVE] = 1
         for e in range(self.num_envs):
-            row = self._table[e]
-            if self.diverged[e]:
+            row = table[e]
+            if self.diverged[e] or (skip is not None and skip[e]):
                 continue
             if not row[V.W_ACTIVE]:
                 self._general(e, actions[e], self.decimation, diverged)

@@ -1,0 +1,102 @@
+"""``SimEnv``: one world of a USD scene as a Gymnasium environment.
+
+A :class:`~runtime.envs.vector_env.SimVectorEnv` of one env without its env axis: the
+same observations, actions, decimation, randomization and reward / termination functions
+(which receive arrays with an env axis of length 1 and return one value each).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+
+from runtime.envs.vector_env import SimVectorEnv
+from runtime.errors import SimrtError
+
+__all__ = ["SimEnv"]
+
+
+class SimEnv(gym.Env):
+    """One world of a USD scene (a ``gymnasium.Env``).
+
+    Args:
+        scene: path of a USD scene (or an open stage) with a robot.
+        vector: instead of ``scene`` and options, a one-env vector env to expose (its
+            autoreset mode should be ``"disabled"``).
+        **options: :class:`~runtime.envs.vector_env.SimVectorEnv` arguments (``action``,
+            ``observations``, ``decimation``, ``reward_fn``, ``terminated_fn``,
+            ``max_episode_steps``, ``randomization``, ``record``, run settings, ...), but
+            ``num_envs``, ``threads`` and ``autoreset_mode`` (a single env does not reset
+            itself: call :meth:`reset` after an episode ends).
+
+    Attributes:
+        vector: the one-env :class:`SimVectorEnv` underneath.
+        model: the compiled ``mujoco.MjModel``.
+    """
+
+    metadata = {"render_modes": []}
+
+    def __init__(self, scene: Any = None, *, vector: SimVectorEnv | None = None, **options: Any):
+        if vector is not None:  # (a task's one-env vector env)
+            if scene is not None or options or vector.num_envs != 1:
+                raise SimrtError("SimEnv(vector=...) takes a one-env vector env and no options")
+        else:
+            for name in ("num_envs", "threads", "autoreset_mode"):
+                if name in options:
+                    raise SimrtError(f"SimEnv takes no {name!r} (use SimVectorEnv)")
+            vector = SimVectorEnv(scene, 1, autoreset_mode="disabled", **options)
+        self.vector = vector
+        self.observation_space = self.vector.single_observation_space
+        self.action_space = self.vector.single_action_space
+        self.model = self.vector.model
+        self.decimation = self.vector.decimation
+        self._actions = np.zeros((1, self.vector.actions.size))
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+        """Reset the env.
+
+        Args:
+            seed: as :meth:`SimVectorEnv.reset`.
+            options: ``{"params": dict}``: the episode's parameters instead of draws.
+        """
+        super().reset(seed=seed)
+        options = dict(options or {})
+        if "params" in options:
+            options["params"] = [options["params"]]
+        observations, infos = self.vector.reset(seed=seed, options=options)
+        return _single(observations), _single_info(infos)
+
+    def step(self, action: Any) -> tuple[dict[str, np.ndarray], float, bool, bool, dict]:
+        """One env step (``decimation`` physics steps)."""
+        array = np.asarray(action)
+        if array.shape != (self.vector.actions.size,):
+            raise SimrtError(
+                f"action must have shape ({self.vector.actions.size},), got {array.shape}"
+            )
+        observations, rewards, terminated, truncated, infos = self.vector.step(array[None])
+        return (
+            _single(observations),
+            float(rewards[0]),
+            bool(terminated[0]),
+            bool(truncated[0]),
+            _single_info(infos),
+        )
+
+    def close(self) -> None:
+        """Close the world."""
+        self.vector.close()
+
+
+def _single(observations: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    return {name: values[0, ...] for name, values in observations.items()}  # (arrays, also 0-d)
+
+
+def _single_info(infos: dict[str, Any]) -> dict[str, Any]:
+    out = {}
+    for key, value in infos.items():
+        out[key] = value[0] if isinstance(value, np.ndarray) and value.ndim else value
+    return out

@@ -1,0 +1,173 @@
+"""What an environment observes: named views of the worlds' observation arrays, and spaces.
+
+Every channel a run records is observable under its channel name (``"/World/Robot/hand/
+Imu.linear_acceleration"``, ``"bodies.positions"``, ...), plus short names for the robot's
+state:
+
+==================  ==========================================  =====================
+name                value                                       shape (per env)
+==================  ==========================================  =====================
+``joint_pos``       DOF positions [rad or m]                    (D,)
+``joint_vel``       DOF velocities [rad/s or m/s]               (D,)
+``joint_effort``    DOF efforts [N m or N]                      (D,)
+``joint_target``    the drive targets sent [rad or m]           (D,)
+``body_pos``        positions of the chosen bodies, world       (B', 3)
+``body_quat``       orientations of the chosen bodies, wxyz     (B', 4)
+==================  ==========================================  =====================
+
+An observation spec is a list of these names, channel names or ``fnmatch`` patterns of
+channel names (``"*FootContact.in_contact"``); the default is the robot's joint positions
+and velocities and every sensor channel except its ``time`` / ``step`` stamps.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from runtime.errors import SimrtError
+
+__all__ = ["ObservationLayout", "STATE_NAMES"]
+
+STATE_NAMES = ("joint_pos", "joint_vel", "joint_effort", "joint_target", "body_pos", "body_quat")
+_STATE_FIELDS = {
+    "joint_pos": "positions",
+    "joint_vel": "velocities",
+    "joint_effort": "efforts",
+    "joint_target": "targets",
+}
+_STAMPS = ("time", "step")
+
+
+class ObservationLayout:
+    """The observation's names, their sources in :class:`~runtime.run.worlds.Worlds` and spaces.
+
+    Args:
+        worlds: the worlds observed.
+        spec: names / channel names / patterns (None: the default, see the module).
+        bodies: body prim paths (or their last path component) for ``body_pos`` /
+            ``body_quat``; None: every body of the physics state.
+
+    Raises:
+        SimrtError: an unknown name, a pattern matching nothing, an unknown body.
+    """
+
+    def __init__(
+        self, worlds: Any, spec: Sequence[str] | None = None, bodies: Sequence[str] | None = None
+    ) -> None:
+        self.worlds = worlds
+        robot = worlds.robot_path
+        channels = worlds.channels
+        sensor_channels = [
+            name
+            for name, info in channels.items()
+            if info.kind not in ("joint_state", "command", "body")
+        ]
+        if spec is None:
+            names = ["joint_pos", "joint_vel"] + [
+                name for name in sensor_channels if channels[name].field not in _STAMPS
+            ]
+        else:
+            if isinstance(spec, str):
+                spec = [spec]
+            names = []
+            for item in spec:
+                item = str(item)
+                if item in STATE_NAMES or item in channels:
+                    found = [item]
+                else:
+                    found = [n for n in channels if fnmatch.fnmatchcase(n, item)]
+                if not found:
+                    raise SimrtError(
+                        f"unknown observation {item!r}: not one of {', '.join(STATE_NAMES)}, "
+                        f"a channel name or a pattern matching one (channels: "
+                        f"{', '.join(sorted(channels))})"
+                    )
+                names.extend(n for n in found if n not in names)
+        self.body_index = self._bodies(bodies)
+        self.sources: dict[str, tuple[str, np.ndarray | None]] = {}
+        for name in names:
+            if name in _STATE_FIELDS:
+                key = f"{robot}.{_STATE_FIELDS[name]}"
+                if key not in channels:
+                    raise SimrtError(f"observation {name!r}: the robot has no DOF")
+                self.sources[name] = (key, None)
+            elif name in ("body_pos", "body_quat"):
+                key = "bodies.positions" if name == "body_pos" else "bodies.orientations"
+                if key not in channels:
+                    raise SimrtError(
+                        f"observation {name!r}: body poses are not recorded (record_bodies)"
+                    )
+                self.sources[name] = (key, self.body_index)
+            else:
+                self.sources[name] = (name, None)
+        self.names = tuple(self.sources)
+
+    def _bodies(self, bodies: Sequence[str] | None) -> np.ndarray | None:
+        paths = self.worlds.body_paths
+        if bodies is None:
+            return None
+        index = []
+        for body in bodies:
+            body = str(body)
+            found = [k for k, p in enumerate(paths) if p == body or p.rsplit("/", 1)[-1] == body]
+            if len(found) != 1:
+                what = "unknown" if not found else "ambiguous"
+                raise SimrtError(f"{what} body {body!r} (bodies: {', '.join(paths)})")
+            index.append(found[0])
+        return np.array(index, np.int64)
+
+    def observe(self, envs: slice | np.ndarray = slice(None)) -> dict[str, np.ndarray]:
+        """A fresh dict of arrays (copies) for the envs ``envs``, env axis first."""
+        out = {}
+        buffers = self.worlds.buffers
+        for name, (key, index) in self.sources.items():
+            values = buffers[key][envs]
+            out[name] = values[:, index] if index is not None else values.copy()
+        return out
+
+    def space(self, num_envs: int | None = None) -> Any:
+        """The observation space: a ``gymnasium.spaces.Dict`` of ``Box`` es.
+
+        Args:
+            num_envs: None: one env's space; else the batched space (env axis first).
+        """
+        from gymnasium import spaces
+
+        boxes = {}
+        for name, (key, index) in self.sources.items():
+            info = self.worlds.channels[key]
+            shape = tuple(info.shape)
+            if index is not None:
+                shape = (len(index), *shape[1:])
+            low, high = self._bounds(name, info, shape)
+            if num_envs is not None:
+                shape = (num_envs, *shape)
+                low = np.broadcast_to(low, shape)
+                high = np.broadcast_to(high, shape)
+            boxes[name] = spaces.Box(low=low, high=high, shape=shape, dtype=np.dtype(info.dtype))
+        return spaces.Dict(boxes)
+
+    def _bounds(self, name: str, info: Any, shape: tuple[int, ...]) -> tuple[Any, Any]:
+        dtype = np.dtype(info.dtype)
+        if dtype == np.bool_:
+            return np.zeros(shape, bool), np.ones(shape, bool)
+        if dtype.kind in "iu":
+            limits = np.iinfo(dtype)
+            low = -1 if info.field == "hit_prim_paths" else 0 if info.field in _STAMPS else None
+            return (
+                np.full(shape, limits.min if low is None else low, dtype),
+                np.full(shape, limits.max, dtype),
+            )
+        worlds = self.worlds
+        if name == "joint_pos":
+            return worlds.lower.astype(dtype), worlds.upper.astype(dtype)
+        if name == "body_quat" or info.field == "orientation":
+            return np.full(shape, -1.0, dtype), np.full(shape, 1.0, dtype)
+        if info.field == "depths" and "max_range" in info.attrs:
+            high = np.full(shape, np.inf, dtype)
+            return np.zeros(shape, dtype), high
+        return np.full(shape, -np.inf, dtype), np.full(shape, np.inf, dtype)
