@@ -26,6 +26,13 @@ from runtime.sensors.lab.config import (
 )
 from runtime.sensors.lab.contact import ContactSensor, ContactSensorData
 from runtime.sensors.lab.imu import Imu, ImuData
+from runtime.sensors.lab.ray_caster import (
+    RayCaster,
+    RayCasterCamera,
+    RayCasterCameraData,
+    RayCasterData,
+    build_ray_scene,
+)
 
 __all__ = [
     "BodyIndex",
@@ -46,7 +53,12 @@ __all__ = [
     "LidarPattern",
     "Offset",
     "PinholeCameraPattern",
+    "RayCaster",
+    "RayCasterCamera",
     "RayCasterCameraConfig",
+    "RayCasterCameraData",
+    "RayCasterData",
+    "build_ray_scene",
     "RayCasterConfig",
     "RayListPattern",
 ]

@@ -1,0 +1,440 @@
+"""Isaac Lab's ray caster and ray-caster camera over simrt's ray scene.
+
+Rays are cast with :meth:`runtime.sensors.ray_scene.RayScene.cast_trusted` against the
+collision geometry of the stage: static colliders and the moving bodies at their current
+MuJoCo poses (each world its own poses), with the hit collider's id per ray
+(``ray_hit_ids``, an index into :attr:`RayCaster.actor_paths`). ``mesh_prim_paths`` limits
+the colliders a sensor sees (a height scan sees the ground, not the robot): the sensor then
+casts against a scene built from a view of the stage where every other collider is
+disabled (the stage itself is not edited).
+
+Alignment (``ray_alignment``): ``"base"`` turns starts and directions with the sensor;
+``"yaw"`` turns the starts by the sensor's heading only and keeps the directions (a height
+scan stays level); ``"world"`` only translates the starts. ``drift_range`` moves the sensor
+by a per-world offset drawn at reset (uniform, each axis); ``ray_cast_drift_range`` moves
+the starts in x / y (in the aligned frame) and the hits in z. Hits beyond
+``max_distance`` are misses (``inf``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from runtime.sensors.lab._lab_kernels import ray_hits_kernel, ray_world_kernel
+from runtime.sensors.lab._math import (
+    quat_conjugate,
+    quat_from_matrix,
+    quat_multiply,
+    quat_rotate,
+    quat_yaw,
+)
+from runtime.sensors.lab.base import LabSensor
+from runtime.sensors.lab.bodies import compile_path_expression
+from runtime.sensors.lab.config import PinholeCameraPattern
+from runtime.sensors.lab.imu import check_offset
+from runtime.sensors.lab.patterns import intrinsic_matrix, pattern_rays
+
+__all__ = [
+    "RayCaster",
+    "RayCasterCamera",
+    "RayCasterCameraData",
+    "RayCasterData",
+    "build_ray_scene",
+]
+
+_ALIGNMENTS = {"base": 0, "yaw": 1, "world": 2}
+_DATA_TYPES = ("distance_to_image_plane", "distance_to_camera", "normals")
+_CLIPPING = ("none", "max", "zero")
+# columns: the "world" convention's axes (forward, left, up) in the convention's axes
+_CONVENTION_AXES = {
+    "world": np.eye(3),
+    "ros": np.array([[0.0, -1.0, 0.0], [0.0, 0.0, -1.0], [1.0, 0.0, 0.0]]),
+    "opengl": np.array([[0.0, -1.0, 0.0], [0.0, 0.0, 1.0], [-1.0, 0.0, 0.0]]),
+}
+_CONVENTION_QUATS = {name: quat_from_matrix(m) for name, m in _CONVENTION_AXES.items()}
+
+
+def build_ray_scene(stage: Any, body_paths: Sequence[str], mesh_prim_paths: Sequence[str] = ()):
+    """A :class:`~runtime.sensors.ray_scene.RayScene` of the colliders ``mesh_prim_paths`` name.
+
+    Args:
+        stage: the ``Usd.Stage``.
+        body_paths: the engine's ``body_paths`` (poses are passed in that order).
+        mesh_prim_paths: path expressions (full match, a collider or an ancestor); empty:
+            every collider.
+
+    Returns:
+        The scene (colliders not named are disabled in a private view of the stage).
+
+    Raises:
+        ValueError: an expression is not a regex, or names no collider.
+    """
+    from runtime.sensors.ray_scene import RayScene
+
+    if not mesh_prim_paths:
+        return RayScene.from_stage(stage, body_paths)
+    from pxr import Sdf, Usd, UsdPhysics
+
+    patterns = [compile_path_expression(e) for e in mesh_prim_paths]
+    view = Usd.Stage.Open(stage.GetRootLayer(), Sdf.Layer.CreateAnonymous("lab_view"))
+    view.SetEditTarget(view.GetSessionLayer())
+    kept = 0
+    for prim in view.Traverse():
+        if not prim.HasAPI(UsdPhysics.CollisionAPI):
+            continue
+        path = prim.GetPath()
+        named = False
+        while not named and path != Sdf.Path.absoluteRootPath:
+            named = any(p.fullmatch(str(path)) for p in patterns)
+            path = path.GetParentPath()
+        if named:
+            kept += 1
+        else:
+            prim.CreateAttribute("physics:collisionEnabled", Sdf.ValueTypeNames.Bool).Set(False)
+    if kept == 0:
+        raise ValueError(f"{list(mesh_prim_paths)!r} names no collider of the stage")
+    return RayScene.from_stage(view, body_paths)
+
+
+@dataclass
+class RayCasterData:
+    """Ray-caster readings of N worlds and R rays (world frame, metres).
+
+    Attributes:
+        pos_w: sensor position (drift included), (N, 3).
+        quat_w: sensor orientation (w, x, y, z), (N, 4).
+        ray_hits_w: hit points, ``inf`` for misses, (N, R, 3).
+        ray_distances: distance along each ray, ``inf`` for misses, (N, R) (ours).
+        ray_hit_ids: index of the hit collider in ``actor_paths``, -1 for misses, (N, R).
+    """
+
+    pos_w: np.ndarray
+    quat_w: np.ndarray
+    ray_hits_w: np.ndarray
+    ray_distances: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))
+    ray_hit_ids: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), np.int64))
+
+
+class RayCaster(LabSensor):
+    """Rays of a pattern cast from a body (``config.prim_path``, one body) each update.
+
+    Args:
+        source: ``MujocoEngine`` (its stage gives the colliders) or ``mujoco.MjModel``
+            (then ``ray_scene`` is required, its ``body_paths`` MuJoCo body names).
+        config: :class:`~runtime.sensors.lab.config.RayCasterConfig`.
+        num_envs: worlds per :meth:`update`.
+        ray_scene: a scene to cast against instead of one built from the engine's stage
+            (``mesh_prim_paths`` is then not applied).
+
+    Attributes:
+        ray_starts: (R, 3) pattern starts [m], sensor frame.
+        ray_directions: (R, 3) pattern directions, sensor frame.
+        actor_paths: collider paths ``ray_hit_ids`` index.
+        ray_scene: the scene cast against.
+        data: :class:`RayCasterData` (:class:`RayCasterCameraData` for cameras).
+    """
+
+    kind = "ray_caster"
+    _history_fields = ("ray_hits_w",)
+
+    def __init__(
+        self, source: Any, config: Any, num_envs: int = 1, ray_scene: Any | None = None
+    ) -> None:
+        self._source = source
+        self.ray_scene = ray_scene
+        super().__init__(source, config, num_envs)
+
+    # ------------------------------------------------------------------ setup
+
+    def _setup(self) -> None:
+        cfg = self.config
+        if cfg.prim_path is None:
+            raise self.fail("prim_path", "is required")
+        try:
+            found = self.bodies.match(cfg.prim_path)
+        except ValueError as error:
+            raise self.fail("prim_path", str(error)) from None
+        if len(found) != 1:
+            raise self.fail("prim_path", f"must match exactly one body, matches {len(found)}")
+        self._entity = found[0]
+        self.body_path = self.bodies.paths[found[0]]
+        self._offset_pos, self._offset_rot = check_offset(self, cfg.offset)
+        self._setup_alignment()
+        distance = cfg.max_distance
+        if isinstance(distance, bool) or not np.isfinite(distance) or distance <= 0.0:
+            raise self.fail("max_distance", f"must be finite and > 0, got {distance!r}")
+        self._drift_range = self._range(cfg.drift_range, "drift_range")
+        drift = cfg.ray_cast_drift_range or {}
+        self._cast_drift_ranges = [
+            self._range(drift.get(axis, (0.0, 0.0)), f"ray_cast_drift_range[{axis!r}]")
+            for axis in "xyz"
+        ]
+        self._setup_pattern()
+        self._setup_scene()
+        r = self.ray_starts.shape[0]
+        self._max = np.full(r, float(distance))
+        self._origins = np.zeros((r, 3))
+        self._directions = np.zeros((r, 3))
+        self._distances = np.zeros(r)
+        self._hit_ids = np.zeros(r, np.int64)
+        self._normals = np.zeros((r, 3))
+        self._rng = np.random.default_rng(int(cfg.seed))
+        self._drift = np.zeros((self.num_envs, 3))
+        self._cast_drift = np.zeros((self.num_envs, 3))
+        self._allocate_data(r)
+        for env in range(self.num_envs):
+            self._reset_world(env)
+
+    def _setup_alignment(self) -> None:
+        alignment = self.config.ray_alignment
+        if alignment not in _ALIGNMENTS:
+            raise self.fail(
+                "ray_alignment", f"must be one of {list(_ALIGNMENTS)}, got {alignment!r}"
+            )
+        self._alignment = _ALIGNMENTS[alignment]
+
+    def _setup_pattern(self) -> None:
+        if self.config.pattern_cfg is None:
+            raise self.fail("pattern_cfg", "is required")
+        try:
+            self.ray_starts, self.ray_directions = pattern_rays(self.config.pattern_cfg)
+        except ValueError as error:
+            raise self.fail(_pattern_field(error), str(error)) from None
+
+    def _range(self, value: Any, name: str) -> tuple[float, float]:
+        try:
+            low, high = (float(v) for v in value)
+        except (TypeError, ValueError):
+            raise self.fail(name, f"must be (low, high), got {value!r}") from None
+        if not (np.isfinite(low) and np.isfinite(high)) or high < low:
+            raise self.fail(name, f"must be finite with low <= high, got {value!r}")
+        return low, high
+
+    def _setup_scene(self) -> None:
+        scene = self.ray_scene
+        if scene is None:
+            stage = getattr(self._source, "stage", None)
+            if stage is None:
+                raise self.fail("ray_scene", "a plain MjModel needs a ray_scene to cast against")
+            try:
+                scene = build_ray_scene(
+                    stage, self.bodies.paths, list(self.config.mesh_prim_paths or [])
+                )
+            except ValueError as error:
+                raise self.fail("mesh_prim_paths", str(error)) from None
+        self.ray_scene = scene
+        self.actor_paths = scene.actor_paths
+        index = {p: i for i, p in enumerate(self.bodies.paths)}
+        missing = [p for p in scene.body_paths if p not in index]
+        if missing:
+            raise self.fail("ray_scene", f"bodies unknown to the model: {missing[:3]}")
+        entities = np.array([index[p] for p in scene.body_paths], np.int64)
+        moving = ~self.bodies.is_static[entities]
+        self._scene_rows = np.ascontiguousarray(np.flatnonzero(moving))
+        self._scene_ids = np.ascontiguousarray(self.bodies.body_ids[entities[moving]])
+        self._scene_pos = np.ascontiguousarray(self.bodies.static_positions[entities])
+        self._scene_quat = np.ascontiguousarray(self.bodies.static_orientations[entities])
+
+    def _allocate_data(self, r: int) -> None:
+        n = self.num_envs
+        self.data = RayCasterData(
+            pos_w=np.zeros((n, 3)),
+            quat_w=np.tile([1.0, 0.0, 0.0, 0.0], (n, 1)),
+            ray_hits_w=np.full((n, r, 3), np.inf),
+            ray_distances=np.full((n, r), np.inf),
+            ray_hit_ids=np.full((n, r), -1, np.int64),
+        )
+
+    def _setup_disabled(self) -> None:
+        self.ray_starts = self.ray_directions = np.zeros((0, 3))
+        self.actor_paths = ()
+        self.body_path = ""
+        self._allocate_data(0)
+
+    def _reset_world(self, env: int) -> None:
+        low, high = self._drift_range
+        self._drift[env] = self._rng.uniform(low, high, 3) if high > low else low
+        for axis, (low, high) in enumerate(self._cast_drift_ranges):
+            self._cast_drift[env, axis] = self._rng.uniform(low, high) if high > low else low
+
+    # ------------------------------------------------------------------ update
+
+    def _sensor_pose(self, data: Any) -> tuple[np.ndarray, np.ndarray]:
+        pos, quat = self.entity_pose(data, self._entity)
+        return pos + quat_rotate(quat, self._offset_pos), quat_multiply(quat, self._offset_rot)
+
+    def _cast(self, env: int, data: Any) -> None:
+        pos, quat = self._sensor_pose(data)
+        pos = pos + self._drift[env]
+        drift = self._cast_drift[env]
+        if drift[0] or drift[1]:
+            shift = np.array([drift[0], drift[1], 0.0])
+            if self._alignment == 0:
+                shift = quat_rotate(quat, shift)
+            elif self._alignment == 1:
+                shift = quat_rotate(quat_yaw(quat), shift)
+            pos = pos + np.array([shift[0], shift[1], 0.0])
+        self.data.pos_w[env] = pos
+        self.data.quat_w[env] = quat
+        ray_world_kernel(
+            self.data.pos_w[env], self.data.quat_w[env], self._alignment, self.ray_starts,
+            self.ray_directions, self._origins, self._directions,
+        )  # fmt: skip
+        if self._scene_rows.size:
+            self._scene_pos[self._scene_rows] = data.xpos[self._scene_ids]
+            self._scene_quat[self._scene_rows] = data.xquat[self._scene_ids]
+        self.ray_scene.cast_trusted(
+            self._origins, self._directions, self._max, self._scene_pos, self._scene_quat,
+            self._distances, self._hit_ids, self._normals,
+        )  # fmt: skip
+        ray_hits_kernel(
+            env, self._origins, self._directions, self._distances, float(drift[2]),
+            self.data.ray_hits_w,
+        )  # fmt: skip
+        self.data.ray_distances[env] = self._distances
+        self.data.ray_hit_ids[env] = self._hit_ids
+
+    def _update_world(self, env: int, data: Any) -> None:
+        self._cast(env, data)
+
+    def hit_paths(self, env: int = 0) -> list[str | None]:
+        """Path of the collider each ray of world ``env`` hit (None: a miss)."""
+        return [self.actor_paths[i] if i >= 0 else None for i in self.data.ray_hit_ids[env]]
+
+
+@dataclass
+class RayCasterCameraData:
+    """Depth-camera readings of N worlds, images H x W.
+
+    Attributes:
+        pos_w: camera position [m], (N, 3).
+        quat_w_world: orientation, "world" convention (x forward, z up), (N, 4).
+        quat_w_ros: orientation, ROS convention (z forward, y down), (N, 4).
+        quat_w_opengl: orientation, OpenGL convention (-z forward, y up), (N, 4).
+        intrinsic_matrices: camera matrices [pixels], (N, 3, 3).
+        image_shape: (H, W).
+        output: images by data type: ``distance_to_image_plane`` and ``distance_to_camera``
+            (N, H, W, 1) [m], ``normals`` (N, H, W, 3) world; misses ``inf`` (see
+            ``depth_clipping_behavior``).
+        info: per-world dicts (empty).
+    """
+
+    pos_w: np.ndarray
+    quat_w_world: np.ndarray
+    quat_w_ros: np.ndarray
+    quat_w_opengl: np.ndarray
+    intrinsic_matrices: np.ndarray
+    image_shape: tuple[int, int]
+    output: dict[str, np.ndarray]
+    info: list[dict[str, Any]]
+    ray_hit_ids: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), np.int64))
+
+
+class RayCasterCamera(RayCaster):
+    """A depth camera made of the pinhole pattern's rays (always base-aligned).
+
+    Same arguments as :class:`RayCaster`; ``config`` is a
+    :class:`~runtime.sensors.lab.config.RayCasterCameraConfig`.
+    """
+
+    kind = "ray_caster_camera"
+    _history_fields = ()
+
+    def _setup_alignment(self) -> None:
+        self._alignment = 0
+        cfg = self.config
+        convention = getattr(cfg.offset, "convention", "ros")
+        if convention not in _CONVENTION_QUATS:
+            raise self.fail("offset.convention", f"must be ros, opengl or world: {convention!r}")
+        # the camera's "world"-convention frame in the body
+        self._offset_rot = quat_multiply(self._offset_rot, _CONVENTION_QUATS[convention])
+        types = list(cfg.data_types or [])
+        unknown = [t for t in types if t not in _DATA_TYPES]
+        if not types or unknown:
+            raise self.fail("data_types", f"must be a non-empty subset of {_DATA_TYPES}: {types!r}")
+        self._types = types
+        if cfg.depth_clipping_behavior not in _CLIPPING:
+            raise self.fail("depth_clipping_behavior", f"must be one of {_CLIPPING}")
+
+    def _setup_pattern(self) -> None:
+        pattern = self.config.pattern_cfg
+        if not isinstance(pattern, PinholeCameraPattern):
+            raise self.fail("pattern_cfg", "must be a PinholeCameraPattern(Cfg)")
+        try:
+            self._matrix = intrinsic_matrix(pattern)
+            self.ray_starts, self.ray_directions = pattern_rays(pattern)
+        except ValueError as error:
+            raise self.fail(_pattern_field(error), str(error)) from None
+        self._shape = (int(pattern.height), int(pattern.width))
+        self._forward = np.ascontiguousarray(self.ray_directions[:, 0])
+
+    def _allocate_data(self, r: int) -> None:
+        n = self.num_envs
+        h, w = self._shape if r else (0, 0)
+        output = {}
+        for name in getattr(self, "_types", ()):
+            channels = 3 if name == "normals" else 1
+            output[name] = np.full((n, h, w, channels), np.inf)
+        self.data = RayCasterCameraData(
+            pos_w=np.zeros((n, 3)),
+            quat_w_world=np.tile([1.0, 0.0, 0.0, 0.0], (n, 1)),
+            quat_w_ros=np.tile([1.0, 0.0, 0.0, 0.0], (n, 1)),
+            quat_w_opengl=np.tile([1.0, 0.0, 0.0, 0.0], (n, 1)),
+            intrinsic_matrices=np.tile(self._matrix if r else np.eye(3), (n, 1, 1)),
+            image_shape=(h, w),
+            output=output,
+            info=[{} for _ in range(n)],
+            ray_hit_ids=np.full((n, r), -1, np.int64),
+        )
+        self._hits = np.zeros((n, r, 3))
+        self._scratch = RayCasterData(
+            pos_w=self.data.pos_w,
+            quat_w=self.data.quat_w_world,
+            ray_hits_w=self._hits,
+            ray_distances=np.zeros((n, r)),
+            ray_hit_ids=self.data.ray_hit_ids,
+        )
+
+    def _setup_disabled(self) -> None:
+        self._shape = (0, 0)
+        self._matrix = np.eye(3)
+        super()._setup_disabled()
+
+    def _update_world(self, env: int, data: Any) -> None:
+        camera_data = self.data
+        self.data = self._scratch  # the ray caster's fields, then the images
+        try:
+            self._cast(env, data)
+        finally:
+            self.data = camera_data
+        quat = camera_data.quat_w_world[env]
+        camera_data.quat_w_ros[env] = quat_multiply(quat, quat_conjugate(_CONVENTION_QUATS["ros"]))
+        camera_data.quat_w_opengl[env] = quat_multiply(
+            quat, quat_conjugate(_CONVENTION_QUATS["opengl"])
+        )
+        h, w = self._shape
+        distance = self._distances
+        miss = np.isinf(distance)
+        clip = self.config.depth_clipping_behavior
+        for name, image in camera_data.output.items():
+            if name == "normals":
+                values = np.where(miss[:, None], np.inf, self._normals)
+                image[env] = values.reshape(h, w, 3)
+                continue
+            values = distance * self._forward if name == "distance_to_image_plane" else distance
+            values = np.where(miss, np.inf, values)
+            if clip == "max":
+                values = np.minimum(values, self._max[0])
+            elif clip == "zero":
+                values = np.where(values > self._max[0], 0.0, values)
+            image[env] = values.reshape(h, w, 1)
+
+
+def _pattern_field(error: ValueError) -> str:
+    """``pattern_cfg.<field>`` of a pattern error (``"field: message"``)."""
+    text = str(error)
+    return f"pattern_cfg.{text.split(':')[0]}" if ":" in text else "pattern_cfg"
