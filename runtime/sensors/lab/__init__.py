@@ -25,7 +25,9 @@ from runtime.sensors.lab.config import (
     RayListPattern,
 )
 from runtime.sensors.lab.contact import ContactSensor, ContactSensorData
+from runtime.sensors.lab.frame_transformer import FrameTransformer, FrameTransformerData
 from runtime.sensors.lab.imu import Imu, ImuData
+from runtime.sensors.lab.joint_wrench import JointWrenchData, JointWrenchSensor
 from runtime.sensors.lab.ray_caster import (
     RayCaster,
     RayCasterCamera,
@@ -42,12 +44,16 @@ __all__ = [
     "ContactSensorConfig",
     "ContactSensorData",
     "FrameTarget",
+    "FrameTransformer",
     "FrameTransformerConfig",
+    "FrameTransformerData",
     "GridPattern",
     "Imu",
     "ImuConfig",
     "ImuData",
     "JointWrenchConfig",
+    "JointWrenchData",
+    "JointWrenchSensor",
     "LabConfigError",
     "LabSensor",
     "LidarPattern",
