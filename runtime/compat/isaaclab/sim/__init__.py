@@ -50,7 +50,56 @@ from runtime.compat.isaaclab.sim.spawners.materials import (
     spawn_rigid_body_material,
 )
 
+# The 13 legacy (Isaac Lab 2.x) cfg names, deprecated there and here (a warning on use):
+# ``sim_utils.RigidBodyPropertiesCfg(...)`` keeps working after the import change.
+from runtime.physics.legacy import (  # noqa: E402
+    ArticulationRootPropertiesCfg,
+    CollisionPropertiesCfg,
+    ConvexDecompositionPropertiesCfg,
+    ConvexHullPropertiesCfg,
+    FixedTendonPropertiesCfg,
+    JointDrivePropertiesCfg,
+    MeshCollisionPropertiesCfg,
+    RigidBodyMaterialCfg,
+    RigidBodyPropertiesCfg,
+    SDFMeshPropertiesCfg,
+    SpatialTendonPropertiesCfg,
+    TriangleMeshPropertiesCfg,
+    TriangleMeshSimplificationPropertiesCfg,
+)
+
+LEGACY_CFG_NAMES = (
+    "ArticulationRootPropertiesCfg",
+    "CollisionPropertiesCfg",
+    "ConvexDecompositionPropertiesCfg",
+    "ConvexHullPropertiesCfg",
+    "FixedTendonPropertiesCfg",
+    "JointDrivePropertiesCfg",
+    "MeshCollisionPropertiesCfg",
+    "RigidBodyMaterialCfg",
+    "RigidBodyPropertiesCfg",
+    "SDFMeshPropertiesCfg",
+    "SpatialTendonPropertiesCfg",
+    "TriangleMeshPropertiesCfg",
+    "TriangleMeshSimplificationPropertiesCfg",
+)
+"""Isaac Lab's legacy cfg names re-exported here (from :mod:`runtime.physics.legacy`)."""
+
 __all__ = [
+    "ArticulationRootPropertiesCfg",
+    "CollisionPropertiesCfg",
+    "ConvexDecompositionPropertiesCfg",
+    "ConvexHullPropertiesCfg",
+    "FixedTendonPropertiesCfg",
+    "JointDrivePropertiesCfg",
+    "MeshCollisionPropertiesCfg",
+    "RigidBodyMaterialCfg",
+    "RigidBodyPropertiesCfg",
+    "SDFMeshPropertiesCfg",
+    "SpatialTendonPropertiesCfg",
+    "TriangleMeshPropertiesCfg",
+    "TriangleMeshSimplificationPropertiesCfg",
+    "LEGACY_CFG_NAMES",
     "ArticulationRootBaseCfg",
     "CapsuleCfg",
     "CollisionBaseCfg",
