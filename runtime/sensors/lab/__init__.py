@@ -25,6 +25,12 @@ from runtime.sensors.lab.config import (
     RayListPattern,
 )
 from runtime.sensors.lab.contact import ContactSensor, ContactSensorData
+from runtime.sensors.lab.discovery import (
+    LabSensorSpec,
+    discover_lab_sensors,
+    make_lab_sensor,
+    make_lab_sensors,
+)
 from runtime.sensors.lab.frame_transformer import FrameTransformer, FrameTransformerData
 from runtime.sensors.lab.imu import Imu, ImuData
 from runtime.sensors.lab.joint_wrench import JointWrenchData, JointWrenchSensor
@@ -56,6 +62,10 @@ __all__ = [
     "JointWrenchSensor",
     "LabConfigError",
     "LabSensor",
+    "LabSensorSpec",
+    "discover_lab_sensors",
+    "make_lab_sensor",
+    "make_lab_sensors",
     "LidarPattern",
     "Offset",
     "PinholeCameraPattern",
