@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import mujoco
 import numpy as np
 
 from runtime.sensors.lab._lab_kernels import ray_hits_kernel, ray_world_kernel
@@ -183,7 +184,9 @@ class RayCaster(LabSensor):
         self._hit_ids = np.zeros(r, np.int64)
         self._normals = np.zeros((r, 3))
         self._rng = np.random.default_rng(int(cfg.seed))
+        self._pose_scratch = (np.zeros(3), np.zeros(4))
         self._drift = np.zeros((self.num_envs, 3))
+        self._has_drift = self._drift_range != (0.0, 0.0)
         self._cast_drift = np.zeros((self.num_envs, 3))
         self._allocate_data(r)
         for env in range(self.num_envs):
@@ -265,12 +268,16 @@ class RayCaster(LabSensor):
 
     def _sensor_pose(self, data: Any) -> tuple[np.ndarray, np.ndarray]:
         pos, quat = self.entity_pose(data, self._entity)
-        return pos + quat_rotate(quat, self._offset_pos), quat_multiply(quat, self._offset_rot)
+        shift, turned = self._pose_scratch
+        mujoco.mju_rotVecQuat(shift, self._offset_pos, quat)  # (MuJoCo's, without NumPy calls)
+        mujoco.mju_mulQuat(turned, quat, self._offset_rot)
+        return pos + shift, turned
 
     def _cast(self, env: int, data: Any) -> None:
         pos, quat = self._sensor_pose(data)
-        pos = pos + self._drift[env]
         drift = self._cast_drift[env]
+        if self._has_drift:
+            pos = pos + self._drift[env]
         if drift[0] or drift[1]:
             shift = np.array([drift[0], drift[1], 0.0])
             if self._alignment == 0:
