@@ -541,3 +541,17 @@ __all__ += ["SimulationContext", "TimelineEvent", "TimelineEventType", "World"]
 from runtime.schema import register_plugin_dir  # noqa: E402  (accepts str or a path)
 
 __all__ += ["register_plugin_dir"]
+
+# ------------------------------------------------ Isaac's module-level loggers (compat, issue 34)
+# ``robot_schema.utils.logger``, ``poser.logger``, ...: records of the simrt code behind each
+# module reach them formatted; a mock put in their place sees the final message.
+_logging_bridge.expose_logger(utils, "usd.schema.isaac.robot_schema.utils")
+_logging_bridge.expose_logger(kinematic_chain, "usd.schema.isaac.robot_schema.kinematic_chain")
+_logging_bridge.expose_logger(lm_ik, "usd.schema.isaac.robot_schema.lm_ik")
+_logging_bridge.expose_logger(poser, "isaacsim.robot.poser.robot_poser")
+_logging_bridge.expose_logger(
+    sys.modules["runtime.compat.isaac_sensors"], "isaacsim.sensors.experimental.physics"
+)
+_logging_bridge.expose_logger(
+    sys.modules["runtime.compat.isaac_surface_gripper"], "isaacsim.robot.surface_gripper"
+)

@@ -16,14 +16,30 @@ reaches it, so a root handler (or pytest's ``caplog``) sees each record once, un
 ``unittest``'s ``assertLogs("usd.schema.isaac.robot_schema.utils")`` see it under the Isaac
 name. Installed by importing ``runtime.compat.isaac`` (idempotent); removed by
 :func:`uninstall`.
+
+Messages arrive formatted, as Isaac's code passes them (f-strings): the re-emitted record's
+``msg`` is the final text and ``args`` is empty. Compat modules expose Isaac's module-level
+``logger`` attribute (:func:`expose_logger`); when a test replaces it
+(``mock.patch("runtime.compat.isaac.poser.logger")``) or patches one of its level methods
+(``mock.patch.object(poser.logger, "warning")``), the bridge calls that replacement with the
+formatted message -- ``mock.warning.call_args[0][0]`` is the text Isaac's code would log.
 """
 
 from __future__ import annotations
 
 import copy
 import logging
+import types
+from typing import Any
 
-__all__ = ["ISAAC_LOGGER_NAMES", "install", "installed", "isaac_logger_name", "uninstall"]
+__all__ = [
+    "ISAAC_LOGGER_NAMES",
+    "expose_logger",
+    "install",
+    "installed",
+    "isaac_logger_name",
+    "uninstall",
+]
 
 ISAAC_LOGGER_NAMES: dict[str, str] = {
     "runtime.schema": "usd.schema.isaac",
@@ -51,6 +67,48 @@ def isaac_logger_name(name: str) -> str | None:
     return ISAAC_LOGGER_NAMES[best] if best else None
 
 
+_EXPOSED: dict[str, list[types.ModuleType]] = {}
+_METHODS = {
+    logging.DEBUG: "debug",
+    logging.INFO: "info",
+    logging.WARNING: "warning",
+    logging.ERROR: "error",
+    logging.CRITICAL: "critical",
+}
+
+
+def expose_logger(module: types.ModuleType, isaac_name: str) -> logging.Logger:
+    """Give ``module`` Isaac's module-level ``logger`` (the logger named ``isaac_name``).
+
+    Records bridged to ``isaac_name`` reach a replacement of ``module.logger`` (or of one of
+    its level methods) as one call with the formatted message.
+
+    Returns:
+        The logger set as ``module.logger``.
+    """
+    logger = logging.getLogger(isaac_name)
+    module.logger = logger  # type: ignore[attr-defined]
+    owners = _EXPOSED.setdefault(isaac_name, [])
+    if module not in owners:
+        owners.append(module)
+    return logger
+
+
+def _replaced_method(target_name: str, levelno: int) -> Any:
+    """The patched level method of an exposed ``logger`` attribute for this record, or None."""
+    name = _METHODS.get(levelno)
+    if name is None:
+        return None
+    real = logging.getLogger(target_name)
+    for module in _EXPOSED.get(target_name, ()):
+        current = getattr(module, "logger", real)
+        if current is not real:
+            return getattr(current, name, None)
+        if name in vars(real):  # mock.patch.object(module.logger, "warning")
+            return vars(real)[name]
+    return None
+
+
 class _IsaacBridge(logging.Handler):
     """Re-emits ``runtime.*`` records to the mapped Isaac logger's handlers (root excluded)."""
 
@@ -58,11 +116,18 @@ class _IsaacBridge(logging.Handler):
         target_name = isaac_logger_name(record.name)
         if target_name is None:
             return
+        message = record.getMessage()
+        replaced = _replaced_method(target_name, record.levelno)
+        if replaced is not None:
+            replaced(message)
+            return
         logger: logging.Logger | None = logging.getLogger(target_name)
         if not logger.isEnabledFor(record.levelno):  # type: ignore[union-attr]
             return
         renamed = copy.copy(record)
         renamed.name = target_name
+        renamed.msg = message
+        renamed.args = None
         root = logging.getLogger()
         while logger is not None and logger is not root:
             for handler in logger.handlers:
