@@ -455,3 +455,32 @@ def test_isaaclab_noise_cfgs_convert():
         lab.to_noise_model(lab.GaussianNoiseCfg(std=-1.0))
     with pytest.raises(ValueError, match="per-component"):
         lab.to_noise_model(lab.GaussianNoiseCfg(std=[0.1, 0.2]))
+
+
+def test_plain_python_kernels_give_the_same_bits(tmp_path):
+    """``SIMRT_DISABLE_JIT=1`` runs the kernels as Python: the same noisy readings."""
+    import os
+    import subprocess
+    import sys
+
+    script = (
+        "import sys, numpy as np\n"
+        "from runtime.sensors import noise as N\n"
+        "m = N.NoiseModel([N.GaussianNoise(0.1), N.UniformNoise(0, 1), N.ResetBias(std=1),"
+        " N.GaussMarkovBias(0.1, 1.0), N.RangeNoise(0.01), N.Dropout(0.3, True),"
+        " N.Latency(steps=2), N.Quantization(1e-3)], dt=0.01, max_range=10.0)\n"
+        "state = m.new_state(3, (5,), seed=2, first_env=4)\n"
+        "exact = np.random.default_rng(0).uniform(0, 12, size=(20, 3, 5))\n"
+        "out = np.stack([m.apply(exact[k], None, state, k) for k in range(20)])\n"
+        "np.save(sys.argv[1], out)\n"
+    )
+    results = []
+    for disabled in ("1", "0"):
+        path = tmp_path / f"{disabled}.npy"
+        env = dict(os.environ, SIMRT_DISABLE_JIT=disabled, PYTHONPATH=str(REPO))
+        subprocess.run(
+            [sys.executable, "-W", "error", "-c", script, str(path)],
+            env=env, check=True, cwd=REPO, timeout=300,
+        )  # fmt: skip
+        results.append(np.load(path))
+    assert results[0].tobytes() == results[1].tobytes()

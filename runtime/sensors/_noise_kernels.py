@@ -1,10 +1,16 @@
 """Numba kernels of the sensor noise layer (:mod:`runtime.sensors.noise`).
 
-Random numbers come from a counter-based generator: every draw is the SplitMix64 finaliser
+Random numbers come from a counter-based generator: every hash is the SplitMix64 finaliser
 of a 64-bit counter built from the stream key of one (seed, env, sensor, channel), the step
-and the element index and purpose of the draw. A draw depends on nothing else, so the same
-seed gives the same noise whatever the number of envs, the order of evaluation, threads or
-processes.
+and the element index and purpose of the hash; each hash gives two 32-bit uniform numbers
+(its high and low halves). A draw depends on nothing else, so the same seed gives the same
+noise whatever the number of envs, the order of evaluation, threads or processes.
+
+Per element and step: hash 0 gives the white Gaussian (high half) and the drift's Gaussian
+(low half), hash 1 the range noise's Gaussian and the element's dropout, hash 2 the white
+uniform noise; the whole reading's dropout is hash 3 of element 0. At a reset (counter of
+step -1): hash 0 gives the reset bias' Gaussian and uniform parts, hash 1 the scale factor
+and the drift's start.
 
 The kernels trust their inputs (checked by :class:`runtime.sensors.noise.NoiseModel`).
 """
@@ -51,17 +57,13 @@ P_LATENCY = 23  # delay [steps]
 P_BIAS_SHARED = 24  # 1: one reset bias per reading (element 0's draws), 0: per element
 P_COUNT = 25
 
-# draw purposes (the low 3 bits of an element's counter)
-_D_GAUSS = 0
-_D_UNIFORM = 1
-_D_RANGE = 2
-_D_DRIFT = 3
-_D_DROP = 4
-_D_READING = 5  # (element 0 only: the whole reading's dropout)
-_R_BIAS_N = 0  # reset draws
-_R_BIAS_U = 1
-_R_SCALE = 2
-_R_DRIFT = 3
+# hash purposes (the low 3 bits of an element's counter)
+_H_WHITE_DRIFT = 0  # high: white Gaussian, low: drift Gaussian
+_H_RANGE_DROP = 1  # high: range Gaussian, low: element dropout
+_H_UNIFORM = 2  # high: white uniform
+_H_READING = 3  # (element 0) high: the whole reading's dropout
+_R_BIAS = 0  # reset: high: bias Gaussian, low: bias uniform
+_R_SCALE_DRIFT = 1  # reset: high: scale factor Gaussian, low: drift start Gaussian
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _MIX1 = np.uint64(0xBF58476D1CE4E5B9)
@@ -69,9 +71,13 @@ _MIX2 = np.uint64(0x94D049BB133111EB)
 _S30 = np.uint64(30)
 _S27 = np.uint64(27)
 _S31 = np.uint64(31)
-_S11 = np.uint64(11)
+_S32 = np.uint64(32)
+_S21 = np.uint64(21)
+_LOW32 = np.uint64(0xFFFFFFFF)
+_LOW21 = np.uint64(0x1FFFFF)
 _EIGHT = np.uint64(8)
-_TWO_53 = 1.0 / 9007199254740992.0
+_TWO_32 = 1.0 / 4294967296.0
+_TWO_21 = 1.0 / 2097152.0
 
 # Acklam's rational approximation of the standard normal quantile (relative error < 1.2e-9)
 _A1, _A2, _A3 = -3.969683028665376e01, 2.209460984245205e02, -2.759285104469687e02
@@ -130,10 +136,15 @@ def _mix64(z: np.uint64) -> np.uint64:
 
 
 @jit(inline=True, nrt=False)
-def _draw(base: np.uint64, element: int, purpose: int) -> float:
-    """A uniform number in (0, 1) for one element and purpose of a step's stream."""
-    h = _mix64(base + (np.uint64(element) * _EIGHT + np.uint64(purpose)) * _GOLDEN)
-    return (float(np.int64(h >> _S11)) + 0.5) * _TWO_53
+def _hash(base: np.uint64, element: int, purpose: int) -> np.uint64:
+    """The hash of one element and purpose of a step's stream (two 32-bit halves)."""
+    return _mix64(base + (np.uint64(element) * _EIGHT + np.uint64(purpose)) * _GOLDEN)
+
+
+@jit(inline=True, nrt=False)
+def _uniform(bits: np.uint64) -> float:
+    """The uniform number ``(bits + 0.5) / 2**32`` in (0, 1) of 32 bits."""
+    return (float(np.int64(bits)) + 0.5) * _TWO_32
 
 
 @jit(inline=True, nrt=False)
@@ -152,14 +163,16 @@ def _normal(p: float) -> float:
 
 
 @jit(inline=True, nrt=False)
-def _gauss(u: float) -> float:
-    """A standard normal deviate from a uniform ``u`` in (0, 1) (table + exact tails)."""
-    x = u * _BINS
-    i = int(x)
+def _gauss(bits: np.uint64) -> float:
+    """The standard normal deviate of the uniform number of 32 ``bits`` (|z| < 6.3).
+
+    The high 11 bits pick the quantile table's bin, the low 21 the point inside it.
+    """
+    i = np.int64(bits >> _S21)
     if i < _EDGE or i >= _BINS - _EDGE:
-        return _normal(u)
+        return _normal(_uniform(bits))
     low = _QUANTILES[i]
-    return low + (x - i) * (_QUANTILES[i + 1] - low)
+    return low + (float(np.int64(bits & _LOW21)) + 0.5) * _TWO_21 * (_QUANTILES[i + 1] - low)
 
 
 @jit(nrt=False)
@@ -194,20 +207,21 @@ def noise_reset_kernel(
         n = env_ids[i]
         base = _mix64(keys[n] - _GOLDEN)  # (the counter of step -1)
         for e in range(count):
+            h = _hash(base, 0 if shared else e, _R_BIAS)
             value = const_bias[e] + bias_mean
-            b = 0 if shared else e
             if bias_std > 0.0:
-                value += bias_std * _gauss(_draw(base, b, _R_BIAS_N))
+                value += bias_std * _gauss(h >> _S32)
             if bias_half > 0.0:
-                value += bias_half * (2.0 * _draw(base, b, _R_BIAS_U) - 1.0)
+                value += bias_half * (2.0 * _uniform(h & _LOW32) - 1.0)
             offset[n, e] = value
+            h = _hash(base, e, _R_SCALE_DRIFT)
             factor = scale_mean
             if scale_std > 0.0:
-                factor += scale_std * _gauss(_draw(base, e, _R_SCALE))
+                factor += scale_std * _gauss(h >> _S32)
             scale[n, e] = factor
             start = 0.0
             if drift_init > 0.0:
-                start = drift_init * _gauss(_draw(base, e, _R_DRIFT))
+                start = drift_init * _gauss(h & _LOW32)
             drift[n, e] = start
         ring_state[n, 0] = 0
         ring_state[n, 1] = 0
@@ -256,18 +270,22 @@ def noise_apply_kernel(
     latency = int(params[P_LATENCY])
     depth = ring.shape[1]
     u_width = u_high - u_low
+    hash_a = g_op != 0 or drifting
+    hash_b = ranged or drop_mode == 2
     for r in range(rows):
         for n in range(envs):
             base = _mix64(keys[n] + np.uint64(steps[r, n]) * _GOLDEN)
-            lost = drop_mode == 1 and _draw(base, 0, _D_READING) < drop_p
+            lost = drop_mode == 1 and _uniform(_hash(base, 0, _H_READING) >> _S32) < drop_p
             head = ring_state[n, 0]
             filled = min(ring_state[n, 1] + 1, depth)
             oldest = (head - filled + 1) % depth
             for e in range(count):
                 x = float(exact[r, n, e])
                 v = x * scale[n, e] + offset[n, e] + drift[n, e]
+                ha = _hash(base, e, _H_WHITE_DRIFT) if hash_a else _GOLDEN
+                hb = _hash(base, e, _H_RANGE_DROP) if hash_b else _GOLDEN
                 if g_op != 0:
-                    g = g_mean + g_std * _gauss(_draw(base, e, _D_GAUSS))
+                    g = g_mean + g_std * _gauss(ha >> _S32)
                     if g_op == 1:
                         v += g
                     elif g_op == 2:
@@ -275,7 +293,7 @@ def noise_apply_kernel(
                     else:
                         v = g
                 if u_op != 0:
-                    w = u_low + u_width * _draw(base, e, _D_UNIFORM)
+                    w = u_low + u_width * _uniform(_hash(base, e, _H_UNIFORM) >> _S32)
                     if u_op == 1:
                         v += w
                     elif u_op == 2:
@@ -283,7 +301,7 @@ def noise_apply_kernel(
                     else:
                         v = w
                 if ranged and x < max_range and math.isfinite(x):
-                    v += (r_std + r_prop * abs(x)) * _gauss(_draw(base, e, _D_RANGE))
+                    v += (r_std + r_prop * abs(x)) * _gauss(hb >> _S32)
                 if v < low:
                     v = low
                 elif v > high:
@@ -291,10 +309,10 @@ def noise_apply_kernel(
                 if resolution > 0.0:
                     v = np.rint(v / resolution) * resolution
                 if drifting:
-                    drift[n, e] = phi * drift[n, e] + q * _gauss(_draw(base, e, _D_DRIFT))
+                    drift[n, e] = phi * drift[n, e] + q * _gauss(ha & _LOW32)
                 if lost:
                     v = fill
-                elif drop_mode == 2 and _draw(base, e, _D_DROP) < drop_p:
+                elif drop_mode == 2 and _uniform(hb & _LOW32) < drop_p:
                     v = fill
                 if latency > 0:
                     ring[n, head, e] = v

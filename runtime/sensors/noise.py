@@ -42,6 +42,7 @@ Configuration by parameter name (:func:`noise_parts`, used for USD attributes
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import math
 from collections.abc import Iterable, Mapping, Sequence
@@ -81,6 +82,13 @@ DEFAULT_HISTORY = 1000
 _OPERATIONS = {"add": 1, "scale": 2, "abs": 3}
 _FILLS = ("nan", "zero", "max_range")
 _MASK = (1 << 64) - 1
+# the kernels run as plain Python (SIMRT_DISABLE_JIT=1): NumPy's 64-bit integer scalars then
+# warn where the hash wraps around on purpose
+_PLAIN_KERNELS = not hasattr(K.noise_apply_kernel, "py_func")
+
+
+def _wrapping() -> Any:
+    return np.errstate(over="ignore") if _PLAIN_KERNELS else contextlib.nullcontext()
 
 
 def _number(owner: str, name: str, value: Any, *, low: float | None = None) -> float:
@@ -667,10 +675,11 @@ class NoiseModel:
             state.keys[n] = stream_key(seed, env, self.sensor_id, self.channel_id)
         if state.ring.shape[1] != self.latency_steps + 1:
             raise ValueError("reset: the state was made by another model's new_state")
-        K.noise_reset_kernel(
-            np.ascontiguousarray(ids), state.keys, self.params, state.const_bias,
-            state.offset, state.scale, state.drift, state.ring_state,
-        )  # fmt: skip
+        with _wrapping():
+            K.noise_reset_kernel(
+                np.ascontiguousarray(ids), state.keys, self.params, state.const_bias,
+                state.offset, state.scale, state.drift, state.ring_state,
+            )  # fmt: skip
 
     # ------------------------------------------------------------------ apply
     def apply(
@@ -703,10 +712,11 @@ class NoiseModel:
         out3 = self._view(out, (n, *state.shape), "out").reshape(1, n, -1)
         steps = np.empty((1, n), np.int64)
         steps[0] = step
-        K.noise_apply_kernel(
-            exact3, steps, state.keys, self.params, state.offset, state.scale,
-            state.drift, state.ring, state.ring_state, out3,
-        )  # fmt: skip
+        with _wrapping():
+            K.noise_apply_kernel(
+                exact3, steps, state.keys, self.params, state.offset, state.scale,
+                state.drift, state.ring, state.ring_state, out3,
+            )  # fmt: skip
         return out
 
     def apply_rows(
@@ -733,10 +743,11 @@ class NoiseModel:
         exact3 = self._view(exact, (rows, *state.shape), "exact").reshape(rows, 1, -1)
         out3 = self._view(out, (rows, *state.shape), "out").reshape(rows, 1, -1)
         steps2 = np.ascontiguousarray(steps, np.int64).reshape(rows, 1)
-        K.noise_apply_kernel(
-            exact3, steps2, state.keys, self.params, state.offset, state.scale,
-            state.drift, state.ring, state.ring_state, out3,
-        )  # fmt: skip
+        with _wrapping():
+            K.noise_apply_kernel(
+                exact3, steps2, state.keys, self.params, state.offset, state.scale,
+                state.drift, state.ring, state.ring_state, out3,
+            )  # fmt: skip
 
     @staticmethod
     def _view(array: np.ndarray, shape: tuple[int, ...], name: str) -> np.ndarray:
