@@ -95,8 +95,10 @@ def test_physics_equals_bare_mujoco():
         for k in range(20):
             actions = _actions(base, np.arange(2), k)
             worlds.step(actions)
-            for e, data in enumerate(bare):
-                data.ctrl[worlds.act_index] = actions[e]
+            for e, data in enumerate(bare):  # (targets clipped to the DOF limits)
+                data.ctrl[worlds.act_index] = np.clip(
+                    actions[e], worlds.action_lower, worlds.action_upper
+                )
                 for _ in range(3):
                     mujoco.mj_step(model, data)
                 expected = np.array([b.sign * data.qpos[b.qpos_adr] for b in dofs])

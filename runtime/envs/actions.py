@@ -139,20 +139,19 @@ class ActionMap:
     # ------------------------------------------------------------------ translation
     def check(self, actions: Any, num_envs: int) -> np.ndarray:
         """``actions`` as float64 (N, size), or an error naming the env and the column."""
-        array = np.asarray(actions)
-        if array.dtype == object or not (
-            np.issubdtype(array.dtype, np.floating) or np.issubdtype(array.dtype, np.integer)
-        ):
-            raise SimrtError(f"actions must be numeric, got dtype {array.dtype}")
-        if array.shape != (num_envs, self.size):
+        array = actions if type(actions) is np.ndarray else np.asarray(actions)
+        if array.shape != (num_envs, self.size) or array.dtype.kind not in "fiu":
+            if array.dtype.kind not in "fiu":
+                raise SimrtError(f"actions must be numeric, got dtype {array.dtype}")
             raise SimrtError(
                 f"actions must have shape ({num_envs}, {self.size}) "
                 f"(envs, {'/'.join(self.names) if self.size <= 8 else 'action DOFs'}), "
                 f"got {array.shape}"
             )
-        array = np.asarray(array, np.float64)
-        bad = ~np.isfinite(array)
-        if bad.any():
+        if array.dtype != np.float64 or not array.flags.c_contiguous:
+            array = np.ascontiguousarray(array, np.float64)
+        if not np.isfinite(array).all():
+            bad = ~np.isfinite(array)
             env, column = (int(v) for v in np.argwhere(bad)[0])
             raise SimrtError(
                 f"env {env}: action {self.names[column]!r} is {array[env, column]} "
@@ -167,10 +166,8 @@ class ActionMap:
             actions: float64 (N, size).
             joint_positions: (N, D) current DOF positions (deltas and IK seeds).
         """
-        if self.action == "joint_effort":
-            return np.ascontiguousarray(actions)
-        if self.action == "joint_position":
-            return np.ascontiguousarray(np.clip(actions, self.lower, self.upper))
+        if self.action in ("joint_effort", "joint_position"):
+            return actions  # (position targets: the worlds clip them to the DOF limits)
         index = self.worlds.action_dof_index
         current = joint_positions[:, index]
         if self.action == "joint_position_delta":

@@ -72,19 +72,27 @@ class SimEnv(gym.Env):
 
     def step(self, action: Any) -> tuple[dict[str, np.ndarray], float, bool, bool, dict]:
         """One env step (``decimation`` physics steps)."""
-        array = np.asarray(action)
-        if array.shape != (self.vector.actions.size,):
-            raise SimrtError(
-                f"action must have shape ({self.vector.actions.size},), got {array.shape}"
-            )
-        observations, rewards, terminated, truncated, infos = self.vector.step(array[None])
-        return (
-            _single(observations),
-            float(rewards[0]),
-            bool(terminated[0]),
-            bool(truncated[0]),
-            _single_info(infos),
+        vector = self.vector
+        array = action if type(action) is np.ndarray else np.asarray(action)
+        if array.shape != (vector.actions.size,):
+            raise SimrtError(f"action must have shape ({vector.actions.size},), got {array.shape}")
+        checked, diverged, restart = vector._advance(array.reshape(1, -1))
+        layout = vector.layout
+        observations = layout.observe_first()
+        batched = (
+            {name: values[None] for name, values in observations.items()}
+            if vector.reward_fn is not None or vector.terminated_fn is not None
+            else observations
         )
+        rewards, terminated, truncated = vector._outcomes(batched, checked, diverged, restart)
+        if vector.recorder is not None or bool(diverged[0]):
+            _, _, _, _, infos = vector._end_step(
+                batched, checked, rewards, terminated, truncated, diverged, restart
+            )
+            info = _single_info(infos)
+        else:
+            info = {"diverged": False}
+        return observations, float(rewards[0]), bool(terminated[0]), bool(truncated[0]), info
 
     def close(self) -> None:
         """Close the world."""

@@ -105,6 +105,16 @@ class ObservationLayout:
             else:
                 self.sources[name] = (name, None)
         self.names = tuple(self.sources)
+        # the arrays (fixed for the worlds' life), and world 0's rows as views (0-d for
+        # scalars) for a single env's observation
+        buffers = worlds.buffers
+        self._plan = [(name, buffers[key], index) for name, (key, index) in self.sources.items()]
+        self._rows0 = [
+            (name, array[0] if index is None else array[0, index])
+            if array.ndim > 1
+            else (name, array[0:1].reshape(()))
+            for name, array, index in self._plan
+        ]
 
     def _bodies(self, bodies: Sequence[str] | None) -> np.ndarray | None:
         paths = self.worlds.body_paths
@@ -122,12 +132,20 @@ class ObservationLayout:
 
     def observe(self, envs: slice | np.ndarray = slice(None)) -> dict[str, np.ndarray]:
         """A fresh dict of arrays (copies) for the envs ``envs``, env axis first."""
+        if isinstance(envs, slice) and envs == slice(None):
+            return {
+                name: array.copy() if index is None else array[:, index]
+                for name, array, index in self._plan
+            }
         out = {}
-        buffers = self.worlds.buffers
-        for name, (key, index) in self.sources.items():
-            values = buffers[key][envs]
+        for name, array, index in self._plan:
+            values = array[envs]
             out[name] = values[:, index] if index is not None else values.copy()
         return out
+
+    def observe_first(self) -> dict[str, np.ndarray]:
+        """A fresh dict of world 0's arrays (copies) without the env axis."""
+        return {name: row.copy() for name, row in self._rows0}
 
     def space(self, num_envs: int | None = None) -> Any:
         """The observation space: a ``gymnasium.spaces.Dict`` of ``Box`` es.

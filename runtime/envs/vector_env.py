@@ -238,39 +238,80 @@ class SimVectorEnv(gym.vector.VectorEnv):
             reset like a finished one) and, with same-step autoreset, ``"final_obs"`` /
             ``"final_info"`` / ``"_final_obs"``.
         """
-        self._check_open()
+        checked, diverged, restart = self._advance(actions)
+        observations = self.layout.observe()
+        rewards, terminated, truncated = self._outcomes(observations, checked, diverged, restart)
+        return self._end_step(
+            observations, checked, rewards, terminated, truncated, diverged, restart
+        )
+
+    def _advance(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+        """Check ``actions``, autoreset (next-step), step the worlds.
+
+        Returns:
+            ``(checked actions, diverged (N,), envs reset by this call or None)``.
+        """
+        if self.closed:
+            raise SimrtError("the environment is closed")
         if not self._reset_once:
             raise SimrtError("SimVectorEnv.step before reset()")
-        n = self.num_envs
-        checked = self.actions.check(actions, n)
+        checked = self.actions.check(actions, self.num_envs)
         worlds = self.worlds
-        mode = self.autoreset_mode
-        restart = self._needs_reset.copy() if mode == AutoresetMode.NEXT_STEP else None
-        if restart is not None and restart.any():
+        restart = None
+        if self.autoreset_mode == AutoresetMode.NEXT_STEP and self._needs_reset.any():
+            restart = self._needs_reset.copy()
             self._reset_envs(np.nonzero(restart)[0])
         targets = self.actions.targets(checked, worlds.joint_positions())
         # (envs reset by this call ignore their action: their observation is the reset's)
         diverged = worlds.step(targets, restart)
-        if restart is not None and restart.any():  # (their IK seeds: the reset pose)
+        if restart is not None:  # (their IK seeds: the reset pose)
             self.actions.reset_seeds(np.nonzero(restart)[0], worlds.joint_positions())
-        observations = self.layout.observe()
+        return checked, diverged, restart
+
+    def _outcomes(
+        self,
+        observations: Mapping[str, np.ndarray],
+        checked: np.ndarray,
+        diverged: np.ndarray,
+        restart: np.ndarray | None,
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Rewards, terminations and truncations of the step (fresh arrays)."""
+        n = self.num_envs
         self.episode_steps += 1
-        rewards = np.zeros(n)
         if self.reward_fn is not None:
-            rewards = np.asarray(self.reward_fn(observations, checked), np.float64).reshape(n)
-        terminated = np.zeros(n, bool)
+            rewards = np.array(self.reward_fn(observations, checked), np.float64).reshape(n)
+        else:
+            rewards = np.zeros(n)
         if self.terminated_fn is not None:
-            terminated = np.asarray(self.terminated_fn(observations), bool).reshape(n)
+            terminated = np.array(self.terminated_fn(observations), bool).reshape(n)
+        else:
+            terminated = np.zeros(n, bool)
         truncated = diverged.copy()
         if self.max_episode_steps is not None:
             truncated |= self.episode_steps >= self.max_episode_steps
-        terminated &= ~diverged
-        rewards[diverged] = 0.0
-        if restart is not None and restart.any():
+        if diverged.any():
+            terminated &= ~diverged
+            rewards[diverged] = 0.0
+        if restart is not None:
             rewards[restart] = 0.0
             terminated[restart] = False
             truncated[restart] = False
             self.episode_steps[restart] = 0
+        return rewards, terminated, truncated
+
+    def _end_step(
+        self,
+        observations: dict[str, np.ndarray],
+        checked: np.ndarray,
+        rewards: np.ndarray,
+        terminated: np.ndarray,
+        truncated: np.ndarray,
+        diverged: np.ndarray,
+        restart: np.ndarray | None,
+    ) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, dict]:
+        """Record, autoreset (same-step) and the step's infos."""
+        mode = self.autoreset_mode
+        diverged = diverged.copy()
         infos: dict[str, Any] = {"diverged": diverged}
         done = terminated | truncated
         if self.recorder is not None:

@@ -50,7 +50,6 @@ W_TABLE, W_ROWS, W_OPS, W_OPS_ROWS, W_SI, W_SF, W_DATA, W_CTRL = range(8)
 W_FORCE, W_WARN_CLEAN, W_CAP_CON, W_CAP_EFC, W_CAP_VEC, W_SCALAR_DOFS = range(8, 14)
 W_ACC, W_STATUS, W_DONE, W_STEP_OUT, W_ACTIVE, W_WARN, W_MODEL = range(14, 21)
 W_SIZE = 21
-W_TIME_OUT = 0  # (the world's float row: the time of its last physics step)
 
 # ---- shared (int64): the model, MuJoCo's functions, mjData offsets, the step's shape
 V_FN = 1  # 5 functions (mj_step, kinematics, comPos, comVel, rnePost)
@@ -62,7 +61,9 @@ MODE_CTRL, MODE_FORCE = 0, 1
 
 
 @jit(nrt=False)
-def vector_step_kernel(worlds, floats, shared, actions, act_index, dof_index, lo, hi):
+def vector_step_kernel(
+    worlds, steps, times, shared, actions, act_index, dof_index, lower, upper, lo, hi
+):
     """Step worlds ``lo .. hi - 1``: actions, ``decimation`` physics steps, sensors, rows.
 
     Trusts its inputs (:class:`runtime.run.worlds.Worlds` builds them and checks the
@@ -75,7 +76,8 @@ def vector_step_kernel(worlds, floats, shared, actions, act_index, dof_index, lo
             addresses, its capacities; ``W_STATUS``, ``W_DONE`` and ``W_STEP_OUT``
             written (how its step ended, physics steps taken, its step counter).
             Worlds with ``W_ACTIVE`` 0 are skipped.
-        floats: float64 (N, 1): ``W_TIME_OUT`` written (simulation time [s]).
+        steps: int64 (N,): each stepped world's step counter, written.
+        times: float64 (N,): each stepped world's simulation time [s], written.
         shared: int64 ``V_*``: MuJoCo's five functions, the error flag's
             address, the ``mjData`` byte offsets, the warning counters' count, the
             decimation and the action mode (``MODE_*``).
@@ -85,13 +87,20 @@ def vector_step_kernel(worlds, floats, shared, actions, act_index, dof_index, lo
         act_index: int64 (A,): control (or velocity-DOF) index of each action column.
         dof_index: int64 (A,): DOF-table index of each action column (``MODE_CTRL``: the
             recorded target), or -1.
+        lower: float64 (A,): each column's lower bound (``MODE_CTRL``: the DOF limit;
+            actions are clipped to ``[lower, upper]``).
+        upper: float64 (A,): each column's upper bound.
         lo: first world.
         hi: end of the slice.
+
+    Returns:
+        The number of stepped worlds whose step ended otherwise than ``ST_DONE``.
     """
     decimation = shared[V_DECIMATION]
     mode = shared[V_MODE]
     count = shared[V_WARN_COUNT]
     na = act_index.shape[0]
+    unfinished = 0
     for e in range(lo, hi):
         w = worlds[e]
         if w[W_ACTIVE] == 0:
@@ -106,9 +115,10 @@ def vector_step_kernel(worlds, floats, shared, actions, act_index, dof_index, lo
             ctrl = _f64p(w[W_CTRL])
             targets = _f64p(t[T_TARGETS, 0])
             for j in range(na):
-                ctrl[act_index[j]] = actions[e, j]
+                value = min(max(actions[e, j], lower[j]), upper[j])
+                ctrl[act_index[j]] = value
                 if dof_index[j] >= 0:
-                    targets[dof_index[j]] = actions[e, j]
+                    targets[dof_index[j]] = value
         else:
             force = _f64p(w[W_FORCE])
             for j in range(na):
@@ -164,6 +174,9 @@ def vector_step_kernel(worlds, floats, shared, actions, act_index, dof_index, lo
         w[W_STATUS] = status
         w[W_DONE] = done
         w[W_STEP_OUT] = si[S_STEP]
-        floats[e, W_TIME_OUT] = _f64p(data + shared[V_OFF_TIME])[0]
+        steps[e] = si[S_STEP]
+        times[e] = _f64p(data + shared[V_OFF_TIME])[0]
+        if status != ST_DONE:
+            unfinished += 1
     store_fence()
-    return OK
+    return unfinished

@@ -30,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from runtime._jit import CompiledCall
 from runtime.engine import check_warnings
 from runtime.errors import EngineDivergenceError, SimrtError
 from runtime.run import _fused_kernels as F
@@ -95,6 +96,7 @@ class _World:
     targets: np.ndarray  # (D,) the recorded drive targets (a row of Worlds.targets)
     snapshot: dict[str, np.ndarray] | None = None  # model arrays to restore at reset
     fused: Any = None
+    bound_step: int = 0  # the engine's step when the world took the compiled path
     contacts: int = 0  # the most contacts seen (the fused step's state buffers hold them)
     clean: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0, np.int64))
 
@@ -238,12 +240,15 @@ class Worlds:
         self._native = _mujoco_native.native() if compiled else None
         self._offsets = _mujoco_native.layout(first.data) if self._native is not None else None
         self._table = np.zeros((n, V.W_SIZE), np.int64)
-        self._floats = np.zeros((n, 1))
         self._shared = np.zeros(V.V_SIZE, np.int64)
         if self._offsets is not None:
             self._fill_shared()
+        self._inactive = n  # worlds off the compiled path
+        self._call = CompiledCall(V.vector_step_kernel)
         self._pool: _Pool | None = None
         self.diverged = np.zeros(n, bool)
+        self._none_diverged = np.zeros(n, bool)  # (the steady state's answer, read-only)
+        self._none_diverged.flags.writeable = False
         self.closed = False
 
     # ------------------------------------------------------------------ actions
@@ -280,6 +285,9 @@ class Worlds:
             self.act_index = np.array([dofs[i].dof_adr for i in indices], np.int64)
             self.dof_index = np.full(len(indices), -1, np.int64)
             self._sign = np.array([dofs[i].sign for i in indices], np.float64)
+        bounded = self.action_mode == "position"
+        self.action_lower = self.lower[indices] if bounded else np.full(len(indices), -np.inf)
+        self.action_upper = self.upper[indices] if bounded else np.full(len(indices), np.inf)
         self.action_dofs = tuple(dofs[i].name for i in indices)
         self.action_dof_index = np.array(indices, np.int64)
 
@@ -312,7 +320,8 @@ class Worlds:
         """World ``e``'s row of the compiled step (False: it stays on the general path)."""
         world = self._worlds[e]
         row = self._table[e]
-        row[V.W_ACTIVE] = 0
+        if row[V.W_ACTIVE]:
+            self._unbind(e)
         if self._offsets is None:
             return False
         engine = world.engine
@@ -330,6 +339,7 @@ class Worlds:
         world.fused = fused
         world.clean = np.frombuffer(engine._no_warnings, np.int32).astype(np.int64)
         fused.si[F.S_STEP] = engine._step
+        world.bound_step = engine._step
         fused.si[F.S_ACC] = bool(engine.compute_accelerations)
         row[V.W_TABLE] = array_address(fused.table)
         row[V.W_ROWS] = fused.table.shape[0]
@@ -347,6 +357,7 @@ class Worlds:
         row[V.W_ACC] = bool(engine.compute_accelerations)
         self._capacities(e)
         row[V.W_ACTIVE] = 1
+        self._inactive -= 1
         return True
 
     def _capacities(self, e: int) -> None:
@@ -358,9 +369,13 @@ class Worlds:
     def _unbind(self, e: int) -> None:
         world = self._worlds[e]
         if world.fused is not None:
+            self._sync(e)
             world.fused.leave()
             world.fused = None
+        if self._table[e, V.W_ACTIVE]:
+            self._inactive += 1
         self._table[e, V.W_ACTIVE] = 0
+        self._table[e, V.W_STATUS] = F.ST_DONE
 
     # ------------------------------------------------------------------ stepping
     def step(self, actions: np.ndarray, skip: np.ndarray | None = None) -> np.ndarray:
@@ -372,62 +387,74 @@ class Worlds:
             skip: bool (N,): worlds that do not step (their rows stay as they are).
 
         Returns:
-            The worlds that diverged during this step (bool (N,)); their state is
-            undefined until :meth:`reset`. The observation arrays hold every other
+            The worlds that diverged during this step (bool (N,), read-only); their state
+            is undefined until :meth:`reset`. The observation arrays hold every other
             world's last physics step.
         """
         if self.closed:
             raise SimrtError("Worlds.step after close()")
-        diverged = np.zeros(self.num_envs, bool)
         if self.action_mode == "effort":  # (DOF direction -> MuJoCo's joint direction)
             actions = np.ascontiguousarray(actions * self._sign)
         table = self._table
-        held = None
-        if skip is not None and skip.any():
-            held = np.nonzero(skip & (table[:, V.W_ACTIVE] != 0))[0]
+        if skip is None and not self._inactive:  # the steady state: one call
+            if not self._run_compiled(actions):  # (every world ST_DONE)
+                return self._none_diverged
+            stepped = np.ones(self.num_envs, bool)
+        else:
+            active = table[:, V.W_ACTIVE]
+            stepped = active != 0
+            if skip is not None:
+                stepped &= ~skip
+            held = np.nonzero(active != stepped)[0]
             table[held, V.W_ACTIVE] = 0
-        try:
-            if table[:, V.W_ACTIVE].any():
-                self._run_compiled(actions)
-        finally:
-            if held is not None:
+            try:
+                if stepped.any():
+                    self._run_compiled(actions)
+            finally:
                 table[held, V.W_ACTIVE] = 1
+        diverged = np.zeros(self.num_envs, bool)
         for e in range(self.num_envs):
-            row = table[e]
             if self.diverged[e] or (skip is not None and skip[e]):
                 continue
-            if not row[V.W_ACTIVE]:
+            if not stepped[e]:
                 self._general(e, actions[e], self.decimation, diverged)
                 continue
-            status, done = int(row[V.W_STATUS]), int(row[V.W_DONE])
-            self._account(e, status, done)
+            row = table[e]
+            status = int(row[V.W_STATUS])
             if status != F.ST_DONE:
-                self._finish(e, status, done, actions[e], diverged)
-            else:
-                self.step_count[e] = row[V.W_STEP_OUT]
-                self.time[e] = self._floats[e, V.W_TIME_OUT]
+                self._finish(e, status, int(row[V.W_DONE]), actions[e], diverged)
         self.diverged |= diverged
         return diverged
 
-    def _run_compiled(self, actions: np.ndarray) -> None:
-        args = (self._table, self._floats, self._shared, actions, self.act_index, self.dof_index)
+    def _run_compiled(self, actions: np.ndarray) -> int:
+        """The kernel over every world (threads: slices); the worlds not ``ST_DONE``."""
+        args = (
+            self._table, self.step_count, self.time, self._shared, actions, self.act_index,
+            self.dof_index, self.action_lower, self.action_upper,
+        )  # fmt: skip
         n = self.num_envs
         if self.threads == 1 or n == 1:
-            V.vector_step_kernel(*args, 0, n)
-            return
+            call = self._call
+            return int((call.entry or call.record)(*args, 0, n))
         if self._pool is None:
-            self._pool = _Pool(self.threads, V.vector_step_kernel)
-        self._pool.run(args, n)
+            self._pool = _Pool(self.threads, self._call)
+        return self._pool.run(args, n)
 
-    def _account(self, e: int, status: int, done: int) -> None:
-        """Bring world ``e``'s engine and fused step up to the steps the kernel took."""
-        world = self._worlds[e]
+    def _sync(self, e: int) -> None:
+        """Bring world ``e``'s engine and fused step up to the steps the kernel took.
+
+        The compiled path keeps its counts in the world's row; the engine's step counter
+        and the fused step's count of steps to hand back (``FusedStep.leave``) are brought
+        up to date only when the world leaves it.
+        """
+        world, row = self._worlds[e], self._table[e]
         engine = world.engine
-        engine._step += done
+        status = int(row[V.W_STATUS])
+        taken = int(row[V.W_STEP_OUT]) - world.bound_step
+        engine._step = int(row[V.W_STEP_OUT])
         unrecorded = status in (F.ST_WARNED, F.ST_PYTHON, F.ST_MJ_ERROR, F.ST_BAD_ACTOR)
-        if done:
-            engine._dirty = status in (F.ST_WARNED, F.ST_MJ_ERROR)
-        world.fused.steps += done - (1 if unrecorded else 0)
+        engine._dirty = status in (F.ST_WARNED, F.ST_MJ_ERROR)
+        world.fused.steps = taken - (1 if unrecorded else 0)
 
     def _finish(
         self, e: int, status: int, done: int, action: np.ndarray, diverged: np.ndarray
@@ -435,7 +462,7 @@ class Worlds:
         """World ``e``'s step after the kernel stopped it: the general path finishes it."""
         world = self._worlds[e]
         engine = world.engine
-        self._unbind(e)
+        self._unbind(e)  # (the engine's counters brought up to the kernel's first)
         if status == F.ST_MJ_ERROR:
             flag, messages = self._native["error"], self._native["messages"]
             flag[0] = 0
@@ -486,7 +513,8 @@ class Worlds:
     def _send(self, e: int, action: np.ndarray) -> None:
         world = self._worlds[e]
         data = world.engine.data
-        if self.action_mode == "position":
+        if self.action_mode == "position":  # (clipped to the DOF limits, as the kernel does)
+            action = np.minimum(np.maximum(action, self.action_lower), self.action_upper)
             data.ctrl[self.act_index] = action
             world.targets[self.dof_index] = action
         else:
@@ -563,9 +591,8 @@ class Worlds:
         if self._pool is not None:
             self._pool.close()
             self._pool = None
-        for world in self._worlds:
-            if world.fused is not None:
-                world.fused.leave()
+        for e, world in enumerate(self._worlds):
+            self._unbind(e)
             world.sensors.close()
 
 
@@ -582,12 +609,13 @@ _MODEL_FIELDS = (
 class _Pool:
     """Persistent threads stepping slices of worlds (the caller's thread takes the first)."""
 
-    def __init__(self, threads: int, kernel: Any) -> None:
-        self.kernel = kernel
+    def __init__(self, threads: int, call: CompiledCall) -> None:
+        self.call = call
         self.count = threads
         self.start = [threading.Event() for _ in range(threads - 1)]
         self.done = [threading.Event() for _ in range(threads - 1)]
         self.job: tuple[Any, ...] = ()
+        self.results = [0] * threads
         self.errors: list[BaseException] = []
         self.stopping = False
         self.workers = [
@@ -609,21 +637,21 @@ class _Pool:
                 return
             args, (lo, hi) = self.job[0], self.job[1][k + 1]
             try:
-                if hi > lo:
-                    self.kernel(*args, lo, hi)
+                self.results[k + 1] = int(self.call.kernel(*args, lo, hi)) if hi > lo else 0
             except BaseException as error:  # noqa: BLE001 - re-raised in the caller
                 self.errors.append(error)
             self.done[k].set()
 
-    def run(self, args: tuple[Any, ...], n: int) -> None:
+    def run(self, args: tuple[Any, ...], n: int) -> int:
+        """The kernel over ``n`` worlds in slices; the sum of the slices' answers."""
         slices = self._slices(n)
         self.job = (args, slices)
         for event in self.start:
             event.set()
         lo, hi = slices[0]
         try:
-            if hi > lo:
-                self.kernel(*args, lo, hi)
+            call = self.call
+            self.results[0] = int((call.entry or call.record)(*args, lo, hi)) if hi > lo else 0
         finally:
             for event in self.done:
                 event.wait()
@@ -632,6 +660,7 @@ class _Pool:
             error = self.errors[0]
             self.errors.clear()
             raise error
+        return sum(self.results)
 
     def close(self) -> None:
         self.stopping = True
