@@ -22,7 +22,10 @@ One layer, written atomically (temp file in the same directory, then ``os.replac
 The task (see ``tests/test_ur_pick_place.py``): IK waypoints (robot-base frame, tool
 pointing down) move the cup above the box, down to ``HOVER`` above its top, close the
 gripper (the box is drawn 3 mm up to the cup, see ``CLEARANCE``), lift, carry the box to
-``PLACE`` (0.5 m away), set it down and open. A box too heavy for the shear limit (mass x
+``PLACE`` (0.5 m away), set it down and open. The scene carries this plan in its run
+settings (``customData["simrt"]`` of the PhysicsScene: ``steps``, ``ikTargets`` for the
+tool tip with its orientation, ``gripperActions``; see :data:`PLAN`), so
+``simrt run scenes/ur5e_suction.usda`` performs it. A box too heavy for the shear limit (mass x
 the transfer acceleration > ``SHEAR_LIMIT``; 2.5 kg with the test's 0.5 s carry) is
 dropped in the first half of the carry, when the horizontal acceleration loads the grip
 sideways; its weight alone is coaxial (unlimited) and does not release it.
@@ -34,7 +37,7 @@ import os
 import tempfile
 from pathlib import Path
 
-from pxr import Gf, Sdf, Usd, UsdGeom, UsdPhysics
+from pxr import Gf, Sdf, Usd, UsdGeom, UsdPhysics, Vt
 
 import runtime.schema  # noqa: F401  (registers the Isaac schemas before any stage exists)
 
@@ -76,6 +79,44 @@ CUP_HEIGHT = 0.02
 TOOL_ROT = (0.70710678, -0.70710678, 0.0, 0.0)  # (w, x, y, z)
 CUP_CENTER_Y = 0.1 + CUP_HEIGHT / 2
 FACE_Y = 0.1 + CUP_HEIGHT
+
+
+PLAN = (
+    # (tool-tip position in the robot-base frame [m], time it is reached [s]); the tool
+    # points down (TOOL_DOWN) throughout; the hold before each action lets the position
+    # servos (time constant ~0.2 s) settle on the waypoint
+    ((*PICK, TABLE_TOP_Z + BOX_SIZE + APPROACH), 0.0),  # start pose, settle
+    ((*PICK, TABLE_TOP_Z + BOX_SIZE + APPROACH), 0.2),
+    ((*PICK, TABLE_TOP_Z + BOX_SIZE + HOVER), 1.0),  # descend onto the box, hold
+    ((*PICK, TABLE_TOP_Z + BOX_SIZE + HOVER), 1.6),  # -> close
+    ((*PICK, TABLE_TOP_Z + BOX_SIZE + APPROACH), 2.2),  # lift
+    ((*PLACE, TABLE_TOP_Z + BOX_SIZE + APPROACH), 2.7),  # carry 0.5 m, hold
+    ((*PLACE, TABLE_TOP_Z + BOX_SIZE + APPROACH), 3.2),
+    ((*PLACE, TABLE_TOP_Z + BOX_SIZE + 0.003), 3.8),  # lower: box 1 mm above the table
+    ((*PLACE, TABLE_TOP_Z + BOX_SIZE + 0.003), 4.4),  # -> open
+    ((*PLACE, TABLE_TOP_Z + BOX_SIZE + APPROACH), 4.8),  # retreat
+)
+CLOSE_AT = 1.6
+"""Close once the cup is held at ``HOVER`` over the box, within the grip ray's clearance (a
+close ``@contact`` would fire at the first step the 2 cm grip ray reaches the box, during the
+descent, and weld the box 12 mm below where it sits)."""
+OPEN_AT = 4.4
+RUN_STEPS = 2800
+"""5.6 s at 500 Hz: the plan ends at 4.8 s; the rest lets the box come to rest."""
+IK_EVERY = 5
+
+
+def run_settings() -> dict:
+    """The scene's run settings: the pick-and-place plan (``runtime.run.config`` keys)."""
+    q = ",".join(f"{v:.8f}" for v in TOOL_DOWN)
+    targets = [f"{TOOL_TIP}={x:.4f},{y:.4f},{z:.4f},{q}@{t:g}" for (x, y, z), t in PLAN]
+    actions = [f"{GRIPPER}=close@{CLOSE_AT:g}", f"{GRIPPER}=open@{OPEN_AT:g}"]
+    return {
+        "steps": RUN_STEPS,
+        "ikEvery": IK_EVERY,
+        "ikTargets": Vt.StringArray(targets),
+        "gripperActions": Vt.StringArray(actions),
+    }
 
 
 def _box(stage: Usd.Stage, path: str, center, size, mass: float | None) -> Usd.Prim:
@@ -151,6 +192,7 @@ def author_scene(stage: Usd.Stage, asset_reference: str) -> None:
     scene.GetPrim().CreateAttribute("physxScene:timeStepsPerSecond", Sdf.ValueTypeNames.UInt).Set(
         500
     )
+    scene.GetPrim().SetCustomDataByKey("simrt", run_settings())
     _box(stage, "/World/Ground", (0.0, 0.0, -0.05), (3.0, 3.0, 0.1), None)
     _box(stage, "/World/Table", (0.45, 0.0, TABLE_TOP_Z / 2), (0.4, 0.9, TABLE_TOP_Z), None)
     _box(stage, BOX, (*PICK, TABLE_TOP_Z + BOX_SIZE / 2), (BOX_SIZE,) * 3, BOX_MASS)

@@ -50,6 +50,7 @@ def test_scheduled_close_grips_the_box_and_is_recorded_every_step(tmp_path):
         steps=120,
         out=tmp_path / "grip.zarr",
         setup=_at_pick_pose,
+        ik_targets=[],  # the scene's own pick-and-place plan replaced: hold the pick pose
         gripper_actions=[f"{S.GRIPPER}=close@0.05"],
         on_step=watch,
     )
