@@ -71,32 +71,42 @@ class SimEnv(gym.Env):
         return _single(observations), _single_info(infos)
 
     def step(self, action: Any) -> tuple[dict[str, np.ndarray], float, bool, bool, dict]:
-        """One env step (``decimation`` physics steps)."""
+        """One env step (``decimation`` physics steps).
+
+        Returns:
+            ``(observation, reward, terminated, truncated, info)``; ``info["diverged"]``:
+            MuJoCo diverged (the episode is truncated; :meth:`reset` before stepping on).
+        """
         vector = self.vector
         array = action if type(action) is np.ndarray else np.asarray(action)
         if array.shape != (vector.actions.size,):
             raise SimrtError(f"action must have shape ({vector.actions.size},), got {array.shape}")
         checked, diverged, restart = vector._advance(array.reshape(1, -1))
-        layout = vector.layout
-        observations = layout.observe_first()
-        batched = (
-            {name: values[None] for name, values in observations.items()}
-            if vector.reward_fn is not None or vector.terminated_fn is not None
-            else observations
+        observations = vector.layout.observe_first()
+        if (
+            vector.reward_fn is None
+            and vector.terminated_fn is None
+            and vector.recorder is None
+            and not diverged[0]
+        ):  # (the lean path: no array per outcome)
+            steps = int(vector.episode_steps[0]) + 1
+            vector.episode_steps[0] = steps
+            limit = vector.max_episode_steps
+            return observations, 0.0, False, limit is not None and steps >= limit, _NO_INFO.copy()
+        batched = {name: values[None] for name, values in observations.items()}
+        outcomes = vector._outcomes(batched, checked, diverged, restart)
+        _, rewards, terminated, truncated, infos = vector._end_step(
+            batched, checked, *outcomes, diverged, restart
         )
-        rewards, terminated, truncated = vector._outcomes(batched, checked, diverged, restart)
-        if vector.recorder is not None or bool(diverged[0]):
-            _, _, _, _, infos = vector._end_step(
-                batched, checked, rewards, terminated, truncated, diverged, restart
-            )
-            info = _single_info(infos)
-        else:
-            info = {"diverged": False}
+        info = _single_info(infos)
         return observations, float(rewards[0]), bool(terminated[0]), bool(truncated[0]), info
 
     def close(self) -> None:
         """Close the world."""
         self.vector.close()
+
+
+_NO_INFO = {"diverged": False}
 
 
 def _single(observations: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
