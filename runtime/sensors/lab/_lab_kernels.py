@@ -1,4 +1,4 @@
-"""Numba kernels of the lab sensors (contact sums, IMU, ray frames).
+"""Numba kernels of the lab sensors (contact sums and air times, IMU, ray frames, images).
 
 Kernels trust their inputs: shapes, dtypes and index ranges are checked by the sensor
 classes when they are built. Quaternions (w, x, y, z).
@@ -12,7 +12,14 @@ import numpy as np
 
 from runtime._jit import jit
 
-__all__ = ["contact_forces_kernel", "imu_kernel", "ray_hits_kernel", "ray_world_kernel"]
+__all__ = [
+    "camera_images_kernel",
+    "contact_update_kernel",
+    "history_push_kernel",
+    "imu_kernel",
+    "ray_frame_kernel",
+    "ray_hits_kernel",
+]
 
 
 @jit(inline=True)
@@ -33,7 +40,9 @@ def _rotate(q: np.ndarray, v0: float, v1: float, v2: float, sign: float) -> tupl
 
 
 @jit
-def contact_forces_kernel(
+def contact_update_kernel(
+    env: int,
+    elapsed: float,
     contact_geom: np.ndarray,
     contact_efc_address: np.ndarray,
     contact_dim: np.ndarray,
@@ -45,20 +54,28 @@ def contact_forces_kernel(
     geom_entity: np.ndarray,
     sensor_slot: np.ndarray,
     filter_slot: np.ndarray,
+    threshold: float,
+    track_air_time: bool,
+    scratch_count: np.ndarray,
     out_net: np.ndarray,
     out_matrix: np.ndarray,
     out_friction: np.ndarray,
-    out_pos_sum: np.ndarray,
-    out_count: np.ndarray,
+    out_points: np.ndarray,
+    out_air_times: np.ndarray,
 ) -> None:
-    """Sum MuJoCo's contact forces per (sensor body, partner) pair, normal and friction apart.
+    """One world's contact reading: forces per (sensor body, partner) pair and air times.
 
     The force of contact c (``mj_contactForce``'s decoding of ``efc_force``: elliptic cones
     read as is, pyramidal cones summed / differenced with the friction coefficients) acts
     from geom1 on geom2 in the contact frame (rows: normal, tangent 1, tangent 2); the body
-    of geom2 receives it, the body of geom1 its opposite.
+    of geom2 receives it, the body of geom1 its opposite. Normal parts go to ``out_net``
+    (every partner) and ``out_matrix`` (filter partners), friction parts to
+    ``out_friction``; ``out_points`` gets the mean contact point per pair (NaN without
+    contact). Air times follow Isaac Lab (in contact: ``|net| > threshold``).
 
     Args:
+        env: row of the outputs to write.
+        elapsed: time since the world's last update [s].
         contact_geom: (C, 2) geom ids, int32.
         contact_efc_address: (C,) first constraint row or -1, int32.
         contact_dim: (C,) contact dimension (1, 3, 4, 6), int32.
@@ -70,17 +87,25 @@ def contact_forces_kernel(
         geom_entity: (ngeom,) entity per geom or -1, int64.
         sensor_slot: (E,) sensor body slot per entity or -1, int64.
         filter_slot: (E,) filter partner slot per entity or -1, int64.
-        out_net: (B, 3) summed normal forces [N], world (written).
-        out_matrix: (B, M, 3) normal forces per filter partner [N] (written).
-        out_friction: (B, M, 3) friction forces per filter partner [N] (written).
-        out_pos_sum: (B, M, 3) sum of contact points per pair [m] (written).
-        out_count: (B, M) contacts per pair, float64 (written).
+        threshold: contact force threshold [N].
+        track_air_time: update the air / contact times.
+        scratch_count: (B, M) float64 scratch (contacts per pair).
+        out_net: (N, B, 3) summed normal forces [N], world (row ``env`` written).
+        out_matrix: (N, B, M, 3) normal forces per filter partner [N] (row written).
+        out_friction: (N, B, M, 3) friction forces per filter partner [N] (row written).
+        out_points: (N, B, M, 3) mean contact points [m] (row written).
+        out_air_times: (4, N, B) last air, current air, last contact, current contact
+            times [s] (column ``env`` updated when ``track_air_time``).
     """
-    out_net[:] = 0.0
-    out_matrix[:] = 0.0
-    out_friction[:] = 0.0
-    out_pos_sum[:] = 0.0
-    out_count[:] = 0.0
+    net = out_net[env]
+    matrix = out_matrix[env]
+    friction = out_friction[env]
+    points = out_points[env]
+    net[:] = 0.0
+    matrix[:] = 0.0
+    friction[:] = 0.0
+    points[:] = 0.0
+    scratch_count[:] = 0.0
     for c in range(contact_geom.shape[0]):
         e1 = geom_entity[contact_geom[c, 0]]
         e2 = geom_entity[contact_geom[c, 1]]
@@ -113,15 +138,51 @@ def contact_forces_kernel(
             m = filter_slot[other] if other >= 0 else -1
             for k in range(3):
                 normal = sign * f0 * contact_frame[c, k]
-                out_net[slot, k] += normal
+                net[slot, k] += normal
                 if m >= 0:
-                    out_matrix[slot, m, k] += normal
-                    out_friction[slot, m, k] += sign * (
+                    matrix[slot, m, k] += normal
+                    friction[slot, m, k] += sign * (
                         f1 * contact_frame[c, 3 + k] + f2 * contact_frame[c, 6 + k]
                     )
-                    out_pos_sum[slot, m, k] += contact_pos[c, k]
+                    points[slot, m, k] += contact_pos[c, k]
             if m >= 0:
-                out_count[slot, m] += 1.0
+                scratch_count[slot, m] += 1.0
+    for b in range(scratch_count.shape[0]):
+        for m in range(scratch_count.shape[1]):
+            count = scratch_count[b, m]
+            for k in range(3):
+                points[b, m, k] = points[b, m, k] / count if count > 0.0 else math.nan
+    if not track_air_time:
+        return
+    for b in range(net.shape[0]):
+        in_contact = math.sqrt(net[b, 0] ** 2 + net[b, 1] ** 2 + net[b, 2] ** 2) > threshold
+        air = out_air_times[1, env, b]
+        touch = out_air_times[3, env, b]
+        if in_contact:
+            if air > 0.0:
+                out_air_times[0, env, b] = air + elapsed
+            out_air_times[1, env, b] = 0.0
+            out_air_times[3, env, b] = touch + elapsed
+        else:
+            if touch > 0.0:
+                out_air_times[2, env, b] = touch + elapsed
+            out_air_times[1, env, b] = air + elapsed
+            out_air_times[3, env, b] = 0.0
+
+
+@jit
+def history_push_kernel(env: int, values: np.ndarray, out_history: np.ndarray) -> None:
+    """Shift world ``env``'s history one entry back and store its values first.
+
+    Args:
+        env: the world.
+        values: (N, K) the field, flattened per world.
+        out_history: (N, H, K) its history, index 0 the latest (row ``env`` updated).
+    """
+    history = out_history[env]
+    for h in range(history.shape[0] - 1, 0, -1):
+        history[h, :] = history[h - 1, :]
+    history[0, :] = values[env]
 
 
 @jit
@@ -222,52 +283,84 @@ def imu_kernel(
 
 
 @jit
-def ray_world_kernel(
-    position: np.ndarray,
-    orientation: np.ndarray,
+def ray_frame_kernel(
+    env: int,
+    body_position: np.ndarray,
+    body_orientation: np.ndarray,
+    offset_pos: np.ndarray,
+    offset_rot: np.ndarray,
+    drift: np.ndarray,
     alignment: int,
     ray_starts: np.ndarray,
     ray_directions: np.ndarray,
+    out_pos: np.ndarray,
+    out_quat: np.ndarray,
     out_origins: np.ndarray,
     out_directions: np.ndarray,
 ) -> None:
-    """World rays of a pattern in one of three alignments.
+    """A ray sensor's pose and its pattern's world rays.
 
-    0 base (full rotation), 1 yaw (starts turned by the heading only, directions kept),
-    2 world (starts translated only, directions kept).
+    The sensor frame is the body frame moved by the offset, then by ``drift[:3]`` (world)
+    and ``drift[3:5]`` (x / y in the aligned frame, applied in the world xy plane).
+    Alignment 0 base (full rotation), 1 yaw (starts turned by the heading only, directions
+    kept), 2 world (starts translated only, directions kept).
 
     Args:
-        position: (3,) sensor position [m], world.
-        orientation: (4,) sensor orientation, world.
+        env: row of ``out_pos`` / ``out_quat`` to write.
+        body_position: (3,) body origin [m], world.
+        body_orientation: (4,) body orientation, world.
+        offset_pos: (3,) sensor position in the body frame [m].
+        offset_rot: (4,) sensor orientation in the body frame.
+        drift: (5,) world drift [m] then the ray-start drift x, y [m].
         alignment: 0, 1 or 2 as above.
         ray_starts: (R, 3) [m], sensor frame.
         ray_directions: (R, 3) unit, sensor frame.
+        out_pos: (N, 3) sensor position [m], world (row ``env`` written).
+        out_quat: (N, 4) sensor orientation, world (row ``env`` written).
         out_origins: (R, 3) [m], world (written).
         out_directions: (R, 3) unit, world (written).
     """
-    q = np.empty(4)
+    q = body_orientation
+    ox, oy, oz = _rotate(q, offset_pos[0], offset_pos[1], offset_pos[2], 1.0)
+    a0, a1, a2, a3 = q[0], q[1], q[2], q[3]
+    b0, b1, b2, b3 = offset_rot[0], offset_rot[1], offset_rot[2], offset_rot[3]
+    s = out_quat[env]
+    s[0] = a0 * b0 - a1 * b1 - a2 * b2 - a3 * b3
+    s[1] = a0 * b1 + a1 * b0 + a2 * b3 - a3 * b2
+    s[2] = a0 * b2 - a1 * b3 + a2 * b0 + a3 * b1
+    s[3] = a0 * b3 + a1 * b2 - a2 * b1 + a3 * b0
+    turn = np.empty(4)
     if alignment == 0:
-        q[:] = orientation
+        turn[:] = s
     elif alignment == 1:
-        w, x, y, z = orientation[0], orientation[1], orientation[2], orientation[3]
+        w, x, y, z = s[0], s[1], s[2], s[3]
         yaw = math.atan2(2.0 * (w * z + x * y), 1.0 - 2.0 * (y * y + z * z))
-        q[0] = math.cos(0.5 * yaw)
-        q[1] = 0.0
-        q[2] = 0.0
-        q[3] = math.sin(0.5 * yaw)
+        turn[0] = math.cos(0.5 * yaw)
+        turn[1] = 0.0
+        turn[2] = 0.0
+        turn[3] = math.sin(0.5 * yaw)
     else:
-        q[0] = 1.0
-        q[1] = 0.0
-        q[2] = 0.0
-        q[3] = 0.0
+        turn[0] = 1.0
+        turn[1] = 0.0
+        turn[2] = 0.0
+        turn[3] = 0.0
+    dx, dy, _ = _rotate(turn, drift[3], drift[4], 0.0, 1.0)
+    px = body_position[0] + ox + drift[0] + dx
+    py = body_position[1] + oy + drift[1] + dy
+    pz = body_position[2] + oz + drift[2]
+    out_pos[env, 0] = px
+    out_pos[env, 1] = py
+    out_pos[env, 2] = pz
     for i in range(ray_starts.shape[0]):
-        r = _rotate(q, ray_starts[i, 0], ray_starts[i, 1], ray_starts[i, 2], 1.0)
-        out_origins[i, 0] = position[0] + r[0]
-        out_origins[i, 1] = position[1] + r[1]
-        out_origins[i, 2] = position[2] + r[2]
+        r = _rotate(turn, ray_starts[i, 0], ray_starts[i, 1], ray_starts[i, 2], 1.0)
+        out_origins[i, 0] = px + r[0]
+        out_origins[i, 1] = py + r[1]
+        out_origins[i, 2] = pz + r[2]
         if alignment == 0:
-            r = _rotate(q, ray_directions[i, 0], ray_directions[i, 1], ray_directions[i, 2], 1.0)
-            out_directions[i, 0], out_directions[i, 1], out_directions[i, 2] = r
+            r = _rotate(turn, ray_directions[i, 0], ray_directions[i, 1], ray_directions[i, 2], 1.0)
+            out_directions[i, 0] = r[0]
+            out_directions[i, 1] = r[1]
+            out_directions[i, 2] = r[2]
         else:
             out_directions[i, 0] = ray_directions[i, 0]
             out_directions[i, 1] = ray_directions[i, 1]
@@ -280,21 +373,29 @@ def ray_hits_kernel(
     origins: np.ndarray,
     directions: np.ndarray,
     distances: np.ndarray,
+    hit_ids: np.ndarray,
     z_drift: float,
     out_hits: np.ndarray,
+    out_distances: np.ndarray,
+    out_hit_ids: np.ndarray,
 ) -> None:
     """Hit points ``origin + distance * direction`` (misses: inf), z shifted by ``z_drift``.
 
     Args:
-        env: row of ``out_hits`` to write.
+        env: row of the outputs to write.
         origins: (R, 3) [m], world.
         directions: (R, 3) unit, world.
         distances: (R,) [m] or inf.
+        hit_ids: (R,) hit collider ids or -1, int64.
         z_drift: added to every hit's z [m].
         out_hits: (N, R, 3) [m], world (row ``env`` written).
+        out_distances: (N, R) [m] (row ``env`` written).
+        out_hit_ids: (N, R) int64 (row ``env`` written).
     """
     for i in range(origins.shape[0]):
         d = distances[i]
+        out_distances[env, i] = d
+        out_hit_ids[env, i] = hit_ids[i]
         if math.isinf(d):
             out_hits[env, i, 0] = math.inf
             out_hits[env, i, 1] = math.inf
@@ -303,3 +404,49 @@ def ray_hits_kernel(
             out_hits[env, i, 0] = origins[i, 0] + d * directions[i, 0]
             out_hits[env, i, 1] = origins[i, 1] + d * directions[i, 1]
             out_hits[env, i, 2] = origins[i, 2] + d * directions[i, 2] + z_drift
+
+
+@jit
+def camera_images_kernel(
+    env: int,
+    distances: np.ndarray,
+    normals: np.ndarray,
+    forward: np.ndarray,
+    max_distance: float,
+    clipping: int,
+    out_plane: np.ndarray,
+    out_camera: np.ndarray,
+    out_normals: np.ndarray,
+) -> None:
+    """Depth images of one world from the pixel rays' distances.
+
+    Args:
+        env: row of the outputs to write.
+        distances: (P,) distance along each pixel ray [m] or inf.
+        normals: (P, 3) unit world normals of the hits.
+        forward: (P,) each pixel ray's component along the optical axis.
+        max_distance: the sensor's largest distance [m].
+        clipping: 0 none (misses inf), 1 max (misses and farther: max_distance),
+            2 zero (misses and farther: 0).
+        out_plane: (N, P) distance to the image plane [m] (row ``env`` written).
+        out_camera: (N, P) distance to the camera [m] (row ``env`` written).
+        out_normals: (N, P, 3) normals, misses inf (row ``env`` written).
+    """
+    for i in range(distances.shape[0]):
+        d = distances[i]
+        if math.isinf(d):
+            plane = math.inf
+            for k in range(3):
+                out_normals[env, i, k] = math.inf
+        else:
+            plane = d * forward[i]
+            for k in range(3):
+                out_normals[env, i, k] = normals[i, k]
+        if clipping == 1:
+            d = min(d, max_distance)
+            plane = min(plane, max_distance)
+        elif clipping == 2:
+            d = 0.0 if d > max_distance else d
+            plane = 0.0 if plane > max_distance else plane
+        out_plane[env, i] = plane
+        out_camera[env, i] = d

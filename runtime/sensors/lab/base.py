@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from runtime.sensors.lab._lab_kernels import history_push_kernel
 from runtime.sensors.lab.bodies import BodyIndex, body_index_of
 
 __all__ = ["LabSensor", "LabConfigError"]
@@ -148,14 +149,21 @@ class LabSensor:
             array = np.zeros((value.shape[0], length, *value.shape[1:]), value.dtype)
             self._histories[name] = array
             setattr(self.data, f"{name}_history", array)
+        n = self.num_envs
+        self._flat_histories = []
+        for name, array in self._histories.items():
+            value = getattr(self.data, name)
+            if not value.flags.c_contiguous:  # pragma: no cover - by construction
+                raise AssertionError(f"{name} must be C-contiguous to keep a history")
+            flat = (value.reshape(n, -1), array.reshape(n, array.shape[1], -1))
+            self._flat_histories.append(flat)
 
     _keeps_history_always = False
     """Isaac Lab keeps a contact sensor's history even at length 0 (as one entry)."""
 
     def _push_history(self, env: int) -> None:
-        for name, array in self._histories.items():
-            array[env, 1:] = array[env, :-1]
-            array[env, 0] = getattr(self.data, name)[env]
+        for values, history in self._flat_histories:
+            history_push_kernel(env, values, history)
 
     # ------------------------------------------------------------------ clock
 
@@ -174,22 +182,31 @@ class LabSensor:
             return
         if len(datas) != self.num_envs:
             raise ValueError(f"{self._prefix}: expected {self.num_envs} MjData, got {len(datas)}")
-        self.timestamp += dt
-        self._outdated |= (
-            self.timestamp - self.timestamp_last_update + _PERIOD_TOLERANCE >= self.update_period
-        )
-        if force_recompute:
-            self._outdated[:] = True
-        due = np.flatnonzero(self._outdated)
+        timestamp = self.timestamp
+        timestamp += dt
+        last = self.timestamp_last_update
+        if self.update_period == 0.0 or force_recompute:
+            due: Any = range(self.num_envs)  # every world, every call
+            np.subtract(timestamp, last, out=self._elapsed)
+            for env in due:
+                self._update_world(env, datas[env])
+                if self._flat_histories:
+                    self._push_history(env)
+            last[:] = timestamp
+            self._outdated[:] = False
+            return
+        outdated = self._outdated
+        outdated |= timestamp - last + _PERIOD_TOLERANCE >= self.update_period
+        due = np.flatnonzero(outdated)
         if due.size == 0:
             return
-        np.subtract(self.timestamp, self.timestamp_last_update, out=self._elapsed)
+        np.subtract(timestamp, last, out=self._elapsed)
         for env in due.tolist():
             self._update_world(env, datas[env])
-            if self._histories:
+            if self._flat_histories:
                 self._push_history(env)
-        self.timestamp_last_update[due] = self.timestamp[due]
-        self._outdated[due] = False
+        last[due] = timestamp[due]
+        outdated[due] = False
 
     def reset(self, env_ids: Sequence[int] | None = None) -> None:
         """Reset the clocks, histories and per-world state of ``env_ids`` (None: all)."""

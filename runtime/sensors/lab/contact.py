@@ -17,7 +17,7 @@ from typing import Any
 import mujoco
 import numpy as np
 
-from runtime.sensors.lab._lab_kernels import contact_forces_kernel
+from runtime.sensors.lab._lab_kernels import contact_update_kernel
 from runtime.sensors.lab.base import LabSensor
 
 __all__ = ["ContactSensor", "ContactSensorData"]
@@ -38,9 +38,9 @@ class ContactSensorData:
         force_matrix_w: normal forces from each filter partner, (N, B, M, 3).
         force_matrix_w_history: (N, H, B, M, 3).
         contact_pos_w: mean contact point per pair, NaN without contact, (N, B, M, 3)
-            (``track_contact_points``).
+            (always computed; Isaac Lab fills it with ``track_contact_points``).
         friction_forces_w: friction forces from each filter partner, (N, B, M, 3)
-            (``track_friction_forces``).
+            (always computed; Isaac Lab: ``track_friction_forces``).
         last_air_time: length of the last flight, (N, B) (``track_air_time``).
         current_air_time: time since contact was lost (0 in contact), (N, B).
         last_contact_time: length of the last contact, (N, B).
@@ -62,19 +62,25 @@ class ContactSensorData:
 
     @classmethod
     def zeros(cls, n: int, b: int, m: int) -> ContactSensorData:
-        """Arrays of N worlds, B bodies and M filter partners (history set by the sensor)."""
-        return cls(
+        """Arrays of N worlds, B bodies and M filter partners (history set by the sensor).
+
+        The four time arrays are views of one (4, N, B) block (``_times``).
+        """
+        times = np.zeros((4, n, b))
+        data = cls(
             pos_w=np.zeros((n, b, 3)),
             quat_w=np.tile([1.0, 0.0, 0.0, 0.0], (n, b, 1)),
             net_forces_w=np.zeros((n, b, 3)),
             force_matrix_w=np.zeros((n, b, m, 3)),
             contact_pos_w=np.full((n, b, m, 3), np.nan),
             friction_forces_w=np.zeros((n, b, m, 3)),
-            last_air_time=np.zeros((n, b)),
-            current_air_time=np.zeros((n, b)),
-            last_contact_time=np.zeros((n, b)),
-            current_contact_time=np.zeros((n, b)),
+            last_air_time=times[0],
+            current_air_time=times[1],
+            last_contact_time=times[2],
+            current_contact_time=times[3],
         )
+        data._times = times  # type: ignore[attr-defined]
+        return data
 
 
 class ContactSensor(LabSensor):
@@ -134,59 +140,38 @@ class ContactSensor(LabSensor):
         self._pyramidal = bool(self.model.opt.cone == mujoco.mjtCone.mjCONE_PYRAMIDAL)
         b, m = len(sensor), len(partners)
         self.data = ContactSensorData.zeros(self.num_envs, b, m)
-        self._pos_sum = np.zeros((b, m, 3))
         self._count = np.zeros((b, m))
-        self._net = np.zeros((b, 3))
-        self._matrix = np.zeros((b, m, 3))
-        self._friction = np.zeros((b, m, 3))
         self._geom_entity = np.ascontiguousarray(self.bodies.geom_entity)
+        self._no_contacts = (
+            np.zeros((0, 2), np.int32),
+            np.zeros(0, np.int32),
+            np.zeros(0, np.int32),
+            np.zeros((0, 9)),
+            np.zeros((0, 5)),
+            np.zeros((0, 3)),
+        )
 
     def _setup_disabled(self) -> None:
         self.body_paths = self.body_names = self.filter_paths = ()
         self.data = ContactSensorData.zeros(self.num_envs, 0, 0)
 
     def _update_world(self, env: int, data: Any) -> None:
-        contact = data.contact
-        ncon = int(data.ncon)
-        if ncon:
-            geom, adr, dim = contact.geom, contact.efc_address, contact.dim
-            frame, friction, pos = contact.frame, contact.friction, contact.pos
+        if data.ncon:
+            contact = data.contact
+            arrays = (contact.geom, contact.efc_address, contact.dim, contact.frame,
+                      contact.friction, contact.pos)  # fmt: skip
         else:
-            geom = np.zeros((0, 2), np.int32)
-            adr = dim = np.zeros(0, np.int32)
-            frame, friction, pos = np.zeros((0, 9)), np.zeros((0, 5)), np.zeros((0, 3))
-        contact_forces_kernel(
-            geom, adr, dim, frame, friction, pos, data.efc_force, self._pyramidal,
-            self._geom_entity, self._sensor_slot, self._filter_slot, self._net,
-            self._matrix, self._friction, self._pos_sum, self._count,
-        )  # fmt: skip
+            arrays = self._no_contacts
         d = self.data
-        cfg = self.config
-        d.net_forces_w[env] = self._net
-        if self._matrix.size:
-            d.force_matrix_w[env] = self._matrix
-            if cfg.track_friction_forces:
-                d.friction_forces_w[env] = self._friction
-            if cfg.track_contact_points:
-                with np.errstate(invalid="ignore", divide="ignore"):
-                    d.contact_pos_w[env] = self._pos_sum / self._count[..., None]
-        if cfg.track_pose:
+        contact_update_kernel(
+            env, float(self._elapsed[env]), *arrays, data.efc_force, self._pyramidal,
+            self._geom_entity, self._sensor_slot, self._filter_slot, self._threshold,
+            bool(self.config.track_air_time), self._count, d.net_forces_w, d.force_matrix_w,
+            d.friction_forces_w, d.contact_pos_w, d._times,
+        )  # fmt: skip
+        if self.config.track_pose:
             for b, entity in enumerate(self._sensor_entities):
                 d.pos_w[env, b], d.quat_w[env, b] = self.entity_pose(data, entity)
-        if cfg.track_air_time:
-            self._air_time(env)
-
-    def _air_time(self, env: int) -> None:
-        d = self.data
-        elapsed = self._elapsed[env]
-        in_contact = np.linalg.norm(d.net_forces_w[env], axis=-1) > self._threshold
-        air, touch = d.current_air_time[env], d.current_contact_time[env]
-        first_contact = (air > 0.0) & in_contact
-        first_air = (touch > 0.0) & ~in_contact
-        d.last_air_time[env] = np.where(first_contact, air + elapsed, d.last_air_time[env])
-        d.current_air_time[env] = np.where(in_contact, 0.0, air + elapsed)
-        d.last_contact_time[env] = np.where(first_air, touch + elapsed, d.last_contact_time[env])
-        d.current_contact_time[env] = np.where(in_contact, touch + elapsed, 0.0)
 
     def _reset_world(self, env: int) -> None:
         d = self.data

@@ -22,16 +22,17 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import mujoco
 import numpy as np
 
-from runtime.sensors.lab._lab_kernels import ray_hits_kernel, ray_world_kernel
+from runtime.sensors.lab._lab_kernels import (
+    camera_images_kernel,
+    ray_frame_kernel,
+    ray_hits_kernel,
+)
 from runtime.sensors.lab._math import (
     quat_conjugate,
     quat_from_matrix,
     quat_multiply,
-    quat_rotate,
-    quat_yaw,
 )
 from runtime.sensors.lab.base import LabSensor
 from runtime.sensors.lab.bodies import compile_path_expression
@@ -57,6 +58,7 @@ _CONVENTION_AXES = {
     "opengl": np.array([[0.0, -1.0, 0.0], [0.0, 0.0, 1.0], [-1.0, 0.0, 0.0]]),
 }
 _CONVENTION_QUATS = {name: quat_from_matrix(m) for name, m in _CONVENTION_AXES.items()}
+_INVERSE_QUATS = {name: quat_conjugate(q) for name, q in _CONVENTION_QUATS.items()}
 
 
 def build_ray_scene(stage: Any, body_paths: Sequence[str], mesh_prim_paths: Sequence[str] = ()):
@@ -162,6 +164,8 @@ class RayCaster(LabSensor):
         if len(found) != 1:
             raise self.fail("prim_path", f"must match exactly one body, matches {len(found)}")
         self._entity = found[0]
+        self._static = bool(self.bodies.is_static[found[0]])
+        self._body = int(self.bodies.body_ids[found[0]])
         self.body_path = self.bodies.paths[found[0]]
         self._offset_pos, self._offset_rot = check_offset(self, cfg.offset)
         self._setup_alignment()
@@ -184,10 +188,8 @@ class RayCaster(LabSensor):
         self._hit_ids = np.zeros(r, np.int64)
         self._normals = np.zeros((r, 3))
         self._rng = np.random.default_rng(int(cfg.seed))
-        self._pose_scratch = (np.zeros(3), np.zeros(4))
-        self._drift = np.zeros((self.num_envs, 3))
-        self._has_drift = self._drift_range != (0.0, 0.0)
-        self._cast_drift = np.zeros((self.num_envs, 3))
+        # per world: drift x y z [m], ray-start drift x y [m], hit z drift [m]
+        self._drift = np.zeros((self.num_envs, 6))
         self._allocate_data(r)
         for env in range(self.num_envs):
             self._reset_world(env)
@@ -236,9 +238,17 @@ class RayCaster(LabSensor):
         if missing:
             raise self.fail("ray_scene", f"bodies unknown to the model: {missing[:3]}")
         entities = np.array([index[p] for p in scene.body_paths], np.int64)
-        moving = ~self.bodies.is_static[entities]
+        # poses are passed only when a moving body owns collision geometry of the scene
+        owners = set(scene.group_paths)
+        moving = ~self.bodies.is_static[entities] & np.array(
+            [p in owners for p in scene.body_paths], bool
+        )
         self._scene_rows = np.ascontiguousarray(np.flatnonzero(moving))
         self._scene_ids = np.ascontiguousarray(self.bodies.body_ids[entities[moving]])
+        if self._scene_rows.size:  # every moving body's row is filled each cast
+            rows = np.flatnonzero(~self.bodies.is_static[entities])
+            self._scene_rows = np.ascontiguousarray(rows)
+            self._scene_ids = np.ascontiguousarray(self.bodies.body_ids[entities[rows]])
         self._scene_pos = np.ascontiguousarray(self.bodies.static_positions[entities])
         self._scene_quat = np.ascontiguousarray(self.bodies.static_orientations[entities])
 
@@ -260,53 +270,44 @@ class RayCaster(LabSensor):
 
     def _reset_world(self, env: int) -> None:
         low, high = self._drift_range
-        self._drift[env] = self._rng.uniform(low, high, 3) if high > low else low
+        self._drift[env, :3] = self._rng.uniform(low, high, 3) if high > low else low
         for axis, (low, high) in enumerate(self._cast_drift_ranges):
-            self._cast_drift[env, axis] = self._rng.uniform(low, high) if high > low else low
+            self._drift[env, 3 + axis] = self._rng.uniform(low, high) if high > low else low
 
     # ------------------------------------------------------------------ update
 
-    def _sensor_pose(self, data: Any) -> tuple[np.ndarray, np.ndarray]:
-        pos, quat = self.entity_pose(data, self._entity)
-        shift, turned = self._pose_scratch
-        mujoco.mju_rotVecQuat(shift, self._offset_pos, quat)  # (MuJoCo's, without NumPy calls)
-        mujoco.mju_mulQuat(turned, quat, self._offset_rot)
-        return pos + shift, turned
-
-    def _cast(self, env: int, data: Any) -> None:
-        pos, quat = self._sensor_pose(data)
-        drift = self._cast_drift[env]
-        if self._has_drift:
-            pos = pos + self._drift[env]
-        if drift[0] or drift[1]:
-            shift = np.array([drift[0], drift[1], 0.0])
-            if self._alignment == 0:
-                shift = quat_rotate(quat, shift)
-            elif self._alignment == 1:
-                shift = quat_rotate(quat_yaw(quat), shift)
-            pos = pos + np.array([shift[0], shift[1], 0.0])
-        self.data.pos_w[env] = pos
-        self.data.quat_w[env] = quat
-        ray_world_kernel(
-            self.data.pos_w[env], self.data.quat_w[env], self._alignment, self.ray_starts,
-            self.ray_directions, self._origins, self._directions,
+    def _cast(self, env: int, data: Any, out: Any) -> None:
+        """Cast world ``env``'s rays; pose and hits into ``out`` (a RayCasterData)."""
+        entity = self._entity
+        if self._static:
+            position = self.bodies.static_positions[entity]
+            orientation = self.bodies.static_orientations[entity]
+        else:
+            position = data.xpos[self._body]
+            orientation = data.xquat[self._body]
+        drift = self._drift[env]
+        ray_frame_kernel(
+            env, position, orientation, self._offset_pos, self._offset_rot, drift,
+            self._alignment, self.ray_starts, self.ray_directions, out.pos_w, out.quat_w,
+            self._origins, self._directions,
         )  # fmt: skip
         if self._scene_rows.size:
             self._scene_pos[self._scene_rows] = data.xpos[self._scene_ids]
             self._scene_quat[self._scene_rows] = data.xquat[self._scene_ids]
+            poses = (self._scene_pos, self._scene_quat)
+        else:
+            poses = (None, None)
         self.ray_scene.cast_trusted(
-            self._origins, self._directions, self._max, self._scene_pos, self._scene_quat,
-            self._distances, self._hit_ids, self._normals,
+            self._origins, self._directions, self._max, *poses, self._distances,
+            self._hit_ids, self._normals,
         )  # fmt: skip
         ray_hits_kernel(
-            env, self._origins, self._directions, self._distances, float(drift[2]),
-            self.data.ray_hits_w,
+            env, self._origins, self._directions, self._distances, self._hit_ids,
+            float(drift[5]), out.ray_hits_w, out.ray_distances, out.ray_hit_ids,
         )  # fmt: skip
-        self.data.ray_distances[env] = self._distances
-        self.data.ray_hit_ids[env] = self._hit_ids
 
     def _update_world(self, env: int, data: Any) -> None:
-        self._cast(env, data)
+        self._cast(env, data, self.data)
 
     def hit_paths(self, env: int = 0) -> list[str | None]:
         """Path of the collider each ray of world ``env`` hit (None: a miss)."""
@@ -366,6 +367,7 @@ class RayCasterCamera(RayCaster):
         self._types = types
         if cfg.depth_clipping_behavior not in _CLIPPING:
             raise self.fail("depth_clipping_behavior", f"must be one of {_CLIPPING}")
+        self._clipping = _CLIPPING.index(cfg.depth_clipping_behavior)
 
     def _setup_pattern(self) -> None:
         pattern = self.config.pattern_cfg
@@ -382,10 +384,16 @@ class RayCasterCamera(RayCaster):
     def _allocate_data(self, r: int) -> None:
         n = self.num_envs
         h, w = self._shape if r else (0, 0)
-        output = {}
-        for name in getattr(self, "_types", ()):
-            channels = 3 if name == "normals" else 1
-            output[name] = np.full((n, h, w, channels), np.inf)
+        images = {
+            "distance_to_image_plane": np.full((n, h, w, 1), np.inf),
+            "distance_to_camera": np.full((n, h, w, 1), np.inf),
+            "normals": np.full((n, h, w, 3), np.inf),
+        }
+        self._images = (
+            images["distance_to_image_plane"].reshape(n, h * w),
+            images["distance_to_camera"].reshape(n, h * w),
+            images["normals"].reshape(n, h * w, 3),
+        )
         self.data = RayCasterCameraData(
             pos_w=np.zeros((n, 3)),
             quat_w_world=np.tile([1.0, 0.0, 0.0, 0.0], (n, 1)),
@@ -393,15 +401,14 @@ class RayCasterCamera(RayCaster):
             quat_w_opengl=np.tile([1.0, 0.0, 0.0, 0.0], (n, 1)),
             intrinsic_matrices=np.tile(self._matrix if r else np.eye(3), (n, 1, 1)),
             image_shape=(h, w),
-            output=output,
+            output={k: images[k] for k in getattr(self, "_types", ())},
             info=[{} for _ in range(n)],
             ray_hit_ids=np.full((n, r), -1, np.int64),
         )
-        self._hits = np.zeros((n, r, 3))
-        self._scratch = RayCasterData(
+        self._rays = RayCasterData(
             pos_w=self.data.pos_w,
             quat_w=self.data.quat_w_world,
-            ray_hits_w=self._hits,
+            ray_hits_w=np.zeros((n, r, 3)),
             ray_distances=np.zeros((n, r)),
             ray_hit_ids=self.data.ray_hit_ids,
         )
@@ -412,33 +419,15 @@ class RayCasterCamera(RayCaster):
         super()._setup_disabled()
 
     def _update_world(self, env: int, data: Any) -> None:
-        camera_data = self.data
-        self.data = self._scratch  # the ray caster's fields, then the images
-        try:
-            self._cast(env, data)
-        finally:
-            self.data = camera_data
-        quat = camera_data.quat_w_world[env]
-        camera_data.quat_w_ros[env] = quat_multiply(quat, quat_conjugate(_CONVENTION_QUATS["ros"]))
-        camera_data.quat_w_opengl[env] = quat_multiply(
-            quat, quat_conjugate(_CONVENTION_QUATS["opengl"])
-        )
-        h, w = self._shape
-        distance = self._distances
-        miss = np.isinf(distance)
-        clip = self.config.depth_clipping_behavior
-        for name, image in camera_data.output.items():
-            if name == "normals":
-                values = np.where(miss[:, None], np.inf, self._normals)
-                image[env] = values.reshape(h, w, 3)
-                continue
-            values = distance * self._forward if name == "distance_to_image_plane" else distance
-            values = np.where(miss, np.inf, values)
-            if clip == "max":
-                values = np.minimum(values, self._max[0])
-            elif clip == "zero":
-                values = np.where(values > self._max[0], 0.0, values)
-            image[env] = values.reshape(h, w, 1)
+        camera = self.data
+        self._cast(env, data, self._rays)
+        quat = camera.quat_w_world[env]
+        camera.quat_w_ros[env] = quat_multiply(quat, _INVERSE_QUATS["ros"])
+        camera.quat_w_opengl[env] = quat_multiply(quat, _INVERSE_QUATS["opengl"])
+        camera_images_kernel(
+            env, self._distances, self._normals, self._forward, float(self._max[0]),
+            self._clipping, *self._images,
+        )  # fmt: skip
 
 
 def _pattern_field(error: ValueError) -> str:
