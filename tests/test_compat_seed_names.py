@@ -120,7 +120,7 @@ POSER = [
     "IKSolverRegistry",
 ]
 
-# issue 17 / sensors.md 7: isaacsim.sensors.experimental.physics (seed 003 links it)
+# issue 17 / sensor spec §7: isaacsim.sensors.experimental.physics (seed 003 links it)
 SENSORS = [
     "Contact",
     "Contact.create",

@@ -2,7 +2,7 @@
 
 An IMU authored with ``IMU.create(...)`` must read exactly like one authored by hand (same
 body, same offset, same widths) when both are stepped by simrt's SensorRuntime beside
-MuJoCo; the authoring rules of sensors.md 7 / table 1.7; the interface accessors return the
+MuJoCo; the authoring rules of sensor spec §7 / table 1.7; the interface accessors return the
 same readings as the runtime's sensors; Isaac's logger names receive simrt's records.
 """
 

@@ -1,6 +1,6 @@
 """Isaac-named sensor wrappers (runtime.compat.isaac_sensors) on the simple arm in MuJoCo.
 
-The wrappers only rename and reshape simrt readings (sensors.md 3.4, 4.6, 5.5, 6, 7); the
+The wrappers only rename and reshape simrt readings (sensor spec §3.4, 4.6, 5.5, 6, 7); the
 numbers they return are checked against MuJoCo's own data of the same step: the IMU's
 orientation and angular velocity against the link body's ``xquat`` / local
 ``mj_objectVelocity``, ray depths against ``mj_ray`` from the reported ray origins, the

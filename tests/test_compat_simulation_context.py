@@ -4,7 +4,7 @@ A script drives the simple arm through ``SimulationContext`` play / pause / stop
 the compat wrappers and interfaces find the running simulation without ``runtime=``. The
 readings are compared with an engine + sensor runtime stepped by hand on the same scene
 (whose numbers tests/test_compat_sensors.py checks against MuJoCo's own data); the
-lifecycle follows sensors.md 2.3 (invalid before play and after stop, time and step
+lifecycle follows sensor spec §2.3 (invalid before play and after stop, time and step
 counter restart, determinism across stop / play).
 """
 
@@ -77,7 +77,7 @@ def test_lifecycle_timeline_and_readings_before_play_and_after_stop():
     with pytest.raises(ValueError, match="IsaacImuSensor"):
         IMUSensor(CONTACT)
 
-    # before play: nothing exists, every reading is invalid (sensors.md 2.3, R4)
+    # before play: nothing exists, every reading is invalid (sensor spec §2.3, R4)
     assert not imu.get_sensor_reading().is_valid
     assert not contact.get_sensor_reading().is_valid
     assert contact.get_current_frame() == {"time": 0.0, "physics_step": 0.0}

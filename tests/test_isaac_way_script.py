@@ -5,7 +5,7 @@ It creates a simulation context, authors a contact sensor and an IMU with Isaac'
 reads ``get_current_frame()`` / ``get_sensor_reading()`` -- no runtime is passed anywhere.
 Its readings equal those of today's explicit API (``MujocoEngine`` + ``SensorRuntime``
 stepped by hand) on the same scene, step for step; and the physics is checked against
-Newton (sensors.md C1 / I10): a 1 kg cube resting on the ground reads a contact force of
+Newton (sensor spec §C1 / I10): a 1 kg cube resting on the ground reads a contact force of
 m g and an upward specific force of g.
 """
 

@@ -388,7 +388,7 @@ __all__ += [
 ]
 
 # ---------------------------------------------------------------- sensors (engine/run area)
-# Isaac Sim's sensor Python layer (sensors.md 7): wrappers need the SensorRuntime stepping
+# Isaac Sim's sensor Python layer (sensor spec §7): wrappers need the SensorRuntime stepping
 # the sensor: ``IMUSensor(path, runtime=sensor_runtime).get_data()``.
 from runtime.compat.isaac_sensors import (  # noqa: E402
     ContactSensor,

@@ -2,7 +2,7 @@
 
 ``isaacsim.sensors.experimental.physics`` authors sensor prims with ``X.create(paths, ...)``
 and wraps existing ones with ``X(paths, ...)``; getters / setters read and write the schema
-attributes (sensors.md 1.3-1.5, 1.7, 7). The prims are the ``IsaacContactSensor`` /
+attributes (sensor spec §1.3-1.5, 1.7, 7). The prims are the ``IsaacContactSensor`` /
 ``IsaacImuSensor`` / ``IsaacRaycastSensor`` typed prims that simrt's
 :class:`~runtime.sensors.SensorRuntime` discovers, so a sensor authored here reads exactly
 like one authored by hand.
@@ -21,7 +21,7 @@ stay accepted as aliases (giving both with different values raises ``ValueError`
 Stage: Isaac uses the application's current stage. Here every call takes ``stage=``, or the
 stage given once to :func:`set_current_stage` (a ``SimulationContext`` sets it).
 
-Rules (sensors.md 7): ``create`` always makes a new prim, numbering the name when the path
+Rules (sensor spec §7): ``create`` always makes a new prim, numbering the name when the path
 is taken (``/World/Cube/Sensor``, then ``/World/Cube/Sensor_01``, ...); a trailing slash is
 stripped; a path without a parent prim raises ``RuntimeError``; ``positions`` (world) and
 ``translations`` (local) together raise ``ValueError``; ``Contact`` needs an enabled
@@ -496,7 +496,7 @@ class Contact(_SensorPrim):
 def find_parent_rigid_body_or_self(prim: Usd.Prim) -> Usd.Prim | None:
     """``prim`` when it is an enabled rigid body, else its rigid-body ancestor (or None).
 
-    Same rule as :func:`runtime.schema._sensor_readers.find_parent_rigid_body` (sensors.md
+    Same rule as :func:`runtime.schema._sensor_readers.find_parent_rigid_body` (sensor spec
     1.8), which starts at the parent of a sensor prim; here the prospective sensor's parent
     itself counts.
     """

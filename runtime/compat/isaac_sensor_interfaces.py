@@ -8,7 +8,7 @@ interface) reading from the running simulation of the current stage's
 is invalid, as before play in Isaac), or from the :class:`~runtime.sensors.SensorRuntime`
 given to :meth:`SensorInterface.bind_runtime`; every number comes from that simrt sensor.
 
-Reading structs (sensors.md 3.4, 4.6, 5.5, 6.1, 6.2): ``ContactSensorReading``,
+Reading structs (sensor spec §3.4, 4.6, 5.5, 6.1, 6.2): ``ContactSensorReading``,
 ``EffortSensorReading``, ``JointStateSensorReading`` and ``RaycastSensorReading`` are simrt's
 reading dataclasses (Isaac's fields plus ``step``); ``IMUSensorReading`` is the C++ struct
 with separate ``*_x/y/z`` / ``orientation_w/x/y/z`` fields (simrt's
@@ -51,7 +51,7 @@ EffortSensorReading = EffortReading
 """``EffortSensorReading``: ``value``, ``time``, ``is_valid`` (+ ``step``)."""
 
 JointStateSensorReading = JointStateReading
-"""``JointStateSensorReading``: ``dof_names``, ``positions``, ... (sensors.md 6.1)."""
+"""``JointStateSensorReading``: ``dof_names``, ``positions``, ... (sensor spec §6.1)."""
 
 RaycastSensorReading = RaycastReading
 """``RaycastSensorReading``: ``ray_count``, ``depths``, ``hit_positions``, ... (5.5)."""
@@ -62,7 +62,7 @@ IMUSensorReading = ImuSensorReading
 
 @dataclass(frozen=True)
 class IMURawData:
-    """One raw IMU sample (sensors.md 4.6 ``ImuRawData``): defaults 0 except ``orientation_w``.
+    """One raw IMU sample (sensor spec §4.6 ``ImuRawData``): defaults 0 except ``orientation_w``.
 
     Attributes:
         time: sample time [s].

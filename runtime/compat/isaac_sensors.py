@@ -1,6 +1,6 @@
 """Isaac Sim sensor Python-layer names over simrt's :class:`~runtime.sensors.SensorRuntime`.
 
-Thin wrappers with the reference's class names, methods and return shapes (sensors.md 3.4,
+Thin wrappers with the reference's class names, methods and return shapes (sensor spec §3.4,
 4.6, 5.5, 6.1, 6.2 and 7); every number comes from the simrt sensor the wrapper looks up in
 a runtime. The only state a wrapper keeps is what the reference's Python layer keeps: the
 last frame (contact and IMU frames are updated only by valid readings, so they go stale
@@ -211,7 +211,7 @@ class _Wrapper:
 
 
 class ContactSensor(_Wrapper):
-    """``ContactSensor`` (sensors.md 3.4, 7) over an ``IsaacContactSensor`` of ``runtime``.
+    """``ContactSensor`` (sensor spec §3.4, 7) over an ``IsaacContactSensor`` of ``runtime``.
 
     Args:
         prim_path: sensor prim path (string, ``Sdf.Path``, ``Usd.Prim`` or an object with
@@ -306,7 +306,7 @@ def _raw_dict(raw: Any) -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class ImuSensorReading:
-    """The C++ ``ImuSensorReading`` as seen from Python (sensors.md 4.6).
+    """The C++ ``ImuSensorReading`` as seen from Python (sensor spec §4.6).
 
     Attributes:
         linear_acceleration_x, linear_acceleration_y, linear_acceleration_z: sensor frame,
@@ -314,7 +314,7 @@ class ImuSensorReading:
         angular_velocity_x, angular_velocity_y, angular_velocity_z: sensor frame, rad/s.
         orientation_w, orientation_x, orientation_y, orientation_z: world orientation.
         time: time of the producing step [s]; 0 when invalid.
-        is_valid: validity (sensors.md 2.7).
+        is_valid: validity (sensor spec §2.7).
     """
 
     linear_acceleration_x: float = 0.0
@@ -336,7 +336,7 @@ def _f32(value: Any) -> float:
 
 
 class IMUSensor(_Wrapper):
-    """``IMUSensor`` (sensors.md 4.6, 7) over an ``IsaacImuSensor`` of ``runtime``.
+    """``IMUSensor`` (sensor spec §4.6, 7) over an ``IsaacImuSensor`` of ``runtime``.
 
     Args:
         prim_path: sensor prim path (string, ``Sdf.Path``, ``Usd.Prim`` or an object with
@@ -421,7 +421,7 @@ class IMUSensor(_Wrapper):
 
 
 class RaycastSensor(_Wrapper):
-    """``RaycastSensor`` (sensors.md 5.5, 7) over an ``IsaacRaycastSensor`` of ``runtime``.
+    """``RaycastSensor`` (sensor spec §5.5, 7) over an ``IsaacRaycastSensor`` of ``runtime``.
 
     Args:
         prim_path: sensor prim path (string, ``Sdf.Path``, ``Usd.Prim`` or an object with
@@ -473,7 +473,7 @@ class RaycastSensor(_Wrapper):
 
 
 class JointStateSensor(_Wrapper):
-    """``JointStateSensor`` (sensors.md 6.1) over a joint-state sensor of ``runtime``.
+    """``JointStateSensor`` (sensor spec §6.1) over a joint-state sensor of ``runtime``.
 
     Args:
         prim_path: articulation root path the sensor was created for.
@@ -523,7 +523,7 @@ class JointStateSensor(_Wrapper):
 
 
 class EffortSensor(_Wrapper):
-    """``EffortSensor`` (sensors.md 6.2) over an effort sensor of ``runtime``.
+    """``EffortSensor`` (sensor spec §6.2) over an effort sensor of ``runtime``.
 
     Args:
         prim_path: joint prim path the sensor was created for.

@@ -1,7 +1,7 @@
 """Isaac Sim's surface-gripper Python API (``isaacsim.robot.surface_gripper``, §2).
 
 Served by :class:`~runtime.engine.surface_gripper.SurfaceGripperRuntime`
-(surface-gripper.md).
+(surface-gripper spec §).
 
 The reference acquires one process-wide interface; here the interface serves the running
 simulation of the current stage's

@@ -3,7 +3,7 @@
 simrt logs to ``runtime.*`` loggers. Scripts and tests written for Isaac Sim listen on the
 reference's logger names (recorded in the specs: ``usd.schema.isaac``,
 ``usd.schema.isaac.robot_schema``, ``usd.schema.isaac.robot_schema.utils`` in
-robot-schema.md; ``isaacsim.robot.poser.robot_poser`` in kinematics.md). The sensor and
+robot-schema spec; ``isaacsim.robot.poser.robot_poser`` in kinematics spec). The sensor and
 surface-gripper names below are the reference extensions' module names (the specs name no
 Python logger for them; the reference logs those through Kit's carb logging).
 

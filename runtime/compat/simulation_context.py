@@ -19,7 +19,7 @@ accessors, the surface-gripper interface and ``GripperView`` use the context of 
 stage (creating it on first use). Before play (and after stop) nothing exists and every
 reading is invalid, as in Isaac.
 
-Lifecycle (sensors.md 2.3): ``play()`` builds the engine from USD (time 0) and discovers the
+Lifecycle (sensor spec §2.3): ``play()`` builds the engine from USD (time 0) and discovers the
 sensors; ``pause()`` keeps everything; ``stop()`` destroys it all (readings invalid, step
 counter and time 0); the next ``play()`` rebuilds from USD. ``step(render=...)`` advances one
 physics step while playing; ``step(render=False)`` while stopped or paused is a physics-only
