@@ -345,3 +345,36 @@ def test_episode_seeds():
     assert episode_seed(3, 0, 0) != episode_seed(3, 1, 0) != episode_seed(3, 0, 1)
     assert episode_seed(3, 5, 2) == episode_seed(3, 5, 2)
     assert 0 <= episode_seed(2**62, 2, 9) < 2**63
+
+
+def test_record_writes_a_dataset_that_load_dataset_reads(tmp_path):
+    from runtime.batch import load_dataset
+
+    out = tmp_path / "rollouts"
+    env = SimVectorEnv(ARM, 2, max_episode_steps=5, record=out,
+                       randomization={"joints": {"fraction": 0.2}})  # fmt: skip
+    seen = {0: [], 1: []}
+    try:
+        env.reset(seed=4)
+        base = env.worlds.initial_targets()
+        for k in range(12):  # (episodes of 5 steps; next-step autoreset)
+            actions = _actions(base, np.arange(2), k)
+            observations, rewards, terminated, truncated, _ = env.step(actions)
+            for e in range(2):
+                seen[e].append((observations["joint_pos"][e].copy(), actions[e].copy()))
+    finally:
+        env.close()
+    dataset = load_dataset(out)
+    entries = list(dataset)
+    done = [entry for entry in entries if entry.status == "done"]
+    assert len(done) == 4  # two episodes of 5 steps per env; the third ones were cut short
+    assert {entry.status for entry in entries} == {"done", "failed"}
+    first = done[0].load()
+    env_id = first.run["episode"]["env"]
+    robot = env.worlds.robot_path
+    assert first.step.shape == (5,)
+    positions = first.data[f"{robot}.positions"]
+    for k in range(5):  # episode 0 of its env: env steps 0..4
+        assert np.array_equal(positions[k], seen[env_id][k][0])
+        assert np.array_equal(first.data["action"][k], seen[env_id][k][1])
+    assert done[0].params["joints"]
