@@ -240,6 +240,12 @@ def test_max_distance_drift_and_update_period(go2, caplog):
         plain.data.ray_hits_w[:, :, :2] + shift[:, None, :2],
         atol=1e-12,
     )
+    fixed = {"x": (0.2, 0.2), "y": (-0.1, -0.1), "z": (0.05, 0.05)}  # degenerate ranges
+    cast_drift = RayCaster(go2, RayCasterConfig(**base, ray_cast_drift_range=fixed))
+    cast_drift.update([go2.data], go2.dt)
+    np.testing.assert_allclose(
+        cast_drift.data.ray_hits_w[0], plain.data.ray_hits_w[0] + [0.2, -0.1, 0.05], atol=1e-12
+    )
     slow = RayCaster(go2, RayCasterConfig(**base, update_period=3 * go2.dt))
     for step in range(7):
         go2.data.qpos[0] = 0.01 * step

@@ -7,6 +7,7 @@ classes when they are built. Quaternions (w, x, y, z).
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
@@ -23,8 +24,8 @@ __all__ = [
 
 
 @jit(inline=True)
-def _rotate(q: np.ndarray, v0: float, v1: float, v2: float, sign: float) -> tuple:
-    """Rotate (v0, v1, v2) by q (sign 1) or by its inverse (sign -1)."""
+def _rotate(q: Any, v0: float, v1: float, v2: float, sign: float) -> tuple:
+    """Rotate (v0, v1, v2) by q (array or 4-tuple; sign 1) or by its inverse (sign -1)."""
     w = q[0]
     x = sign * q[1]
     y = sign * q[2]
@@ -301,7 +302,8 @@ def ray_frame_kernel(
     """A ray sensor's pose and its pattern's world rays.
 
     The sensor frame is the body frame moved by the offset, then by ``drift[:3]`` (world)
-    and ``drift[3:5]`` (x / y in the aligned frame, applied in the world xy plane).
+    and ``drift[3:5]`` (x / y in the aligned frame, applied in the world xy plane);
+    ``drift[5]`` (the hits' z drift) is not read here.
     Alignment 0 base (full rotation), 1 yaw (starts turned by the heading only, directions
     kept), 2 world (starts translated only, directions kept).
 
@@ -311,7 +313,7 @@ def ray_frame_kernel(
         body_orientation: (4,) body orientation, world.
         offset_pos: (3,) sensor position in the body frame [m].
         offset_rot: (4,) sensor orientation in the body frame.
-        drift: (5,) world drift [m] then the ray-start drift x, y [m].
+        drift: (6,) world drift x y z [m], ray-start drift x y [m], hit z drift [m].
         alignment: 0, 1 or 2 as above.
         ray_starts: (R, 3) [m], sensor frame.
         ray_directions: (R, 3) unit, sensor frame.
@@ -329,21 +331,14 @@ def ray_frame_kernel(
     s[1] = a0 * b1 + a1 * b0 + a2 * b3 - a3 * b2
     s[2] = a0 * b2 - a1 * b3 + a2 * b0 + a3 * b1
     s[3] = a0 * b3 + a1 * b2 - a2 * b1 + a3 * b0
-    turn = np.empty(4)
     if alignment == 0:
-        turn[:] = s
+        turn = (s[0], s[1], s[2], s[3])
     elif alignment == 1:
         w, x, y, z = s[0], s[1], s[2], s[3]
         yaw = math.atan2(2.0 * (w * z + x * y), 1.0 - 2.0 * (y * y + z * z))
-        turn[0] = math.cos(0.5 * yaw)
-        turn[1] = 0.0
-        turn[2] = 0.0
-        turn[3] = math.sin(0.5 * yaw)
+        turn = (math.cos(0.5 * yaw), 0.0, 0.0, math.sin(0.5 * yaw))
     else:
-        turn[0] = 1.0
-        turn[1] = 0.0
-        turn[2] = 0.0
-        turn[3] = 0.0
+        turn = (1.0, 0.0, 0.0, 0.0)
     dx, dy, _ = _rotate(turn, drift[3], drift[4], 0.0, 1.0)
     px = body_position[0] + ox + drift[0] + dx
     py = body_position[1] + oy + drift[1] + dy
