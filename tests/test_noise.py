@@ -484,3 +484,60 @@ def test_plain_python_kernels_give_the_same_bits(tmp_path):
         )  # fmt: skip
         results.append(np.load(path))
     assert results[0].tobytes() == results[1].tobytes()
+
+
+# ---------------------------------------------------------------------------- batch
+
+
+def _spec(tmp_path, noise_toml):
+    spec = tmp_path / "spec.toml"
+    spec.write_text(f'seed = 3\nepisodes = 2\nsteps = 60\n[[scenes]]\npath = "{ARM}"\n{noise_toml}')
+    return spec
+
+
+def test_batch_spec_noise_table_is_checked(tmp_path):
+    from runtime.batch.spec import load_spec
+
+    good = _spec(tmp_path, f'[noise."{IMU}".angular_velocity]\ngaussianStd = 0.01\n')
+    spec = load_spec(good)
+    assert spec.noise == {IMU: {"angular_velocity": {"gaussianStd": 0.01}}}
+    plain = load_spec(_spec(tmp_path, ""))
+    assert "noise" not in json_fingerprint_input(plain)
+    bad = _spec(tmp_path, f'[noise."{IMU}".angular_velocity]\ndropoutProbability = 2.0\n')
+    with pytest.raises(SimrtError) as caught:
+        load_spec(bad)
+    assert str(caught.value).startswith(
+        f'{bad}: noise."{IMU}".angular_velocity.dropoutProbability: '
+    )
+
+
+def json_fingerprint_input(spec):
+    data = spec.to_json()
+    data.pop("timeout")
+    if not data["noise"]:
+        data.pop("noise")
+    return data
+
+
+def test_batch_episodes_record_noise_seeded_by_the_episode(tmp_path):
+    from runtime.batch.dataset import load_dataset
+    from runtime.batch.driver import run_batch
+    from runtime.cli import main
+
+    spec = _spec(tmp_path, f'[noise."{IMU}".angular_velocity]\ngaussianStd = 0.01\n')
+    dataset = tmp_path / "ds"
+    run_batch(spec, dataset, workers=1)
+    loaded = load_dataset(dataset)
+    name = f"{IMU}.angular_velocity.noisy"
+    noisy = []
+    for episode in (0, 1):
+        entry = loaded[episode]
+        values, recording = _noisy_channels(entry.store)
+        assert recording.run["noise"]["seed"] == entry.row["seed"]
+        noisy.append(values[name])
+    assert not np.array_equal(noisy[0], noisy[1])
+    # simrt run --episode DATASET:ID replays the episode's noisy readings bit for bit
+    out = tmp_path / "again.zarr"
+    assert main(["run", "--episode", f"{dataset}:1", "--out", str(out), "--no-progress"]) == 0
+    again, _ = _noisy_channels(out)
+    assert again[name].tobytes() == noisy[1].tobytes()

@@ -108,6 +108,7 @@ def plan_tasks(spec: BatchSpec, dataset: str | Path) -> list[EpisodeTask]:
                     record_bodies=spec.record_bodies,
                     randomize=spec.randomize,
                     timeout=spec.timeout,
+                    noise=spec.noise,
                 )
             )
             episode += 1

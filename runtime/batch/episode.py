@@ -62,6 +62,8 @@ class EpisodeTask:
             dataset's file system before its manifest names the episode done (local
             executors: one sync per manifest save instead of one per episode).
         attempt: 1 for the first attempt, 2 for the first retry, ...
+        noise: sensor noise ``{sensor path: {field: {parameter: value}}}`` (the spec's
+            ``[noise]``), seeded by ``seed``.
     """
 
     episode: int
@@ -81,6 +83,7 @@ class EpisodeTask:
     timeout: float | None = None
     durable: bool = True
     attempt: int = 1
+    noise: dict[str, Any] = field(default_factory=dict)
 
 
 def run_kwargs(task: EpisodeTask, params: dict[str, Any], settings: dict[str, Any]) -> dict:
@@ -93,7 +96,8 @@ def run_kwargs(task: EpisodeTask, params: dict[str, Any], settings: dict[str, An
 
     Returns:
         ``steps``, ``dt``, ``ik_targets``, ``ik_every``, ``ik_until_contact``,
-        ``imu_mode``, ``robot``, ``record_bodies``, ``setup`` and ``run_meta``.
+        ``imu_mode``, ``robot``, ``record_bodies``, ``setup``, ``run_meta``, ``noise``
+        and ``noise_seed`` (the episode seed).
     """
     from runtime.run.config import IkWaypoint
 
@@ -122,6 +126,8 @@ def run_kwargs(task: EpisodeTask, params: dict[str, Any], settings: dict[str, An
         "record_bodies": task.record_bodies,
         "setup": lambda engine: apply_parameters(engine, params),
         "run_meta": {"scene": task.scene, "episode": episode},
+        "noise": task.noise or None,
+        "noise_seed": task.seed,
     }
 
 
@@ -276,5 +282,6 @@ def rerun_arguments(reference: str) -> tuple[str, dict[str, Any]]:
         ik_until_contact=spec.get("ik_until_contact"),
         robot=robot,
         record_bodies=bool(spec.get("record_bodies", True)),
+        noise=dict(spec.get("noise") or {}),
     )
     return scene, run_kwargs(task, entry.params, {})

@@ -32,6 +32,9 @@ Simulation batch (``scenes/panda_batch.toml`` is a commented example)::
     mass = [0.9, 1.1]         # geom's sliding friction, every drive's stiffness + damping
     friction = [0.8, 1.2]
     drive_gain = [0.9, 1.1]
+    [noise."/World/Panda/Imu".angular_velocity]   # sensor noise per sensor path and field
+    noiseDensity = 0.002      # (parameters: docs/guides/noise.md), seeded by the episode
+    biasRandomWalk = 4e-5     # seed; on top of the scene's simrt:noise:* attributes
 
 Replay batch (every ``*.csv`` / ``*.parquet`` / ``*.zarr`` log of ``logs``; optional
 ``robot``, ``imu_mode``)::
@@ -154,6 +157,7 @@ class BatchSpec:
     timeout: float | None = None
     randomize: Randomization = field(default_factory=Randomization)
     replay: ReplaySpec | None = None
+    noise: dict[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         """The spec as plain JSON data (without ``source``)."""
@@ -165,6 +169,8 @@ class BatchSpec:
         """SHA-256 of :meth:`to_json` but ``timeout``: another spec's dataset is not resumed."""
         data = self.to_json()
         data.pop("timeout")
+        if not data["noise"]:  # (specs without noise keep their fingerprint)
+            data.pop("noise")
         text = json.dumps(data, sort_keys=True)
         return hashlib.sha256(text.encode()).hexdigest()
 
@@ -366,6 +372,11 @@ def parse_spec(data: dict[str, Any], source: str | Path) -> BatchSpec:
     if replay is not None and scenes:
         raise top.error("replay", "a spec has either [[scenes]] or [replay], not both")
     randomize = _randomization(name, top.get("randomize", {}), imu_modes)
+    noise = top.get("noise", {})
+    if "noise" in top.table:
+        from runtime.run.noise_channels import spec_noise
+
+        spec_noise(noise, name)  # (raises naming the file and key)
     spec = BatchSpec(
         source=str(source_path),
         seed=seed,
@@ -378,6 +389,7 @@ def parse_spec(data: dict[str, Any], source: str | Path) -> BatchSpec:
         timeout=top.number("timeout", None, positive=True),
         randomize=randomize,
         replay=replay,
+        noise=noise,
     )
     top.done()
     return spec
