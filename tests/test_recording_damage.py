@@ -290,9 +290,10 @@ def test_a_failed_flush_to_disk_stops_with_the_rows_that_are_safe(
     monkeypatch.setattr(writer_module, "make_durable", failing)
     with pytest.raises(RecordingError) as info:
         _write(path, rows=10_000, background=background)
-    # one call per commit with all its chunk files (2 channels, step, time); the first
-    # also makes the documents written at creation durable (4 arrays, the commit group)
-    assert calls[:2] == [4 + 5, 4]
+    # one call per commit with all its chunk files (2 channels, step, time) and the documents
+    # it grows (4 arrays, the group); the first also makes the documents written at
+    # creation durable (4 arrays, the commit group)
+    assert calls[:2] == [4 + 5 + 5, 4 + 5]
     assert info.value.safe_rows == 2 * CHUNK
     assert "Input/output error" in str(info.value) and str(path) in str(info.value)
     _expect_rows(path, 2 * CHUNK)

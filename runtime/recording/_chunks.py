@@ -218,8 +218,12 @@ class ChunkEncoder:
         Returns:
             The chunk file's path.
         """
+        return self.write_encoded(index, self.encode(chunk))
+
+    def write_encoded(self, index: int, data: bytes) -> Path:
+        """Write chunk ``index`` already encoded (:meth:`encode`) in place, not synced."""
         key = self._chunk_key(index)
-        _disk._write_in_place(self.root, key, self.encode(chunk))
+        _disk._write_in_place(self.root, key, data)
         return self.root / key
 
     def _chunk_key(self, index: int) -> str:

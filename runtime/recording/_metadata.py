@@ -39,6 +39,36 @@ def _dump(document: dict[str, Any]) -> bytes:
     return json.dumps(document, indent=2, allow_nan=True).encode()
 
 
+# A row count that grows at every commit is a fixed-width field of its document (the number
+# and trailing spaces, which JSON allows): the commit overwrites those bytes in place (one
+# small write of the page cache, which a kill does not tear) instead of renaming a new
+# document over the old one, which costs 2-3 ms per file on ext4 (it flushes the new file's
+# data first). The closing update writes the document as zarr does.
+_SLOT = 1234567890123456789
+_SLOT_WIDTH = len(str(_SLOT))
+
+
+def _slot_bytes(rows: int) -> bytes:
+    return f"{int(rows):<{_SLOT_WIDTH}d}".encode()
+
+
+def _with_slot(data: bytes, after: bytes, rows: int) -> tuple[bytes, int]:
+    """``data`` (dumped with the sentinel row count) with ``rows`` in its slot; the offset.
+
+    The slot is the first sentinel after ``after`` in ``data``.
+    """
+    at = data.index(str(_SLOT).encode(), data.index(after))
+    return data[:at] + _slot_bytes(rows) + data[at + _SLOT_WIDTH :], at
+
+
+def _overwrite(path: Path, offset: int, data: bytes) -> None:
+    handle = os.open(path, os.O_WRONLY)
+    try:
+        os.pwrite(handle, data, offset)
+    finally:
+        os.close(handle)
+
+
 def _codecs(dtype: np.dtype, level: int, cname: str) -> list[dict[str, Any]]:
     codecs: list[dict[str, Any]] = [{"name": "bytes"}]
     if dtype.itemsize > 1:  # zarr names no byte order for one-byte types
@@ -152,6 +182,37 @@ class ArrayDocument:
         self.document["chunk_grid"]["configuration"]["chunk_shape"] = [int(n) for n in chunks]
         self.document["dimension_names"] = list(dimension_names)
         self.document["attributes"] = attributes
+        self._slot: int | None = None  # the row count's offset while it is a growing field
+
+    @property
+    def growing(self) -> bool:
+        """The document holds its row count as a growing field (:meth:`grow`)."""
+        return self._slot is not None
+
+    def grow(self, rows: int) -> Path:
+        """Set the array's length to ``rows``, not synced (a commit's sync makes it durable).
+
+        The first call rewrites the document (atomically) with the length as a fixed-width
+        field; later calls overwrite that field in place. :meth:`update` writes the plain
+        document again.
+
+        Returns:
+            The document's path.
+        """
+        path = self.folder / "zarr.json"
+        self.document["shape"][0] = int(rows)
+        if self._slot is not None:
+            _overwrite(path, self._slot, _slot_bytes(rows))
+            return path
+        self.document["shape"][0] = _SLOT
+        try:
+            data = _dump(self.document)
+        finally:
+            self.document["shape"][0] = int(rows)
+        data, slot = _with_slot(data, b'"shape"', rows)
+        atomic_write_bytes(path, data, durable=False)
+        self._slot = slot
+        return path
 
     @property
     def rows(self) -> int:
@@ -186,6 +247,7 @@ class ArrayDocument:
         if attributes is not None:
             self.document["attributes"] = attributes
         atomic_write_bytes(self.folder / "zarr.json", self._bytes(), durable=durable)
+        self._slot = None
 
 
 class GroupDocument:
@@ -199,6 +261,29 @@ class GroupDocument:
     def __init__(self, folder: Path, attributes: dict[str, Any]) -> None:
         self.folder = folder
         self.attributes = attributes
+        self._slot: int | None = None
+
+    def grow(self, rows: int) -> Path:
+        """Set ``attributes["simrt"]["rows"]`` to ``rows`` as :meth:`ArrayDocument.grow` does.
+
+        Returns:
+            The document's path.
+        """
+        path = self.folder / "zarr.json"
+        simrt = self.attributes["simrt"]
+        simrt["rows"] = int(rows)
+        if self._slot is not None:
+            _overwrite(path, self._slot, _slot_bytes(rows))
+            return path
+        simrt["rows"] = _SLOT
+        try:
+            data = self._bytes()
+        finally:
+            simrt["rows"] = int(rows)
+        data, slot = _with_slot(data, b'"rows"', rows)
+        atomic_write_bytes(path, data, durable=False)
+        self._slot = slot
+        return path
 
     def _bytes(self) -> bytes:
         return _dump({"attributes": self.attributes, "zarr_format": 3, "node_type": "group"})
@@ -207,10 +292,14 @@ class GroupDocument:
         """Create the group's folder and document (the folder must not exist yet)."""
         _create(self.folder, self._bytes(), durable)
 
-    def update(self, attributes: dict[str, Any]) -> None:
-        """Rewrite the document (atomically) with new attributes."""
+    def update(self, attributes: dict[str, Any], *, durable: bool = True) -> None:
+        """Rewrite the document (atomically) with new attributes.
+
+        ``durable=False``: not synced (a document the next commit makes durable).
+        """
         self.attributes = attributes
-        atomic_write_bytes(self.folder / "zarr.json", self._bytes())
+        atomic_write_bytes(self.folder / "zarr.json", self._bytes(), durable=durable)
+        self._slot = None
 
 
 def _create(folder: Path, data: bytes, durable: bool) -> None:

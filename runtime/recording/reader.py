@@ -84,7 +84,8 @@ class RecordingReader:
         path: the recording.
         rows: readable rows (committed, and every chunk up to them readable as far as
             checked: :meth:`iter_chunks` may end earlier at a damaged chunk).
-        complete: the run finished all requested steps.
+        complete: the run finished all requested steps (False once damage ended the rows).
+        damage: what ended the readable rows early (None: nothing so far).
         reason: why an incomplete run stopped (None if unknown).
         run: run metadata.
         channels: channel name -> :class:`ChannelInfo` (recording order).
@@ -110,6 +111,9 @@ class RecordingReader:
         self.channels = dict(channels)
         self.chunk_rows = max(1, int(chunk_rows))
         self._arrays = dict(arrays)  # name (incl. step/time) -> store array or ndarray
+        # array key -> chunk index -> accepted checksums (the commit log's; stores only)
+        self._checksums: dict[str, dict[int, set[str]]] = {}
+        self.damage: str | None = None  # what ended the readable rows early, if anything
 
     @property
     def meta(self) -> dict[str, Any]:
@@ -137,10 +141,12 @@ class RecordingReader:
                 raise KeyError(f"{self.path}: no channel {name!r}")
         block = max(1, int(chunk_rows or self.chunk_rows))
         start = 0
+        previous = None
         while start < self.rows:
             stop = min(self.rows, start + block)
             try:
                 out = {name: self._read_block(name, start, stop) for name in wanted}
+                previous = _check_steps(out["step"], start, previous)
             except _DamagedChunk as damage:
                 _LOG.warning(
                     "%s: rows %d.. unreadable (%s); %d of %d committed rows kept",
@@ -150,7 +156,9 @@ class RecordingReader:
                     start,
                     self.rows,
                 )
-                self.rows = start
+                # what is read is not the whole run: never called complete
+                self.damage = f"rows {start}.. of {self.rows} unreadable ({damage})"
+                self.rows, self.complete = start, False
                 return
             yield start, out
             start = stop
@@ -196,7 +204,7 @@ class RecordingReader:
             channels={name: self.channels[name] for name in selected},
             complete=self.complete,
             run=self.run,
-            reason=self.reason,
+            reason=self.reason if self.damage is None else self.damage,
         )
 
     def _empty(self, name: str) -> np.ndarray:
@@ -209,7 +217,11 @@ class RecordingReader:
         source = self._arrays[name]
         if isinstance(source, np.ndarray):
             return source[start:stop]
-        _check_chunk_files(self.path, array_key(name), source, start, stop)
+        key = array_key(name)
+        # (the log's checksums are of the writer's chunks: arrays it wrote, as it wrote them)
+        ours = isinstance(source, StoredArray) and source.chunks[0] == self.chunk_rows
+        checksums = self._checksums.get(key) if ours else None
+        _check_chunk_files(self.path, key, source, start, stop, checksums)
         try:
             return np.asarray(source[start:stop])
         except Exception as error:  # noqa: BLE001 - any codec / IO failure is damage
@@ -220,11 +232,38 @@ class _DamagedChunk(Exception):
     pass
 
 
-def _check_chunk_files(root: Path, key: str, array: Any, start: int, stop: int) -> None:
-    """Raise :class:`_DamagedChunk` when a chunk file of rows [start, stop) is missing.
+def _check_steps(steps: np.ndarray, start: int, previous: int | None) -> int | None:
+    """The last step of a block whose steps increase (from ``previous``), else damage."""
+    if not len(steps):
+        return previous
+    values = steps.astype(np.int64, copy=False)
+    down = np.nonzero(np.diff(values) <= 0)[0]
+    if previous is not None and values[0] <= previous:
+        raise _DamagedChunk(f"step {values[0]} at row {start} does not follow step {previous}")
+    if len(down):
+        at = int(down[0]) + 1
+        raise _DamagedChunk(
+            f"step {values[at]} at row {start + at} does not follow step {values[at - 1]}"
+        )
+    return int(values[-1])
+
+
+def _check_chunk_files(
+    root: Path,
+    key: str,
+    array: Any,
+    start: int,
+    stop: int,
+    checksums: dict[int, set[str]] | None = None,
+) -> None:
+    """Raise :class:`_DamagedChunk` when a chunk file of rows [start, stop) is not the one.
+
+    The file must exist and be the one the commit log names for this array and index.
 
     Zarr reads a missing chunk as its fill value, which would pass zeros off as data; the
-    writer writes every chunk (empty ones too), so a missing file is damage.
+    writer writes every chunk (empty ones too), so a missing file is damage. A file with a
+    valid checksum of its own may still be another array's or another index's (swapped,
+    copied): its checksum must be one ``checksums`` accepts for its index.
     """
     if 0 in tuple(array.shape[1:]):
         return  # rows of zero size have no chunk files
@@ -240,6 +279,16 @@ def _check_chunk_files(root: Path, key: str, array: Any, start: int, stop: int) 
             name = "c/" + "/".join(str(i) for i in (index, *tail))
         if not os.path.exists(root / key / name):
             raise _DamagedChunk(f"chunk file {key}/{name} is missing")
+        if checksums and index in checksums:
+            with open(root / key / name, "rb") as handle:
+                handle.seek(0, os.SEEK_END)
+                handle.seek(max(0, handle.tell() - 4))
+                found = handle.read(4).hex()
+            if found not in checksums[index]:
+                raise _DamagedChunk(
+                    f"chunk file {key}/{name} is not the chunk the commit log names for it "
+                    "(swapped, copied or replaced)"
+                )
 
 
 def open_recording(path: str | os.PathLike[str]) -> RecordingReader:
@@ -299,9 +348,10 @@ def _open_store(path: Path) -> RecordingReader:
     run = simrt.get("run", {})
     if not isinstance(names, list) or not isinstance(run, dict):
         raise SimrtError(f"{path}: recording metadata damaged (channels / run)")
-    committed, complete, reason, paths = _read_commit_log(path)
-    if simrt.get("complete") is not None and simrt.get("rows") is not None and committed is None:
-        committed = int(simrt["rows"])
+    log = _read_commit_log(path)
+    committed, complete, reason, paths = log.rows, log.complete, log.reason, log.paths
+    if committed is None:
+        committed = _rows_without_log(path, simrt)
     complete = bool(simrt.get("complete")) if complete is None else complete
     reason = simrt.get("reason") if reason is None else reason
     rows = committed or 0
@@ -326,7 +376,7 @@ def _open_store(path: Path) -> RecordingReader:
                 if len(paths[name]) > len(table):
                     info = _with_table(info, paths[name])
             channels[str(name)] = info
-    return RecordingReader(
+    reader = RecordingReader(
         path,
         rows,
         bool(complete) and rows == committed,
@@ -336,6 +386,24 @@ def _open_store(path: Path) -> RecordingReader:
         arrays,
         reason,
     )
+    reader._checksums = log.checksums
+    return reader
+
+
+def _rows_without_log(path: Path, simrt: dict[str, Any]) -> int | None:
+    """The rows of a store whose commit log is missing: the group's ``rows``, reported."""
+    rows = simrt.get("rows")
+    if not isinstance(rows, int) or rows < 0:
+        return None
+    if rows or not simrt.get("complete"):
+        _LOG.warning(
+            "%s: the commit log %s is missing; %d rows from the group's attributes, their "
+            "chunks not checked against it",
+            path,
+            COMMIT_LOG,
+            rows,
+        )
+    return rows
 
 
 def _document(folder: Path) -> dict[str, Any]:
@@ -379,17 +447,51 @@ def _with_table(info: ChannelInfo, table: list[str]) -> ChannelInfo:
     )
 
 
-def _read_commit_log(path: Path) -> tuple[int | None, bool | None, str | None, dict]:
-    """Rows, complete, reason and hit-path tables of the last complete commit line."""
-    rows: int | None = None
-    complete: bool | None = None
-    reason: str | None = None
-    paths: dict[str, list[str]] = {}
+class _CommitLog:
+    """What a store's commit log says (see :mod:`runtime.recording.store`).
+
+    Attributes:
+        rows: rows of the last complete line (None: no log).
+        complete / reason: from the closing line, if any.
+        paths: hit-path table entries added per channel.
+        checksums: array key -> chunk index -> the chunk checksums accepted (8 hex digits:
+            the committed one, and those of a rewrite named ``pending`` after it). Empty
+            for stores written before chunk identities were logged.
+    """
+
+    def __init__(self) -> None:
+        self.rows: int | None = None
+        self.complete: bool | None = None
+        self.reason: str | None = None
+        self.paths: dict[str, list[str]] = {}
+        self.checksums: dict[str, dict[int, set[str]]] = {}
+        self.arrays: list[str] = []
+
+    def add_checksums(self, line: dict[str, Any], pending: bool) -> bool:
+        index = line.get("pending" if pending else "chunk")
+        text = line.get("crc")
+        if not isinstance(index, int) or not isinstance(text, str):
+            return not pending and "chunk" not in line  # (a line without a chunk is fine)
+        if len(text) != 8 * len(self.arrays):
+            return False
+        for number, key in enumerate(self.arrays):
+            crc = text[8 * number : 8 * number + 8]
+            chunks = self.checksums.setdefault(key, {})
+            if pending:
+                chunks.setdefault(index, set()).add(crc)
+            else:
+                chunks[index] = {crc}
+        return True
+
+
+def _read_commit_log(path: Path) -> _CommitLog:
+    """Rows, complete, reason, hit-path tables and chunk checksums of a store's commit log."""
+    log = _CommitLog()
     try:
         with open(path / COMMIT_LOG, "rb") as handle:
             text = handle.read()
     except FileNotFoundError:
-        return None, None, None, paths
+        return log
     except OSError as error:
         raise SimrtError(f"{path}: commit log unreadable: {error}") from None
     for raw in text.split(b"\n")[:-1]:  # a last line without newline is torn: ignored
@@ -401,10 +503,18 @@ def _read_commit_log(path: Path) -> tuple[int | None, bool | None, str | None, d
         if not isinstance(line, dict) or not isinstance(line.get("rows"), int) or line["rows"] < 0:
             _LOG.warning("%s: damaged line in %s ignored", path, COMMIT_LOG)
             continue
-        rows = max(rows or 0, int(line["rows"]))
+        arrays = line.get("arrays")
+        if isinstance(arrays, list) and all(isinstance(key, str) for key in arrays):
+            log.arrays = list(arrays)
+        if not log.add_checksums(line, "pending" in line):
+            _LOG.warning("%s: damaged line in %s ignored", path, COMMIT_LOG)
+            continue
+        if "pending" in line:
+            continue
+        log.rows = max(log.rows or 0, int(line["rows"]))
         for name, added in (line.get("paths") or {}).items():
             if isinstance(added, list):
-                paths.setdefault(name, []).extend(str(p) for p in added)
+                log.paths.setdefault(name, []).extend(str(p) for p in added)
         if "complete" in line:
-            complete, reason = bool(line["complete"]), line.get("reason")
-    return rows, complete, reason, paths
+            log.complete, log.reason = bool(line["complete"]), line.get("reason")
+    return log

@@ -13,8 +13,12 @@ xarray, Dask, ...):
 - ``simrt/commits.jsonl`` (inside an empty group ``simrt``, so Zarr readers listing the
   store see only Zarr objects): the commit log, one JSON line appended (and fsynced) after each
   batch of rows is on disk: ``{"rows": N, "step": .., "time": .., "wall": unix time,
-  "paths": {new hit-path table entries}}``. Readers
-  trust only the rows of the last complete line (or of the closed group's attributes).
+  "paths": {new hit-path table entries}, "chunk": index, "crc": each array's chunk
+  checksum}`` (the first line also lists the ``arrays`` in checksum order). Readers trust
+  only the rows of the last complete line (or of the closed group's attributes), and only
+  chunk files whose checksum is the one the log names for that array and index;
+- each array's ``shape`` (and the group's ``rows``) is rewritten atomically at each commit
+  after the chunk files: a plain Zarr reader sees exactly the rows written.
 
 Writing: rows are copied into preallocated chunk buffers (``chunk_rows`` rows per chunk,
 all channels; about ``target_chunk_bytes`` per chunk). A full chunk is handed to a writer
@@ -104,8 +108,8 @@ class StoreWriter:
     Args:
         path: the store directory (created; an existing simrt store there is replaced).
         meta: JSON-serialisable run metadata (``attributes["simrt"]["run"]``).
-        expected_rows: rows the run expects (sizes the arrays up front so no metadata is
-            rewritten while stepping, and caps the chunk size of short runs); 0: unknown.
+        expected_rows: rows the run expects (caps the chunk size of short runs); 0: unknown.
+            The arrays' documents claim only committed rows: each commit rewrites them.
         chunk_rows: rows per chunk (default: about ``target_chunk_bytes`` per chunk).
         commit_interval: write a partly filled chunk this many seconds after the last
             commit (bounds what a kill loses).
@@ -186,6 +190,7 @@ class StoreWriter:
         self._group: GroupDocument | None = None
         self._capacity = 0
         self._log_fd: int | None = None
+        self._listed_arrays = False  # the commit log lists the arrays (in its first line)
         self._logged_paths: dict[str, int] = {}
         self.write_seconds = 0.0  # writer-thread time spent writing (compression included)
         self._observers, self.failed_observers, self._discarding = [], [], None
@@ -362,7 +367,7 @@ class StoreWriter:
             self._target_bytes,
             self._expected_rows,
         )
-        self._capacity = self._expected_rows or rows
+        self._capacity = 0  # rows the arrays' documents claim: the committed ones (see _claim_rows)
         try:
             self._discarding = discard_later(self.path)  # a previous store (check_store_path)
             self._group = GroupDocument(self.path, {"simrt": self._attrs(False)})
@@ -516,27 +521,21 @@ class StoreWriter:
 
     def _write_rows(self, buffers: list[np.ndarray], start: int, rows: int) -> None:
         stop = start + rows
-        if stop > self._capacity:  # unknown length: grow geometrically (rare metadata write)
-            self._capacity = max(stop, 2 * self._capacity)
-            for array in self._arrays + self._derived_arrays:
-                array.update(rows=self._capacity)
         # chunk-aligned: `start` is a multiple of chunk_rows; a partial chunk is written whole
         # (rows past `stop` are stale and lie beyond the committed rows / the trimmed shape)
         index = start // self.chunk_rows
         if self._derived_fills:
             self._fill_derived(buffers, index, rows)
-        written = [
-            encoder.write(index, buffer)
-            for encoder, buffer in zip(self._encoders, buffers, strict=True)
-        ]
-        written += [
-            encoder.write(index, buffer)
-            for encoder, buffer in zip(self._derived_encoders, self._derived_buffers, strict=True)
-        ]
+        pairs = list(zip(self._encoders, buffers, strict=True))
+        pairs += zip(self._derived_encoders, self._derived_buffers, strict=True)
+        written, identity = self._write_chunk(index, start, pairs)
+        # the documents' shape grows to the rows written, after their chunk files: a plain
+        # Zarr reader (zarr-python, xarray) never sees rows that were not written
+        written += self._claim_rows(stop)
         if self._durable:  # every chunk file on disk before the commit line names its rows
             make_durable(self.path, self._unsynced + written)
             self._unsynced = []
-        self._commit(stop, int(buffers[-2][rows - 1]), float(buffers[-1][rows - 1]))
+        self._commit(stop, int(buffers[-2][rows - 1]), float(buffers[-1][rows - 1]), **identity)
         for observer in list(self._observers):
             try:
                 observer(start, rows, buffers)
@@ -558,6 +557,47 @@ class StoreWriter:
         for begin, count, fill in self._derived_fills:
             fill(buffers, self._derived_buffers[begin : begin + count], first, rows)
         self._derived_done = rows
+
+    def _write_chunk(
+        self, index: int, start: int, pairs: list[tuple[ChunkEncoder, np.ndarray]]
+    ) -> tuple[list[Path], dict[str, Any]]:
+        """Encode chunk ``index`` of every array and write its files in place.
+
+        Returns the files and the chunk's identity for its commit line: the chunk index and
+        each array's chunk checksum (CRC32C, 8 hex digits, in the order of the ``arrays``
+        the first line lists), so that a reader detects a chunk file swapped with another
+        array's or another index's. A chunk that already holds committed rows (a partial
+        chunk written again, grown) is first named in a ``pending`` line with its new
+        checksums: after a kill between its files and its commit line, the new files (the
+        same committed rows, and more) are still accepted.
+        """
+        data = [encoder.encode(buffer) for encoder, buffer in pairs]
+        checksums = "".join(item[-4:].hex() for item in data)
+        identity: dict[str, Any] = {"chunk": index, "crc": checksums}
+        if not self._listed_arrays:
+            identity["arrays"] = [encoder.key for encoder, _ in pairs]
+            self._listed_arrays = True
+        if start < self._committed:
+            line = {"rows": self._committed, "pending": index, "crc": checksums}
+            assert self._log_fd is not None
+            os.write(self._log_fd, (json.dumps(line) + "\n").encode())
+        written = [
+            encoder.write_encoded(index, item)
+            for (encoder, _), item in zip(pairs, data, strict=True)
+        ]
+        return written, identity
+
+    def _claim_rows(self, rows: int) -> list[Path]:
+        """Set every array's length (and the group's ``rows``) to ``rows`` on disk.
+
+        Not synced: the commit's sync makes the documents durable with the chunk files.
+        """
+        if rows <= self._capacity:
+            return []
+        self._capacity = rows
+        assert self._group is not None
+        documents = [array.grow(rows) for array in self._arrays + self._derived_arrays]
+        return [*documents, self._group.grow(rows)]
 
     def _commit(self, rows: int, step: int, time: float, **extra: Any) -> None:
         if self._durable and self._unsynced:  # a store closed before any chunk
@@ -629,10 +669,10 @@ class StoreWriter:
                     table = info is not None and info.attrs and info.attrs.get("path_table")
                     if isinstance(table, list):
                         array.update(rows=rows, attributes={"simrt": _channel_json(info)})
-                    elif array.rows != rows:
+                    elif array.rows != rows or array.growing:  # (the plain document)
                         array.update(rows=rows)
                 for array in self._derived_arrays:
-                    if array.rows != rows:
+                    if array.rows != rows or array.growing:
                         array.update(rows=rows)
                 attrs = self._attrs(complete)
                 attrs["reason"] = reason

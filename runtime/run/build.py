@@ -110,7 +110,7 @@ def build_engine(
 
 
 def _built_classes() -> tuple[type, ...]:
-    from runtime.engine._build_types import DofBinding
+    from runtime.engine import DofBinding
 
     return (DofBinding,)
 
@@ -199,8 +199,8 @@ def _mismatch(built: Any, stage: Any, dt: float | None) -> str:
 
 
 def _ray_classes() -> tuple[type, ...]:
-    from runtime.sensors._ray_shapes import SolidShape
     from runtime.sensors.ray_backends import NumbaBvhBackend
+    from runtime.sensors.ray_scene import SolidShape
 
     return (NumbaBvhBackend, SolidShape)
 
