@@ -372,3 +372,31 @@ def test_camera_zero_focal_length_disables(caplog):
         camera = RayCasterCamera(model, cfg)
     assert "pattern_cfg.focal_length" in camera.disabled_reason
     assert "pattern_cfg.focal_length" in caplog.text
+
+
+def test_worlds_cast_together_equal_worlds_cast_alone(go2):
+    """A scene without moving geometry casts all worlds in one call: same numbers."""
+    cfg = RayCasterConfig(
+        prim_path=".*/base",
+        pattern_cfg=LidarPattern(channels=16, vertical_fov_range=(-30, -5),
+                                 horizontal_fov_range=(-180, 180), horizontal_res=2),
+        mesh_prim_paths=["/World/Ground"],
+    )  # fmt: skip
+    datas = []
+    for i in range(3):
+        d = mujoco.MjData(go2.model)
+        d.qpos[:] = go2.data.qpos
+        d.qpos[0:3] = (0.5 * i, -0.2 * i, 0.4 + 0.1 * i)
+        d.qpos[3:7] = axis_quat((0.2, 0.1, 1.0), 0.3 * i)
+        mujoco.mj_forward(go2.model, d)
+        datas.append(d)
+    together = RayCaster(go2, cfg, num_envs=3)
+    together.update(datas, go2.dt)
+    assert together.ray_starts.shape[0] * 3 >= 4096  # the threads' batch size too
+    for i, d in enumerate(datas):
+        alone = RayCaster(go2, cfg)
+        alone.update([d], go2.dt)
+        np.testing.assert_array_equal(together.data.ray_hits_w[i], alone.data.ray_hits_w[0])
+        np.testing.assert_array_equal(together.data.ray_hit_ids[i], alone.data.ray_hit_ids[0])
+        np.testing.assert_array_equal(together.data.pos_w[i], alone.data.pos_w[0])
+    assert np.isfinite(together.data.ray_hits_w).mean() > 0.5  # tilted worlds see the sky too

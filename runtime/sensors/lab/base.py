@@ -103,6 +103,11 @@ class LabSensor:
         """Recompute world ``env`` from its ``MjData``."""
         raise NotImplementedError
 
+    def _update_worlds(self, envs: Sequence[int], datas: Sequence[Any]) -> None:
+        """Recompute the worlds ``envs`` (a sensor may batch them; default: one by one)."""
+        for env in envs:
+            self._update_world(env, datas[env])
+
     def _reset_world(self, env: int) -> None:
         """Clear the per-world state of ``env`` (called by :meth:`reset`)."""
 
@@ -188,9 +193,9 @@ class LabSensor:
         if self.update_period == 0.0 or force_recompute:
             due: Any = range(self.num_envs)  # every world, every call
             np.subtract(timestamp, last, out=self._elapsed)
-            for env in due:
-                self._update_world(env, datas[env])
-                if self._flat_histories:
+            self._update_worlds(due, datas)
+            if self._flat_histories:
+                for env in due:
                     self._push_history(env)
             last[:] = timestamp
             self._outdated[:] = False
@@ -201,9 +206,10 @@ class LabSensor:
         if due.size == 0:
             return
         np.subtract(timestamp, last, out=self._elapsed)
-        for env in due.tolist():
-            self._update_world(env, datas[env])
-            if self._flat_histories:
+        envs = due.tolist()
+        self._update_worlds(envs, datas)
+        if self._flat_histories:
+            for env in envs:
                 self._push_history(env)
         last[due] = timestamp[due]
         outdated[due] = False

@@ -181,12 +181,23 @@ class RayCaster(LabSensor):
         self._setup_pattern()
         self._setup_scene()
         r = self.ray_starts.shape[0]
-        self._max = np.full(r, float(distance))
-        self._origins = np.zeros((r, 3))
-        self._directions = np.zeros((r, 3))
-        self._distances = np.zeros(r)
-        self._hit_ids = np.zeros(r, np.int64)
-        self._normals = np.zeros((r, 3))
+        # a scene without moving geometry casts every world's rays in one call
+        self._batched = self._scene_rows.size == 0
+        worlds = self.num_envs if self._batched else 1
+        self._all = (
+            np.zeros((worlds * r, 3)),
+            np.zeros((worlds * r, 3)),
+            np.zeros(worlds * r),
+            np.zeros(worlds * r, np.int64),
+            np.zeros((worlds * r, 3)),
+        )
+        self._max_all = np.full(worlds * r, float(distance))
+        self._max = self._max_all[:r]
+        # per world: views (origins, directions, distances, hit ids, normals, max distances)
+        self._buffers = [
+            (*(a[w * r : (w + 1) * r] for a in self._all), self._max_all[w * r : (w + 1) * r])
+            for w in range(worlds)
+        ]
         self._rng = np.random.default_rng(int(cfg.seed))
         # per world: drift x y z [m], ray-start drift x y [m], hit z drift [m]
         self._drift = np.zeros((self.num_envs, 6))
@@ -263,6 +274,7 @@ class RayCaster(LabSensor):
         )
 
     def _setup_disabled(self) -> None:
+        self._batched = False
         self.ray_starts = self.ray_directions = np.zeros((0, 3))
         self.actor_paths = ()
         self.body_path = ""
@@ -276,38 +288,62 @@ class RayCaster(LabSensor):
 
     # ------------------------------------------------------------------ update
 
-    def _cast(self, env: int, data: Any, out: Any) -> None:
-        """Cast world ``env``'s rays; pose and hits into ``out`` (a RayCasterData)."""
-        entity = self._entity
+    def _frame(self, env: int, data: Any, buffers: tuple) -> None:
+        """World ``env``'s sensor pose (into :attr:`_ray_data`) and world rays."""
         if self._static:
-            position = self.bodies.static_positions[entity]
-            orientation = self.bodies.static_orientations[entity]
+            position = self.bodies.static_positions[self._entity]
+            orientation = self.bodies.static_orientations[self._entity]
         else:
             position = data.xpos[self._body]
             orientation = data.xquat[self._body]
-        drift = self._drift[env]
+        out = self._ray_data
         ray_frame_kernel(
-            env, position, orientation, self._offset_pos, self._offset_rot, drift,
+            env, position, orientation, self._offset_pos, self._offset_rot, self._drift[env],
             self._alignment, self.ray_starts, self.ray_directions, out.pos_w, out.quat_w,
-            self._origins, self._directions,
+            buffers[0], buffers[1],
         )  # fmt: skip
+
+    def _cast_buffers(self, data: Any, buffers: tuple) -> None:
+        """Cast the rays of ``buffers`` with the body poses of ``data``."""
         if self._scene_rows.size:
             self._scene_pos[self._scene_rows] = data.xpos[self._scene_ids]
             self._scene_quat[self._scene_rows] = data.xquat[self._scene_ids]
             poses = (self._scene_pos, self._scene_quat)
         else:
             poses = (None, None)
+        origins, directions, distances, hit_ids, normals, max_distances = buffers
         self.ray_scene.cast_trusted(
-            self._origins, self._directions, self._max, *poses, self._distances,
-            self._hit_ids, self._normals,
-        )  # fmt: skip
+            origins, directions, max_distances, *poses, distances, hit_ids, normals
+        )
+
+    def _finish(self, env: int, buffers: tuple) -> None:
+        """Hit points, distances and ids of world ``env`` from its cast buffers."""
+        out = self._ray_data
         ray_hits_kernel(
-            env, self._origins, self._directions, self._distances, self._hit_ids,
-            float(drift[5]), out.ray_hits_w, out.ray_distances, out.ray_hit_ids,
+            env, buffers[0], buffers[1], buffers[2], buffers[3], float(self._drift[env, 5]),
+            out.ray_hits_w, out.ray_distances, out.ray_hit_ids,
         )  # fmt: skip
 
+    @property
+    def _ray_data(self) -> Any:
+        return self.data
+
     def _update_world(self, env: int, data: Any) -> None:
-        self._cast(env, data, self.data)
+        buffers = self._buffers[env if self._batched else 0]
+        self._frame(env, data, buffers)
+        self._cast_buffers(data, buffers)
+        self._finish(env, buffers)
+
+    def _update_worlds(self, envs: Sequence[int], datas: Sequence[Any]) -> None:
+        if not self._batched or len(envs) != self.num_envs or self.num_envs == 1:
+            for env in envs:
+                self._update_world(env, datas[env])
+            return
+        for env in envs:  # every world: one cast of all their rays
+            self._frame(env, datas[env], self._buffers[env])
+        self._cast_buffers(datas[0], (*self._all, self._max_all))
+        for env in envs:
+            self._finish(env, self._buffers[env])
 
     def hit_paths(self, env: int = 0) -> list[str | None]:
         """Path of the collider each ray of world ``env`` hit (None: a miss)."""
@@ -418,15 +454,19 @@ class RayCasterCamera(RayCaster):
         self._matrix = np.eye(3)
         super()._setup_disabled()
 
-    def _update_world(self, env: int, data: Any) -> None:
+    @property
+    def _ray_data(self) -> Any:
+        return self._rays
+
+    def _finish(self, env: int, buffers: tuple) -> None:
+        super()._finish(env, buffers)
         camera = self.data
-        self._cast(env, data, self._rays)
         quat = camera.quat_w_world[env]
         camera.quat_w_ros[env] = quat_multiply(quat, _INVERSE_QUATS["ros"])
         camera.quat_w_opengl[env] = quat_multiply(quat, _INVERSE_QUATS["opengl"])
         camera_images_kernel(
-            env, self._distances, self._normals, self._forward, float(self._max[0]),
-            self._clipping, *self._images,
+            env, buffers[2], buffers[4], self._forward, float(self._max[0]), self._clipping,
+            *self._images,
         )  # fmt: skip
 
 
