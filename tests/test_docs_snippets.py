@@ -106,6 +106,7 @@ def test_documented_run_settings_are_the_ones_the_run_reads(caplog):
         "robot": "/World/Robot",
         "gripperActions": ["/World/Gripper=close@0.5"],
         "excludeReferenceOverlaps": False,
+        "noiseSeed": 3,
     }
     documented = [row[0] for row in usd_attributes.SIMRT_SETTINGS]
     assert sorted(documented) == sorted(examples)

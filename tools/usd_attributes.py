@@ -151,6 +151,7 @@ SIMRT_SETTINGS: list[tuple[str, str, str, str, str]] = [
         "s",
         "`GRIPPER=close@T`, `GRIPPER=open@T` or `GRIPPER=close@contact`",
     ),
+    ("noiseSeed", "int", "0", "", "seed of the sensor noise (`simrt:noise:*` attributes)"),
     (
         "excludeReferenceOverlaps",
         "bool",
@@ -317,6 +318,24 @@ def render() -> str:
     ]
     for key, type_name, default, unit, meaning in SIMRT_SETTINGS:
         lines.append(f"| `{key}` | {type_name} | {default} | {unit or '-'} | {meaning} |")
+    from runtime.sensors.noise import PARAMETERS
+
+    lines += [
+        "",
+        "## Sensor noise attributes",
+        "",
+        "Authored on a sensor prim (the robot prim for joint states and efforts) as",
+        "`simrt:noise:<field>:<parameter>`, `<field>` being the recorded reading field",
+        "(`angular_velocity`, `depths`, `positions`, ...); `simrt run` then records",
+        "`<channel>.noisy` beside the exact channel (guide: `docs/guides/noise.md`; the",
+        "table is `runtime.sensors.noise.PARAMETERS`). A bad value stops the run with one",
+        "error naming the prim and the attribute.",
+        "",
+        "| parameter | type | meaning |",
+        "|---|---|---|",
+    ]
+    for name, (type_name, meaning) in PARAMETERS.items():
+        lines.append(f"| `{name}` | {type_name} | {meaning} |")
     lines += [
         "",
         "## Physics attributes the MuJoCo engine honours",
