@@ -8,6 +8,7 @@ i.e. compilation or cache loads, are made before timing):
 * go2 (scenes/go2_lab_sensors.usda): one contact sensor on the 4 feet (air time, history 3,
   filter on the ground), the base IMU and the 187-ray height scan (grid 1.6 m x 1.0 m at
   0.1 m, yaw-aligned, ground only); target <= 0.3x ``mj_step``.
+* the same with 16 worlds (16 ``MjData``; the height scans are one cast);
 * Panda (scenes/panda_lab_camera.usda): a 64 x 48 depth camera (image-plane depth and
   normals) on one thread; target <= 1x ``mj_step``.
 
@@ -35,7 +36,7 @@ def _blocks(function, steps: int, block: int = 50) -> float:
     return float(np.median(times))
 
 
-def measure(scene: str, steps: int) -> tuple[float, float, dict[str, float]]:
+def measure(scene: str, steps: int, worlds: int = 1) -> tuple[float, float, dict[str, float]]:
     import mujoco
     from pxr import Usd
 
@@ -44,19 +45,26 @@ def measure(scene: str, steps: int) -> tuple[float, float, dict[str, float]]:
     from runtime.sensors.lab import make_lab_sensors
 
     engine = MujocoEngine(Usd.Stage.Open(scene))
-    sensors = make_lab_sensors(engine)
+    sensors = make_lab_sensors(engine, num_envs=worlds)
     for path, sensor in sensors.items():
         if sensor is None or not sensor.enabled:
             raise SystemExit(f"{path}: sensor disabled")
-    m, d, dt = engine.model, engine.data, engine.dt
-    datas = [d]
+    m, dt = engine.model, engine.dt
+    datas = [engine.data]
+    for _ in range(worlds - 1):
+        d = mujoco.MjData(m)
+        d.qpos[:], d.qvel[:], d.ctrl[:] = engine.data.qpos, engine.data.qvel, engine.data.ctrl
+        mujoco.mj_forward(m, d)
+        datas.append(d)
     for _ in range(20):  # settle, compile
-        mujoco.mj_step(m, d)
+        for d in datas:
+            mujoco.mj_step(m, d)
         for sensor in sensors.values():
             sensor.update(datas, dt)
 
     def physics() -> None:
-        mujoco.mj_step(m, d)
+        for d in datas:
+            mujoco.mj_step(m, d)
 
     def read() -> None:
         for sensor in sensors.values():
@@ -82,12 +90,14 @@ def main() -> int:
     import numba
 
     numba.set_num_threads(1)
-    for label, scene, target in (
+    for label, scene, target, worlds in (
         ("go2: 4-foot contact (air time, history 3) + IMU + 187-ray height scan",
-         "scenes/go2_lab_sensors.usda", 0.3),
-        ("panda: 64 x 48 depth camera, one thread", "scenes/panda_lab_camera.usda", 1.0),
+         "scenes/go2_lab_sensors.usda", 0.3, 1),
+        ("go2, 16 worlds (mj_step of each world; sensors of all)",
+         "scenes/go2_lab_sensors.usda", 0.3, 16),
+        ("panda: 64 x 48 depth camera, one thread", "scenes/panda_lab_camera.usda", 1.0, 1),
     ):  # fmt: skip
-        step, sensors, parts = measure(scene, args.steps)
+        step, sensors, parts = measure(scene, args.steps, worlds)
         ratio = sensors / step
         print(f"{label}")  # noqa: T201
         print(  # noqa: T201
