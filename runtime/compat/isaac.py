@@ -388,8 +388,8 @@ __all__ += [
 ]
 
 # ---------------------------------------------------------------- sensors (engine/run area)
-# Isaac Sim's sensor Python layer (sensor spec §7): wrappers need the SensorRuntime stepping
-# the sensor: ``IMUSensor(path, runtime=sensor_runtime).get_data()``.
+# Isaac Sim's sensor Python layer (sensor spec §7): wrappers read the running simulation of the
+# current stage's SimulationContext (below), or the ``runtime=`` SensorRuntime they are given.
 from runtime.compat.isaac_sensors import (  # noqa: E402
     ContactSensor,
     EffortSensor,
@@ -508,7 +508,8 @@ __all__ += [
 ]
 
 # ----------------------------------------------------- surface gripper (compat, issue 17)
-# ``isaacsim.robot.surface_gripper``: bind the interface to a SurfaceGripperRuntime first.
+# ``isaacsim.robot.surface_gripper``: the interface serves the SimulationContext's grippers
+# (or a SurfaceGripperRuntime given to ``bind_runtime``).
 from runtime.compat.isaac_surface_gripper import (  # noqa: E402
     GripperStatus,
     GripperView,
