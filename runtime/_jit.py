@@ -10,10 +10,10 @@ from __future__ import annotations
 import importlib.util
 import logging
 import os
-import sys
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from runtime import _numba_compat as compat
 from runtime._kernel_digest import PACKAGE_DIR as _PACKAGE_DIR
 from runtime._kernel_digest import kernel_sources_digest
 
@@ -53,71 +53,32 @@ def jit(function: F | None = None, *, inline: bool = False, nrt: bool = True) ->
     numba = _import_numba()
     options: dict[str, Any] = {"inline": "always"} if inline else {}
     if not nrt:
-        options["_nrt"] = False
+        options.update(compat.no_runtime_options())
     return numba.njit(cache=True, nogil=True, **options)(function)
 
 
 def _import_numba() -> Any:
-    """``import numba``, set up for fast warm starts (see the two helpers it calls).
+    """``import numba``, set up for fast warm starts and safe cache entries.
 
-    * Cached kernels load without Numba's compiler registries
-      (:func:`_load_caches_without_refresh`).
-    * Numba's BLAS probe is answered without importing SciPy's linalg
-      (:class:`_BlasProbeAnswer`): the first compile imports Numba's lowering modules; one
-      of them, ``numba.np.arraymath``, probes for BLAS by importing ``scipy.linalg``
-      (0.15-0.2 s) to set a flag that only picks ``np.convolve``'s inner loop. SciPy is a
-      dependency of simrt, so the answer is known: when (if ever) that module is imported,
-      the probe answers "available" without the import and is put back right after (a
-      kernel that really calls BLAS still imports SciPy when it is compiled).
+    Through :mod:`runtime._numba_compat` (Numba's private surface):
+
+    * every kernel file's cache stamp covers :func:`kernel_sources_digest`
+      (:func:`_stamp_caches_with_kernel_sources`);
+    * cached kernels load without Numba's compiler registries, and a simrt kernel the cache
+      lacks is first looked up in the install-time seeds (:func:`runtime._seeds.load_on_miss`);
+    * a cache entry that cannot be written is skipped with one warning
+      (:func:`_save_caches_best_effort`);
+    * Numba's BLAS probe is answered without importing SciPy's linalg (SciPy is a
+      dependency of simrt, so the answer is known).
     """
     import numba
 
     _stamp_caches_with_kernel_sources()
-    _load_caches_without_refresh()
+    compat.patch_cache_loader(_load_seed_on_miss)
     _save_caches_best_effort()
-    if "numba.np.arraymath" not in sys.modules and importlib.util.find_spec("scipy"):
-        if not any(isinstance(finder, _BlasProbeAnswer) for finder in sys.meta_path):
-            sys.meta_path.insert(0, _BlasProbeAnswer())
+    if importlib.util.find_spec("scipy"):
+        compat.answer_blas_probe()
     return numba
-
-
-class _BlasProbeAnswer:
-    """A one-shot import hook: ``numba.np.arraymath`` imported with its BLAS probe answered.
-
-    It finds the module's real spec and runs the module with ``numba.np.linalg.ensure_blas``
-    answering "available"; then it puts the probe back (also the name arraymath imported)
-    and removes itself. Any error, or any other module: the normal import path.
-    """
-
-    target = "numba.np.arraymath"
-
-    def find_spec(self, name: str, path: Any = None, target: Any = None) -> Any:
-        if name != self.target:
-            return None
-        if self in sys.meta_path:
-            sys.meta_path.remove(self)  # one shot (and no recursion below)
-        import importlib.machinery
-
-        spec = importlib.machinery.PathFinder.find_spec(name, path)
-        loader = getattr(spec, "loader", None)
-        if loader is None or not hasattr(loader, "exec_module"):
-            return spec
-        run = loader.exec_module
-
-        def exec_module(module: Any) -> None:
-            import numba.np.linalg as linalg
-
-            probe = linalg.ensure_blas
-            linalg.ensure_blas = _blas_available
-            try:
-                run(module)
-            finally:
-                linalg.ensure_blas = probe
-                if getattr(module, "ensure_blas", None) is _blas_available:
-                    module.ensure_blas = probe
-
-        loader.exec_module = exec_module  # (this spec's own loader instance)
-        return spec
 
 
 def _stamp_caches_with_kernel_sources() -> None:
@@ -131,65 +92,18 @@ def _stamp_caches_with_kernel_sources() -> None:
     :func:`kernel_sources_digest`, so any such change recompiles them all. Other packages'
     caches keep Numba's stamp.
     """
-    try:
-        from numba.core import caching
-    except ImportError:  # pragma: no cover - a Numba without this module
-        return
-
-    def make(original: Callable[..., Any]) -> Callable[..., Any]:
-        def get_source_stamp(self: Any) -> Any:
-            stamp = original(self)
-            path = getattr(self, "_py_file", "")
-            if path and os.path.abspath(path).startswith(_PACKAGE_DIR + os.sep):
-                return (stamp, kernel_sources_digest())
-            return stamp
-
-        return get_source_stamp
-
-    _replace_once(getattr(caching, "_SourceFileBackedLocatorMixin", None), "get_source_stamp", make)
+    compat.patch_source_stamp(lambda path: kernel_sources_digest() if _in_package(path) else None)
 
 
-def _load_caches_without_refresh() -> None:
-    """Cached kernels load without importing Numba's compiler registries (a warm start).
+def _load_seed_on_miss(cache: Any, signature: Any, target_context: Any) -> Any:
+    """A simrt kernel the cache lacks: its install-time seed, if any (else None: compile)."""
+    function = compat.cache_function(cache)
+    code = getattr(function, "__code__", None)
+    if not _in_package(getattr(code, "co_filename", "") or ""):
+        return None
+    from runtime import _seeds
 
-    Before loading a kernel from its cache, Numba refreshes the target context: it imports
-    every lowering and typing module (``numba.np.arraymath``, ``numba.typed``, ...) and
-    installs their registries, 0.3 s of a 1.2 s warm run, which only compiling needs.
-    Loading needs Numba's runtime (NRT: the allocation functions the machine code calls),
-    which the refresh also initialises. This replaces ``Cache.load_overload`` once per
-    process with the same load that initialises the runtime and skips the registries; a
-    cache miss then compiles as before, and Numba's compiler refreshes the context itself
-    (``CompilerBase`` does, whatever the cache did). Any other Numba layout keeps its own
-    loader.
-    """
-    try:
-        from numba.core import caching
-        from numba.core.runtime import nrt
-    except ImportError:  # pragma: no cover - a Numba without these modules
-        return
-    cache = getattr(caching, "Cache", None)
-    runtime = getattr(nrt, "rtsys", None)
-    needed = ("_load_overload", "_guard_against_spurious_io_errors")
-    if not all(hasattr(cache, name) for name in needed):
-        return
-    if runtime is None or not callable(getattr(runtime, "initialize", None)):
-        return
-
-    def make(original: Callable[..., Any]) -> Callable[..., Any]:
-        def load_overload(self: Any, sig: Any, target_context: Any) -> Any:
-            runtime.initialize(target_context)  # (idempotent; what the loaded code calls)
-            with self._guard_against_spurious_io_errors():
-                loaded = self._load_overload(sig, target_context)
-                if loaded is None and _is_simrt_kernel(self):
-                    from runtime import _seeds  # (a miss: the install-time compile's entry)
-
-                    loaded = _seeds.load_on_miss(self, sig, target_context)
-                return loaded
-            return None  # an I/O error the guard swallowed: compile
-
-        return load_overload
-
-    _replace_once(cache, "load_overload", make)
+    return _seeds.load_on_miss(cache, signature, target_context)
 
 
 def _save_caches_best_effort() -> None:
@@ -201,52 +115,23 @@ def _save_caches_best_effort() -> None:
     instead (Numba removes its half-written temporary file), with one warning per process;
     the next run compiles the kernel again.
     """
-    try:
-        from numba.core import caching
-    except ImportError:  # pragma: no cover - a Numba without this module
-        return
     warned: list[bool] = []
 
-    def make(original: Callable[..., Any]) -> Callable[..., Any]:
-        def save_overload(self: Any, sig: Any, data: Any) -> None:
-            try:
-                original(self, sig, data)
-            except OSError as error:
-                if not warned:
-                    warned.append(True)
-                    name = getattr(getattr(self, "_py_func", None), "__qualname__", "?")
-                    _LOG.warning(
-                        "Numba kernel cache not written (%s: %s): %s, and any other kernel "
-                        "whose cache entry cannot be written, compiles again in the next run",
-                        type(error).__name__, error.strerror or error, name,
-                    )  # fmt: skip
+    def on_error(function: Any, error: OSError) -> None:
+        if not warned:
+            warned.append(True)
+            name = getattr(function, "__qualname__", "?")
+            _LOG.warning(
+                "Numba kernel cache not written (%s: %s): %s, and any other kernel "
+                "whose cache entry cannot be written, compiles again in the next run",
+                type(error).__name__, error.strerror or error, name,
+            )  # fmt: skip
 
-        return save_overload
-
-    _replace_once(getattr(caching, "Cache", None), "save_overload", make)
+    compat.patch_cache_saver(on_error)
 
 
-def _is_simrt_kernel(cache: Any) -> bool:
-    code = getattr(getattr(cache, "_py_func", None), "__code__", None)
-    path = getattr(code, "co_filename", "") or ""
-    return os.path.abspath(path).startswith(_PACKAGE_DIR + os.sep)
-
-
-def _replace_once(
-    owner: Any, name: str, make: Callable[[Callable[..., Any]], Callable[..., Any]]
-) -> None:
-    """Replace ``owner.name`` by ``make(original)``, once per process (absent: nothing)."""
-    original = getattr(owner, name, None) if owner is not None else None
-    if original is None or getattr(original, "_simrt_replaced", False):
-        return
-    replacement = make(original)
-    replacement._simrt_replaced = True  # type: ignore[attr-defined]
-    replacement.__doc__ = original.__doc__
-    setattr(owner, name, replacement)
-
-
-def _blas_available() -> None:
-    """Numba's ``ensure_blas`` for a machine with SciPy (see :func:`_import_numba`)."""
+def _in_package(path: str) -> bool:
+    return bool(path) and os.path.abspath(path).startswith(_PACKAGE_DIR + os.sep)
 
 
 def compiled_entry(kernel: Any, args: tuple) -> Callable[..., Any] | None:
@@ -267,8 +152,7 @@ def compiled_entry(kernel: Any, args: tuple) -> Callable[..., Any] | None:
     if JIT_DISABLED:
         return None
     try:
-        signature = tuple(kernel.typeof_pyval(a) for a in args)
-        compiled = kernel.overloads.get(signature)
+        compiled = compat.compiled_overload(kernel, args)
     except Exception:  # noqa: BLE001 - any Numba internals mismatch: use the dispatcher
         return None
     return getattr(compiled, "entry_point", None)

@@ -20,14 +20,16 @@ PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 def kernel_sources_digest() -> bytes:
     """SHA-256 of the files that define kernels or intrinsics, in path order.
 
-    Those are ``_*kernels.py``, ``_simd.py`` and ``_jit.py`` (the compile options); the
-    digest is part of each simrt kernel's Numba cache stamp
+    Those are ``_*kernels.py``, ``_simd.py``, ``_jit.py`` (the compile options) and
+    ``_numba_compat.py`` (the no-runtime option, the array an intrinsic builds); the digest
+    is part of each simrt kernel's Numba cache stamp
     (``runtime._jit._stamp_caches_with_kernel_sources``).
     """
     digest = hashlib.sha256()
     paths = glob.glob(os.path.join(PACKAGE_DIR, "**", "_*kernels.py"), recursive=True)
     paths.append(os.path.join(PACKAGE_DIR, "sensors", "_simd.py"))
     paths.append(os.path.join(PACKAGE_DIR, "_jit.py"))  # (the compile options)
+    paths.append(os.path.join(PACKAGE_DIR, "_numba_compat.py"))  # (option, intrinsic code)
     for path in sorted(paths):
         digest.update(os.path.relpath(path, PACKAGE_DIR).encode())
         try:

@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from runtime import _numba_compat as compat
 from runtime._jit import JIT_DISABLED
 
 __all__ = ["native_kernel", "native_chain_call", "no_call", "NATIVE_AVAILABLE", "In", "Out"]
@@ -93,16 +94,12 @@ def native_kernel(
     try:
         from numba import types
 
-        signature = tuple(kernel.typeof_pyval(a) for a in examples)
-        compiled = kernel.overloads.get(signature)
-        if compiled is None:
-            kernel.compile(signature)
-            compiled = kernel.overloads[signature]
+        compiled = compat.compiled_overload(kernel, tuple(examples), compile=True)
         if compiled.signature.return_type != types.none or not all(
             isinstance(t, types.Array) and t.layout == "C" for t in compiled.signature.args
         ):
             return None
-        address = compiled.library.get_pointer_to_function(compiled.fndesc.llvm_func_name)
+        address = compat.native_address(compiled)
         if not address:
             return None
         return _NativeKernel(address, tuple(plan), fallback)

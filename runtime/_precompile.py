@@ -29,6 +29,7 @@ import time
 import weakref
 from typing import Any, TextIO
 
+from runtime import _numba_compat as compat
 from runtime import _seeds as seeds
 
 __all__ = ["Warmup", "load_cached_kernels", "start", "scene_features"]
@@ -99,11 +100,11 @@ def _cached(dispatcher: Any) -> bool:
     its first call.
     """
     try:
-        cache_file = dispatcher._cache._cache_file
+        cache = compat.cache_of(dispatcher)
     except AttributeError:  # JIT disabled, or other Numba internals: assume cached
         return True
     try:
-        return bool(cache_file._load_index())  # ({} when missing, stale or another version)
+        return bool(compat.cache_index(cache))  # ({} when missing, stale or another version)
     except Exception:  # noqa: BLE001 - an unreadable index: compile (Numba rewrites it)
         return False
 
@@ -121,9 +122,9 @@ def _compile(module: str, name: str, signature: tuple[str, ...]) -> bool:
 def _in_cache(dispatcher: Any, types: tuple[Any, ...]) -> bool:
     """Whether the Numba cache holds ``dispatcher`` compiled for exactly ``types``."""
     try:
-        cache = dispatcher._cache
-        key = cache._index_key(types, dispatcher.targetctx.codegen())
-        return key in cache._cache_file._load_index()
+        cache = compat.cache_of(dispatcher)
+        key = compat.entry_key(cache, types, dispatcher.targetctx)
+        return key in compat.cache_index(cache)
     except Exception:  # noqa: BLE001 - JIT disabled, or other Numba internals: unknown
         return False
 
@@ -446,15 +447,14 @@ def build_seeds(out: str, only: set[str] | None = None) -> int:
     for module, name, _, signature, _ in entries:
         dispatcher = _dispatcher(module, name)
         key = seeds.index_key(dispatcher, signature)
-        files = dispatcher._cache._cache_file
-        if key not in files._load_index():  # its worker failed: compile it here
+        cache = compat.cache_of(dispatcher)
+        if key not in compat.cache_index(cache):  # its worker failed: compile it here
             _compile(module, name, signature)
-        data_name = files._load_index().get(key)
-        if data_name is None:
+        raw = compat.cache_entry_bytes(cache, key)
+        if raw is None:
             sys.stderr.write(f"seeds: {module}.{name} did not compile\n")
             continue
-        with open(files._data_path(data_name), "rb") as data:
-            found.setdefault((module, name), []).append((key, data.read()))
+        found.setdefault((module, name), []).append((key, raw))
 
     def write(path: str) -> None:
         with open(path, "wb") as stream:

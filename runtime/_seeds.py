@@ -34,12 +34,13 @@ package and is trusted as its code is.
 from __future__ import annotations
 
 import functools
-import itertools
 import logging
 import os
 import pickle
 import sys
 from typing import Any
+
+from runtime import _numba_compat as compat
 
 __all__ = [
     "SEED_PATH",
@@ -126,7 +127,9 @@ def numba_types(signature: tuple[str, ...]) -> tuple[Any, ...]:
 
 def index_key(dispatcher: Any, signature: tuple[str, ...]) -> Any:
     """The Numba cache index key of ``dispatcher`` compiled for ``signature`` here."""
-    return dispatcher._cache._index_key(numba_types(signature), dispatcher.targetctx.codegen())
+    return compat.entry_key(
+        compat.cache_of(dispatcher), numba_types(signature), dispatcher.targetctx
+    )
 
 
 def plant(entries: list[tuple[str, str, float, tuple[str, ...], str]]) -> int:
@@ -151,7 +154,7 @@ def plant(entries: list[tuple[str, str, float, tuple[str, ...], str]]) -> int:
         try:
             dispatcher = dispatcher_of(module, name)
             key = index_key(dispatcher, signature)
-            if not _plant(dispatcher._cache, (module, name), key):
+            if not _plant(compat.cache_of(dispatcher), (module, name), key):
                 continue
         except Exception as error:  # noqa: BLE001 - other Numba internals: compile instead
             _LOG.debug("seed %s.%s not planted: %s", module, name, error)
@@ -159,7 +162,7 @@ def plant(entries: list[tuple[str, str, float, tuple[str, ...], str]]) -> int:
         if _load(dispatcher, signature):
             planted += 1
         else:  # it did not load: out of the cache again, compiled when first called
-            _drop(dispatcher._cache, key)
+            _drop(compat.cache_of(dispatcher), key)
     if planted:
         _LOG.info("%d kernels loaded from the install-time compile", planted)
     return planted
@@ -185,21 +188,21 @@ def load_on_miss(cache: Any, signature: Any, target_context: Any) -> Any:
     kinematics API's kernels (``API_KERNELS``) and those a run calls outside the
     precompile's list load from the install-time compile too.
     """
-    function = getattr(cache, "_py_func", None)
+    function = compat.cache_function(cache)
     if function is None or not _enabled():
         return None
     name = (function.__module__, function.__qualname__)
     try:
         if name not in _read(_seed_file()):
             return None
-        key = cache._index_key(signature, target_context.codegen())
+        key = compat.entry_key(cache, signature, target_context)
         if not _plant(cache, name, key):
             return None
     except Exception as error:  # noqa: BLE001 - other Numba internals, an unwritable cache
         _LOG.debug("seed of %s not planted: %s", function.__qualname__, error)
         return None
     try:
-        return cache._load_overload(signature, target_context)
+        return compat.load_cache_entry(cache, signature, target_context)
     except Exception as error:  # noqa: BLE001 - a damaged entry: dropped, compiled instead
         _LOG.warning("a seeded kernel did not load (%s); it compiles now", error)
         _drop(cache, key)
@@ -213,30 +216,12 @@ def _plant(cache: Any, name: tuple[str, str], key: Any) -> bool:
     """
     offered = _read(_seed_file()).get(name, ())
     raw = next((data for seed_key, data in offered if seed_key == key), None)
-    return raw is not None and _write(cache, key, raw)
-
-
-def _write(cache: Any, key: Any, raw: bytes) -> bool:
-    """Add one entry to a kernel's Numba cache (Numba's file layout, atomic writes)."""
-    cache._impl.locator.ensure_cache_path()
-    files = cache._cache_file
-    overloads = files._load_index()
-    if key in overloads:
-        return False
-    taken = set(overloads.values())
-    name = next(n for n in map(files._data_name, itertools.count(1)) if n not in taken)
-    with files._open_for_write(files._data_path(name)) as handle:
-        handle.write(raw)
-    overloads[key] = name
-    files._save_index(overloads)
-    return True
+    return raw is not None and compat.add_cache_entry(cache, key, raw)
 
 
 def _drop(cache: Any, key: Any) -> None:
     try:
-        overloads = cache._cache_file._load_index()
-        if overloads.pop(key, None) is not None:
-            cache._cache_file._save_index(overloads)
+        compat.drop_cache_entry(cache, key)
     except Exception as error:  # noqa: BLE001
         _LOG.debug("seed entry not removed: %s", error)
 
@@ -249,4 +234,4 @@ def _load(dispatcher: Any, signature: tuple[str, ...]) -> bool:
     except Exception as error:  # noqa: BLE001 - a damaged entry: dropped, compiled later
         _LOG.warning("a seeded kernel did not load (%s); it compiles when first called", error)
         return False
-    return tuple(types) in dispatcher.overloads
+    return tuple(types) in dispatcher.overloads  # (public: the compiled signatures)

@@ -14,6 +14,7 @@ from collections.abc import Iterable
 import numpy as np
 
 from runtime._jit import JIT_DISABLED
+from runtime._numba_compat import build_array
 from runtime.engine._kernels import state_kernel
 from runtime.sensors._contact_kernels import contact_update_kernel
 from runtime.sensors._imu_kernels import imu_read_kernel, imu_update_kernel
@@ -136,8 +137,6 @@ if not JIT_DISABLED:
         array_type = types.Array(pointer.dtype, ndim, "C")
 
         def codegen(context, builder, sig, args):
-            from numba.np.arrayobj import make_array, populate_array
-
             intp = context.get_value_type(types.intp)
             dims = [
                 context.cast(builder, builder.extract_value(args[1], k), shape[k], types.intp)
@@ -147,12 +146,7 @@ if not JIT_DISABLED:
             strides = [intp(itemsize)] * ndim
             for k in range(ndim - 2, -1, -1):
                 strides[k] = builder.mul(strides[k + 1], dims[k + 1])
-            array = make_array(array_type)(context, builder)
-            populate_array(
-                array, data=args[0], shape=dims, strides=strides, itemsize=intp(itemsize),
-                meminfo=None,
-            )  # fmt: skip
-            return array._getvalue()
+            return build_array(context, builder, array_type, args[0], dims, strides, intp(itemsize))
 
         return array_type(pointer, shape), codegen
 
