@@ -114,3 +114,15 @@ def test_isaac_lab_cfg_names_build_the_same_sensors():
         for s in built:
             s.update([engine.data], engine.dt)
     assert built[0].data.net_forces_w.shape == (1, 4, 3)
+
+
+def test_wrongly_typed_usd_attribute_is_named():
+    stage = Usd.Stage.Open("scenes/go2_lab_sensors.usda")
+    prim = stage.GetPrimAtPath("/World/LabSensors/BaseImu")
+    prim.CreateAttribute("simrt:lab:historyLength", Sdf.ValueTypeNames.String).Set("three")
+    spec = [s for s in discover_lab_sensors(stage) if s.kind == "imu"][0]
+    assert spec.config is None
+    assert (
+        spec.error
+        == "/World/LabSensors/BaseImu: simrt:lab:historyLength: must be a number, got 'three'"
+    )

@@ -68,6 +68,12 @@ _KINDS: dict[str, tuple[type, type]] = {
 }
 # most specific first (a camera config is a ray caster config)
 _CLASSES = sorted(_KINDS.values(), key=lambda pair: -len(pair[0].__mro__))
+_NUMBERS = {
+    "update_period", "history_length", "force_threshold", "max_distance", "resolution",
+    "channels", "horizontal_res", "horizontal_fov", "focal_length", "horizontal_aperture",
+    "vertical_aperture", "width", "height",
+}  # fmt: skip
+"""Fields whose USD attribute must hold a number (a string there is refused by name)."""
 _PATTERNS = {
     "grid": GridPattern,
     "lidar": LidarPattern,
@@ -158,6 +164,8 @@ def _read_prim(prim: Any) -> tuple[str, Any]:
             value = _plain(value)
         except Exception:  # noqa: BLE001 - any unreadable value is reported by name
             raise ValueError(f"{path}: {full}: unreadable value") from None
+        if isinstance(value, str) and _camel_to_snake(key.rsplit(":", 1)[-1]) in _NUMBERS:
+            raise ValueError(f"{path}: {full}: must be a number, got {value!r}")
         if key.startswith("offset:"):
             offset[key.split(":", 1)[1]] = value
         elif key == "pattern":
@@ -172,7 +180,9 @@ def _read_prim(prim: Any) -> tuple[str, Any]:
             name = _camel_to_snake(key)
             if name not in names or name in ("offset", "pattern_cfg", "target_frames"):
                 raise ValueError(f"{path}: {full}: not an attribute of a {kind} sensor")
-            if name == "history_length" or (name == "channels"):
+            if name == "history_length":
+                if isinstance(value, bool) or not float(value).is_integer():
+                    raise ValueError(f"{path}: {full}: must be an integer, got {value!r}")
                 value = int(value)
             values[name] = (
                 list(value)
@@ -202,8 +212,9 @@ def _read_prim(prim: Any) -> tuple[str, Any]:
         if unknown:
             raise ValueError(f"{path}: {NAMESPACE}pattern:{sorted(unknown)[0]}: unknown field")
         for key in ("channels", "width", "height"):
-            if key in pattern and float(pattern[key]).is_integer():
-                pattern[key] = int(pattern[key])
+            if key in pattern and not isinstance(pattern[key], bool):
+                if float(pattern[key]).is_integer():
+                    pattern[key] = int(pattern[key])
         values["pattern_cfg"] = pattern_type(**pattern)
     if kind == "frame_transformer" and targets is not None:
         names_list = names_list or [None] * len(targets)

@@ -112,6 +112,13 @@ class FrameTransformer(LabSensor):
                 names.append(name)
                 self._targets.append((entity, pos, rot))
         self.data = FrameTransformerData.zeros(self.num_envs, names)
+        entities = [t[0] for t in self._targets]
+        self._target_ids = self.bodies.body_ids[entities]
+        self._target_static = np.flatnonzero(self.bodies.is_static[entities])
+        self._target_static_pos = self.bodies.static_positions[entities][self._target_static]
+        self._target_static_quat = self.bodies.static_orientations[entities][self._target_static]
+        self._target_pos = np.array([t[1] for t in self._targets]).reshape(-1, 3)
+        self._target_rot = np.array([t[2] for t in self._targets]).reshape(-1, 4)
 
     def _setup_disabled(self) -> None:
         self.data = FrameTransformerData.zeros(self.num_envs, [])
@@ -125,10 +132,14 @@ class FrameTransformer(LabSensor):
         src_pos, src_quat = self._frame(data, self._source_entity, *self._source_offset)
         d.source_pos_w[env] = src_pos
         d.source_quat_w[env] = src_quat
-        inverse = quat_conjugate(src_quat)
-        for m, (entity, pos, rot) in enumerate(self._targets):
-            t_pos, t_quat = self._frame(data, entity, pos, rot)
-            d.target_pos_w[env, m] = t_pos
-            d.target_quat_w[env, m] = t_quat
-            d.target_pos_source[env, m] = quat_rotate_inverse(src_quat, t_pos - src_pos)
-            d.target_quat_source[env, m] = quat_multiply(inverse, t_quat)
+        body_pos = data.xpos[self._target_ids]
+        body_quat = data.xquat[self._target_ids]
+        if self._target_static.size:
+            body_pos[self._target_static] = self._target_static_pos
+            body_quat[self._target_static] = self._target_static_quat
+        t_pos = body_pos + quat_rotate(body_quat, self._target_pos)
+        t_quat = quat_multiply(body_quat, self._target_rot)
+        d.target_pos_w[env] = t_pos
+        d.target_quat_w[env] = t_quat
+        d.target_pos_source[env] = quat_rotate_inverse(src_quat, t_pos - src_pos)
+        d.target_quat_source[env] = quat_multiply(quat_conjugate(src_quat), t_quat)
