@@ -378,3 +378,34 @@ def test_record_writes_a_dataset_that_load_dataset_reads(tmp_path):
         assert np.array_equal(positions[k], seen[env_id][k][0])
         assert np.array_equal(first.data["action"][k], seen[env_id][k][1])
     assert done[0].params["joints"]
+
+
+def test_single_env_observes_what_the_vector_env_observes():
+    """SimEnv's lean path (row views) = the one-env vector env's observation."""
+    import runtime.envs  # noqa: F401
+
+    options = {"randomization": {"joints": {"fraction": 0.2}}, "bodies": ["base"],
+               "observations": ["*", "body_pos"]}  # fmt: skip
+    single = SimEnv(str(REPO / "scenes" / "go2_lab_sensors.usda"), **options)
+    vector = SimVectorEnv(
+        str(REPO / "scenes" / "go2_lab_sensors.usda"), 1, autoreset_mode="disabled", **options
+    )
+    try:
+        a, _ = single.reset(seed=2)
+        b, _ = vector.reset(seed=2)
+        base = vector.worlds.initial_targets()
+        for k in range(6):
+            action = _actions(base, np.arange(1), k)
+            a, *_ = single.step(action[0])
+            b, *_ = vector.step(action)
+            assert a.keys() == b.keys()
+            for name in a:
+                assert np.array_equal(a[name], b[name][0], equal_nan=True), (k, name)
+        # the lab height scan's rays hit the ground plane (z = 0) under the standing robot
+        hits = a["/World/LabSensors/HeightScan:ray_hits_w"]
+        assert hits.shape == (187, 3)
+        assert np.allclose(hits[:, 2], 0.0, atol=1e-6)
+        assert a["body_pos"].shape == (1, 3) and a["body_pos"][0, 2] > 0.1
+    finally:
+        single.close()
+        vector.close()

@@ -74,7 +74,6 @@ class ActionMap:
             self._bind_ik(ik_link, dict(ik_options or {}))
             self.names = ("x", "y", "z", "qw", "qx", "qy", "qz")
         self.size = len(self.names)
-        self._zero_cache = np.zeros(0)
 
     @staticmethod
     def world_mode(action: str) -> str:
@@ -138,11 +137,6 @@ class ActionMap:
         return spaces.Box(low=low, high=high, dtype=np.float64)
 
     # ------------------------------------------------------------------ translation
-    def _zeros(self, size: int) -> np.ndarray:
-        zeros = self._zero_cache
-        if zeros.shape[0] != size:
-            zeros = self._zero_cache = np.zeros(size)
-        return zeros
 
     def check(self, actions: Any, num_envs: int) -> np.ndarray:
         """``actions`` as float64 (N, size), or an error naming the env and the column."""
@@ -157,8 +151,7 @@ class ActionMap:
             )
         if array.dtype != np.float64 or not array.flags.c_contiguous:
             array = np.ascontiguousarray(array, np.float64)
-        # (x * 0 is 0 for every finite x, NaN for NaN and +-inf: one product-sum says it)
-        if array.ravel().dot(self._zeros(array.size)) != 0.0:
+        if not np.isfinite(array).all():
             bad = ~np.isfinite(array)
             env, column = (int(v) for v in np.argwhere(bad)[0])
             raise SimrtError(

@@ -56,20 +56,27 @@ class ObservationLayout:
     """
 
     def __init__(
-        self, worlds: Any, spec: Sequence[str] | None = None, bodies: Sequence[str] | None = None
+        self,
+        worlds: Any,
+        spec: Sequence[str] | None = None,
+        bodies: Sequence[str] | None = None,
+        lab: dict[str, Any] | None = None,
     ) -> None:
         self.worlds = worlds
         robot = worlds.robot_path
-        channels = worlds.channels
+        self.lab = _lab_fields(lab or {}, worlds.num_envs)
+        channels = {**worlds.channels, **{name: info for name, (_, _, info) in self.lab.items()}}
+        self.channels = channels
         sensor_channels = [
             name
             for name, info in channels.items()
-            if info.kind not in ("joint_state", "command", "body")
+            if info.kind not in ("joint_state", "command", "body", "lab")
         ]
         if spec is None:
             names = ["joint_pos", "joint_vel"] + [
                 name for name in sensor_channels if channels[name].field not in _STAMPS
             ]
+            names += list(self.lab)
         else:
             if isinstance(spec, str):
                 spec = [spec]
@@ -78,6 +85,8 @@ class ObservationLayout:
                 item = str(item)
                 if item in STATE_NAMES or item in channels:
                     found = [item]
+                elif item == "*":  # (everything: the lab fields too)
+                    found = list(channels)
                 else:
                     found = [n for n in channels if fnmatch.fnmatchcase(n, item)]
                 if not found:
@@ -102,19 +111,28 @@ class ObservationLayout:
                         f"observation {name!r}: body poses are not recorded (record_bodies)"
                     )
                 self.sources[name] = (key, self.body_index)
+            elif name in self.lab:
+                self.sources[name] = (name, None)
             else:
                 self.sources[name] = (name, None)
         self.names = tuple(self.sources)
         # the arrays (fixed for the worlds' life), and world 0's rows as views (0-d for
         # scalars) for a single env's observation
         buffers = worlds.buffers
-        self._plan = [(name, buffers[key], index) for name, (key, index) in self.sources.items()]
-        self._rows0 = [
-            (name, array[0] if index is None else array[0, index])
-            if array.ndim > 1
-            else (name, array[0:1].reshape(()))
-            for name, array, index in self._plan
+        self._plan = [
+            (name, buffers[key], index)
+            for name, (key, index) in self.sources.items()
+            if key not in self.lab
         ]
+        self._rows0 = [
+            (name, array[0] if array.ndim > 1 else array[0:1].reshape(()))
+            for name, array, index in self._plan
+            if index is None
+        ]
+        self._picked0 = [
+            (name, array, index) for name, array, index in self._plan if index is not None
+        ]
+        self._lab_plan = [(name, *self.lab[name][:2]) for name in self.names if name in self.lab]
 
     def _bodies(self, bodies: Sequence[str] | None) -> np.ndarray | None:
         paths = self.worlds.body_paths
@@ -133,19 +151,32 @@ class ObservationLayout:
     def observe(self, envs: slice | np.ndarray = slice(None)) -> dict[str, np.ndarray]:
         """A fresh dict of arrays (copies) for the envs ``envs``, env axis first."""
         if isinstance(envs, slice) and envs == slice(None):
-            return {
+            out = {
                 name: array.copy() if index is None else array[:, index]
                 for name, array, index in self._plan
             }
-        out = {}
-        for name, array, index in self._plan:
-            values = array[envs]
-            out[name] = values[:, index] if index is not None else values.copy()
-        return out
+        else:
+            out = {}
+            for name, array, index in self._plan:
+                values = array[envs]
+                out[name] = values[:, index] if index is not None else values.copy()
+        for name, data, field in self._lab_plan:
+            out[name] = np.array(_lab_value(data(), field)[envs])
+        return self._ordered(out) if self._lab_plan else out
+
+    def _ordered(self, out: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        if not self._lab_plan and not self._picked0:
+            return out
+        return {name: out[name] for name in self.names}
 
     def observe_first(self) -> dict[str, np.ndarray]:
         """A fresh dict of world 0's arrays (copies) without the env axis."""
-        return {name: row.copy() for name, row in self._rows0}
+        out = {name: row.copy() for name, row in self._rows0}
+        for name, array, index in self._picked0:  # (chosen bodies: picked at each call)
+            out[name] = array[0, index]
+        for name, data, field in self._lab_plan:
+            out[name] = np.array(_lab_value(data(), field)[0])
+        return self._ordered(out)
 
     def space(self, num_envs: int | None = None) -> Any:
         """The observation space: a ``gymnasium.spaces.Dict`` of ``Box`` es.
@@ -157,7 +188,7 @@ class ObservationLayout:
 
         boxes = {}
         for name, (key, index) in self.sources.items():
-            info = self.worlds.channels[key]
+            info = self.channels[key]
             shape = tuple(info.shape)
             if index is not None:
                 shape = (len(index), *shape[1:])
@@ -189,3 +220,39 @@ class ObservationLayout:
             high = np.full(shape, np.inf, dtype)
             return np.zeros(shape, dtype), high
         return np.full(shape, -np.inf, dtype), np.full(shape, np.inf, dtype)
+
+
+def _lab_value(data: Any, field: str) -> np.ndarray:
+    """A lab sensor data field (``"output.NAME"``: an entry of a camera's image dict)."""
+    if field.startswith("output."):
+        return data.output[field[len("output.") :]]
+    return getattr(data, field)
+
+
+def _lab_fields(lab: dict[str, Any], num_envs: int) -> dict[str, tuple[Any, str, Any]]:
+    """Observable fields of the lab sensors: name -> (data getter, field, ChannelInfo).
+
+    Every array field of a sensor's data with the env axis first, named
+    ``"<sensor prim path>:<field>"`` (camera images: ``"<path>:<image type>"``).
+    """
+    import dataclasses
+
+    from runtime.recording import ChannelInfo
+
+    fields: dict[str, tuple[Any, str, Any]] = {}
+    for path, sensor in lab.items():
+        data = sensor.data
+        candidates = []
+        for item in dataclasses.fields(data):
+            value = getattr(data, item.name)
+            if isinstance(value, dict):
+                candidates += [(f"output.{k}", k, v) for k, v in value.items()]
+            else:
+                candidates.append((item.name, item.name, value))
+        for field, label, value in candidates:
+            if not isinstance(value, np.ndarray) or value.ndim < 1 or value.shape[0] != num_envs:
+                continue
+            name = f"{path}:{label}"
+            info = ChannelInfo(name, tuple(value.shape[1:]), value.dtype.name, path, "lab", label)
+            fields[name] = (lambda s=sensor: s.data, field, info)
+    return fields

@@ -6,7 +6,9 @@
   reward ``-|hand - goal|`` [m]; 100 env steps of 20 ms.
 * ``simrt/Go2Stand-v0``: the Unitree Go2 holds its standing pose from randomized initial
   joints; actions are joint position targets of its 12 drives; observations are the joints,
-  the four foot contact sensors and the trunk IMU; reward: trunk height near 0.3 m,
+  the four foot contact sensors and the trunk IMU (Isaac Sim's schemas), and the Isaac
+  Lab-style foot contacts with air times and the yaw-aligned height scan of
+  ``scenes/go2_lab_sensors.usda``; reward: trunk height near 0.3 m,
   upright, small joint velocities; terminated when the trunk falls below 0.15 m; 250 env
   steps of 4 ms.
 
@@ -80,19 +82,9 @@ class PandaReachVectorEnv(SimVectorEnv):
         hand = observations["body_pos"][:, 0]
         return -np.linalg.norm(hand - self.goals, axis=1)
 
-    def reset(self, **kwargs: Any) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
-        """Reset; the observation carries each env's goal."""
-        observations, infos = super().reset(**kwargs)
-        observations["goal"] = self.goals.copy()
-        return observations, infos
-
-    def step(self, actions: Any) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, dict]:
-        """Step; the observation carries each env's goal."""
-        observations, rewards, terminated, truncated, infos = super().step(actions)
-        observations["goal"] = self.goals.copy()
-        if "final_obs" in infos:
-            infos["final_obs"]["goal"] = self.goals.copy()
-        return observations, rewards, terminated, truncated, infos
+    def add_observations(self, observations: dict[str, np.ndarray], envs: Any) -> None:
+        """Each env's goal [m], robot frame."""
+        observations["goal"] = np.array(self.goals[envs])
 
 
 def panda_reach(**options: Any) -> SimEnv:
@@ -110,11 +102,12 @@ _GO2_FEET = "*FootContact.*"
 
 def _go2_settings(options: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     settings: dict[str, Any] = {
-        "scene": scene_path("go2_standing.usda"),
+        "scene": scene_path("go2_lab_sensors.usda"),
         "action": "joint_position",
         "decimation": 4,
         "observations": ["joint_pos", "joint_vel", "*FootContact.in_contact",
-                         "*FootContact.value", "*TrunkImu.*"],
+                         "*FootContact.value", "*TrunkImu.*", "*/FootContacts:*air_time",
+                         "*/FootContacts:net_forces_w", "*/HeightScan:ray_hits_w"],
         "bodies": ["base"],
         "max_episode_steps": 250,
         "reward_fn": _go2_reward,

@@ -71,6 +71,9 @@ class SimVectorEnv(gym.vector.VectorEnv):
             free-body poses, mass / friction / drive-gain scales).
         autoreset_mode: ``"next_step"`` (default), ``"same_step"`` or ``"disabled"`` (or
             Gymnasium's ``AutoresetMode``).
+        lab_sensors: also observe the scene's Isaac Lab-style sensors (``simrt:lab:*``
+            prims, :mod:`runtime.sensors.lab`), updated after every env step; their
+            fields are observable as ``"<sensor prim>:<field>"``.
         record: a dataset folder: every finished episode is written as a store there,
             with the manifest of ``simrt batch`` (``runtime.batch.load_dataset`` reads it).
         compiled: use the compiled step (False: the general path; tests).
@@ -105,6 +108,7 @@ class SimVectorEnv(gym.vector.VectorEnv):
         randomization: Any = None,
         autoreset_mode: Any = "next_step",
         record: Any = None,
+        lab_sensors: bool = True,
         compiled: bool = True,
         **settings: Any,
     ) -> None:
@@ -127,8 +131,11 @@ class SimVectorEnv(gym.vector.VectorEnv):
             **settings,
         )
         try:
+            self.lab = _lab_sensors(worlds) if lab_sensors else {}
+            self._datas = [engine.data for engine in worlds.engines]
+            self._env_dt = worlds.decimation * float(worlds.engines[0].dt)
             self.actions = ActionMap(worlds, action, ik_link=ik_link, max_delta=max_delta)
-            self.layout = ObservationLayout(worlds, observations, bodies)
+            self.layout = ObservationLayout(worlds, observations, bodies, self.lab)
         except BaseException:
             worlds.close()
             raise
@@ -194,7 +201,7 @@ class SimVectorEnv(gym.vector.VectorEnv):
         seeds = self._reset_envs(envs, given)
         self._reset_once = True
         infos = {"episode_seed": seeds}
-        return self.layout.observe(), infos
+        return self.observe(), infos
 
     def _reset_envs(self, envs: np.ndarray, given: Sequence[Any] | None = None) -> np.ndarray:
         """Reset ``envs`` with their next episode's draws; their seeds (all envs' array)."""
@@ -217,6 +224,8 @@ class SimVectorEnv(gym.vector.VectorEnv):
                 None if params is None else (lambda engine, p=params: apply_parameters(engine, p))
             )
             worlds.reset(e, setup)
+            for sensor in self.lab.values():
+                sensor.reset([e])
             self.episode_steps[e] = 0
             self._needs_reset[e] = False
             if self.recorder is not None:
@@ -239,7 +248,7 @@ class SimVectorEnv(gym.vector.VectorEnv):
             ``"final_info"`` / ``"_final_obs"``.
         """
         checked, diverged, restart = self._advance(actions)
-        observations = self.layout.observe()
+        observations = self.observe()
         rewards, terminated, truncated = self._outcomes(observations, checked, diverged, restart)
         return self._end_step(
             observations, checked, rewards, terminated, truncated, diverged, restart
@@ -266,6 +275,8 @@ class SimVectorEnv(gym.vector.VectorEnv):
         diverged = worlds.step(targets, restart)
         if restart is not None:  # (their IK seeds: the reset pose)
             self.actions.reset_seeds(np.nonzero(restart)[0], worlds.joint_positions())
+        for sensor in self.lab.values():
+            sensor.update(self._datas, self._env_dt)
         return checked, diverged, restart
 
     def _outcomes(
@@ -327,10 +338,23 @@ class SimVectorEnv(gym.vector.VectorEnv):
             infos["final_info"] = {"diverged": diverged.copy()}
             infos["_final_info"] = done.copy()
             self._reset_envs(envs)
-            fresh = self.layout.observe()
+            fresh = self.observe()
             for key in observations:
                 observations[key][envs] = fresh[key][envs]
         return observations, rewards, terminated, truncated, infos
+
+    # ------------------------------------------------------------------ observations
+    def observe(self) -> dict[str, np.ndarray]:
+        """The observation of every env now (fresh arrays, env axis first)."""
+        observations = self.layout.observe()
+        self.add_observations(observations, slice(None))
+        return observations
+
+    def add_observations(self, observations: dict[str, np.ndarray], envs: Any) -> None:
+        """Add a task's own observations for ``envs`` (a slice or index) in place.
+
+        Tasks override this (e.g. a goal drawn per episode); the default adds nothing.
+        """
 
     # ------------------------------------------------------------------ closing
     def _check_open(self) -> None:
@@ -360,6 +384,23 @@ def _randomization(value: Any) -> Any:
     if isinstance(value, Mapping):
         return parse_randomization(dict(value), "randomization")
     raise SimrtError(f"randomization must be a Randomization or a mapping, got {type(value)}")
+
+
+def _lab_sensors(worlds: Any) -> dict[str, Any]:
+    """The scene's enabled lab sensors over the worlds, by sensor prim path."""
+    from runtime.sensors.lab import discover_lab_sensors, make_lab_sensors
+
+    if not discover_lab_sensors(worlds.stage):
+        return {}
+    found = make_lab_sensors(worlds.engines[0], worlds.num_envs)
+    for path, sensor in found.items():
+        if sensor is not None and sensor.disabled_reason is not None:
+            LOGGER.warning("lab sensor %s disabled: %s", path, sensor.disabled_reason)
+    return {
+        path: sensor
+        for path, sensor in found.items()
+        if sensor is not None and sensor.disabled_reason is None
+    }
 
 
 def _scales(randomization: Any) -> bool:
