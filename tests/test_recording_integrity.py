@@ -26,7 +26,8 @@ CHUNK = 4
 
 def _write(path: Path, rows: int = 12, steps=None, close: bool = True, **options) -> StoreWriter:
     writer = StoreWriter(path, durable=False, chunk_rows=CHUNK, expected_rows=1000, **options)
-    writer.add_channel(ChannelInfo("v", (2,), "float64"))
+    # (a joint-state channel: something `simrt plot` draws)
+    writer.add_channel(ChannelInfo("v", (2,), "float64", "/R", "joint_state", "positions"))
     for k in range(rows):
         buffers, row = writer.begin_row()
         buffers[0][row] = [k, -k]
@@ -159,3 +160,70 @@ def test_xarray_sees_exactly_the_written_rows_after_a_sigkill(tmp_path):
     np.testing.assert_array_equal(steps, np.arange(steps[0], steps[0] + rows))
     assert np.all(np.diff(dataset["time"].values) > 0)
     assert rows < 20_000_000
+
+
+def _flip_chunk(path: Path, key: str = "v", index: int = 1) -> None:
+    chunk = path / key / "c" / str(index) / ("0" if key == "v" else "")
+    data = bytearray(chunk.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    chunk.write_bytes(bytes(data))
+
+
+def test_exports_read_up_to_the_damage_and_say_so(tmp_path, capsys):
+    from runtime.cli import main
+
+    path = tmp_path / "r.zarr"
+    _write(path)
+    _flip_chunk(path)
+    for suffix in (".npz", ".parquet"):
+        out = tmp_path / f"out{suffix}"
+        assert main(["export", str(path), "--to", str(out)]) == 0
+        said = capsys.readouterr().out
+        assert f"{CHUNK} steps (partial: rows {CHUNK}.. of 12 unreadable" in said
+        exported = load_recording(out)
+        assert len(exported) == CHUNK and not exported.complete
+        assert "unreadable" in exported.reason
+        np.testing.assert_array_equal(exported.data["v"][:, 0], np.arange(CHUNK))
+    pytest.importorskip("foxglove")
+    mcap_reader = pytest.importorskip("mcap.reader")
+    out = tmp_path / "out.mcap"
+    _write(path)  # (again: the MCAP export reads `time` for every topic)
+    _flip_chunk(path, "time")
+    assert main(["export", str(path), "--to", str(out)]) == 0
+    with open(out, "rb") as handle:
+        metadata = {
+            m.name: dict(m.metadata) for m in mcap_reader.make_reader(handle).iter_metadata()
+        }
+    assert metadata["simrt"]["complete"] == "false"
+    assert metadata["simrt"]["rows"] == str(CHUNK)
+    assert "unreadable" in metadata["simrt"]["damage"]
+
+
+def test_plot_reads_up_to_the_damage(tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    from runtime.cli import main
+
+    path = tmp_path / "r.zarr"
+    _write(path)
+    _flip_chunk(path)
+    assert main(["plot", str(path), "--out", str(tmp_path / "p.png")]) == 0
+    assert "partial: rows 4.. of 12 unreadable" in capsys.readouterr().out
+
+
+def test_a_legacy_npz_with_a_short_time_array_is_refused_in_one_line(tmp_path, capsys):
+    from runtime.cli import main
+
+    path = tmp_path / "r.zarr"
+    _write(path)
+    good = tmp_path / "good.npz"
+    assert main(["export", str(path), "--to", str(good)]) == 0
+    with np.load(good, allow_pickle=False) as npz:
+        arrays = {name: npz[name] for name in npz.files}
+    arrays["time"] = arrays["time"][:-3]
+    bad = tmp_path / "bad.npz"
+    np.savez(bad, **arrays)
+    capsys.readouterr()
+    assert main(["plot", str(bad), "--out", str(tmp_path / "p.png")]) == 1
+    err = capsys.readouterr().err
+    assert "array 'time' has shape (9,), not (12,)" in err and str(bad) in err
+    assert len(err.strip().splitlines()) == 1

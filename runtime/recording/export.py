@@ -73,10 +73,9 @@ def export_recording(
     destination = Path(destination)
     suffix = check_export_path(destination)
     reader = source if isinstance(source, RecordingReader) else open_recording(source)
-    if suffix == ".npz":
-        atomic_write_stream(destination, lambda handle: _write_npz(reader, handle))
-    elif suffix == ".parquet":
-        atomic_write_stream(destination, lambda handle: _write_parquet(reader, handle))
+    if suffix in (".npz", ".parquet"):
+        write = _write_npz if suffix == ".npz" else _write_parquet
+        atomic_write_stream(destination, lambda handle: _up_to_damage(write, reader, handle))
     else:
         from runtime.recording.export_mcap import export_mcap
 
@@ -84,12 +83,28 @@ def export_recording(
     return destination
 
 
+def _up_to_damage(write: Any, reader: RecordingReader, handle: Any) -> None:
+    """``write(reader, handle)``, written again while a damaged chunk lowers the rows.
+
+    A file's row count and ``complete`` flag come first (array headers, the Parquet schema),
+    so a recording whose readable rows end early is exported again with the rows before the
+    damage, marked incomplete, its ``reason`` naming the damage.
+    """
+    while True:
+        rows = reader.rows
+        write(reader, handle)
+        if reader.rows == rows:
+            return
+        handle.seek(0)
+        handle.truncate()
+
+
 def _meta(reader: RecordingReader, rows: int) -> dict[str, Any]:
     return {
         "format": FORMAT_NAME,
         "version": FORMAT_VERSION,
-        "complete": reader.complete and rows == reader.rows,
-        "reason": reader.reason,
+        "complete": reader.complete and rows == reader.rows and reader.damage is None,
+        "reason": reader.reason if reader.damage is None else reader.damage,
         "rows": rows,
         "channels": {name: info.to_json() for name, info in reader.channels.items()},
         "run": reader.run,
@@ -116,6 +131,8 @@ def _write_npz(reader: RecordingReader, handle: Any) -> None:
                     member.write(data.tobytes())
                     written = start + data.shape[0]
             if written != rows:
+                if reader.rows < rows:  # damage found: the file is written again, shorter
+                    return
                 raise SimrtError(f"{reader.path}: rows {written}.. of {name!r} are unreadable")
         meta = np.array(json.dumps(_meta(reader, rows), default=json_default))
         with zf.open("__meta__.npy", "w") as member:

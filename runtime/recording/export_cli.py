@@ -30,6 +30,8 @@ def run(args: argparse.Namespace) -> int:
     began = time.perf_counter()
     out = export_recording(reader, args.to)
     state = "complete" if reader.complete else "incomplete run"
+    if reader.damage is not None:  # (read up to the damage: never called complete)
+        state = f"partial: {reader.damage}"
     print(  # noqa: T201
         f"wrote {out}: {reader.rows} steps ({state}) in {time.perf_counter() - began:.2f} s"
     )

@@ -213,12 +213,16 @@ def _metadata(reader: Any, rows: int, meters: float | None) -> dict[str, str]:
     info = {
         "source": str(reader.path),
         "rows": str(rows),
-        "complete": json.dumps(bool(reader.complete) and rows == reader.rows),
+        "complete": json.dumps(
+            bool(reader.complete) and rows == reader.rows and reader.damage is None
+        ),
         "run": json.dumps(meta, default=json_default, sort_keys=True),
         "units": "positions in stage units, time stamps are simulation time",
     }
     if meters is not None:
         info["metersPerUnit"] = repr(meters)
+    if reader.damage is not None:  # the rows end before the damage
+        info["damage"] = str(reader.damage)
     return info
 
 

@@ -81,7 +81,12 @@ def read_file(path: Path) -> SingleFile:
     missing = [name for name in ("step", "time", *channels) if name not in arrays]
     if missing:
         raise SimrtError(f"{path}: recording lacks arrays {missing}")
-    rows = int(np.asarray(arrays["step"]).shape[0])
+    step, time = np.asarray(arrays["step"]), np.asarray(arrays["time"])
+    if step.ndim != 1:
+        raise SimrtError(f"{path}: array 'step' has shape {step.shape}, not (rows,)")
+    rows = int(step.shape[0])
+    if time.shape != (rows,):
+        raise SimrtError(f"{path}: array 'time' has shape {time.shape}, not ({rows},) as 'step'")
     for name, info in channels.items():
         array = arrays[name]
         if array.shape[0] != rows or tuple(array.shape[1:]) != info.shape:

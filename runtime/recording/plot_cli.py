@@ -224,7 +224,8 @@ def plot_recording(
     scene = recording.run.get("scene", "")
     fig.suptitle(
         f"simrt recording {Path(str(scene)).name} — {len(recording)} steps"
-        + ("" if recording.complete else " (incomplete run)"),
+        + ("" if recording.complete else " (incomplete run)")
+        + (" (read up to damaged rows)" if recording.damage else ""),
         fontsize=11,
     )
     fig.tight_layout()
@@ -248,5 +249,6 @@ def run(args: argparse.Namespace) -> int:
     recording = reader.load(every=max(1, -(-reader.rows // PLOT_ROWS)))
     out = Path(args.out) if args.out else Path(str(args.file).rstrip("/")).with_suffix(".png")
     panels = plot_recording(recording, out, max_points=args.max_points, dpi=args.dpi)
-    print(f"wrote {out} ({', '.join(panels)})")  # noqa: T201
+    partial = f"; partial: {reader.damage}" if reader.damage is not None else ""
+    print(f"wrote {out} ({', '.join(panels)}{partial})")  # noqa: T201
     return 0

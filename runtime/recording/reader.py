@@ -44,6 +44,7 @@ class Recording:
         complete: True when the run finished all requested steps.
         run: run-level metadata (scene, dt, robot, disabled sensors, ...).
         reason: why an incomplete run stopped (None when unknown or complete).
+        damage: what ended the readable rows before the committed ones (None: nothing).
     """
 
     step: np.ndarray
@@ -53,6 +54,7 @@ class Recording:
     complete: bool
     run: dict[str, Any]
     reason: str | None = None
+    damage: str | None = None
 
     def __len__(self) -> int:
         return int(self.step.shape[0])
@@ -205,6 +207,7 @@ class RecordingReader:
             complete=self.complete,
             run=self.run,
             reason=self.reason if self.damage is None else self.damage,
+            damage=self.damage,
         )
 
     def _empty(self, name: str) -> np.ndarray:
