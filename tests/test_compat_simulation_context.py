@@ -35,6 +35,7 @@ from runtime.compat.isaac import (  # noqa: E402
     get_contact_sensor_interface,
     get_imu_sensor_interface,
     get_joint_state_sensor_interface,
+    get_timeline_interface,
 )
 from runtime.engine import MujocoEngine  # noqa: E402
 from runtime.schema.dof import build_dof_table  # noqa: E402
@@ -220,3 +221,22 @@ def test_surface_gripper_interface_and_view_find_the_running_simulation():
         view.get_gripped_objects(indices=[1])
     sim.stop()
     assert iface.get_gripped_objects(GRIPPER) == []
+
+
+def test_timeline_interface_drives_the_current_stage_context():
+    stage = Usd.Stage.Open(str(SCENE))
+    set_current_stage(stage)
+    timeline = get_timeline_interface()
+    assert timeline.is_stopped() and not timeline.is_playing()
+    imu = IMUSensor(IMU)
+    timeline.play()  # the context created for the current stage by the wrapper
+    sim = SimulationContext.instance()
+    assert sim.stage == stage and sim.is_playing() and timeline.is_playing()
+    sim.step()
+    sim.step()
+    assert timeline.get_current_time() == pytest.approx(2 * sim.get_physics_dt())
+    assert imu.get_sensor_reading().is_valid
+    timeline.pause()
+    assert not sim.is_playing() and not sim.is_stopped()
+    timeline.stop()
+    assert sim.is_stopped() and not imu.get_sensor_reading().is_valid

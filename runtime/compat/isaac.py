@@ -534,9 +534,16 @@ from runtime.compat.simulation_context import (  # noqa: E402
     TimelineEvent,
     TimelineEventType,
     World,
+    get_timeline_interface,
 )
 
-__all__ += ["SimulationContext", "TimelineEvent", "TimelineEventType", "World"]
+__all__ += [
+    "SimulationContext",
+    "TimelineEvent",
+    "TimelineEventType",
+    "World",
+    "get_timeline_interface",
+]
 
 # ------------------------------------------------- schema plugin registration (compat, issue 34)
 from runtime.schema import register_plugin_dir  # noqa: E402  (accepts str or a path)

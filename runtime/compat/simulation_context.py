@@ -54,10 +54,12 @@ from runtime.compat._stage import get_current_stage, set_current_stage
 
 __all__ = [
     "SimulationContext",
+    "Timeline",
     "TimelineEvent",
     "TimelineEventType",
     "World",
     "current_context",
+    "get_timeline_interface",
 ]
 
 _LOG = logging.getLogger("runtime.compat.simulation_context")
@@ -555,3 +557,50 @@ class SimulationContext:
 
 class World(SimulationContext):
     """``World``: the same simulation context (Isaac's scene registry is not provided)."""
+
+
+class Timeline:
+    """Kit's timeline interface (``omni.timeline``) over the current stage's context.
+
+    Every call acts on :func:`current_context` (created for the current stage on first
+    use), so ``get_timeline_interface().play()`` and ``SimulationContext.play()`` are the
+    same action.
+    """
+
+    def _ctx(self) -> SimulationContext:
+        return current_context(create=True)  # type: ignore[return-value]
+
+    def play(self) -> None:
+        """Play (build from USD on a start)."""
+        self._ctx().play()
+
+    def pause(self) -> None:
+        """Pause."""
+        self._ctx().pause()
+
+    def stop(self) -> None:
+        """Stop (the simulation is destroyed)."""
+        self._ctx().stop()
+
+    def is_playing(self) -> bool:
+        """True while playing."""
+        ctx = current_context()
+        return ctx is not None and ctx.is_playing()
+
+    def is_stopped(self) -> bool:
+        """True while stopped (also when no context exists)."""
+        ctx = current_context()
+        return ctx is None or ctx.is_stopped()
+
+    def get_current_time(self) -> float:
+        """Simulation time [s]."""
+        ctx = current_context()
+        return 0.0 if ctx is None else ctx.current_time
+
+
+_TIMELINE = Timeline()
+
+
+def get_timeline_interface() -> Timeline:
+    """The process-wide timeline interface."""
+    return _TIMELINE
