@@ -113,3 +113,21 @@ def test_cli_errors_are_one_line(tmp_path, capsys):
     assert main(["run", str(tmp_path / "x.usda"), "--steps", "-3"]) == 1
     assert main(["run", str(tmp_path / "x.usda"), "--ik-target", "bad"]) == 1
     assert "missing '='" in capsys.readouterr().err
+
+
+def test_every_export_suffix_is_a_run_output(tmp_path):
+    """``simrt run --out`` takes the recording package's export table (one table: .mcap too)."""
+    from pathlib import Path
+
+    from runtime.recording import EXPORT_SUFFIXES
+    from runtime.run.loop import run_scene
+    from runtime.run.result import output_paths
+
+    assert EXPORT_SUFFIXES == (".npz", ".parquet", ".mcap")
+    for suffix in EXPORT_SUFFIXES:
+        store, export, scratch = output_paths(tmp_path / f"run{suffix}")
+        assert (store, export, scratch) == (tmp_path / "run.zarr", tmp_path / f"run{suffix}", None)
+    scene = Path(__file__).resolve().parents[1] / "scenes" / "simple_arm.usda"
+    out = tmp_path / "arm.mcap"
+    run_scene(str(scene), steps=5, out=out, summary=False)
+    assert out.read_bytes()[:8] == b"\x89MCAP0\r\n"  # the MCAP magic

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from runtime.errors import SimrtError
+from runtime.recording.export import EXPORT_SUFFIXES  # (the one table: .npz, .parquet, .mcap)
 
 __all__ = ["EXPORT_SUFFIXES", "STORE_SUFFIX", "RunResult", "output_paths", "stop_reason"]
 
@@ -49,7 +50,6 @@ class RunResult:
 
 
 STORE_SUFFIX = ".zarr"
-EXPORT_SUFFIXES = (".npz", ".parquet")
 
 
 def run_metadata(
@@ -94,8 +94,9 @@ def run_metadata(
 def output_paths(out: Any) -> tuple[Path, Path | None, Path | None]:
     """(store, export file or None, scratch folder to delete or None) for ``out``.
 
-    ``*.zarr`` (or a path without a suffix) is the store itself; ``.npz`` / ``.parquet``
-    record into the store beside it (same name, ``.zarr``) and export it at the end; None
+    ``*.zarr`` (or a path without a suffix) is the store itself; an export suffix
+    (``.npz``, ``.parquet``, ``.mcap``: :data:`runtime.recording.EXPORT_SUFFIXES`) records
+    into the store beside it (same name, ``.zarr``) and exports it at the end; None
     records into a scratch store that is deleted after the summary.
 
     Raises:
