@@ -301,6 +301,14 @@ def test_run_records_noisy_channels_replayed_bit_for_bit(tmp_path):
             channel=info.attrs["noisy_of"],
             max_range=info.attrs["noise"]["max_range"],
         )
+        # the model an env would take from the run's noise configuration is the same one
+        from runtime.run.noise_channels import read_noise
+        from runtime.run.scene import open_scene_stage
+
+        entries = {e.channel: e for e in read_noise(open_scene_stage(ARM), RUN_NOISE)}
+        env_model = entries[info.attrs["noisy_of"]].model(model.dt, max_range=model.max_range)
+        assert env_model.params.tobytes() == model.params.tobytes()
+        assert (env_model.sensor_id, env_model.channel_id) == (model.sensor_id, model.channel_id)
         state = model.new_state(1, exact.shape[1:], seed=11)
         expected = np.empty_like(exact)
         model.apply_rows(exact, expected, state, rec_a.step)

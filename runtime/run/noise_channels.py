@@ -75,6 +75,39 @@ class ChannelNoise:
     params: Mapping[str, Any]
     origins: Mapping[str, str]
 
+    @property
+    def channel(self) -> str:
+        """The recorded channel's name, ``<sensor>.<field>`` (its random stream's id)."""
+        return f"{self.sensor}.{self.field}"
+
+    def model(self, dt: float | None, *, max_range: float | None = None) -> NoiseModel:
+        """The noise model of this channel (the one a recording of it uses).
+
+        Args:
+            dt: the step [s].
+            max_range: a range sensor's max range (its miss value).
+
+        Raises:
+            SimrtError: parameters the step makes impossible (SchemaError naming the
+                attribute, for USD ones).
+        """
+        try:
+            return NoiseModel(
+                check_parts(self),
+                dt=dt,
+                sensor=self.sensor,
+                channel=self.channel,
+                max_range=max_range,
+            )
+        except ValueError as exc:
+            text = str(exc)
+            names = next(
+                (names for prefix, names in _PART_PARAMETERS.items() if text.startswith(prefix)),
+                tuple(self.params),
+            )
+            name = next((n for n in names if n in self.params), next(iter(self.params)))
+            raise self.error(name, text) from None
+
     def error(self, parameter: str, problem: str) -> SimrtError:
         """An error naming the prim and attribute (USD) or the spec key."""
         origin = self.origins.get(parameter, "usd")
@@ -194,27 +227,6 @@ def read_noise(stage: Any, spec: Mapping[str, Any] | None, source: str = "noise"
     return list(merged.values())
 
 
-def _model(
-    entry: ChannelNoise, info: ChannelInfo, dt: float, max_range: float | None
-) -> NoiseModel:
-    try:
-        return NoiseModel(
-            check_parts(entry),
-            dt=dt,
-            sensor=entry.sensor,
-            channel=info.name,
-            max_range=max_range,
-        )
-    except ValueError as exc:
-        text = str(exc)
-        names = next(
-            (names for prefix, names in _PART_PARAMETERS.items() if text.startswith(prefix)),
-            tuple(entry.params),
-        )
-        name = next((n for n in names if n in entry.params), next(iter(entry.params)))
-        raise entry.error(name, text) from None
-
-
 def attach_noise(recorder: Any, noise: list, dt: float, seed: int) -> dict[str, Any]:
     """Add a noisy twin of every channel with noise to ``recorder`` (before its first row).
 
@@ -250,7 +262,7 @@ def attach_noise(recorder: Any, noise: list, dt: float, seed: int) -> dict[str, 
         for slot, info in found:
             if np.dtype(info.dtype).kind != "f":
                 raise entry.error(first, f"channel {info.name!r} holds {info.dtype}, not floats")
-            model = _model(entry, info, dt, max_ranges.get(info.sensor))
+            model = entry.model(dt, max_range=max_ranges.get(info.sensor))
             state = model.new_state(1, info.shape, seed=seed)
             name = info.name + NOISY_SUFFIX
             description = model.to_json()
