@@ -396,3 +396,36 @@ def test_imu_bad_configs_disable(caplog):
             "update_period"
             in Imu(m, ImuConfig(prim_path="arm", update_period=float("nan"))).disabled_reason
         )
+
+
+def test_imu_worlds_with_their_own_models():
+    """Randomised worlds (own MjModel copies, other masses) match their own MuJoCo sensors."""
+    bare = [mujoco.MjModel.from_xml_string(IMU_MODEL.format(sensors="")) for _ in range(2)]
+    oracle = [mujoco.MjModel.from_xml_string(IMU_MODEL.format(sensors=SENSORS)) for _ in range(2)]
+    for models in (bare, oracle):
+        models[1].body_mass[2] *= 3.0  # the arm of world 1 is heavier
+        models[1].body_inertia[2] *= 3.0
+    datas = [mujoco.MjData(m) for m in bare]
+    refs = [mujoco.MjData(m) for m in oracle]
+    cfg = ImuConfig(
+        prim_path="arm",
+        offset=Offset(pos=tuple(bare[0].site_pos[0]), rot=tuple(bare[0].site_quat[0])),
+    )
+    imu = Imu(bare[0], cfg, num_envs=2)
+    for d, r in zip(datas, refs, strict=True):
+        d.qvel[:] = r.qvel[:] = [0.3, -0.2, 0.1, 1.0, -2.0, 0.5, 3.0]
+    for _ in range(50):
+        for m, d in zip(bare, datas, strict=True):
+            mujoco.mj_step(m, d)
+            mujoco.mj_forward(m, d)
+        imu.update(datas, bare[0].opt.timestep)
+    for env in range(2):
+        r = refs[env]
+        r.qpos[:], r.qvel[:], r.qacc_warmstart[:] = (
+            datas[env].qpos,
+            datas[env].qvel,
+            datas[env].qacc_warmstart,
+        )
+        mujoco.mj_forward(oracle[env], r)
+        check_imu(imu.data, env, oracle[env], r)
+    assert not np.allclose(imu.data.lin_acc_b[0], imu.data.lin_acc_b[1])

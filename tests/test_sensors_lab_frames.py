@@ -149,3 +149,31 @@ def test_frame_transformer_bad_configs_disable(cfg, needle, caplog):
     with caplog.at_level(logging.ERROR, logger="runtime.sensors.lab"):
         sensor = FrameTransformer(m, cfg)
     assert needle in sensor.disabled_reason and needle in caplog.text
+
+
+def test_joint_wrench_worlds_with_their_own_models():
+    """Randomised worlds (own MjModel copies, other masses) match their own force sensors."""
+    bare_xml = CHAIN[: CHAIN.index("<sensor>")] + "</mujoco>"
+    bare = [mujoco.MjModel.from_xml_string(bare_xml) for _ in range(2)]
+    oracle = [mujoco.MjModel.from_xml_string(CHAIN) for _ in range(2)]
+    for models in (bare, oracle):
+        models[1].body_mass[2] *= 3.0  # world 1's lower link is heavier
+        models[1].body_inertia[2] *= 3.0
+    datas = [mujoco.MjData(m) for m in bare]
+    sensor = JointWrenchSensor(bare[0], JointWrenchConfig(prim_path="lower"), num_envs=2)
+    for d in datas:
+        d.qvel[:] = [1.0, -0.5, 0.3, 2.0]
+    for _ in range(30):
+        for m, d in zip(bare, datas, strict=True):
+            mujoco.mj_step(m, d)
+            mujoco.mj_forward(m, d)  # the bare model: the post-step state
+        sensor.update(datas, bare[0].opt.timestep)
+    for env in range(2):
+        ref = mujoco.MjData(oracle[env])
+        ref.qpos[:], ref.qvel[:] = datas[env].qpos, datas[env].qvel
+        ref.qacc_warmstart[:] = datas[env].qacc_warmstart
+        mujoco.mj_forward(oracle[env], ref)
+        force, torque = ref.sensordata[0:3], ref.sensordata[3:6]
+        scale = max(1.0, np.abs(force).max())
+        np.testing.assert_allclose(sensor.data.force_b[env, 0], force, atol=1e-9 * scale)
+        np.testing.assert_allclose(sensor.data.torque_b[env, 0], torque, atol=1e-9 * scale)

@@ -135,7 +135,7 @@ class Imu(LabSensor):
 
     def _update_world(self, env: int, data: Any) -> None:
         if not data.flg_rnepost:
-            mujoco.mj_rnePostConstraint(self.model, data)
+            mujoco.mj_rnePostConstraint(data.model, data)  # (its own model: masses may differ)
         d = self.data
         imu_kernel(
             env, self._body, self._root, self._offset_pos, self._offset_rot, data.xpos,

@@ -84,7 +84,7 @@ class JointWrenchSensor(LabSensor):
 
     def _update_world(self, env: int, data: Any) -> None:
         if not data.flg_rnepost:
-            mujoco.mj_rnePostConstraint(self.model, data)
+            mujoco.mj_rnePostConstraint(data.model, data)  # (its own model: masses may differ)
         interaction = data.cfrc_int[self._ids]
         torque_c, force = interaction[:, :3], interaction[:, 3:]
         lever = data.subtree_com[self._roots] - data.xpos[self._ids]
