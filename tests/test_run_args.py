@@ -131,3 +131,18 @@ def test_every_export_suffix_is_a_run_output(tmp_path):
     out = tmp_path / "arm.mcap"
     run_scene(str(scene), steps=5, out=out, summary=False)
     assert out.read_bytes()[:8] == b"\x89MCAP0\r\n"  # the MCAP magic
+
+
+def test_run_exports_run_scene_without_loading_the_loop():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, runtime.run, runtime.run.config\n"
+        "assert 'runtime.run.loop' not in sys.modules\n"
+        "from runtime.run import RunConfig, RunResult, run_scene\n"
+        "from runtime.run import config, loop, result\n"
+        "assert run_scene is loop.run_scene and RunConfig is config.RunConfig\n"
+        "assert RunResult is result.RunResult\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
