@@ -409,3 +409,25 @@ def test_single_env_observes_what_the_vector_env_observes():
     finally:
         single.close()
         vector.close()
+
+
+def test_a_diverging_env_is_flagged_and_reset_while_the_others_go_on():
+    env = SimVectorEnv(ARM, 3, action="joint_effort", decimation=2)
+    try:
+        env.reset(seed=0)
+        calm = np.zeros((3, env.actions.size))
+        for _ in range(3):
+            env.step(calm)
+        before = env.worlds.step_count.copy()
+        wild = calm.copy()
+        wild[1] = 1e200  # (MuJoCo reports a huge acceleration and resets its data)
+        observations, rewards, terminated, truncated, infos = env.step(wild)
+        assert infos["diverged"].tolist() == [False, True, False]
+        assert truncated.tolist() == [False, True, False] and not terminated.any()
+        assert (env.worlds.step_count[[0, 2]] == before[[0, 2]] + 2).all()
+        observations, rewards, terminated, truncated, infos = env.step(calm)  # (autoreset)
+        assert not infos["diverged"].any() and env.episodes[1] == 2
+        assert np.isfinite(observations["joint_pos"]).all()
+        assert env.episode_steps.tolist() == [5, 0, 5]
+    finally:
+        env.close()
