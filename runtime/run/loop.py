@@ -104,9 +104,10 @@ def run_scene(
         The :class:`RunResult`.
 
     Raises:
-        SimrtError / SchemaError / OSError: bad scene, settings or output path. Errors and
-        KeyboardInterrupt during stepping propagate after the recording is closed (valid,
-        ``complete = False``).
+        SimrtError: a bad scene or setting (SchemaError for bad USD content).
+        OSError: an output path that cannot be written. Errors and a KeyboardInterrupt
+            during stepping propagate after the recording is closed (valid,
+            ``complete = False``).
     """
     from runtime.recording import StoreWriter
     from runtime.run.interrupts import signals_deferred

@@ -142,7 +142,7 @@ def bpearl_pattern(cfg: BpearlPattern) -> tuple[np.ndarray, np.ndarray]:
 
 
 def intrinsic_matrix(cfg: PinholeCameraPattern) -> np.ndarray:
-    """The camera matrix [[fx, 0, cx], [0, fy, cy], [0, 0, 1]] [pixels], (3, 3) float64."""
+    """The camera matrix ``[[fx, 0, cx], [0, fy, cy], [0, 0, 1]]`` [pixels], (3, 3) float64."""
     width, height = _image_size(cfg)
     focal = _number(cfg, "focal_length")
     horizontal = _number(cfg, "horizontal_aperture")
