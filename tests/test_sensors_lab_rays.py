@@ -400,3 +400,36 @@ def test_worlds_cast_together_equal_worlds_cast_alone(go2):
         np.testing.assert_array_equal(together.data.ray_hit_ids[i], alone.data.ray_hit_ids[0])
         np.testing.assert_array_equal(together.data.pos_w[i], alone.data.pos_w[0])
     assert np.isfinite(together.data.ray_hits_w).mean() > 0.5  # tilted worlds see the sky too
+
+
+def test_camera_and_ray_caster_histories(go2):
+    cfg = RayCasterCameraConfig(
+        prim_path=".*/base",
+        offset=CameraOffset(pos=(0.0, 0.0, 1.0), rot=tuple(axis_quat((0, 1, 0), math.pi / 2)),
+                            convention="world"),
+        pattern_cfg=PinholeCameraPattern(width=8, height=6),
+        mesh_prim_paths=["/World/Ground"],
+        history_length=2,
+        data_types=["distance_to_camera", "normals"],
+    )  # fmt: skip
+    camera = RayCasterCamera(go2, cfg)
+    scan = RayCaster(go2, RayCasterConfig(
+        prim_path=".*/base", pattern_cfg=GridPattern(resolution=0.5, size=(1.0, 1.0)),
+        mesh_prim_paths=["/World/Ground"], history_length=3))  # fmt: skip
+    assert camera.data.output_history["distance_to_camera"].shape == (1, 2, 6, 8, 1)
+    assert camera.data.output_history["normals"].shape == (1, 2, 6, 8, 3)
+    seen, hits = [], []
+    for height in (0.4, 0.5, 0.6, 0.7):
+        set_base(go2, (0.0, 0.0, height), (1, 0, 0, 0))
+        camera.update([go2.data], go2.dt)
+        scan.update([go2.data], go2.dt)
+        seen.insert(0, camera.data.output["distance_to_camera"].copy())
+        hits.insert(0, scan.data.ray_hits_w.copy())
+        for k in range(min(2, len(seen))):
+            np.testing.assert_array_equal(
+                camera.data.output_history["distance_to_camera"][:, k], seen[k]
+            )
+        for k in range(min(3, len(hits))):
+            np.testing.assert_array_equal(scan.data.ray_hits_w_history[:, k], hits[k])
+    # looking straight down from 1 m above the base: the centre ray's distance is the height
+    assert seen[0][0, 3, 4, 0] == pytest.approx(1.7, abs=1e-9)  # pixel (4, 3) is the axis

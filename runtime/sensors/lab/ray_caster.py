@@ -365,6 +365,8 @@ class RayCasterCameraData:
             (N, H, W, 1) [m], ``normals`` (N, H, W, 3) world; misses ``inf`` (see
             ``depth_clipping_behavior``).
         info: per-world dicts (empty).
+        output_history: past images by data type, (N, history_length, H, W, c), index 0
+            the latest (empty without ``history_length``).
     """
 
     pos_w: np.ndarray
@@ -376,6 +378,7 @@ class RayCasterCameraData:
     output: dict[str, np.ndarray]
     info: list[dict[str, Any]]
     ray_hit_ids: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), np.int64))
+    output_history: dict[str, np.ndarray] = field(default_factory=dict)
 
 
 class RayCasterCamera(RayCaster):
@@ -387,6 +390,21 @@ class RayCasterCamera(RayCaster):
 
     kind = "ray_caster_camera"
     _history_fields = ()
+
+    def _allocate_history(self) -> None:
+        """Histories of the output images: ``data.output_history[name]``, (N, H, h, w, c)."""
+        super()._allocate_history()
+        self.data.output_history = {}
+        if self.history_length == 0:
+            return
+        n = self.num_envs
+        for name, image in self.data.output.items():
+            history = np.full((n, self.history_length, *image.shape[1:]), np.inf)
+            self.data.output_history[name] = history
+            self._histories[name] = history
+            self._flat_histories.append(
+                (image.reshape(n, -1), history.reshape(n, self.history_length, -1))
+            )
 
     def _setup_alignment(self) -> None:
         self._alignment = 0
