@@ -238,13 +238,16 @@ def noise_apply_kernel(
     drift: np.ndarray,
     ring: np.ndarray,
     ring_state: np.ndarray,
+    work: np.ndarray,
+    bits: np.ndarray,
     out: np.ndarray,
 ) -> None:
     """Noisy readings from exact ones, row after row (each row one step of every env).
 
     Per element, in this order: scale factor, bias (constant + reset + drift), white
     Gaussian noise, white uniform noise, range noise, saturation, quantization, dropout,
-    latency; then the drift advances one step.
+    latency; then the drift advances one step. Each stage is one loop over the reading's
+    elements (the loops without random numbers vectorise).
 
     Args:
         exact: exact readings, float32 or float64, shape (R, N, E).
@@ -256,6 +259,8 @@ def noise_apply_kernel(
         drift: in/out: drift state, float64, shape (N, E).
         ring: in/out: the last readings of each env (latency), float64, shape (N, H, E).
         ring_state: in/out: (head, filled) of each ring, int64, shape (N, 2).
+        work: scratch: one reading, float64, shape (E,).
+        bits: scratch: one hash per element, uint64, shape (E,).
         out: out: noisy readings, float32 or float64, shape (R, N, E).
     """
     rows, envs, count = exact.shape
@@ -270,54 +275,68 @@ def noise_apply_kernel(
     latency = int(params[P_LATENCY])
     depth = ring.shape[1]
     u_width = u_high - u_low
-    hash_a = g_op != 0 or drifting
-    hash_b = ranged or drop_mode == 2
+    clipping = low > -math.inf or high < math.inf
     for r in range(rows):
         for n in range(envs):
             base = _mix64(keys[n] + np.uint64(steps[r, n]) * _GOLDEN)
             lost = drop_mode == 1 and _uniform(_hash(base, 0, _H_READING) >> _S32) < drop_p
-            head = ring_state[n, 0]
-            filled = min(ring_state[n, 1] + 1, depth)
-            oldest = (head - filled + 1) % depth
             for e in range(count):
-                x = float(exact[r, n, e])
-                v = x * scale[n, e] + offset[n, e] + drift[n, e]
-                ha = _hash(base, e, _H_WHITE_DRIFT) if hash_a else _GOLDEN
-                hb = _hash(base, e, _H_RANGE_DROP) if hash_b else _GOLDEN
-                if g_op != 0:
-                    g = g_mean + g_std * _gauss(ha >> _S32)
-                    if g_op == 1:
-                        v += g
-                    elif g_op == 2:
-                        v *= g
-                    else:
-                        v = g
-                if u_op != 0:
+                work[e] = float(exact[r, n, e]) * scale[n, e] + offset[n, e] + drift[n, e]
+            if g_op == 1 and not drifting:
+                for e in range(count):
+                    work[e] += g_mean + g_std * _gauss(_hash(base, e, _H_WHITE_DRIFT) >> _S32)
+            elif g_op != 0 or drifting:
+                for e in range(count):
+                    ha = _hash(base, e, _H_WHITE_DRIFT)
+                    if g_op != 0:
+                        g = g_mean + g_std * _gauss(ha >> _S32)
+                        if g_op == 1:
+                            work[e] += g
+                        elif g_op == 2:
+                            work[e] *= g
+                        else:
+                            work[e] = g
+                    if drifting:
+                        drift[n, e] = phi * drift[n, e] + q * _gauss(ha & _LOW32)
+            if u_op != 0:
+                for e in range(count):
                     w = u_low + u_width * _uniform(_hash(base, e, _H_UNIFORM) >> _S32)
                     if u_op == 1:
-                        v += w
+                        work[e] += w
                     elif u_op == 2:
-                        v *= w
+                        work[e] *= w
                     else:
-                        v = w
-                if ranged and x < max_range and math.isfinite(x):
-                    v += (r_std + r_prop * abs(x)) * _gauss(hb >> _S32)
-                if v < low:
-                    v = low
-                elif v > high:
-                    v = high
-                if resolution > 0.0:
-                    v = np.rint(v / resolution) * resolution
-                if drifting:
-                    drift[n, e] = phi * drift[n, e] + q * _gauss(ha & _LOW32)
-                if lost:
-                    v = fill
-                elif drop_mode == 2 and _uniform(hb & _LOW32) < drop_p:
-                    v = fill
-                if latency > 0:
-                    ring[n, head, e] = v
-                    v = ring[n, oldest, e]
-                out[r, n, e] = v
+                        work[e] = w
+            if ranged or drop_mode == 2:
+                for e in range(count):
+                    hb = _hash(base, e, _H_RANGE_DROP)
+                    bits[e] = hb
+                    if ranged:
+                        x = float(exact[r, n, e])
+                        if x < max_range and math.isfinite(x):
+                            work[e] += (r_std + r_prop * abs(x)) * _gauss(hb >> _S32)
+            if clipping:
+                for e in range(count):
+                    work[e] = min(max(work[e], low), high) if not math.isnan(work[e]) else work[e]
+            if resolution > 0.0:
+                for e in range(count):
+                    work[e] = np.rint(work[e] / resolution) * resolution
+            if lost:
+                for e in range(count):
+                    work[e] = fill
+            elif drop_mode == 2:
+                for e in range(count):
+                    if _uniform(bits[e] & _LOW32) < drop_p:
+                        work[e] = fill
             if latency > 0:
+                head = ring_state[n, 0]
+                filled = min(ring_state[n, 1] + 1, depth)
+                oldest = (head - filled + 1) % depth
+                for e in range(count):
+                    ring[n, head, e] = work[e]
+                    out[r, n, e] = ring[n, oldest, e]
                 ring_state[n, 0] = (head + 1) % depth
                 ring_state[n, 1] = filled
+            else:
+                for e in range(count):
+                    out[r, n, e] = work[e]

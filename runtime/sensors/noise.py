@@ -445,6 +445,9 @@ class NoiseState:
         ring: the last ``latency + 1`` readings, float64, shape (N, latency + 1, E).
         ring_state: ``(head, filled)`` of each ring, int64, shape (N, 2).
         const_bias: the constant bias per element, float64, shape (E,).
+        work: scratch of the kernel, float64, shape (E,) (a state is used by one thread at
+            a time).
+        bits: scratch of the kernel, uint64, shape (E,).
     """
 
     shape: tuple[int, ...]
@@ -457,6 +460,8 @@ class NoiseState:
     ring: np.ndarray
     ring_state: np.ndarray
     const_bias: np.ndarray
+    work: np.ndarray
+    bits: np.ndarray
     _env_ids: np.ndarray = field(repr=False, default_factory=lambda: np.zeros(0, np.int64))
 
     @property
@@ -639,6 +644,8 @@ class NoiseModel:
             ring=np.zeros((n, self.latency_steps + 1, count)),
             ring_state=np.zeros((n, 2), np.int64),
             const_bias=const,
+            work=np.zeros(count),
+            bits=np.zeros(count, np.uint64),
             _env_ids=np.arange(n, dtype=np.int64),
         )
         self.reset(state, None, seed)
@@ -715,7 +722,7 @@ class NoiseModel:
         with _wrapping():
             K.noise_apply_kernel(
                 exact3, steps, state.keys, self.params, state.offset, state.scale,
-                state.drift, state.ring, state.ring_state, out3,
+                state.drift, state.ring, state.ring_state, state.work, state.bits, out3,
             )  # fmt: skip
         return out
 
@@ -746,7 +753,7 @@ class NoiseModel:
         with _wrapping():
             K.noise_apply_kernel(
                 exact3, steps2, state.keys, self.params, state.offset, state.scale,
-                state.drift, state.ring, state.ring_state, out3,
+                state.drift, state.ring, state.ring_state, state.work, state.bits, out3,
             )  # fmt: skip
 
     @staticmethod
