@@ -110,6 +110,11 @@ def test_documented_run_settings_are_the_ones_the_run_reads(caplog):
     }
     documented = [row[0] for row in usd_attributes.SIMRT_SETTINGS]
     assert sorted(documented) == sorted(examples)
+    # every key the reader knows is documented (its source names them as key == "...")
+    source = (ROOT / "runtime" / "run" / "config.py").read_text(encoding="utf-8")
+    known = set(re.findall(r'key == "(\w+)"', source))
+    known |= set(re.findall(r'"(\w+)"', re.search(r"_BUILD_SETTINGS = (.*)", source).group(1)))
+    assert known and known <= set(documented), sorted(known - set(documented))
     for key in [*documented, "notASetting"]:
         stage = Usd.Stage.CreateInMemory()
         scene = UsdPhysics.Scene.Define(stage, "/World/PhysicsScene").GetPrim()

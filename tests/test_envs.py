@@ -431,3 +431,46 @@ def test_a_diverging_env_is_flagged_and_reset_while_the_others_go_on():
         assert env.episode_steps.tolist() == [5, 0, 5]
     finally:
         env.close()
+
+
+IMU = "/World/Go2/Geometry/base/TrunkImu"
+
+
+def _noisy_run(n, threads, noise, steps=8):
+    names = [f"{IMU}.angular_velocity", f"{IMU}.linear_acceleration"]
+    if noise:
+        names.append(f"{IMU}.angular_velocity.exact")
+    env = SimVectorEnv(GO2, n, decimation=2, threads=threads, noise=noise, observations=names,
+                       randomization={"joints": {"fraction": 0.1}})  # fmt: skip
+    try:
+        env.reset(seed=21)
+        base = env.worlds.initial_targets()
+        out = []
+        for k in range(steps):
+            observations, *_ = env.step(_actions(base, np.arange(n), k))
+            out.append({key: v.copy() for key, v in observations.items()})
+        return out
+    finally:
+        env.close()
+
+
+def test_noisy_observations_are_seeded_per_env_and_exact_beside():
+    noise = {IMU: {"angular_velocity": {"constantBias": 0.5, "gaussianStd": 0.01}}}
+    one, many = _noisy_run(1, 1, noise), _noisy_run(16, 2, noise)
+    for a, b in zip(one, many, strict=True):
+        for key in a:  # env 0 reads the same whatever N and the threads
+            assert np.array_equal(a[key][0], b[key][0])
+        noisy, exact = b[f"{IMU}.angular_velocity"], b[f"{IMU}.angular_velocity.exact"]
+        error = noisy - exact - 0.5
+        assert np.abs(error).max() < 0.06 and 0.003 < error.std() < 0.02
+        assert not np.array_equal(noisy[0], noisy[1])  # (each env its own stream)
+    # no noise on a channel not configured; the same seed replays the same noise
+    again = _noisy_run(16, 1, noise)
+    for a, b in zip(many, again, strict=True):
+        for key in a:
+            assert np.array_equal(a[key], b[key])
+    exact = _noisy_run(1, 1, None)
+    assert np.array_equal(exact[3][f"{IMU}.linear_acceleration"],
+                          one[3][f"{IMU}.linear_acceleration"])  # fmt: skip
+    with pytest.raises(SimrtError, match="gaussianStd"):
+        _noisy_run(1, 1, {IMU: {"angular_velocity": {"gaussianStd": -1.0}}})

@@ -338,6 +338,15 @@ def render() -> str:
         lines.append(f"| `{name}` | {type_name} | {meaning} |")
     lines += [
         "",
+        "## Isaac Lab style sensor attributes",
+        "",
+        "The `simrt:lab:*` attributes (`simrt:lab:kind`, `simrt:lab:primPath`,",
+        "`simrt:lab:pattern:*`, `simrt:lab:offset:*`, ...) configure the Isaac Lab style",
+        "sensors of `runtime.sensors.lab`; they are listed with their meaning in the",
+        "[Isaac Lab sensors](../guides/isaaclab-sensors.md) guide.",
+    ]
+    lines += [
+        "",
         "## Physics attributes the MuJoCo engine honours",
         "",
         "Besides UsdPhysics (rigid bodies, mass, colliders, joints and limits in degrees,",

@@ -83,6 +83,8 @@ class SimEnv(gym.Env):
             raise SimrtError(f"action must have shape ({vector.actions.size},), got {array.shape}")
         checked, diverged, restart = vector._advance(array.reshape(1, -1))
         observations = vector.layout.observe_first()
+        if vector.noise:
+            vector.noise.apply(observations, single=True)
         vector.add_observations(observations, 0)
         if (
             vector.reward_fn is None

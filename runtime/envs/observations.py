@@ -61,8 +61,10 @@ class ObservationLayout:
         spec: Sequence[str] | None = None,
         bodies: Sequence[str] | None = None,
         lab: dict[str, Any] | None = None,
+        extra: dict[str, str] | None = None,
     ) -> None:
         self.worlds = worlds
+        extra = dict(extra or {})  # alias -> channel (a noisy channel's exact reading)
         robot = worlds.robot_path
         self.lab = _lab_fields(lab or {}, worlds.num_envs)
         channels = {**worlds.channels, **{name: info for name, (_, _, info) in self.lab.items()}}
@@ -83,7 +85,7 @@ class ObservationLayout:
             names = []
             for item in spec:
                 item = str(item)
-                if item in STATE_NAMES or item in channels:
+                if item in STATE_NAMES or item in channels or item in extra:
                     found = [item]
                 elif item == "*":  # (everything: the lab fields too)
                     found = list(channels)
@@ -111,6 +113,8 @@ class ObservationLayout:
                         f"observation {name!r}: body poses are not recorded (record_bodies)"
                     )
                 self.sources[name] = (key, self.body_index)
+            elif name in extra:
+                self.sources[name] = (extra[name], None)
             elif name in self.lab:
                 self.sources[name] = (name, None)
             else:

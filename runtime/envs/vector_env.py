@@ -23,6 +23,7 @@ import numpy as np
 from gymnasium.vector import AutoresetMode
 
 from runtime.envs.actions import ActionMap
+from runtime.envs.noise import ObservationNoise
 from runtime.envs.observations import ObservationLayout
 from runtime.errors import SimrtError
 from runtime.run.worlds import Worlds
@@ -71,6 +72,9 @@ class SimVectorEnv(gym.vector.VectorEnv):
             free-body poses, mass / friction / drive-gain scales).
         autoreset_mode: ``"next_step"`` (default), ``"same_step"`` or ``"disabled"`` (or
             Gymnasium's ``AutoresetMode``).
+        noise: sensor noise ``{sensor path: {field: {parameter: value}}}`` over the
+            scene's ``simrt:noise:*`` attributes (:mod:`runtime.envs.noise`): those
+            channels are observed noisy (``"<channel>.exact"``: the exact reading).
         lab_sensors: also observe the scene's Isaac Lab-style sensors (``simrt:lab:*``
             prims, :mod:`runtime.sensors.lab`), updated after every env step; their
             fields are observable as ``"<sensor prim>:<field>"``.
@@ -108,6 +112,7 @@ class SimVectorEnv(gym.vector.VectorEnv):
         randomization: Any = None,
         autoreset_mode: Any = "next_step",
         record: Any = None,
+        noise: Mapping[str, Any] | None = None,
         lab_sensors: bool = True,
         compiled: bool = True,
         **settings: Any,
@@ -135,7 +140,10 @@ class SimVectorEnv(gym.vector.VectorEnv):
             self._datas = [engine.data for engine in worlds.engines]
             self._env_dt = worlds.decimation * float(worlds.engines[0].dt)
             self.actions = ActionMap(worlds, action, ik_link=ik_link, max_delta=max_delta)
-            self.layout = ObservationLayout(worlds, observations, bodies, self.lab)
+            self.noise = ObservationNoise(worlds, noise, self._env_dt)
+            self.layout = ObservationLayout(
+                worlds, observations, bodies, self.lab, extra=self.noise.exact_names()
+            )
         except BaseException:
             worlds.close()
             raise
@@ -226,6 +234,7 @@ class SimVectorEnv(gym.vector.VectorEnv):
             worlds.reset(e, setup)
             for sensor in self.lab.values():
                 sensor.reset([e])
+            self.noise.reset(e, seed)
             self.episode_steps[e] = 0
             self._needs_reset[e] = False
             if self.recorder is not None:
@@ -347,6 +356,8 @@ class SimVectorEnv(gym.vector.VectorEnv):
     def observe(self) -> dict[str, np.ndarray]:
         """The observation of every env now (fresh arrays, env axis first)."""
         observations = self.layout.observe()
+        if self.noise:
+            self.noise.apply(observations)
         self.add_observations(observations, slice(None))
         return observations
 
