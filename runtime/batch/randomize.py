@@ -35,6 +35,7 @@ from typing import Any
 
 import numpy as np
 
+from runtime import _quat
 from runtime.batch.spec import Randomization
 from runtime.errors import SimrtError
 
@@ -62,19 +63,6 @@ def episode_seed(base_seed: int, episode: int) -> int:
     """
     sequence = np.random.SeedSequence(int(base_seed), spawn_key=(int(episode),))
     return int(sequence.generate_state(1, np.uint64)[0] >> np.uint64(1))
-
-
-def _quat_mul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    aw, ax, ay, az = a
-    bw, bx, by, bz = b
-    return np.array(
-        [
-            aw * bw - ax * bx - ay * by - az * bz,
-            aw * bx + ax * bw + ay * bz - az * by,
-            aw * by - ax * bz + ay * bw + az * bx,
-            aw * bz + ax * by - ay * bx + az * bw,
-        ]
-    )
 
 
 def _axis_angle(axis: np.ndarray, angle: float) -> np.ndarray:
@@ -151,7 +139,7 @@ def draw_parameters(
                     axis = rng.normal(size=3)
                     axis = axis / max(float(np.linalg.norm(axis)), 1e-300)
                     angle = float(rng.uniform(0.0, math.radians(draw.cone_deg)))
-                    q = _quat_mul(q, _axis_angle(axis, angle))
+                    q = _quat.multiply(q, _axis_angle(axis, angle))
                 orientation = _floats(q)
             targets.append(
                 {
@@ -174,7 +162,7 @@ def draw_parameters(
             authored_q = np.array(built.initial_qpos[adr + 3 : adr + 7], dtype=np.float64)
             objects[draw.path] = {
                 "position": _floats(built.initial_qpos[adr : adr + 3] + offset),
-                "orientation": _floats(_quat_mul(_axis_angle(up, yaw), authored_q)),
+                "orientation": _floats(_quat.multiply(_axis_angle(up, yaw), authored_q)),
             }
         params["objects"] = objects
     scales = {}

@@ -6,24 +6,12 @@ import math
 
 import numpy as np
 
+from runtime._quat import multiply as qmul  # (the builder's name for the product)
 from runtime._quat import rotate_by_parts
 from runtime.errors import SchemaError
 
 DEG = math.pi / 180.0
 AXIS_INDEX = {"X": 0, "Y": 1, "Z": 2}
-
-
-def qmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    aw, ax, ay, az = a
-    bw, bx, by, bz = b
-    return np.array(
-        [
-            aw * bw - ax * bx - ay * by - az * bz,
-            aw * bx + ax * bw + ay * bz - az * by,
-            aw * by - ax * bz + ay * bw + az * bx,
-            aw * bz + ax * by - ay * bx + az * bw,
-        ]
-    )
 
 
 def qconj(q: np.ndarray) -> np.ndarray:

@@ -17,6 +17,8 @@ from typing import Any
 
 import numpy as np
 
+from runtime import _quat
+
 __all__ = [
     "Transform",
     "adjoint",
@@ -41,17 +43,7 @@ def quat_multiply(q1: Any, q2: Any) -> np.ndarray:
     Returns:
         The product, float64 shape (4,).
     """
-    # (Python floats: the same IEEE products and sums as NumPy scalars, several times cheaper)
-    w1, x1, y1, z1 = float(q1[0]), float(q1[1]), float(q1[2]), float(q1[3])
-    w2, x2, y2, z2 = float(q2[0]), float(q2[1]), float(q2[2]), float(q2[3])
-    return np.array(
-        [
-            w1 * w2 - x1 * x2 - y1 * y2 - z1 * z2,
-            w1 * x2 + x1 * w2 + y1 * z2 - z1 * y2,
-            w1 * y2 - x1 * z2 + y1 * w2 + z1 * x2,
-            w1 * z2 + x1 * y2 - y1 * x2 + z1 * w2,
-        ]
-    )
+    return _quat.multiply(q1, q2)
 
 
 def quat_conjugate(q: Any) -> np.ndarray:
@@ -101,44 +93,12 @@ def quat_from_axis_angle(axis: Any, angle: float) -> np.ndarray:
 
 def quat_to_matrix(q: Any) -> np.ndarray:
     """Active 3x3 rotation matrix (column-vector convention) of quaternion ``q`` (wxyz)."""
-    w, x, y, z = (float(v) for v in q)
-    return np.array(
-        [
-            [1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
-            [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
-            [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)],
-        ]
-    )
+    return _quat.to_matrix(q)
 
 
 def quat_from_matrix(m: Any) -> np.ndarray:
     """Unit quaternion (wxyz, ``w >= 0``) of a 3x3 rotation matrix (column convention)."""
-    m = np.asarray(m, dtype=np.float64)
-    tr = m[0, 0] + m[1, 1] + m[2, 2]
-    if tr > 0.0:
-        s = np.sqrt(tr + 1.0) * 2.0
-        q = np.array(
-            [0.25 * s, (m[2, 1] - m[1, 2]) / s, (m[0, 2] - m[2, 0]) / s, (m[1, 0] - m[0, 1]) / s]
-        )
-    elif m[0, 0] > m[1, 1] and m[0, 0] > m[2, 2]:
-        s = np.sqrt(1.0 + m[0, 0] - m[1, 1] - m[2, 2]) * 2.0
-        q = np.array(
-            [(m[2, 1] - m[1, 2]) / s, 0.25 * s, (m[0, 1] + m[1, 0]) / s, (m[0, 2] + m[2, 0]) / s]
-        )
-    elif m[1, 1] > m[2, 2]:
-        s = np.sqrt(1.0 + m[1, 1] - m[0, 0] - m[2, 2]) * 2.0
-        q = np.array(
-            [(m[0, 2] - m[2, 0]) / s, (m[0, 1] + m[1, 0]) / s, 0.25 * s, (m[1, 2] + m[2, 1]) / s]
-        )
-    else:
-        s = np.sqrt(1.0 + m[2, 2] - m[0, 0] - m[1, 1]) * 2.0
-        q = np.array(
-            [(m[1, 0] - m[0, 1]) / s, (m[0, 2] + m[2, 0]) / s, (m[1, 2] + m[2, 1]) / s, 0.25 * s]
-        )
-    q = q / np.linalg.norm(q)
-    if q[0] < 0.0:
-        q = -q
-    return q
+    return _quat.from_matrix(m)
 
 
 def skew(v: Any) -> np.ndarray:

@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from runtime._quat import from_matrix as _quat_from_matrix
 from runtime.errors import SchemaError
 from runtime.sensors._ray_shapes import (
     SolidShape,
@@ -19,7 +20,6 @@ from runtime.sensors._ray_shapes import (
     _Group,
     _mesh_triangles,
     _owning_body,
-    _quat_from_matrix,
     _require_trimesh,
 )
 

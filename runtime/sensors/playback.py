@@ -30,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from runtime import _quat
 from runtime._quat import rotate_vectors
 from runtime.errors import SimrtError
 from runtime.sensors.state import PhysicsState
@@ -37,25 +38,10 @@ from runtime.sensors.state import PhysicsState
 __all__ = ["KinematicPlayback"]
 
 
-def _quat_mul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Hamilton products of quaternion arrays (..., 4), wxyz."""
-    aw, ax, ay, az = np.moveaxis(a, -1, 0)
-    bw, bx, by, bz = np.moveaxis(b, -1, 0)
-    return np.stack(
-        [
-            aw * bw - ax * bx - ay * by - az * bz,
-            aw * bx + ax * bw + ay * bz - az * by,
-            aw * by - ax * bz + ay * bw + az * bx,
-            aw * bz + ax * by - ay * bx + az * bw,
-        ],
-        axis=-1,
-    )
-
-
 def _angular_velocity(q_prev: np.ndarray, q_next: np.ndarray, dt: np.ndarray) -> np.ndarray:
     """World angular velocity taking q_prev to q_next in dt: log(q_next q_prev^*) / dt."""
     conj = q_prev * np.array([1.0, -1.0, -1.0, -1.0])
-    rel = _quat_mul(q_next, conj)
+    rel = _quat.multiply(q_next, conj)
     rel = np.where(rel[..., :1] < 0.0, -rel, rel)  # shortest rotation
     s = np.linalg.norm(rel[..., 1:], axis=-1, keepdims=True)
     angle = 2.0 * np.arctan2(s, rel[..., :1])
@@ -161,7 +147,7 @@ class KinematicPlayback:
         bq = np.asarray(base_orientations, dtype=np.float64).reshape(n, 1, 4)
         bq = bq / np.linalg.norm(bq, axis=-1, keepdims=True)
         self.body_positions = bp + rotate_vectors(np.broadcast_to(bq, quat.shape), pos)
-        self.body_orientations = _quat_mul(np.broadcast_to(bq, quat.shape), quat)
+        self.body_orientations = _quat.multiply(np.broadcast_to(bq, quat.shape), quat)
         com_world = self.body_positions + rotate_vectors(
             self.body_orientations, np.broadcast_to(self.body_com_local, pos.shape)
         )

@@ -49,26 +49,6 @@ __all__ = [
 LOGGER = logging.getLogger("runtime.sensors")
 
 
-def _rotate(q: np.ndarray, v: np.ndarray) -> np.ndarray:
-    w, x, y, z = q
-    r = np.array([x, y, z])
-    c = np.cross(r, v) + w * v
-    return v + 2.0 * np.cross(r, c)
-
-
-def _quat_multiply(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    aw, ax, ay, az = a
-    bw, bx, by, bz = b
-    return np.array(
-        [
-            aw * bw - ax * bx - ay * by - az * bz,
-            aw * bx + ax * bw + ay * bz - az * by,
-            aw * by - ax * bz + ay * bw + az * bx,
-            aw * bz + ax * by - ay * bx + az * bw,
-        ]
-    )
-
-
 class RaycastSensor(SensorBase):
     """One ``IsaacRaycastSensor`` prim.
 
@@ -319,7 +299,8 @@ def _usd_world_pose(prim: Any) -> tuple[np.ndarray, np.ndarray]:
     """World position (3,) and rotation-only orientation wxyz (4,) of a prim (default time)."""
     from pxr import Usd, UsdGeom
 
-    from runtime.sensors._ray_shapes import _column_matrix, _decompose, _quat_from_matrix
+    from runtime._quat import from_matrix as _quat_from_matrix
+    from runtime.sensors._ray_shapes import _column_matrix, _decompose
 
     matrix = _column_matrix(
         UsdGeom.Xformable(prim).ComputeLocalToWorldTransform(Usd.TimeCode.Default())
