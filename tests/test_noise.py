@@ -278,19 +278,26 @@ def test_run_records_noisy_channels_replayed_bit_for_bit(tmp_path):
     from runtime.run.loop import run_scene
 
     runs = []
-    for name, extra in (("a", {}), ("b", {}), ("general", {"on_step": lambda *a: None})):
+    variants = (
+        ("a", {}, {}),
+        ("b", {}, {}),
+        ("general", {"on_step": lambda *a: None}, {}),  # the general path, not the blocks
+        ("one-thread", {}, {"background": False}),  # no writer thread: the loop's thread
+    )
+    for name, extra, options in variants:
         out = tmp_path / f"{name}.zarr"
         run_scene(
             ARM, out=out, steps=400, noise=RUN_NOISE, noise_seed=11, summary=False,
-            store_options={"chunk_rows": 64}, **extra,
+            store_options={"chunk_rows": 64, **options}, **extra,
         )  # fmt: skip
         runs.append(_noisy_channels(out))
-    (noisy_a, rec_a), (noisy_b, _), (noisy_general, _) = runs
+    (noisy_a, rec_a), (noisy_b, _), (noisy_general, _), (noisy_one, _) = runs
     assert len(noisy_a) == 4
     for name, values in noisy_a.items():
         # replayed, and recorded by the general path instead of the compiled blocks
         assert values.tobytes() == noisy_b[name].tobytes()
         assert values.tobytes() == noisy_general[name].tobytes()
+        assert values.tobytes() == noisy_one[name].tobytes()
         # the store's chunk-by-chunk fill equals the model applied to the whole exact channel
         exact = rec_a.data[name[: -len(".noisy")]]
         info = rec_a.channels[name]
@@ -533,9 +540,10 @@ def test_batch_episodes_record_noise_seeded_by_the_episode(tmp_path):
     from runtime.cli import main
 
     spec = _spec(tmp_path, f'[noise."{IMU}".angular_velocity]\ngaussianStd = 0.01\n')
-    dataset = tmp_path / "ds"
+    dataset, two = tmp_path / "ds", tmp_path / "ds2"
     run_batch(spec, dataset, workers=1)
-    loaded = load_dataset(dataset)
+    run_batch(spec, two, workers=2)
+    loaded, loaded_two = load_dataset(dataset), load_dataset(two)
     name = f"{IMU}.angular_velocity.noisy"
     noisy = []
     for episode in (0, 1):
@@ -543,6 +551,8 @@ def test_batch_episodes_record_noise_seeded_by_the_episode(tmp_path):
         values, recording = _noisy_channels(entry.store)
         assert recording.run["noise"]["seed"] == entry.row["seed"]
         noisy.append(values[name])
+        # 1 and 2 worker processes: the same noisy readings
+        assert _noisy_channels(loaded_two[episode].store)[0][name].tobytes() == noisy[-1].tobytes()
     assert not np.array_equal(noisy[0], noisy[1])
     # simrt run --episode DATASET:ID replays the episode's noisy readings bit for bit
     out = tmp_path / "again.zarr"
