@@ -474,3 +474,25 @@ def test_noisy_observations_are_seeded_per_env_and_exact_beside():
                           one[3][f"{IMU}.linear_acceleration"])  # fmt: skip
     with pytest.raises(SimrtError, match="gaussianStd"):
         _noisy_run(1, 1, {IMU: {"angular_velocity": {"gaussianStd": -1.0}}})
+
+
+def test_lab_sensors_do_not_change_the_trajectory():
+    """The lab IMU's mj_forward before its update leaves the physics as it was."""
+    scene = str(REPO / "scenes" / "go2_lab_sensors.usda")
+    runs = []
+    for lab in (True, False):
+        env = SimVectorEnv(scene, 2, decimation=2, lab_sensors=lab, observations=["*"])
+        try:
+            assert env._forward == lab and bool(env.lab) == lab
+            env.reset(seed=3)
+            base = env.worlds.initial_targets()
+            rows = []
+            for k in range(10):
+                observations, *_ = env.step(_actions(base, np.arange(2), k))
+                rows.append({k: v for k, v in observations.items() if ":" not in k})
+            runs.append(rows)
+            if lab:
+                assert np.isfinite(observations["/World/LabSensors/BaseImu:lin_acc_b"]).all()
+        finally:
+            env.close()
+    _same(runs[0], runs[1])
