@@ -144,6 +144,9 @@ def entry() -> NoReturn:
             sys.stdout.flush()
             sys.stderr.flush()
             logging.shutdown()
+            outputs = sys.modules.get("runtime.run.outputs")  # (atexit does not run)
+            if outputs is not None:
+                outputs.remove_scratch_folders()  # a failed run's scratch store
         finally:
             os._exit(code)
     raise SystemExit(code)

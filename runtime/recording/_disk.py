@@ -237,6 +237,18 @@ def discard_later(path: Path) -> threading.Thread | None:
     removed here too. Returns the removing thread, or None (nothing there, or removed in place
     because it could not be renamed).
     """
+    aside = set_aside(path)
+    return remove_later(aside) if aside is not None else None
+
+
+def set_aside(path: Path) -> Path | None:
+    """Rename the previous store at ``path`` aside (``.NAME.replaced-PID-N`` beside it).
+
+    Folders set aside by a process that no longer runs are removed first. Returns the
+    folder set aside, or None (nothing there, or removed in place because it could not be
+    renamed). The caller removes it (:func:`remove_later`) or puts it back
+    (:func:`put_back`).
+    """
     if not path.exists():  # (a new path: no listing of its folder, which may hold thousands)
         return None
     if path.is_symlink():  # never moved nor removed through: shutil's error, as before
@@ -248,12 +260,23 @@ def discard_later(path: Path) -> threading.Thread | None:
     except OSError:
         shutil.rmtree(path)
         return None
+    return aside
+
+
+def remove_later(aside: Path) -> threading.Thread:
+    """Remove a folder set aside in a thread (returned: join it)."""
     thread = threading.Thread(
         target=shutil.rmtree, args=(aside,), kwargs={"ignore_errors": True},
         name="simrt-discard", daemon=True,
     )  # fmt: skip
     thread.start()
     return thread
+
+
+def put_back(path: Path, aside: Path) -> None:
+    """Remove the new store at ``path`` and rename the previous one (``aside``) back."""
+    shutil.rmtree(path, ignore_errors=True)
+    os.rename(aside, path)
 
 
 def _sweep_replaced(path: Path) -> None:

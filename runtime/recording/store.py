@@ -69,10 +69,12 @@ from runtime.recording._disk import (
     _channel_json,
     _versions,
     check_store_path,
-    discard_later,
     is_store,
     make_durable,
     new_path_entries,
+    put_back,
+    remove_later,
+    set_aside,
 )
 from runtime.recording._held_signals import stop_signals_held
 from runtime.recording._metadata import ArrayDocument, GroupDocument
@@ -194,6 +196,7 @@ class StoreWriter:
         self._logged_paths: dict[str, int] = {}
         self.write_seconds = 0.0  # writer-thread time spent writing (compression included)
         self._observers, self.failed_observers, self._discarding = [], [], None
+        self._aside: Path | None = None  # the previous store at the path, until a commit
         # derived channels (add_derived): descriptions, fill functions, the chunk's arrays
         self._derived: dict[str, ChannelInfo] = {}
         self._derived_fills: list[tuple[int, int, Callable[..., None]]] = []
@@ -369,10 +372,12 @@ class StoreWriter:
         )
         self._capacity = 0  # rows the arrays' documents claim: the committed ones (see _claim_rows)
         try:
-            self._discarding = discard_later(self.path)  # a previous store (check_store_path)
+            # a previous store (check_store_path): kept aside until the first commit
+            self._aside = set_aside(self.path)
             self._group = GroupDocument(self.path, {"simrt": self._attrs(False)})
             self._group.create(self._durable)
         except OSError as error:
+            self._keep_previous()
             problem = error.strerror or str(error)
             raise SimrtError(f"{self.path}: cannot create the recording store: {problem}") from None
         self._sets = 1  # (the writer's buffer sets, at most max_pending: when first needed)
@@ -536,6 +541,8 @@ class StoreWriter:
             make_durable(self.path, self._unsynced + written)
             self._unsynced = []
         self._commit(stop, int(buffers[-2][rows - 1]), float(buffers[-1][rows - 1]), **identity)
+        if self._aside is not None and self._discarding is None:  # rows of the new run are
+            self._discarding = remove_later(self._aside)  # on disk: the previous store goes
         for observer in list(self._observers):
             try:
                 observer(start, rows, buffers)
@@ -691,10 +698,30 @@ class StoreWriter:
                 _buffer_pool.give(sets)
             self._buffers, self._arrays, self._encoders = [], [], []
             self._derived_buffers, self._derived_arrays, self._derived_encoders = [], [], []
+            if self._aside is not None and self._discarding is None:
+                if complete and not failed:  # (a run asked for no rows: it replaces it)
+                    self._discarding = remove_later(self._aside)
+                else:
+                    self._keep_previous()
             if self._discarding is not None:
                 self._discarding.join()
         if self._error is not None and not self._error_reported:
             self._raise_error()
+
+    def _keep_previous(self) -> None:
+        """The run committed nothing: the previous store at the path is put back."""
+        if self._aside is None:
+            return
+        try:
+            put_back(self.path, self._aside)
+        except OSError as error:
+            _LOG.warning("%s: the previous store could not be put back (%s); it is in %s",
+                         self.path, error.strerror or error, self._aside)  # fmt: skip
+        else:
+            _LOG.warning(
+                "%s: the run recorded no step; the previous recording there is kept", self.path
+            )
+        self._aside = None
 
     def _attrs(self, complete: bool) -> dict[str, Any]:
         attrs = {

@@ -111,6 +111,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "the scene's noiseSeed, else 0)",
     )
     parser.add_argument(
+        "--force",
+        action="store_true",
+        help="with --out FILE.npz / .parquet / .mcap: replace FILE.zarr beside it although "
+        "another run recorded it (otherwise refused)",
+    )
+    parser.add_argument(
         "--allow-changed-scene",
         action="store_true",
         help="with --episode: run although the scene's files changed since the dataset was "
@@ -173,6 +179,7 @@ def run(args: argparse.Namespace) -> int:
                 out=args.out,
                 progress=None if args.no_progress else sys.stderr,
                 store_options={"compressor": getattr(args, "compressor", "lz4")},
+                force=bool(getattr(args, "force", False)),
                 **settings,
             )
     except KeyboardInterrupt as stop:

@@ -31,6 +31,7 @@ from runtime.run.fused import FusedStep
 from runtime.run.grippers import GripperDriver
 from runtime.run.ik import IkDriver, build_schedules
 from runtime.run.noise_channels import attach_noise, read_noise
+from runtime.run.outputs import EXPORT_KEY
 from runtime.run.progress import Progress
 from runtime.run.result import RunResult, output_paths, run_metadata, stop_reason
 from runtime.run.rows import define_state_channels
@@ -62,6 +63,7 @@ def run_scene(
     ik_chains: dict[tuple[str, str], Any] | None = None,
     store_options: Mapping[str, Any] | None = None,
     summary: bool = True,
+    force: bool = False,
     **overrides: Any,
 ) -> RunResult:
     """Step a scene headless and record every sensor reading.
@@ -96,6 +98,8 @@ def run_scene(
             when the driver syncs the dataset before naming an episode done).
         summary: read the store back for :attr:`RunResult.summary` (False: an empty
             summary; batch workers, whose dataset manifest has what they need).
+        force: ``out`` an export file (``.npz`` ...): replace the store beside it although
+            another run recorded it (otherwise refused; see :mod:`runtime.run.outputs`).
         **overrides: :class:`RunConfig` fields (``steps``, ``dt``, ``ik_targets``,
             ``ik_every``, ``ik_until_contact``, ``imu_mode``, ``robot``,
             ``record_bodies``, ``cache``) on top of ``config`` / the scene's settings.
@@ -113,7 +117,7 @@ def run_scene(
     from runtime.run.interrupts import signals_deferred
     from runtime.sensors.runtime import SensorRuntime
 
-    store_path, export_path, scratch = output_paths(out)  # fail before the engine build
+    store_path, export_path, scratch = output_paths(out, force)  # fail before the build
     stage = open_scene_stage(scene)
     if config is None:
         config = RunConfig.resolve(read_scene_settings(stage), **overrides)
@@ -204,6 +208,8 @@ def run_scene(
         list(dof_table.names) if dof_table is not None else [],
         run_meta,
     )
+    if export_path is not None:  # (the store beside it may be replaced by the next such run)
+        meta[EXPORT_KEY] = export_path.name
     recorder, streamed = None, None  # (the store, and its summary as it is written)
     taps = [SensorTap(s, stage) for s in sensors.sensors]
     joint_slots: dict[str, int] = {}  # recorder slots of the joint and body channels

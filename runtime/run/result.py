@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from runtime.errors import SimrtError
 from runtime.recording.export import EXPORT_SUFFIXES  # (the one table: .npz, .parquet, .mcap)
+from runtime.run.outputs import check_export_store, scratch_folder
 
 __all__ = ["EXPORT_SUFFIXES", "STORE_SUFFIX", "RunResult", "output_paths", "stop_reason"]
 
@@ -91,7 +91,7 @@ def run_metadata(
     }
 
 
-def output_paths(out: Any) -> tuple[Path, Path | None, Path | None]:
+def output_paths(out: Any, force: bool = False) -> tuple[Path, Path | None, Path | None]:
     """(store, export file or None, scratch folder to delete or None) for ``out``.
 
     ``*.zarr`` (or a path without a suffix) is the store itself; an export suffix
@@ -99,19 +99,24 @@ def output_paths(out: Any) -> tuple[Path, Path | None, Path | None]:
     into the store beside it (same name, ``.zarr``) and exports it at the end; None
     records into a scratch store that is deleted after the summary.
 
+    ``force``: replace a store beside an export file although it was not recorded for it.
+
     Raises:
-        SimrtError: another suffix, an unusable store path or a missing export package.
+        SimrtError: another suffix, an unusable store path, a missing export package, or a
+            store beside the export file that another run recorded (without ``force``).
     """
     from runtime.recording import check_export_path, check_store_path
 
     if out is None:
-        scratch = Path(tempfile.mkdtemp(prefix="simrt-run-"))
+        scratch = scratch_folder()
         return scratch / "run.zarr", None, scratch
     path = Path(out)
     suffix = path.suffix.lower()
     if suffix in EXPORT_SUFFIXES:
         check_export_path(path)
-        return check_store_path(path.with_suffix(STORE_SUFFIX)), path, None
+        store = check_store_path(path.with_suffix(STORE_SUFFIX))
+        check_export_store(store, path, force=force)
+        return store, path, None
     if suffix not in (STORE_SUFFIX, ""):
         raise SimrtError(
             f"{path}: unsupported recording format {suffix!r} (a store: .zarr; "
