@@ -496,3 +496,35 @@ def test_lab_sensors_do_not_change_the_trajectory():
         finally:
             env.close()
     _same(runs[0], runs[1])
+
+
+def test_velocity_actions_drive_velocity_drives(tmp_path):
+    """A velocity drive (stiffness 0) follows velocity targets; MuJoCo stepped bare agrees."""
+    text = (REPO / "scenes" / "simple_arm.usda").read_text()
+    text = text.replace("float drive:angular:physics:stiffness = 5",
+                        "float drive:angular:physics:stiffness = 0")  # fmt: skip
+    scene = tmp_path / "velocity_arm.usda"
+    scene.write_text(text)
+    env = SimVectorEnv(str(scene), 2, action="joint_velocity", decimation=2)
+    try:
+        assert env.worlds.action_mode == "velocity" and env.actions.size >= 1
+        with pytest.raises(SimrtError, match="without a position drive"):
+            SimVectorEnv(str(scene), 1, action="joint_position", actuated=env.actions.names)
+        env.reset(seed=0)
+        model = env.model
+        bare = mujoco.MjData(model)
+        engine = env.worlds.engines[1]
+        bare.qpos[:] = engine.data.qpos
+        bare.ctrl[:] = engine.data.ctrl
+        mujoco.mj_forward(model, bare)
+        dofs = engine.dofs
+        for k in range(10):
+            speeds = np.full((2, env.actions.size), 0.5 * np.cos(0.3 * k))
+            observations, *_ = env.step(speeds)
+            bare.ctrl[env.worlds.act_index] = speeds[1]
+            for _ in range(2):
+                mujoco.mj_step(model, bare)
+            expected = np.array([b.sign * bare.qpos[b.qpos_adr] for b in dofs])
+            assert np.array_equal(observations["joint_pos"][1], expected)
+    finally:
+        env.close()

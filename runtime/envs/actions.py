@@ -6,6 +6,8 @@
 ``"joint_position"``        drive targets [rad or m], (A,)           the drives' position targets
 ``"joint_position_delta"``  target change from the current joint     the drives' position targets
                             positions [rad or m], (A,)
+``"joint_velocity"``        velocity targets [rad/s or m/s] of the   the velocity drives' targets
+                            DOFs with a velocity drive, (A,)
 ``"joint_effort"``          generalized forces [N m or N], (A,)      ``qfrc_applied``
 ``"ee_pose"``               end-effector position [stage units] and  the drives' position targets
                             orientation (wxyz) in the robot frame,   solved by the batched LM IK
@@ -29,7 +31,7 @@ from runtime.errors import SimrtError
 
 __all__ = ["ACTIONS", "ActionMap"]
 
-ACTIONS = ("joint_position", "joint_position_delta", "joint_effort", "ee_pose")
+ACTIONS = ("joint_position", "joint_position_delta", "joint_velocity", "joint_effort", "ee_pose")
 
 
 def _left_matrix(q: np.ndarray) -> np.ndarray:
@@ -65,9 +67,8 @@ class ActionMap:
         self.max_delta = float(max_delta)
         if not (np.isfinite(self.max_delta) and self.max_delta > 0):
             raise SimrtError(f"max_delta must be finite and positive, got {max_delta!r}")
-        index = worlds.action_dof_index
-        self.lower = worlds.lower[index]
-        self.upper = worlds.upper[index]
+        self.lower = worlds.action_lower  # (position actions: the DOF limits)
+        self.upper = worlds.action_upper
         self.names: tuple[str, ...] = tuple(worlds.action_dofs)
         self.chain = None
         if action == "ee_pose":
@@ -78,7 +79,7 @@ class ActionMap:
     @staticmethod
     def world_mode(action: str) -> str:
         """The :class:`~runtime.run.worlds.Worlds` action mode an action needs."""
-        return "effort" if action == "joint_effort" else "position"
+        return {"joint_effort": "effort", "joint_velocity": "velocity"}.get(action, "position")
 
     # ------------------------------------------------------------------ IK
     def _bind_ik(self, ik_link: str | None, options: dict[str, Any]) -> None:
@@ -121,7 +122,7 @@ class ActionMap:
         """The action space (``gymnasium.spaces.Box``; batched when ``num_envs`` is given)."""
         from gymnasium import spaces
 
-        if self.action == "joint_position":
+        if self.action in ("joint_position", "joint_velocity"):
             low, high = self.lower.copy(), self.upper.copy()
         elif self.action == "joint_position_delta":
             low = np.full(self.size, -self.max_delta)
@@ -167,7 +168,7 @@ class ActionMap:
             actions: float64 (N, size).
             joint_positions: (N, D) current DOF positions (deltas and IK seeds).
         """
-        if self.action in ("joint_effort", "joint_position"):
+        if self.action in ("joint_effort", "joint_position", "joint_velocity"):
             return actions  # (position targets: the worlds clip them to the DOF limits)
         index = self.worlds.action_dof_index
         current = joint_positions[:, index]

@@ -48,7 +48,7 @@ LOGGER = logging.getLogger("runtime.run")
 
 __all__ = ["Worlds", "ACTION_MODES"]
 
-ACTION_MODES = ("position", "effort")
+ACTION_MODES = ("position", "velocity", "effort")
 _ALIGN = 64
 
 
@@ -110,7 +110,8 @@ class Worlds:
         decimation: physics steps per :meth:`step` (>= 1).
         actuated: the DOFs the actions drive (names, joint paths or indices); None: every
             DOF with a drive (``"position"``) or every DOF (``"effort"``).
-        action_mode: ``"position"`` (drive targets [rad or m]) or ``"effort"``
+        action_mode: ``"position"`` (position drives' targets [rad or m]),
+            ``"velocity"`` (velocity drives' targets [rad/s or m/s]) or ``"effort"``
             (generalized forces [N m or N] added as MuJoCo's ``qfrc_applied``).
         threads: threads stepping slices of worlds (>= 1).
         own_models: give every world its own copy of the compiled model (for per-world
@@ -256,9 +257,10 @@ class Worlds:
         """The action columns: DOF indices, and their controls (or velocity DOFs)."""
         first = self.engines[0]
         dofs = first.dofs
+        drive = {"position": "position", "velocity": "velocity"}.get(self.action_mode)
         if actuated is None:
-            if self.action_mode == "position":
-                indices = [i for i, b in enumerate(dofs) if b.actuator >= 0]
+            if drive is not None:
+                indices = [i for i, b in enumerate(dofs) if b.drive_mode == drive]
             else:
                 indices = list(range(len(dofs)))
         else:
@@ -267,18 +269,20 @@ class Worlds:
             raise SimrtError("actuated DOFs repeat a DOF")
         if not indices:
             raise SimrtError(
-                f"{self.robot_path}: no DOF to act on (no joint drive; pass action_mode="
-                "'effort' or name the DOFs)"
+                f"{self.robot_path}: no DOF to act on (no joint {drive or ''} drive; pass "
+                "action_mode='effort' or name the DOFs)"
             )
-        if self.action_mode == "position":
-            missing = [dofs[i].name for i in indices if dofs[i].actuator < 0]
+        if drive is not None:
+            missing = [dofs[i].name for i in indices if dofs[i].drive_mode != drive]
             if missing:
                 raise SimrtError(
-                    f"{self.robot_path}: DOFs without a drive cannot take position targets: "
-                    + ", ".join(missing)
+                    f"{self.robot_path}: DOFs without a {drive} drive cannot take "
+                    f"{drive} targets: " + ", ".join(missing)
                 )
             self.act_index = np.array([dofs[i].actuator for i in indices], np.int64)
-            self.dof_index = np.array(indices, np.int64)
+            # (position targets are recorded in the targets channel; velocity ones are not)
+            dofs_recorded = indices if drive == "position" else [-1] * len(indices)
+            self.dof_index = np.array(dofs_recorded, np.int64)
         else:
             if any(dofs[i].ball_axis >= 0 for i in indices):
                 raise SimrtError("effort actions on ball-joint DOFs are not supported")
@@ -292,9 +296,9 @@ class Worlds:
         self.action_dof_index = np.array(indices, np.int64)
 
     def initial_targets(self) -> np.ndarray:
-        """Each action DOF's authored drive target [rad or m], (A,) (position mode)."""
+        """Each action DOF's authored drive target [rad or m, or rad/s or m/s], (A,)."""
         first = self.engines[0]
-        if self.action_mode != "position":
+        if self.action_mode == "effort":
             return np.zeros(len(self.action_dofs))
         ctrl = first.built.initial_ctrl
         if ctrl is None:
@@ -314,7 +318,7 @@ class Worlds:
         shared[V.V_OFF_EFC_ID] = off["efc_id"]
         shared[V.V_WARN_COUNT] = self.engines[0]._warnings.shape[0]
         shared[V.V_DECIMATION] = self.decimation
-        shared[V.V_MODE] = V.MODE_CTRL if self.action_mode == "position" else V.MODE_FORCE
+        shared[V.V_MODE] = V.MODE_FORCE if self.action_mode == "effort" else V.MODE_CTRL
 
     def _bind(self, e: int) -> bool:
         """World ``e``'s row of the compiled step (False: it stays on the general path)."""
@@ -513,10 +517,11 @@ class Worlds:
     def _send(self, e: int, action: np.ndarray) -> None:
         world = self._worlds[e]
         data = world.engine.data
-        if self.action_mode == "position":  # (clipped to the DOF limits, as the kernel does)
+        if self.action_mode != "effort":  # (clipped to the bounds, as the kernel does)
             action = np.minimum(np.maximum(action, self.action_lower), self.action_upper)
             data.ctrl[self.act_index] = action
-            world.targets[self.dof_index] = action
+            if self.action_mode == "position":
+                world.targets[self.dof_index] = action
         else:
             data.qfrc_applied[self.act_index] = action
 
