@@ -559,3 +559,31 @@ def test_batch_episodes_record_noise_seeded_by_the_episode(tmp_path):
     assert main(["run", "--episode", f"{dataset}:1", "--out", str(out), "--no-progress"]) == 0
     again, _ = _noisy_channels(out)
     assert again[name].tobytes() == noisy[1].tobytes()
+
+
+def test_simrt_run_noise_seed_and_scene_setting(tmp_path):
+    from runtime.cli import main
+
+    scene = tmp_path / "noisy_arm.usda"
+    scene.write_text(
+        f"#usda 1.0\n(\n    subLayers = [@{ARM}@]\n)\n"
+        'over "World" {\n'
+        '  over "PhysicsScene" (customData = {dictionary simrt = {int noiseSeed = 21}}) {}\n'
+        '  over "SimpleArm" {\n'
+        '    over "link3" {\n'
+        '      over "imu" {\n'
+        "        double simrt:noise:angular_velocity:gaussianStd = 0.01\n"
+        "      }\n"
+        "    }\n"
+        "  }\n"
+        "}\n"
+    )
+    seeds = []
+    for name, extra in (("scene", []), ("cli", ["--noise-seed", "4"])):
+        out = tmp_path / f"{name}.zarr"
+        argv = ["run", str(scene), "--steps", "20", "--out", str(out), "--no-progress", *extra]
+        assert main(argv) == 0
+        noisy, recording = _noisy_channels(out)
+        assert list(noisy) == [f"{IMU}.angular_velocity.noisy"]
+        seeds.append(recording.run["noise"]["seed"])
+    assert seeds == [21, 4]
