@@ -87,4 +87,6 @@ def run(args: argparse.Namespace) -> int:
             f"{summary.wall_time:.1f} s, {summary.episodes_per_second:.2f} episodes/s "
             f"({summary.executor}, {summary.workers} workers)"
         )
+    if summary.first_failure:  # (all of them: the manifest's error column)
+        print(f"first failure: {summary.first_failure}", file=sys.stderr)  # noqa: T201
     return 0 if summary.failed == 0 else 1

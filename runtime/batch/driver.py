@@ -39,6 +39,8 @@ class BatchSummary:
         retried: retry attempts made.
         wall_time: seconds of this call.
         episodes_per_second: (done + failed) / wall_time.
+        first_failure: ``"episode N: <error>"`` of the first episode that failed in this
+            call ("" when none did).
     """
 
     dataset: str
@@ -51,6 +53,7 @@ class BatchSummary:
     retried: int = 0
     wall_time: float = 0.0
     episodes_per_second: float = 0.0
+    first_failure: str = ""
 
     def to_json(self) -> dict[str, Any]:
         """The summary as a dictionary."""
@@ -88,6 +91,7 @@ def plan_tasks(spec: BatchSpec, dataset: str | Path) -> list[EpisodeTask]:
                     log=str(log),
                     imu_mode=spec.replay.imu_mode,
                     timeout=spec.timeout,
+                    log_options=(("missing", spec.replay.missing), ("limits", spec.replay.limits)),
                 )
             )
         return tasks
@@ -219,12 +223,16 @@ def run_batch(
                 running -= 1
                 task = by_id[int(outcome["episode"])]
                 attempt = int(outcome.get("attempt", 1))
+                # (a failure the same input repeats, e.g. a bad log, is not retried)
                 final = outcome["status"] == "done" or attempt > retries
+                final = final or not outcome.get("retry", True)
                 dataset.record(outcome, final=final)
                 if outcome["status"] == "done":
                     summary.done += 1
                 elif final:
                     summary.failed += 1
+                    if not summary.first_failure:
+                        summary.first_failure = f"episode {task.episode}: {outcome.get('error')}"
                 else:
                     summary.retried += 1
                     queue.append(replace(task, attempt=attempt + 1))  # retried next

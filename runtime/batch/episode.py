@@ -30,6 +30,7 @@ from runtime.batch.randomize import apply_parameters, draw_parameters
 from runtime.batch.replay import replay_log
 from runtime.batch.spec import Randomization
 from runtime.batch.worker import WORKER_CACHE, attempt_path, failed_path, move_over
+from runtime.errors import SchemaError
 
 __all__ = [
     "WORKER_CACHE",
@@ -64,6 +65,8 @@ class EpisodeTask:
         attempt: 1 for the first attempt, 2 for the first retry, ...
         noise: sensor noise ``{sensor path: {field: {parameter: value}}}`` (the spec's
             ``[noise]``), seeded by ``seed``.
+        log_options: a replay's log checks (``missing``, ``limits``: see
+            :func:`runtime.batch.replay.check_log`), as ``(name, value)`` pairs.
     """
 
     episode: int
@@ -84,6 +87,7 @@ class EpisodeTask:
     durable: bool = True
     attempt: int = 1
     noise: dict[str, Any] = field(default_factory=dict)
+    log_options: tuple[tuple[str, str], ...] = ()
 
 
 def run_kwargs(task: EpisodeTask, params: dict[str, Any], settings: dict[str, Any]) -> dict:
@@ -211,15 +215,18 @@ def execute(task: EpisodeTask) -> dict[str, Any]:
     Returns:
         ``episode``, ``attempt``, ``status`` (``"done"`` / ``"failed"``), ``steps``,
         ``wall_time``, ``cpu_time`` (this process, all threads), ``error``,
-        ``worker_host``, ``worker_pid``, ``params``, ``store``, ``reused``, ``startup``.
+        ``worker_host``, ``worker_pid``, ``params``, ``store``, ``reused``, ``startup``,
+        ``retry`` (False: a failure that would repeat, e.g. a bad replay log).
     """
     report: dict[str, Any] = {}
     started, cpu = time.perf_counter(), time.process_time()
-    status, error, store = "done", "", None
+    status, error, store, retry = "done", "", None, True
     try:
         store = str(run_episode(task, report))
     except Exception as exc:  # noqa: BLE001 - isolated: reported, retried by the driver
         status, error = "failed", f"{type(exc).__name__}: {exc}"
+        # the same input fails the same way: a bad log, a scene USD refuses
+        retry = bool(getattr(exc, "retry", not isinstance(exc, SchemaError)))
     return {
         "episode": task.episode,
         "attempt": task.attempt,
@@ -234,6 +241,7 @@ def execute(task: EpisodeTask) -> dict[str, Any]:
         "store": store,
         "reused": bool(report.get("reused", False)),
         "startup": float(report.get("startup", 0.0)),
+        "retry": retry,
     }
 
 

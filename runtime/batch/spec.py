@@ -37,7 +37,9 @@ Simulation batch (``scenes/panda_batch.toml`` is a commented example)::
     biasRandomWalk = 4e-5     # seed; on top of the scene's simrt:noise:* attributes
 
 Replay batch (every ``*.csv`` / ``*.parquet`` / ``*.zarr`` log of ``logs``; optional
-``robot``, ``imu_mode``)::
+``robot``, ``imu_mode``, ``missing = "hold"`` (joints without a column keep their authored
+positions; default: refused), ``limits = "clamp"`` (positions beyond a joint's limits
+clamped and counted; default: refused))::
 
     [replay]
     scene = "panda_table.usda"
@@ -140,6 +142,8 @@ class ReplaySpec:
     logs: str
     robot: str | None = None
     imu_mode: str = "isaac"
+    missing: str = "error"
+    limits: str = "error"
 
 
 @dataclass(frozen=True)
@@ -350,9 +354,15 @@ def parse_spec(data: dict[str, Any], source: str | Path) -> BatchSpec:
         mode = sub.string("imu_mode", "isaac")
         if mode not in IMU_MODES:
             raise sub.error("imu_mode", f"expected one of {IMU_MODES}, got {mode!r}")
+        options = {}
+        for key, allowed in (("missing", ("error", "hold")), ("limits", ("error", "clamp"))):
+            options[key] = sub.string(key, "error")
+            if options[key] not in allowed:
+                raise sub.error(key, f"expected one of {allowed}, got {options[key]!r}")
         replay = ReplaySpec(
-            _path(source_path, scene), _path(source_path, logs), sub.string("robot"), mode
-        )
+            _path(source_path, scene), _path(source_path, logs), sub.string("robot"), mode,
+            **options,
+        )  # fmt: skip
         sub.done()
     items = top.get("scenes", [])
     if not isinstance(items, list):
