@@ -74,6 +74,20 @@ def test_python_blocks_run(page, monkeypatch):
             pytest.fail(f"{rel}, block at line {line} failed:\n{traceback.format_exc()}")
 
 
+REPO_PATH = re.compile(r"`((?:runtime|tests|tools|benchmarks|scenes|docs)/[\w./-]+)`")
+
+
+def test_repository_paths_named_in_the_docs_exist():
+    """A `runtime/...`, `tests/...` (etc.) path quoted in README or docs is a real file."""
+    missing = []
+    for page in markdown_pages():
+        for number, line in enumerate(page.read_text(encoding="utf-8").splitlines(), 1):
+            for path in REPO_PATH.findall(line):
+                if not (ROOT / path.rstrip(".")).exists():
+                    missing.append(f"{page.relative_to(ROOT)}:{number}: {path}")
+    assert not missing, "\n".join(missing)
+
+
 def test_usd_attribute_reference_is_up_to_date():
     done = subprocess.run(
         [sys.executable, str(ROOT / "tools" / "usd_attributes.py"), "--check"],
