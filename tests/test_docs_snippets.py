@@ -85,6 +85,11 @@ def test_repository_paths_named_in_the_docs_exist():
             for path in REPO_PATH.findall(line):
                 if not (ROOT / path.rstrip(".")).exists():
                     missing.append(f"{page.relative_to(ROOT)}:{number}: {path}")
+    # the README is not part of the site (MkDocs checks the links of docs/): its links here
+    for number, line in enumerate((ROOT / "README.md").read_text().splitlines(), 1):
+        for target in re.findall(r"\]\(([^)#:]+)(?:#[^)]*)?\)", line):
+            if not (ROOT / target).exists():
+                missing.append(f"README.md:{number}: link {target}")
     assert not missing, "\n".join(missing)
 
 
