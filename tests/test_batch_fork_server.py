@@ -15,9 +15,8 @@ pytest.importorskip("mujoco")
 pytest.importorskip("zarr")
 pytest.importorskip("pyarrow")
 
-from test_batch import EPISODES, SCENE, SPEC, _same_recordings  # noqa: E402
-
 from runtime.batch import load_dataset, run_batch  # noqa: E402
+from tests.helpers.batch import EPISODES, SCENE, SPEC, _same_recordings  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -15,6 +15,7 @@ from runtime.sensors.ray_backends import (
     make_ray_backend,
     resolve_threads,
 )
+from tests.helpers.bvh import build  # noqa: E402, F401
 
 
 def brute_force(vertices, faces, origins, directions, max_d, double_sided):
@@ -50,26 +51,6 @@ def random_rays(rng, count, radius=3.0):
     d = target - o
     d /= np.linalg.norm(d, axis=1, keepdims=True)
     return np.ascontiguousarray(o), np.ascontiguousarray(d)
-
-
-def build(vertices, faces):
-    f = len(faces)
-    boxes = np.empty((max(2 * f, 2), 12))
-    refs = np.empty((max(2 * f, 2), 4), np.int64)
-    tris = np.empty((f, 9))
-    order = np.empty(f, np.int64)
-    used = np.empty(1, np.int64)
-    kernels.bvh_build_kernel(
-        np.ascontiguousarray(vertices, np.float64),
-        np.ascontiguousarray(faces, np.int64),
-        boxes,
-        refs,
-        tris,
-        order,
-        used,
-    )
-    n = int(used[0])
-    return boxes[:n], refs[:n], tris, order
 
 
 @pytest.mark.parametrize("face_count_target", [1, 3, 5, 200, 5000])

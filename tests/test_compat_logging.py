@@ -54,10 +54,9 @@ def test_mocked_poser_logger_sees_the_formatted_warning():
 
 
 def test_patched_gripper_logger_method_sees_the_formatted_error():
-    from test_surface_gripper import make_scene
-
     from runtime.engine import MujocoEngine
     from runtime.engine.surface_gripper import SurfaceGripperRuntime
+    from tests.helpers.surface_gripper import make_scene
 
     gripper_module = sys.modules["runtime.compat.isaac_surface_gripper"]
     grippers = SurfaceGripperRuntime(MujocoEngine(make_scene()))

@@ -195,7 +195,7 @@ def test_simulation_dt_and_reset(caplog):
 
 
 def test_surface_gripper_interface_and_view_find_the_running_simulation():
-    from test_surface_gripper import CUBE, GRIPPER, make_scene
+    from tests.helpers.surface_gripper import CUBE, GRIPPER, make_scene
 
     stage = make_scene(gap=0.005, clearance=0.004)
     sim = SimulationContext(stage=stage)

@@ -12,7 +12,10 @@ import mujoco
 import numpy as np
 import pytest
 from pxr import Gf, Sdf, Usd, UsdGeom, UsdPhysics
-from test_engine_builder import (  # noqa: E402
+
+from runtime.engine import MujocoEngine
+from runtime.errors import SchemaError
+from tests.helpers.engine_stages import (  # noqa: E402
     ASSETS,
     _erd,
     body,
@@ -21,9 +24,6 @@ from test_engine_builder import (  # noqa: E402
     revolute,
     tet_stage,
 )
-
-from runtime.engine import MujocoEngine
-from runtime.errors import SchemaError
 
 # --------------------------------------------------------------------- bad physics
 

@@ -16,7 +16,7 @@ from pxr import Gf, Sdf, Usd, UsdGeom, UsdPhysics
 
 import runtime.schema  # noqa: F401
 from runtime.engine.builder import build_model
-from tests.reference_kinematics import ASSETS, ERD
+from tests.helpers.reference_kinematics import ASSETS, ERD
 
 XARM = os.path.join(ASSETS, "xarm7", "UF_ROBOT.usda")
 GO2 = os.path.join(ASSETS, "go2", "go2_description.usda")

@@ -6,10 +6,10 @@ import importlib
 import sys
 
 import pytest
-from test_engine_builder import tet_stage
 
 from runtime.engine import MujocoEngine
 from runtime.errors import SimrtError
+from tests.helpers.engine_stages import tet_stage
 
 
 def test_mesh_hull_without_scipy_raises_naming_the_prim(monkeypatch):

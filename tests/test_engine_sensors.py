@@ -11,10 +11,10 @@ import math
 
 import pytest
 from pxr import Gf, Sdf, UsdPhysics
-from test_engine_builder import body, ground, new_stage, pendulum
 
 from runtime.engine import MujocoEngine
 from runtime.sensors import SensorRuntime
+from tests.helpers.engine_stages import body, ground, new_stage, pendulum
 
 
 def _contact(stage, path, threshold=(0.0, 100.0), radius=-1.0):

@@ -8,10 +8,10 @@ import mujoco
 import numpy as np
 import pytest
 from pxr import Sdf, UsdPhysics
-from test_engine_builder import body, ground, new_stage, pendulum
 
 from runtime.engine import MujocoEngine, _kernels
 from runtime.errors import SimrtError
+from tests.helpers.engine_stages import body, ground, new_stage, pendulum
 
 
 def _pile(cone: str | None):

@@ -15,7 +15,6 @@ import stat
 
 import pytest
 from pxr import UsdPhysics
-from test_hostile_usd import SCENE, cli, variant
 
 from runtime._files import atomic_write, atomic_write_bytes, atomic_write_text, destination_mode
 from runtime.errors import SchemaError
@@ -28,7 +27,8 @@ from runtime.kinematics.named_poses import (
     store_named_pose,
 )
 from runtime.kinematics.poser import PoseResult
-from tests.test_poser import make_p1
+from tests.helpers.hostile import SCENE, cli, variant
+from tests.helpers.poser import make_p1
 
 J = "/World/Robot/joint1"
 

@@ -12,38 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from runtime.cli import main
 from runtime.errors import SchemaError
 from runtime.schema import open_stage
+from tests.helpers.hostile import SCENE, cli, one_error_line, variant  # noqa: E402, F401
 
-ROOT = Path(__file__).parent.parent
-SCENE = ROOT / "scenes" / "simple_arm.usda"
 ARM = "/World/SimpleArm"
-
-
-def variant(tmp_path: Path, *edits: tuple[str, str], name: str = "arm.usda") -> Path:
-    """simple_arm.usda with each ``(old, new)`` text replaced exactly once."""
-    text = SCENE.read_text()
-    for old, new in edits:
-        assert text.count(old) == 1, old
-        text = text.replace(old, new)
-    path = tmp_path / name
-    path.write_text(text)
-    return path
-
-
-def cli(capsys, *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    assert "Traceback" not in err
-    return code, out, err
-
-
-def one_error_line(err: str, command: str) -> str:
-    lines = [line for line in err.splitlines() if line.startswith("simrt ")]
-    assert len(lines) == 1, err
-    assert lines[0].startswith(f"simrt {command}: error: "), lines[0]
-    return lines[0]
 
 
 # ------------------------------------------------------------------ unparsable files

@@ -10,10 +10,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from pxr import Gf, Usd, UsdGeom, UsdPhysics
-from test_hostile_usd import SCENE, cli, one_error_line, variant
 
 from runtime.errors import EngineDivergenceError, SchemaError
 from runtime.schema import open_stage, readers
+from tests.helpers.hostile import SCENE, cli, one_error_line, variant
 
 ARM = "/World/SimpleArm"
 RAY = f"{ARM}/base/range_finder"

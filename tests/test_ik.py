@@ -18,8 +18,8 @@ from runtime.kinematics.ik import (
 )
 from runtime.kinematics.math import Transform
 from runtime.kinematics.poser import RobotPoser
-from tests import reference_kinematics as ref
-from tests.test_kinematics import build_hand_stage
+from tests.helpers import reference_kinematics as ref
+from tests.helpers.kinematics import build_hand_stage
 
 pin = pytest.importorskip("pinocchio")
 

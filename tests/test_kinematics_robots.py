@@ -11,8 +11,8 @@ from pxr import Usd
 
 from runtime.kinematics import _kernels as K
 from runtime.kinematics.chain import KinematicChain
-from tests import reference_kinematics as ref
-from tests.test_kinematics import N_CONFIGS, _world
+from tests.helpers import reference_kinematics as ref
+from tests.helpers.kinematics import N_CONFIGS, _world
 
 pin = pytest.importorskip("pinocchio")
 

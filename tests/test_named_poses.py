@@ -21,7 +21,7 @@ from runtime.kinematics.named_poses import (
     store_named_pose,
 )
 from runtime.kinematics.poser import PoseResult
-from tests.test_poser import make_p1
+from tests.helpers.poser import make_p1
 
 J = "/World/Robot/joint1"
 

@@ -19,7 +19,7 @@ from pxr import Usd
 import runtime._native_call as NC
 from runtime.kinematics import _kernels as K
 from runtime.kinematics.chain import KinematicChain
-from tests import reference_kinematics as ref
+from tests.helpers import reference_kinematics as ref
 
 pin = pytest.importorskip("pinocchio")
 

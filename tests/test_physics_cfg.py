@@ -14,7 +14,6 @@ import pytest
 from pxr import Usd, UsdGeom, UsdPhysics
 
 from runtime.physics import (
-    ArticulationRootBaseCfg,
     BoundingCubePropertiesCfg,
     BoundingSpherePropertiesCfg,
     CollisionBaseCfg,
@@ -23,10 +22,8 @@ from runtime.physics import (
     MeshCollisionBaseCfg,
     MujocoJointDrivePropertiesCfg,
     MujocoRigidBodyPropertiesCfg,
-    NewtonArticulationRootPropertiesCfg,
     NewtonCollisionPropertiesCfg,
     NewtonJointDrivePropertiesCfg,
-    NewtonMaterialPropertiesCfg,
     NewtonMeshCollisionPropertiesCfg,
     NewtonRigidBodyPropertiesCfg,
     PhysicsMaterialCfg,
@@ -41,58 +38,10 @@ from runtime.physics import (
     PhysxTriangleMeshPropertiesCfg,
     PhysxTriangleMeshSimplificationPropertiesCfg,
     RigidBodyBaseCfg,
-    RigidBodyMaterialBaseCfg,
 )
 from runtime.physics import writers as w
 from runtime.physics._meta import to_camel_case
-
-DEG = math.pi / 180.0
-
-ALL_CLASSES = [
-    ArticulationRootBaseCfg,
-    BoundingCubePropertiesCfg,
-    BoundingSpherePropertiesCfg,
-    CollisionBaseCfg,
-    JointDriveBaseCfg,
-    MassPropertiesCfg,
-    MeshCollisionBaseCfg,
-    MujocoJointDrivePropertiesCfg,
-    MujocoRigidBodyPropertiesCfg,
-    NewtonArticulationRootPropertiesCfg,
-    NewtonCollisionPropertiesCfg,
-    NewtonJointDrivePropertiesCfg,
-    NewtonMaterialPropertiesCfg,
-    NewtonMeshCollisionPropertiesCfg,
-    NewtonRigidBodyPropertiesCfg,
-    PhysicsMaterialCfg,
-    PhysxArticulationRootPropertiesCfg,
-    PhysxCollisionPropertiesCfg,
-    PhysxConvexDecompositionPropertiesCfg,
-    PhysxConvexHullPropertiesCfg,
-    PhysxJointDrivePropertiesCfg,
-    PhysxRigidBodyMaterialCfg,
-    PhysxRigidBodyPropertiesCfg,
-    PhysxSDFMeshPropertiesCfg,
-    PhysxTriangleMeshPropertiesCfg,
-    PhysxTriangleMeshSimplificationPropertiesCfg,
-    RigidBodyBaseCfg,
-    RigidBodyMaterialBaseCfg,
-]
-
-
-def applied(prim):
-    return list(prim.GetPrimTypeInfo().GetAppliedAPISchemas())
-
-
-def value(prim, name):
-    attr = prim.GetAttribute(name)
-    assert attr, f"{prim.GetPath()} has no attribute {name}"
-    return attr.Get()
-
-
-def has_value(prim, name):
-    attr = prim.GetAttribute(name)
-    return bool(attr) and attr.HasAuthoredValue()
+from tests.helpers.physics_cfg import ALL_CLASSES, applied, has_value, make_joint, value  # noqa: E402
 
 
 @pytest.fixture
@@ -102,25 +51,7 @@ def stage():
     return st
 
 
-def make_joint(stage, path, kind="revolute", body0=None, body1=None):
-    cls = {
-        "revolute": UsdPhysics.RevoluteJoint,
-        "prismatic": UsdPhysics.PrismaticJoint,
-        "spherical": UsdPhysics.SphericalJoint,
-        "fixed": UsdPhysics.FixedJoint,
-    }[kind]
-    joint = cls.Define(stage, path)
-    if body0:
-        joint.CreateBody0Rel().SetTargets([body0])
-    if body1:
-        joint.CreateBody1Rel().SetTargets([body1])
-    return joint.GetPrim()
-
-
-def make_body(stage, path, cube=True):
-    prim = (UsdGeom.Cube if cube else UsdGeom.Xform).Define(stage, path).GetPrim()
-    UsdPhysics.RigidBodyAPI.Apply(prim)
-    return prim
+DEG = math.pi / 180.0
 
 
 # ------------------------------------------------------------------ cfg objects (1-5)

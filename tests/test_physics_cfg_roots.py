@@ -9,14 +9,6 @@ import warnings
 
 import pytest
 from pxr import Gf, Sdf, Usd, UsdGeom, UsdPhysics, UsdShade
-from test_physics_cfg import (  # noqa: E402
-    ALL_CLASSES,
-    applied,
-    has_value,
-    make_body,
-    make_joint,
-    value,
-)
 
 from runtime.physics import (
     ArticulationRootBaseCfg,
@@ -45,6 +37,14 @@ from runtime.physics import (
 )
 from runtime.physics import writers as w
 from runtime.physics.spawn import apply_asset_physics
+from tests.helpers.physics_cfg import (  # noqa: E402
+    ALL_CLASSES,
+    applied,
+    has_value,
+    make_body,
+    make_joint,
+    value,
+)
 
 
 @pytest.fixture

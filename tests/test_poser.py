@@ -8,7 +8,7 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
-from pxr import Gf, Sdf, Usd, UsdGeom, UsdPhysics
+from pxr import Sdf, Usd, UsdGeom
 
 from runtime.kinematics.math import Transform, quat_from_axis_angle
 from runtime.kinematics.poser import (
@@ -19,29 +19,9 @@ from runtime.kinematics.poser import (
     build_cold_start_seeds,
     validate_robot_schema,
 )
-from runtime.schema.authoring import apply_robot_api
+from tests.helpers.poser import make_p1  # noqa: E402, F401
 
 LOGGER = "runtime.kinematics.poser"
-
-
-def make_p1(stage=None, robot_path="/World/Robot"):
-    """Fixture P1 of the spec: Robot (rigid body, articulation root) + Link1, joint1 about X."""
-    stage = stage or Usd.Stage.CreateInMemory()
-    if not stage.GetPrimAtPath("/World"):
-        UsdGeom.Xform.Define(stage, "/World")
-    robot = UsdGeom.Xform.Define(stage, robot_path).GetPrim()
-    UsdPhysics.RigidBodyAPI.Apply(robot)
-    UsdPhysics.ArticulationRootAPI.Apply(robot)
-    link = UsdGeom.Xform.Define(stage, f"{robot_path}/Link1").GetPrim()
-    UsdPhysics.RigidBodyAPI.Apply(link)
-    joint = UsdPhysics.RevoluteJoint.Define(stage, f"{robot_path}/joint1")
-    joint.CreateAxisAttr("X")
-    joint.CreateBody0Rel().SetTargets([robot.GetPath()])
-    joint.CreateBody1Rel().SetTargets([link.GetPath()])
-    joint.CreateLocalPos0Attr(Gf.Vec3f(1, 0, 0))
-    joint.CreateLocalPos1Attr(Gf.Vec3f(0, 0, 0))
-    apply_robot_api(robot)
-    return stage, robot, link
 
 
 @pytest.fixture
@@ -229,7 +209,7 @@ def test_empty_chain_and_fixed_joint_seeding(p1):
 
 
 def test_start_pose_follows_stage_changes():
-    from tests.test_kinematics import build_hand_stage
+    from tests.helpers.kinematics import build_hand_stage
 
     stage = build_hand_stage()
     robot = stage.GetPrimAtPath("/World/Robot")

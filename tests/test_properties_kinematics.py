@@ -13,17 +13,17 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-import reference_kinematics as ref
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from runtime.kinematics.chain import KinematicChain
 from runtime.kinematics.ik import ik_lm_with_error
 from runtime.kinematics.math import Transform, pose_error
+from tests.helpers import reference_kinematics as ref
 
 pin = pytest.importorskip("pinocchio")
 
-from test_kinematics import _pin_hand_model, build_hand_stage  # noqa: E402
+from tests.helpers.kinematics import _pin_hand_model, build_hand_stage  # noqa: E402
 
 SETTINGS = settings(
     max_examples=40,

@@ -15,12 +15,17 @@ import pytest
 from hypothesis import HealthCheck, Phase, assume, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
-from reference_sensors import ImuIsaacReference, contact_reference, gf_round_trip, quat_to_matrix
-from test_bvh import build
-from test_sensors_kernels import _imu_buffers, _imu_call
 
 from runtime._quat import cross, rotate_vectors
 from runtime.sensors import _bvh_kernels, _contact_kernels, _imu_kernels, _raycast_kernels
+from tests.helpers.bvh import build
+from tests.helpers.reference_sensors import (
+    ImuIsaacReference,
+    contact_reference,
+    gf_round_trip,
+    quat_to_matrix,
+)
+from tests.helpers.sensor_kernels import _imu_buffers, _imu_call
 
 SETTINGS = settings(
     max_examples=60,

@@ -7,7 +7,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from pxr import UsdPhysics
-from test_raycast import (  # noqa: E402
+
+from runtime.sensors.raycast import sweep_window
+from runtime.sensors.runtime import SensorRuntime
+from tests.helpers.raycast import (  # noqa: E402
     add_box,
     add_raycast,
     example_scene,
@@ -15,9 +18,6 @@ from test_raycast import (  # noqa: E402
     make_stage,
     state_for,
 )
-
-from runtime.sensors.raycast import sweep_window
-from runtime.sensors.runtime import SensorRuntime
 
 # ---------------------------------------------------------------------------- real physics
 
@@ -65,7 +65,8 @@ _COMPILE_ONCE = """
 import sys
 import runtime.schema  # noqa: F401
 sys.path.insert(0, sys.argv[1])
-from test_raycast import SensorRuntime, add_raycast, make_stage, state_for
+from runtime.sensors.runtime import SensorRuntime
+from tests.helpers.raycast import add_raycast, make_stage, state_for
 from runtime.sensors import _raycast_kernels
 
 stage = make_stage()
@@ -86,7 +87,7 @@ def test_raycast_kernels_compile_once():
     from pathlib import Path
 
     done = subprocess.run(
-        [sys.executable, "-c", _COMPILE_ONCE, str(Path(__file__).parent)],
+        [sys.executable, "-c", _COMPILE_ONCE, str(Path(__file__).parent.parent)],
         capture_output=True,
         text=True,
         timeout=600,

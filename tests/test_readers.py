@@ -11,23 +11,17 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from pxr import Sdf, Usd
+from pxr import Usd
 
 from runtime.schema import _values, readers
+from tests.helpers.readers import SCENE, _stage  # noqa: E402, F401
 
 FIXTURE = Path(__file__).parent / "fixtures" / "isaac_style.usda"
-SCENE = Path(__file__).parent.parent / "scenes" / "simple_arm.usda"
 
 
 @pytest.fixture(scope="module")
 def fixture_stage():
     return Usd.Stage.Open(str(FIXTURE))
-
-
-def _stage(body: str, header: str = "metersPerUnit = 1") -> Usd.Stage:
-    layer = Sdf.Layer.CreateAnonymous(".usda")
-    layer.ImportFromString(f"#usda 1.0\n(\n    {header}\n)\n{body}\n")
-    return Usd.Stage.Open(layer)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -9,13 +9,13 @@ import math
 import numpy as np
 import pytest
 from pxr import Usd
-from test_readers import (  # noqa: E402
-    SCENE,
-    _stage,
-)
 
 from runtime.errors import SchemaError
 from runtime.schema import readers
+from tests.helpers.readers import (  # noqa: E402
+    SCENE,
+    _stage,
+)
 
 # ---------------------------------------------------------------------------------------------
 # bad input: every case names the prim path and the attribute

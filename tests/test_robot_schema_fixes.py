@@ -6,11 +6,11 @@ import logging
 
 import pytest
 from pxr import Gf, Sdf, Usd, UsdGeom, UsdPhysics
-from test_robot_schema_helpers import JOINTS, LINKS, f1, joint, rigid, targets
 
 import runtime.schema as rs
 from runtime.schema import populate, utils
 from runtime.schema.tokens import Attributes
+from tests.helpers.robot_schema import JOINTS, LINKS, f1, joint, rigid, targets
 
 R = "/World/Robot"
 

@@ -7,11 +7,11 @@ import logging
 
 import pytest
 from pxr import Sdf, Usd, UsdGeom
-from test_robot_schema_helpers import JOINTS, LINKS, f1, joint, rigid, targets
 
 import runtime.schema as rs
 from runtime.compat import isaac
 from runtime.schema import utils
+from tests.helpers.robot_schema import JOINTS, LINKS, f1, joint, rigid, targets
 
 R = "/World/Robot"
 

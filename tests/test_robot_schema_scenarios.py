@@ -8,12 +8,12 @@ import sys
 
 import pytest
 from pxr import Gf, Sdf, Usd, UsdGeom, UsdPhysics
-from test_robot_schema_helpers import JOINTS, LINKS, f1, joint, rigid, sub_robot_stage, targets
 
 import runtime.schema as rs
 from runtime.compat import isaac
 from runtime.schema import _register, migration, populate, utils
 from runtime.schema.tokens import Attributes, Classes, DofOffsetOpOrder, Relations
+from tests.helpers.robot_schema import JOINTS, LINKS, f1, joint, rigid, sub_robot_stage, targets
 
 R = "/World/Robot"
 

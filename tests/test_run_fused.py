@@ -21,7 +21,7 @@ from runtime.recording import load_recording  # noqa: E402
 from runtime.run.blocks import StepBlocks  # noqa: E402
 from runtime.run.fused import FusedStep  # noqa: E402
 from runtime.run.loop import run_scene  # noqa: E402
-from tests.test_run_direct_taps import _assert_identical, _hand_rays_scene  # noqa: E402
+from tests.helpers.run_compare import _assert_identical, _hand_rays_scene  # noqa: E402
 
 pytestmark = pytest.mark.skipif(JIT_DISABLED, reason="the fused step needs the JIT")
 

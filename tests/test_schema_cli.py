@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 from pxr import Sdf, Usd, UsdPhysics
-from test_robot_schema_helpers import LINKS, f1, targets
-from test_robot_schema_real import urdf_expected_tree
 
 from runtime.cli import main
+from tests.helpers.robot_schema import LINKS, f1, targets
+from tests.helpers.urdf_tree import urdf_expected_tree
 
 ASSETS = Path(__file__).parent / "assets" / "robots"
 

@@ -8,11 +8,11 @@ import mujoco
 import numpy as np
 import pytest
 from pxr import Gf, Sdf, Usd, UsdGeom, UsdPhysics
-from reference_sensors import MujocoHarness
 
 from runtime.errors import SchemaError
 from runtime.schema.readers import read_contact_sensor
 from runtime.sensors import ContactReading, ContactSensor, SensorRuntime, make_physics_state
+from tests.helpers.reference_sensors import MujocoHarness
 
 DT = 1.0 / 60.0
 

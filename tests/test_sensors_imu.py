@@ -6,10 +6,10 @@ import mujoco
 import numpy as np
 import pytest
 from pxr import Gf, Sdf, Usd, UsdGeom, UsdPhysics
-from reference_sensors import MujocoHarness
 
 from runtime.sensors import ImuSensor, SensorRuntime, make_physics_state
 from runtime.sensors.imu import imu_ring_size
+from tests.helpers.reference_sensors import MujocoHarness
 
 DT = 1.0 / 60.0
 

@@ -6,9 +6,9 @@ import mujoco
 import numpy as np
 import pytest
 from pxr import Gf, Usd, UsdGeom, UsdPhysics
-from reference_sensors import MujocoHarness
 
 from runtime.sensors import ImuSensor, SensorRuntime
+from tests.helpers.reference_sensors import MujocoHarness
 
 SITE_POS = (0.3, -0.1, 0.25)
 SITE_QUAT = (0.8775825618903728, 0.0, 0.479425538604203, 0.0)  # 1 rad about Y (wxyz)

@@ -11,10 +11,10 @@ import mujoco
 import numpy as np
 import pytest
 from pxr import Gf, Sdf, Usd, UsdGeom, UsdPhysics
-from reference_sensors import MujocoHarness
 
 from runtime.schema.dof import build_dof_table
 from runtime.sensors import EffortSensor, JointStateSensor, SensorRuntime
+from tests.helpers.reference_sensors import MujocoHarness
 
 DT = 1.0 / 240.0
 ROOT = "/World/Articulation"

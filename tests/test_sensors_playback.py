@@ -6,11 +6,11 @@ import mujoco
 import numpy as np
 import pytest
 from pxr import Gf, Sdf, Usd, UsdGeom, UsdPhysics
-from reference_sensors import MujocoHarness
 
 from runtime.errors import SimrtError
 from runtime.sensors import ImuSensor, JointStateSensor, SensorRuntime
 from runtime.sensors.playback import KinematicPlayback
+from tests.helpers.reference_sensors import MujocoHarness
 
 ROOT = "/World/Robot"
 DT = 1.0 / 240.0

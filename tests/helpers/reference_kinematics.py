@@ -16,7 +16,7 @@ import numpy as np
 ERD = os.path.join(
     sysconfig.get_paths()["purelib"], "cmeel.prefix", "share", "example-robot-data", "robots"
 )
-ASSETS = os.path.join(os.path.dirname(__file__), "assets", "robots")
+ASSETS = os.path.join(os.path.dirname(os.path.dirname(__file__)), "assets", "robots")
 
 # name → (usd file, robot prim, urdf relative to ERD)
 ROBOTS = {
