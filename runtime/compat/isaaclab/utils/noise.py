@@ -55,10 +55,13 @@ __all__ = [
 ]
 
 
-def _scalar(owner: str, name: str, value: Any) -> float:
+def _scalar(owner: str, name: str, value: Any) -> Any:
+    """One number (a 0-d array or tensor is taken as its value); checked by the part."""
     if isinstance(value, Sequence) or hasattr(value, "shape") and getattr(value, "ndim", 0):
         raise ValueError(f"{owner}.{name}: per-component values are not supported, give a number")
-    return float(value) if isinstance(value, int) and not isinstance(value, bool) else value
+    if hasattr(value, "item") and getattr(value, "ndim", None) == 0:
+        return value.item()
+    return value
 
 
 @dataclass
