@@ -225,7 +225,7 @@ def test_sigkilled_worker_is_retried_and_batch_completes(tmp_path: Path) -> None
     assert (json.loads(second.stdout)["done"], json.loads(second.stdout)["skipped"]) == (0, 3)
 
 
-def test_failing_episode_is_retried_then_recorded_failed(tmp_path: Path) -> None:
+def test_a_spec_whose_object_is_no_body_is_refused_before_any_episode(tmp_path: Path) -> None:
     spec = tmp_path / "fail.toml"
     spec.write_text(
         SPEC.replace(f"episodes = {EPISODES}", "episodes = 2").replace(

@@ -136,6 +136,7 @@ class Dataset:
                 raise SimrtError(f"{meta_path}: not a simrt dataset")
             if meta.get("fingerprint") != fingerprint:
                 old = meta.get("spec") or {}
+                spec_json = json.loads(json.dumps(spec_json))  # (tuples as the file's lists)
                 keys = sorted(
                     k for k in set(old) | set(spec_json) if old.get(k) != spec_json.get(k)
                 )
@@ -303,12 +304,26 @@ class EpisodeEntry:
     status: str
     row: dict[str, Any]
     store: Path | None
+    folder: Path | None = None  # the dataset (for messages)
 
     @property
     def params(self) -> dict[str, Any]:
-        """The episode's drawn parameters."""
+        """The episode's drawn parameters.
+
+        Raises:
+            SimrtError: the manifest's ``params`` of the episode is not a JSON object.
+        """
         text = self.row.get("params") or ""
-        return json.loads(text) if text else {}
+        try:
+            params = json.loads(text) if text else {}
+        except ValueError as error:
+            params = error
+        if not isinstance(params, dict):
+            raise SimrtError(
+                f"{(self.folder or Path()) / MANIFEST}: episode {self.episode}: params is not a "
+                f"JSON object ({params})"
+            )
+        return params
 
     def open(self) -> Any:
         """The episode's :class:`~runtime.recording.RecordingReader` (chunk by chunk)."""
@@ -350,7 +365,7 @@ class DatasetReader:
         if row is None:
             raise KeyError(f"{self.path}: no episode {episode}")
         store = self.path / row["store"] if row["status"] == "done" and row["store"] else None
-        return EpisodeEntry(int(row["episode"]), str(row["status"]), row, store)
+        return EpisodeEntry(int(row["episode"]), str(row["status"]), row, store, self.path)
 
     def __iter__(self) -> Iterator[EpisodeEntry]:
         for episode in sorted(self._rows):

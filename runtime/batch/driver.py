@@ -9,20 +9,24 @@ happened.
 
 from __future__ import annotations
 
+import bisect
 import shutil
 import time
+from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, TextIO, overload
 
 from runtime.batch.dataset import Dataset
 from runtime.batch.episode import EpisodeTask
 from runtime.batch.executors import Executor, make_executor
 from runtime.batch.randomize import episode_seed
 from runtime.batch.scene_digests import check_dataset_scenes
-from runtime.batch.spec import BatchSpec, load_spec
+from runtime.batch.spec import MAX_EPISODES, BatchSpec, load_spec
+from runtime.batch.validate import check_against_scenes
+from runtime.errors import SimrtError
 
-__all__ = ["BatchSummary", "plan_tasks", "run_batch"]
+__all__ = ["BatchSummary", "EpisodeTasks", "plan_tasks", "run_batch"]
 
 
 @dataclass
@@ -64,7 +68,85 @@ def _episode_name(episode: int) -> str:
     return f"{episode:06d}.zarr"
 
 
-def plan_tasks(spec: BatchSpec, dataset: str | Path) -> list[EpisodeTask]:
+class EpisodeTasks(Sequence[EpisodeTask]):
+    """Every episode of a spec, in id order, made when asked for (a lazy sequence).
+
+    Args:
+        spec: the batch spec.
+        dataset: the dataset folder (stores go to ``episodes/`` inside it).
+    """
+
+    def __init__(self, spec: BatchSpec, dataset: str | Path) -> None:
+        self.spec = spec
+        self.root = Path(dataset).resolve() / "episodes"
+        self.logs: list[Path] = []
+        if spec.replay is not None:
+            from runtime.batch.replay import find_logs
+
+            self.logs = find_logs(spec.replay.logs)
+            self.count = len(self.logs)
+        else:
+            self.count = sum(scene.episodes for scene in spec.scenes)
+        self._firsts: list[int] = []  # first episode id of each scene
+        first = 0
+        for scene in spec.scenes:
+            self._firsts.append(first)
+            first += scene.episodes
+
+    def __len__(self) -> int:
+        return self.count
+
+    def __iter__(self) -> Iterator[EpisodeTask]:
+        return (self._task(episode) for episode in range(self.count))
+
+    @overload
+    def __getitem__(self, index: int) -> EpisodeTask: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[EpisodeTask]: ...
+
+    def __getitem__(self, index: int | slice) -> EpisodeTask | list[EpisodeTask]:
+        if isinstance(index, slice):
+            return [self._task(i) for i in range(*index.indices(self.count))]
+        episode = index + self.count if index < 0 else index
+        if not 0 <= episode < self.count:
+            raise IndexError(f"episode {index} of {self.count}")
+        return self._task(episode)
+
+    def _task(self, episode: int) -> EpisodeTask:
+        spec, out = self.spec, str(self.root / _episode_name(episode))
+        if spec.replay is not None:
+            return EpisodeTask(
+                episode=episode,
+                scene=spec.replay.scene,
+                seed=0,
+                out=out,
+                robot=spec.replay.robot,
+                record_bodies=spec.record_bodies,
+                log=str(self.logs[episode]),
+                imu_mode=spec.replay.imu_mode,
+                timeout=spec.timeout,
+                log_options=(("missing", spec.replay.missing), ("limits", spec.replay.limits)),
+            )
+        scene = spec.scenes[bisect.bisect_right(self._firsts, episode) - 1]
+        return EpisodeTask(
+            episode=episode,
+            scene=scene.path,
+            seed=episode_seed(spec.seed, episode),
+            out=out,
+            steps=spec.steps,
+            dt=spec.dt,
+            ik_every=spec.ik_every,
+            ik_until_contact=spec.ik_until_contact,
+            robot=scene.robot,
+            record_bodies=spec.record_bodies,
+            randomize=spec.randomize,
+            timeout=spec.timeout,
+            noise=spec.noise,
+        )
+
+
+def plan_tasks(spec: BatchSpec, dataset: str | Path) -> EpisodeTasks:
     """Every episode of a spec, in id order (scenes in spec order; replays: log order).
 
     Args:
@@ -72,50 +154,16 @@ def plan_tasks(spec: BatchSpec, dataset: str | Path) -> list[EpisodeTask]:
         dataset: the dataset folder (stores go to ``episodes/`` inside it).
 
     Returns:
-        One :class:`EpisodeTask` per episode.
-    """
-    root = Path(dataset).resolve() / "episodes"
-    tasks = []
-    if spec.replay is not None:
-        from runtime.batch.replay import find_logs
+        The :class:`EpisodeTask` of each episode, as a lazy sequence.
 
-        for episode, log in enumerate(find_logs(spec.replay.logs)):
-            tasks.append(
-                EpisodeTask(
-                    episode=episode,
-                    scene=spec.replay.scene,
-                    seed=0,
-                    out=str(root / _episode_name(episode)),
-                    robot=spec.replay.robot,
-                    record_bodies=spec.record_bodies,
-                    log=str(log),
-                    imu_mode=spec.replay.imu_mode,
-                    timeout=spec.timeout,
-                    log_options=(("missing", spec.replay.missing), ("limits", spec.replay.limits)),
-                )
-            )
-        return tasks
-    episode = 0
-    for scene in spec.scenes:
-        for _ in range(scene.episodes):
-            tasks.append(
-                EpisodeTask(
-                    episode=episode,
-                    scene=scene.path,
-                    seed=episode_seed(spec.seed, episode),
-                    out=str(root / _episode_name(episode)),
-                    steps=spec.steps,
-                    dt=spec.dt,
-                    ik_every=spec.ik_every,
-                    ik_until_contact=spec.ik_until_contact,
-                    robot=scene.robot,
-                    record_bodies=spec.record_bodies,
-                    randomize=spec.randomize,
-                    timeout=spec.timeout,
-                    noise=spec.noise,
-                )
-            )
-            episode += 1
+    Raises:
+        SimrtError: more episodes than a batch holds (``spec.MAX_EPISODES``).
+    """
+    tasks = EpisodeTasks(spec, dataset)
+    if len(tasks) > MAX_EPISODES:
+        raise SimrtError(
+            f"{spec.source}: {len(tasks)} episodes; a batch holds at most {MAX_EPISODES:,}"
+        )
     return tasks
 
 
@@ -179,8 +227,8 @@ def run_batch(
         The :class:`BatchSummary`.
 
     Raises:
-        SimrtError: a bad spec, a dataset folder of another spec, or a resume whose scene
-            files changed.
+        SimrtError: a bad spec (also checked against its scenes: one line per problem), a
+            dataset folder of another spec, or a resume whose scene files changed.
     """
     if not isinstance(spec, BatchSpec):
         spec = load_spec(spec)
@@ -188,6 +236,7 @@ def run_batch(
         raise ValueError(f"--retries must be >= 0, got {retries}")
     started = time.perf_counter()
     tasks = plan_tasks(spec, out)
+    check_against_scenes(spec)  # (before the dataset, before any worker: one line per problem)
     dataset = Dataset(out, spec.to_json(), spec.fingerprint())
     try:
         scenes = [spec.replay.scene] if spec.replay is not None else [s.path for s in spec.scenes]

@@ -73,6 +73,10 @@ __all__ = [
     "parse_spec",
 ]
 
+MAX_EPISODES = 100_000
+"""Episodes a batch holds at most: the driver keeps one manifest row per episode in memory
+and rewrites the manifest whole (a larger batch: several datasets)."""
+
 IMU_MODES = ("isaac", "physical")
 
 
@@ -379,6 +383,14 @@ def parse_spec(data: dict[str, Any], source: str | Path) -> BatchSpec:
         sub.done()
     if replay is None and not scenes:
         raise top.error("scenes", "missing: give [[scenes]] (simulation) or [replay] (logs)")
+    total = sum(entry.episodes for entry in scenes)
+    if total > MAX_EPISODES:
+        key = "episodes" if episodes is not None and episodes > MAX_EPISODES else "scenes"
+        raise top.error(
+            key,
+            f"{total} episodes in all; a batch holds at most {MAX_EPISODES:,} (one manifest "
+            "row each): split it into several datasets",
+        )
     if replay is not None and scenes:
         raise top.error("replay", "a spec has either [[scenes]] or [replay], not both")
     randomize = _randomization(name, top.get("randomize", {}), imu_modes)
