@@ -60,7 +60,7 @@ def build_engine(
     model = cache.load("model.mjb", read_model) if cache.enabled else None
     fields = cache.load("built.npz", _read_built(cache.key)) if model is not None else None
     if fields is not None:
-        from runtime.engine._build_types import BuiltModel
+        from runtime.engine import BuiltModel
 
         built = BuiltModel(spec=None, model=model, **fields)  # type: ignore[arg-type]
         why = _mismatch(built, stage, dt)
