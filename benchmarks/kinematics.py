@@ -41,7 +41,7 @@ from runtime.kinematics.chain import KinematicChain  # noqa: E402
 from runtime.kinematics.ik import ik_lm_batch, ik_lm_with_error  # noqa: E402
 from runtime.kinematics.math import Transform  # noqa: E402
 from runtime.kinematics.poser import RobotPoser  # noqa: E402
-from tests import reference_kinematics as ref  # noqa: E402
+from tests.helpers import reference_kinematics as ref  # noqa: E402
 
 CASES = {
     "panda": ("panda_link0", "panda_hand"),
@@ -404,7 +404,7 @@ _COMPILE_SNIPPET = r"""
 import time, numpy as np, sys
 sys.path.insert(0, sys.argv[1])
 import runtime.schema
-from tests.test_kinematics import build_hand_stage
+from tests.helpers.kinematics import build_hand_stage
 from runtime.kinematics.chain import KinematicChain
 from runtime.kinematics import _kernels as K
 from runtime.kinematics.ik import ik_lm_with_error
