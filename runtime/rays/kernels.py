@@ -1,0 +1,34 @@
+"""The ray engine's compiled face: what other packages' Numba kernels call.
+
+A kernel elsewhere (the raycast sensors' batch step) casts through these functions from
+inside its own compiled code, so it binds them directly rather than through
+:class:`~runtime.rays.scene.RayScene`. Importing this module loads Numba.
+"""
+
+from __future__ import annotations
+
+from runtime.rays._bvh_kernels import SOLID_BOX, SOLID_CONVEX
+from runtime.rays._bvh_kernels import _rotate_inverse_kernel as rotate_inverse_kernel
+from runtime.rays._bvh_kernels import (
+    group_solid_hit_kernel,
+    inside_solid_kernel,
+    inverse_direction_kernel,
+    store_world_box_kernel,
+    world_box_kernel,
+)
+from runtime.rays._simd import NODE_WIDTH
+from runtime.rays._wide_bvh_kernels import WIDE_STACK_SIZE, wide_traverse_kernel
+
+__all__ = [
+    "NODE_WIDTH",
+    "SOLID_BOX",
+    "SOLID_CONVEX",
+    "WIDE_STACK_SIZE",
+    "group_solid_hit_kernel",
+    "inside_solid_kernel",
+    "inverse_direction_kernel",
+    "rotate_inverse_kernel",
+    "store_world_box_kernel",
+    "wide_traverse_kernel",
+    "world_box_kernel",
+]
