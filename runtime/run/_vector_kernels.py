@@ -19,7 +19,7 @@ or error, contact arrays that must grow, a ray hit outside its table) stops with
 
 from __future__ import annotations
 
-from runtime._jit import jit
+from runtime._jit import JIT_DISABLED, jit
 from runtime.run._fused_kernels import (
     OK,
     S_CONTACTS,
@@ -45,6 +45,33 @@ from runtime.run._row_kernels import OP_WIDTH, T_TARGETS
 
 __all__ = ["vector_step_kernel"]
 
+if not JIT_DISABLED:
+    from llvmlite import ir
+    from numba import types
+    from numba.extending import intrinsic
+
+    @intrinsic
+    def fetch_add(typingctx, address, value):
+        """Atomically add ``value`` to the int64 at ``address``; the value it held before.
+
+        Threads stepping one set of worlds claim slices of it with this, so a thread that
+        the machine slows down takes fewer slices instead of holding the others up.
+        """
+        if not isinstance(address, types.Integer) or not isinstance(value, types.Integer):
+            return None
+
+        def codegen(context, builder, sig, args):
+            i64 = ir.IntType(64)
+            pointer = builder.inttoptr(
+                context.cast(builder, args[0], sig.args[0], types.int64), i64.as_pointer()
+            )
+            amount = context.cast(builder, args[1], sig.args[1], types.int64)
+            return builder.atomic_rmw("add", pointer, amount, "monotonic")
+
+        return types.int64(address, value), codegen
+else:  # (no compiled path without the JIT: runtime.run.worlds checks)
+    fetch_add = None
+
 # ---- one world's row (int64): its fused step's arrays and MuJoCo data, then outputs
 W_TABLE, W_ROWS, W_OPS, W_OPS_ROWS, W_SI, W_SF, W_DATA, W_CTRL = range(8)
 W_FORCE, W_WARN_CLEAN, W_CAP_CON, W_CAP_EFC, W_CAP_VEC, W_SCALAR_DOFS = range(8, 14)
@@ -62,9 +89,9 @@ MODE_CTRL, MODE_FORCE = 0, 1
 
 @jit(nrt=False)
 def vector_step_kernel(
-    worlds, steps, times, shared, actions, act_index, dof_index, lower, upper, lo, hi
+    worlds, steps, times, shared, actions, act_index, dof_index, lower, upper, claim, chunk
 ):
-    """Step worlds ``lo .. hi - 1``: actions, ``decimation`` physics steps, sensors, rows.
+    """Step worlds, ``chunk`` at a time, claimed from ``claim``: actions, physics, sensors.
 
     Trusts its inputs (:class:`runtime.run.worlds.Worlds` builds them and checks the
     actions before the call).
@@ -90,12 +117,34 @@ def vector_step_kernel(
         lower: float64 (A,): each column's lower bound (``MODE_CTRL``: the DOF limit;
             actions are clipped to ``[lower, upper]``).
         upper: float64 (A,): each column's upper bound.
-        lo: first world.
-        hi: end of the slice.
+        claim: int64 (1,): the next unclaimed world; every thread stepping these worlds
+            calls the kernel with the same array (0 before the calls) and takes ``chunk``
+            worlds at a time from it, atomically, until none is left.
+        chunk: worlds per claim (>= 1).
 
     Returns:
-        The number of stepped worlds whose step ended otherwise than ``ST_DONE``.
+        The number of worlds this call stepped whose step ended otherwise than ``ST_DONE``.
     """
+    n = worlds.shape[0]
+    unfinished = 0
+    counter = claim.ctypes.data
+    while True:
+        lo = fetch_add(counter, chunk)
+        if lo >= n:
+            break
+        unfinished += _step_worlds(
+            worlds, steps, times, shared, actions, act_index, dof_index, lower, upper,
+            lo, min(lo + chunk, n),
+        )  # fmt: skip
+    store_fence()
+    return unfinished
+
+
+@jit(nrt=False)
+def _step_worlds(
+    worlds, steps, times, shared, actions, act_index, dof_index, lower, upper, lo, hi
+):  # pragma: no cover
+    """Worlds ``lo .. hi - 1`` of :func:`vector_step_kernel`; those not ``ST_DONE``."""
     decimation = shared[V_DECIMATION]
     mode = shared[V_MODE]
     count = shared[V_WARN_COUNT]
@@ -178,5 +227,4 @@ def vector_step_kernel(
         times[e] = _f64p(data + shared[V_OFF_TIME])[0]
         if status != ST_DONE:
             unfinished += 1
-    store_fence()
     return unfinished

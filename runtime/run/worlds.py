@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from runtime._jit import CompiledCall
+from runtime._jit import JIT_DISABLED, CompiledCall
 from runtime.engine import check_warnings
 from runtime.errors import EngineDivergenceError, SimrtError
 from runtime.run import _fused_kernels as F
@@ -238,13 +238,14 @@ class Worlds:
         self.time = arrays[-1]
         self._actions_for(actuated)
         # the compiled path's inputs
-        self._native = _mujoco_native.native() if compiled else None
+        self._native = _mujoco_native.native() if compiled and not JIT_DISABLED else None
         self._offsets = _mujoco_native.layout(first.data) if self._native is not None else None
         self._table = np.zeros((n, V.W_SIZE), np.int64)
         self._shared = np.zeros(V.V_SIZE, np.int64)
         if self._offsets is not None:
             self._fill_shared()
         self._inactive = n  # worlds off the compiled path
+        self._claim = np.zeros(1, np.int64)  # (the kernel's next unclaimed world)
         self._call = CompiledCall(V.vector_step_kernel)
         self._pool: _Pool | None = None
         self.diverged = np.zeros(n, bool)
@@ -432,17 +433,20 @@ class Worlds:
 
     def _run_compiled(self, actions: np.ndarray) -> int:
         """The kernel over every world (threads: slices); the worlds not ``ST_DONE``."""
+        claim = self._claim
+        claim[0] = 0
         args = (
             self._table, self.step_count, self.time, self._shared, actions, self.act_index,
-            self.dof_index, self.action_lower, self.action_upper,
+            self.dof_index, self.action_lower, self.action_upper, claim,
         )  # fmt: skip
         n = self.num_envs
         if self.threads == 1 or n == 1:
             call = self._call
-            return int((call.entry or call.record)(*args, 0, n))
+            return int((call.entry or call.record)(*args, n))
         if self._pool is None:
             self._pool = _Pool(self.threads, self._call)
-        return self._pool.run(args, n)
+        # every thread claims slices of a quarter of its share (a slowed thread takes fewer)
+        return self._pool.run((*args, max(1, n // (4 * self.threads))))
 
     def _sync(self, e: int) -> None:
         """Bring world ``e``'s engine and fused step up to the steps the kernel took.
@@ -612,11 +616,10 @@ _MODEL_FIELDS = (
 
 
 class _Pool:
-    """Persistent threads stepping slices of worlds (the caller's thread takes the first)."""
+    """Persistent threads running the step kernel together (the caller's thread is one)."""
 
     def __init__(self, threads: int, call: CompiledCall) -> None:
         self.call = call
-        self.count = threads
         self.start = [threading.Event() for _ in range(threads - 1)]
         self.done = [threading.Event() for _ in range(threads - 1)]
         self.job: tuple[Any, ...] = ()
@@ -630,33 +633,26 @@ class _Pool:
         for worker in self.workers:
             worker.start()
 
-    def _slices(self, n: int) -> list[tuple[int, int]]:
-        bounds = np.linspace(0, n, self.count + 1).round().astype(int)
-        return [(int(bounds[k]), int(bounds[k + 1])) for k in range(self.count)]
-
     def _work(self, k: int) -> None:
         while True:
             self.start[k].wait()
             self.start[k].clear()
             if self.stopping:
                 return
-            args, (lo, hi) = self.job[0], self.job[1][k + 1]
             try:
-                self.results[k + 1] = int(self.call.kernel(*args, lo, hi)) if hi > lo else 0
+                self.results[k + 1] = int(self.call.kernel(*self.job))
             except BaseException as error:  # noqa: BLE001 - re-raised in the caller
                 self.errors.append(error)
             self.done[k].set()
 
-    def run(self, args: tuple[Any, ...], n: int) -> int:
-        """The kernel over ``n`` worlds in slices; the sum of the slices' answers."""
-        slices = self._slices(n)
-        self.job = (args, slices)
+    def run(self, args: tuple[Any, ...]) -> int:
+        """The kernel in every thread with the same ``args``; the sum of their answers."""
+        self.job = args
         for event in self.start:
             event.set()
-        lo, hi = slices[0]
         try:
             call = self.call
-            self.results[0] = int((call.entry or call.record)(*args, lo, hi)) if hi > lo else 0
+            self.results[0] = int((call.entry or call.record)(*args))
         finally:
             for event in self.done:
                 event.wait()
