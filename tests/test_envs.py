@@ -325,6 +325,14 @@ def test_hostile_actions_and_specs(tmp_path):
         SimVectorEnv(ARM, 0)
     with pytest.raises(SimrtError, match="num_envs must be an integer"):
         SimVectorEnv(ARM, 2.5)
+    with pytest.raises(SimrtError, match="above the limit"):
+        SimVectorEnv(ARM, 10**9)
+    with pytest.raises(SimrtError, match="threads must be an integer"):
+        SimVectorEnv(ARM, 1, threads=0)
+    with pytest.raises(SimrtError, match="observations must be a list"):
+        SimVectorEnv(ARM, 1, observations=5)
+    with pytest.raises(SimrtError, match="unknown body 'nobody'"):
+        SimVectorEnv(ARM, 1, observations=["body_pos"], bodies=["nobody"])
     with pytest.raises(SimrtError, match="decimation"):
         SimVectorEnv(ARM, 1, decimation=0)
     with pytest.raises(SimrtError, match="action 'fly'"):

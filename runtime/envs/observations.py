@@ -82,6 +82,8 @@ class ObservationLayout:
         else:
             if isinstance(spec, str):
                 spec = [spec]
+            if not isinstance(spec, (list, tuple)) or not all(isinstance(i, str) for i in spec):
+                raise SimrtError(f"observations must be a list of names, got {spec!r}")
             names = []
             for item in spec:
                 item = str(item)

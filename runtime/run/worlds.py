@@ -49,6 +49,7 @@ LOGGER = logging.getLogger("runtime.run")
 __all__ = ["Worlds", "ACTION_MODES"]
 
 ACTION_MODES = ("position", "velocity", "effort")
+MAX_WORLDS = 1 << 16  # (each world holds a MuJoCo data, sensors and observation rows)
 _ALIGN = 64
 
 
@@ -149,12 +150,14 @@ class Worlds:
             raise SimrtError(f"num_envs must be an integer, got {num_envs!r}")
         if num_envs < 1:
             raise SimrtError(f"num_envs must be at least 1, got {num_envs}")
+        if num_envs > MAX_WORLDS:
+            raise SimrtError(f"num_envs {num_envs} is above the limit of {MAX_WORLDS} worlds")
         if isinstance(decimation, bool) or not isinstance(decimation, (int, np.integer)):
             raise SimrtError(f"decimation must be an integer, got {decimation!r}")
         if decimation < 1:
             raise SimrtError(f"decimation must be at least 1, got {decimation}")
-        if int(threads) < 1:
-            raise SimrtError(f"threads must be at least 1, got {threads}")
+        if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) or threads < 1:
+            raise SimrtError(f"threads must be an integer >= 1, got {threads!r}")
         if action_mode not in ACTION_MODES:
             raise SimrtError(f"action_mode {action_mode!r} not in {ACTION_MODES}")
         from runtime.engine.mujoco_engine import MujocoEngine
