@@ -177,6 +177,14 @@ class Worlds:
                 "an environment needs one"
             )
         self.robot_path = robot_path = str(robot_prim.GetPath())
+        grippers = [str(p.GetPath()) for p in stage.Traverse()
+                    if p.GetTypeName() == "IsaacSurfaceGripper"]  # fmt: skip
+        if grippers:  # (their runtime writes its state back into the one shared stage)
+            LOGGER.warning(
+                "%s: surface grippers are not simulated in the worlds (they stay open): %s",
+                _name(scene),
+                ", ".join(grippers),
+            )
         self.scene_cache = open_scene_cache(stage, config.dt, config.cache)
         options = {
             "robot_prim": robot_prim,
