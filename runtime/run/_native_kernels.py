@@ -14,7 +14,7 @@ from collections.abc import Iterable
 import numpy as np
 
 from runtime._jit import JIT_DISABLED
-from runtime._numba_compat import build_array
+from runtime._numba_compat import build_array, native_address
 from runtime.engine._kernels import state_kernel
 from runtime.sensors._contact_kernels import contact_update_kernel
 from runtime.sensors._imu_kernels import imu_read_kernel, imu_update_kernel
@@ -270,7 +270,7 @@ def kernel_addresses(needed: Iterable[int] = range(len(KERNELS))) -> np.ndarray 
             compiled = kernel.overloads[signature]
         if compiled.signature.return_type != types.none:
             return None
-        address = compiled.library.get_pointer_to_function(compiled.fndesc.llvm_func_name)
+        address = native_address(compiled)
         if not address:
             return None
         out[k] = address
