@@ -110,7 +110,9 @@ class KinematicChain:
         debug: log build details at DEBUG level.
 
     Raises:
-        SchemaError: invalid joint data (NaN limits, zero quaternions) on the robot.
+        SchemaError: invalid joint data (NaN limits, zero quaternions) on the robot; a chain
+            end prim that does not exist (an end not on the robot, or ends without a movable
+            joint between them, give an empty chain as in Isaac, with a warning).
     """
 
     def __init__(
@@ -137,7 +139,7 @@ class KinematicChain:
         self._tree = LinkTree(stage, robot_prim)
         self._joints: list[Joint] = []
         self._arrays_empty()
-        if start_prim is not None and end_prim is not None and self._tree.nodes:
+        if start_prim is not None and end_prim is not None:
             self._build_chain()
 
     # ------------------------------------------------------------------ properties
@@ -250,11 +252,24 @@ class KinematicChain:
 
     def _build_chain(self) -> None:
         tree = self._tree
-        start = self._resolve(self._start_prim)
-        end = self._resolve(self._end_prim)
-        if start is None or end is None:
-            _LOG.debug("chain end prims do not resolve to tree links")
-            return
+        robot = str(self._robot_prim.GetPath())
+        ends = []
+        for which, prim in (("start", self._start_prim), ("end", self._end_prim)):
+            if not prim or not prim.IsValid():  # (an FK of no joints would return the origin)
+                where = str(prim.GetPath()) if prim else ""
+                raise SchemaError(where, "", f"chain {which} prim does not exist", "a prim")
+            resolved = self._resolve(prim) if tree.nodes else None
+            if resolved is None:  # (Isaac's chain is empty then: kept, but said)
+                _LOG.warning(
+                    "%s: the chain %s prim is not a link of the robot %s (nor under one): "
+                    "the chain has no joint",
+                    prim.GetPath(),
+                    which,
+                    robot,
+                )
+                return
+            ends.append(resolved)
+        start, end = ends
         (si, s_off), (ei, e_off) = start, end
         up_s = tree.ancestors(si)
         up_e = tree.ancestors(ei)
@@ -294,7 +309,13 @@ class KinematicChain:
                 )
             )
             prev = frame
-        if not joints:
+        if not joints:  # (Isaac's chain is empty then: kept, but said)
+            _LOG.warning(
+                "%s: no movable joint between the chain's start %s and its end: FK is the "
+                "identity and IK cannot move it",
+                self._end_prim.GetPath(),
+                self._start_prim.GetPath(),
+            )
             return
         joints[-1].tip = prev.inv() @ end_zero
         self._joints = joints

@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 from pxr import Tf, Usd
 
+from runtime.errors import SchemaError
 from runtime.kinematics._tree import joint_kind
 from runtime.kinematics.chain import KinematicChain
 from runtime.kinematics.ik import (
@@ -119,6 +120,7 @@ class RobotPoser:
 
     Raises:
         KeyError: unknown solver name.
+        SchemaError: the robot prim or a chain end prim does not exist.
     """
 
     def __init__(
@@ -134,6 +136,13 @@ class RobotPoser:
         extended_restarts: int = 40,
         extended_iters: int = 100,
     ) -> None:
+        if not robot_prim or not robot_prim.IsValid():
+            raise SchemaError(
+                str(robot_prim.GetPath()) if robot_prim else "",
+                "",
+                "robot prim does not exist",
+                "an existing prim",
+            )
         self._stage = stage
         self._robot_prim = robot_prim
         self._solver = IKSolverRegistry.get(solver_name)
@@ -349,6 +358,11 @@ class RobotPoser:
         """
         chain = self._chain
         if chain is None or not self._chain_joints:
+            _LOG.warning(
+                "%s: IK not solved: %s",
+                self._robot_prim.GetPath(),
+                "no chain set (set_chain)" if chain is None else "the chain has no movable joint",
+            )
             return PoseResult(success=False)
         joints = self._chain_joints
         paths = self._chain_paths

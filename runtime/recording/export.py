@@ -68,18 +68,26 @@ def export_recording(
         The destination path.
 
     Raises:
-        SimrtError: unsupported destination, missing package, or an unreadable source.
+        SimrtError: unsupported destination, missing package, an unreadable source, or the
+            destination cannot be written (full disk, ...), naming it and the source.
     """
     destination = Path(destination)
     suffix = check_export_path(destination)
     reader = source if isinstance(source, RecordingReader) else open_recording(source)
-    if suffix in (".npz", ".parquet"):
-        write = _write_npz if suffix == ".npz" else _write_parquet
-        atomic_write_stream(destination, lambda handle: _up_to_damage(write, reader, handle))
-    else:
-        from runtime.recording.export_mcap import export_mcap
+    try:
+        if suffix in (".npz", ".parquet"):
+            write = _write_npz if suffix == ".npz" else _write_parquet
+            atomic_write_stream(destination, lambda handle: _up_to_damage(write, reader, handle))
+        else:
+            from runtime.recording.export_mcap import export_mcap
 
-        export_mcap(reader, destination)
+            export_mcap(reader, destination)
+    except OSError as error:  # (a full disk names neither file: say which)
+        problem = error.strerror or str(error)
+        raise SimrtError(
+            f"{destination}: cannot write the export of {reader.path}: {problem} (the "
+            "recording is unchanged)"
+        ) from None
     return destination
 
 

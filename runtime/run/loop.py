@@ -35,7 +35,7 @@ from runtime.run.outputs import EXPORT_KEY
 from runtime.run.progress import Progress
 from runtime.run.result import RunResult, output_paths, run_metadata, stop_reason
 from runtime.run.rows import define_state_channels
-from runtime.run.scene import find_robot, open_scene_stage
+from runtime.run.scene import check_robot, find_robot, open_scene_stage
 from runtime.run.summary import StreamingSummary, add_driver_summaries, run_summary
 from runtime.run.taps import SensorTap
 
@@ -129,6 +129,7 @@ def run_scene(
     ik_every, until_contact = config.ik_every, config.ik_until_contact
     record_bodies, cache = config.record_bodies, config.cache
     robot_prim = find_robot(stage, config.robot)
+    check_robot(stage, robot_prim)  # (as `simrt inspect`: a broken robot named by its cause)
     noise = read_noise(stage, config.noise)  # (bad noise parameters: before the build)
     # a cold Numba cache: the sensor kernels compile in a worker process meanwhile
     features = _precompile.scene_features(stage, engine=engine_factory is None, ik=bool(waypoints))
