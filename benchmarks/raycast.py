@@ -110,7 +110,7 @@ def _compile_times(np, kernels):
     kernels.bvh_build_kernel(v, f, np.empty((2, 12)), np.empty((2, 4), i64), np.empty((1, 9)),
                              np.empty(1, i64), np.empty(1, i64))  # fmt: skip
     out["bvh build"] = time.perf_counter() - t0
-    from runtime.sensors.ray_backends import NumbaBvhBackend
+    from runtime.rays.backends import NumbaBvhBackend
 
     b = NumbaBvhBackend([(v, f)], double_sided=True)
     o = np.zeros((1, 3))
@@ -140,7 +140,7 @@ def _build_times(np, vertices, faces, repeats: int):
     from embreex import rtcore_scene
     from embreex.mesh_construction import TriangleMesh
 
-    from runtime.sensors.ray_backends import NumbaBvhBackend
+    from runtime.rays.backends import NumbaBvhBackend
 
     v32 = vertices.astype(np.float32)
     f32 = faces.astype(np.int32)
@@ -162,7 +162,7 @@ def _build_times(np, vertices, faces, repeats: int):
 
 def _compare(np, kernels, backend, scene, o, d, repeats: int, threads_list):
     """Times of every candidate on the same rays (interleaved rounds); returns rows."""
-    from runtime.sensors.ray_backends import NumbaBvhBackend
+    from runtime.rays.backends import NumbaBvhBackend
 
     count = len(o)
     o32 = np.ascontiguousarray(o, np.float32)
@@ -312,7 +312,7 @@ def _sensor_path(np, repeats: int):
     from pxr import Usd, UsdPhysics
 
     import runtime.schema  # noqa: F401 - registers the Isaac schemas before the first stage
-    from runtime.sensors.ray_scene import RayScene
+    from runtime.rays.scene import RayScene
 
     path = Path(__file__).resolve().parents[1] / "scenes" / "panda_table.usda"
     if not path.exists():
@@ -409,7 +409,7 @@ def main() -> int:
     import numpy as np
     import trimesh
 
-    from runtime.sensors import _bvh_kernels as kernels
+    from runtime.rays import _bvh_kernels as kernels
 
     threads_list = [min(int(t), numba.config.NUMBA_NUM_THREADS) for t in args.threads.split(",")]
     threads_list = sorted(set(threads_list))

@@ -27,7 +27,7 @@ def kernel_sources_digest() -> bytes:
     """
     digest = hashlib.sha256()
     paths = glob.glob(os.path.join(PACKAGE_DIR, "**", "_*kernels.py"), recursive=True)
-    paths.append(os.path.join(PACKAGE_DIR, "sensors", "_simd.py"))
+    paths.append(os.path.join(PACKAGE_DIR, "rays", "_simd.py"))
     paths.append(os.path.join(PACKAGE_DIR, "_jit.py"))  # (the compile options)
     paths.append(os.path.join(PACKAGE_DIR, "_numba_compat.py"))  # (option, intrinsic code)
     for path in sorted(paths):

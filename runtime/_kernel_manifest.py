@@ -66,7 +66,7 @@ KERNELS = (
         ),
     ),
     (
-        "runtime.sensors._bvh_kernels",
+        "runtime.rays._bvh_kernels",
         "bvh_build_kernel",
         2.6,
         (
@@ -163,7 +163,7 @@ KERNELS = (
         ),
     ),
     (
-        "runtime.sensors._wide_bvh_kernels",
+        "runtime.rays._wide_bvh_kernels",
         "wide_bvh_kernel",
         1.1,
         (

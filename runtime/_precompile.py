@@ -40,12 +40,12 @@ _LOG = logging.getLogger(__name__)
 # (this process compiles them when it calls them); ``step`` kernels in the loop.
 _MODULES = {
     "runtime.engine._kernels": ("engine", "build"),
-    "runtime.sensors._bvh_kernels": ("raycast", "step"),
+    "runtime.rays._bvh_kernels": ("raycast", "step"),
     "runtime.kinematics._kernels": ("ik", "step"),
     "runtime.sensors._contact_kernels": ("contact", "step"),
     "runtime.sensors._imu_kernels": ("imu", "step"),
     "runtime.sensors._raycast_kernels": ("raycast", "step"),
-    "runtime.sensors._wide_bvh_kernels": ("raycast", "step"),
+    "runtime.rays._wide_bvh_kernels": ("raycast", "step"),
     "runtime.run._fused_kernels": ("engine", "step"),
 }
 _FEATURES = {feature for feature, _ in _MODULES.values()}

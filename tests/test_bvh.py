@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 import trimesh
 
-from runtime.sensors import _bvh_kernels as kernels
-from runtime.sensors.ray_backends import (
+from runtime.rays import _bvh_kernels as kernels
+from runtime.rays.backends import (
     PARALLEL_MIN_RAYS,
     EmbreexBackend,
     NumbaBvhBackend,

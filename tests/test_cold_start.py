@@ -207,7 +207,7 @@ def test_cached_kernels_load_without_the_compiler_registries_and_compiling_still
     process refreshes the registries itself."""
     code = (
         "import sys, numpy as np\n"
-        "from runtime.sensors import _bvh_kernels as k\n"
+        "from runtime.rays import _bvh_kernels as k\n"
         "v = np.array([[0.0, 0, 0], [1, 0, 0], [0, 1, 0], [0, 0, 1]])\n"
         "f = np.array([[0, 1, 2], [0, 1, 3], [0, 2, 3], [1, 2, 3]])\n"
         "boxes = np.empty((8, 12)); refs = np.empty((8, 4), np.int64)\n"
@@ -261,7 +261,7 @@ def test_a_change_in_another_kernel_file_invalidates_cached_kernels(tmp_path):
     code = (
         "import numpy as np\n"
         "from runtime import _precompile\n"
-        "from runtime.sensors import _bvh_kernels as k\n"
+        "from runtime.rays import _bvh_kernels as k\n"
         "print(_precompile._cached(k._half_area_kernel))\n"
         "print(k._half_area_kernel(0.0, 0.0, 0.0, 1.0, 2.0, 3.0))\n"
         "print(sum(k._half_area_kernel.stats.cache_hits.values()))\n"
@@ -277,7 +277,7 @@ def test_a_change_in_another_kernel_file_invalidates_cached_kernels(tmp_path):
 
     assert run() == ["False", "11.0", "0"]  # compiled
     assert run() == ["True", "11.0", "1"]  # loaded from the cache
-    simd = copy / "runtime" / "sensors" / "_simd.py"
+    simd = copy / "runtime" / "rays" / "_simd.py"
     simd.write_text(simd.read_text() + "\n# changed\n")
     # compiled again, and a run's precompile sees it missing (shared, announced)
     assert run() == ["False", "11.0", "0"]

@@ -197,7 +197,7 @@ def _collider_stage(scale=(1.0, 1.0, 1.0), parent_scale=None, orient=None):
     ],
 )
 def test_degenerate_collider_refused_by_the_ray_scene(kwargs, attribute, problem):
-    from runtime.sensors.ray_scene import RayScene
+    from runtime.rays.scene import RayScene
 
     stage = _collider_stage(**kwargs)
     with pytest.raises(SchemaError, match=problem) as info:

@@ -17,7 +17,8 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from runtime._quat import cross, rotate_vectors
-from runtime.sensors import _bvh_kernels, _contact_kernels, _imu_kernels, _raycast_kernels
+from runtime.rays import _bvh_kernels
+from runtime.sensors import _contact_kernels, _imu_kernels, _raycast_kernels
 from tests.helpers.bvh import build
 from tests.helpers.reference_sensors import (
     ImuIsaacReference,
@@ -402,7 +403,7 @@ def _slab_or_inside(o, d, half):
 def test_ray_against_box_solid_matches_slab_reference(half, body_q, body_p, rays):
     from pxr import Gf, Usd, UsdGeom, UsdPhysics
 
-    from runtime.sensors.ray_scene import RayScene
+    from runtime.rays.scene import RayScene
 
     stage = Usd.Stage.CreateInMemory()
     UsdGeom.Xform.Define(stage, "/World")

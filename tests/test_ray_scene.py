@@ -13,8 +13,8 @@ import pytest
 from pxr import Gf, Sdf, Usd, UsdGeom, UsdPhysics
 
 from runtime.errors import SchemaError
-from runtime.sensors.ray_backends import PARALLEL_MIN_RAYS
-from runtime.sensors.ray_scene import RayScene
+from runtime.rays.backends import PARALLEL_MIN_RAYS
+from runtime.rays.scene import RayScene
 
 
 def make_stage():
@@ -259,7 +259,7 @@ def test_import_runtime_loads_neither_trimesh_nor_pxr():
     import sys
 
     code = (
-        "import sys, runtime, runtime.sensors.ray_backends; "
+        "import sys, runtime, runtime.rays.backends; "
         "assert 'trimesh' not in sys.modules and 'numba' not in sys.modules; "
         "assert 'pxr' not in sys.modules"
     )

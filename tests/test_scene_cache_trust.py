@@ -151,8 +151,8 @@ def test_a_forged_consistent_entry_for_another_dt_is_rebuilt(tmp_path, cache_dir
 
 def _classes():
     from runtime.engine._build_types import DofBinding
-    from runtime.sensors._ray_shapes import SolidShape
-    from runtime.sensors.ray_backends import NumbaBvhBackend
+    from runtime.rays._shapes import SolidShape
+    from runtime.rays.backends import NumbaBvhBackend
 
     return (DofBinding, SolidShape, NumbaBvhBackend)
 

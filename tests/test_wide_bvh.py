@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 import trimesh
 
-from runtime.sensors import _bvh_kernels as kernels
-from runtime.sensors._simd import LEAF_WIDTH
-from runtime.sensors._wide_bvh_kernels import NODE_ROWS, compact_leaves, leaf_edges
-from runtime.sensors.ray_backends import NumbaBvhBackend
+from runtime.rays import _bvh_kernels as kernels
+from runtime.rays._simd import LEAF_WIDTH
+from runtime.rays._wide_bvh_kernels import NODE_ROWS, compact_leaves, leaf_edges
+from runtime.rays.backends import NumbaBvhBackend
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -158,7 +158,7 @@ def test_plain_python_wide_traversal_gives_the_compiled_hits(tmp_path):
     script = tmp_path / "cast.py"
     script.write_text(
         "import sys, numpy as np, trimesh\n"
-        "from runtime.sensors.ray_backends import NumbaBvhBackend\n"
+        "from runtime.rays.backends import NumbaBvhBackend\n"
         "rng = np.random.default_rng(11)\n"
         "m = trimesh.creation.icosphere(subdivisions=2)\n"
         "v = np.asarray(m.vertices); f = np.asarray(m.faces, np.int64)\n"

@@ -139,7 +139,7 @@ class SurfaceGripperRuntime:
 
     Args:
         engine: a built :class:`~runtime.engine.MujocoEngine`.
-        ray_scene: the :class:`~runtime.sensors.ray_scene.RayScene` to grip-test against
+        ray_scene: the :class:`~runtime.rays.scene.RayScene` to grip-test against
             (default: built from the engine's stage and bodies).
         write_to_usd: start with USD write-back on (§5; default off, as in Isaac Sim).
 
@@ -169,7 +169,7 @@ class SurfaceGripperRuntime:
     def ray_scene(self) -> Any:
         """The ray scene of the grip tests (built from the stage on first use)."""
         if self._ray_scene is None:
-            from runtime.sensors.ray_scene import RayScene
+            from runtime.rays.scene import RayScene
 
             self._ray_scene = RayScene.from_stage(self.stage, self.engine.body_paths)
         return self._ray_scene

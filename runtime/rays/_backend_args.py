@@ -1,8 +1,8 @@
 """What every ray backend takes: mesh groups and cast arrays, checked the same way.
 
-Shared by :class:`~runtime.sensors.ray_backends.NumbaBvhBackend` and
-:class:`~runtime.sensors.embree_backend.EmbreexBackend` (the protocol they follow is
-:class:`~runtime.sensors.ray_backends.RayBackend`).
+Shared by :class:`~runtime.rays.backends.NumbaBvhBackend` and
+:class:`~runtime.rays.embree.EmbreexBackend` (the protocol they follow is
+:class:`~runtime.rays.backends.RayBackend`).
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ Layout of a flattened BVH (one or several meshes concatenated into the same arra
 
 Every mesh has an internal root node, so traversal starts by testing the root's children.
 Kernels trust their inputs (shapes, dtypes, finite values); validation happens in
-``runtime.sensors.ray_scene`` and ``runtime.sensors.ray_backends``.
+``runtime.rays.scene`` and ``runtime.rays.backends``.
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ from __future__ import annotations
 import numpy as np
 
 from runtime._jit import JIT_DISABLED, jit
-from runtime.sensors._simd import NODE_WIDTH
-from runtime.sensors._wide_bvh_kernels import NODE_ROWS, WIDE_STACK_SIZE, wide_traverse_kernel
+from runtime.rays._simd import NODE_WIDTH
+from runtime.rays._wide_bvh_kernels import NODE_ROWS, WIDE_STACK_SIZE, wide_traverse_kernel
 
 __all__ = [
     "MAX_LEAF_SIZE",
@@ -586,13 +586,13 @@ def scene_closest_hit_kernel(
 
     Each ray is tested against every group's world box, transformed into the frame of each
     group it meets (no rebuild when groups move) and traced through the group's wide BVH
-    (:func:`~runtime.sensors._wide_bvh_kernels.wide_traverse_kernel`, inlined: all children
+    (:func:`~runtime.rays._wide_bvh_kernels.wide_traverse_kernel`, inlined: all children
     of a node and all triangles of a leaf tested at once, nearest child first); a later
     group's hit replaces an earlier one only when strictly closer.
 
     Args:
         wide_nodes: concatenated wide BVH nodes of all groups, shape (M, 8, 8), float32
-            (:mod:`~runtime.sensors._wide_bvh_kernels` layout, references already offset).
+            (:mod:`~runtime.rays._wide_bvh_kernels` layout, references already offset).
         leaf_triangles: leaf blocks, flat float64 (module layout), group frames.
         leaf_ids: global face id of each leaf lane, shape (L, 8), int64.
         wide_roots: root wide node of each group (-1 for an empty group), shape (G,), int64.
@@ -1262,9 +1262,9 @@ def scene_cast_kernel(
 
     Args:
         wide_nodes: wide BVH nodes, shape (M, 8, 8), float32
-            (:mod:`~runtime.sensors._wide_bvh_kernels` layout).
+            (:mod:`~runtime.rays._wide_bvh_kernels` layout).
         leaf_triangles: leaf blocks, flat float64
-            (:mod:`~runtime.sensors._wide_bvh_kernels` layout), group frames.
+            (:mod:`~runtime.rays._wide_bvh_kernels` layout), group frames.
         leaf_ids: global face id per leaf lane, shape (L, 8), int64.
         group_roots: wide BVH root per group (-1 empty), shape (G,), int64.
         group_local_boxes: group-frame triangle box ``[lo, hi]``, shape (G, 6), float64.
@@ -1493,7 +1493,7 @@ def scene_closest_hit_parallel_kernel(
     Same arguments plus ``threads``, and bit-identical results (every ray is cast by the
     sequential kernel): 1 casts all rays as one block; more splits them into blocks for
     Numba's thread pool, whose size and scheduling the caller sets
-    (:func:`runtime.sensors.ray_backends.run_parallel`: ``threads`` threads taking the
+    (:func:`runtime.rays.backends.run_parallel`: ``threads`` threads taking the
     blocks dynamically, so that a thread slowed by other load takes fewer).
     """
     ray_count = origins.shape[0]
@@ -1552,7 +1552,7 @@ def scene_cast_parallel_kernel(
     Same arguments plus ``threads``, and bit-identical results: group poses are set once,
     then :func:`scene_cast_rays_kernel` runs on blocks of :data:`PARALLEL_BLOCK` rays
     (one block for ``threads`` 1) on Numba's thread pool, sized and scheduled by the
-    caller (:func:`runtime.sensors.ray_backends.run_parallel`).
+    caller (:func:`runtime.rays.backends.run_parallel`).
     """
     scene_group_poses_kernel(
         group_body,
@@ -1764,7 +1764,7 @@ def scatter_hits_kernel(order, distances, faces, out_distances, out_faces):
 
 
 # --------------------------------------------------------------------------------------------
-# Embree backend helpers (runtime.sensors.embree_backend)
+# Embree backend helpers (runtime.rays.embree)
 # --------------------------------------------------------------------------------------------
 
 
@@ -1811,7 +1811,7 @@ def embree_pack_rays_kernel(
 
     Each segment is the part of the group-frame ray inside the group's (padded) box,
     shifted by ``group_shifts[g]``: every moving group sits in its own cell of one Embree
-    scene (:class:`~runtime.sensors.embree_backend.EmbreexBackend`), and a segment never
+    scene (:class:`~runtime.rays.embree.EmbreexBackend`), and a segment never
     leaves its cell. Pairs are packed group by group: group ``g``'s rays are rows
     ``out_offsets[g] .. out_offsets[g + 1] - 1``. Nothing is written past the buffers: when
     they are too small only the counts are computed and the needed size is returned.

@@ -1,4 +1,4 @@
-"""Building a :class:`~runtime.sensors.ray_scene.RayScene` from a USD stage (a mixin)."""
+"""Building a :class:`~runtime.rays.scene.RayScene` from a USD stage (a mixin)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import numpy as np
 
 from runtime._quat import from_matrix as _quat_from_matrix
 from runtime.errors import SchemaError
-from runtime.sensors._ray_shapes import (
+from runtime.rays._shapes import (
     SolidShape,
     _attr,
     _axis_index,
@@ -25,7 +25,7 @@ from runtime.sensors._ray_shapes import (
 
 __all__ = ["RaySceneBuilder"]
 
-LOGGER = logging.getLogger("runtime.sensors.ray_scene")
+LOGGER = logging.getLogger("runtime.rays.scene")
 
 DEFAULT_PLANE_HALF_EXTENT = 1.0e5
 """Half extent [stage units] of the quad standing in for an infinite collision plane."""
@@ -57,7 +57,7 @@ class RaySceneBuilder:
             plane_half_extent: half size of the quad used for collision planes.
             double_sided: hit back faces of triangle meshes too (PhysX: False).
             threads: threads per query of at least
-                :data:`~runtime.sensors.ray_backends.PARALLEL_MIN_RAYS` rays with the Numba
+                :data:`~runtime.rays.backends.PARALLEL_MIN_RAYS` rays with the Numba
                 backend (None: Numba's thread count, ``NUMBA_NUM_THREADS``); results do not
                 depend on it.
 

@@ -13,7 +13,7 @@ from runtime.errors import SchemaError
 
 __all__ = ["SolidShape"]
 
-LOGGER = logging.getLogger("runtime.sensors.ray_scene")
+LOGGER = logging.getLogger("runtime.rays.scene")
 
 
 def _require_trimesh() -> Any:

@@ -1,9 +1,9 @@
 """Wide (8-ary) BVH: built from the binary SAH BVH, traversed with vector box and leaf tests.
 
-The binary BVH of :mod:`runtime.sensors._bvh_kernels` is collapsed into nodes of up to
-:data:`~runtime.sensors._simd.NODE_WIDTH` children (the inner child of largest surface area
+The binary BVH of :mod:`runtime.rays._bvh_kernels` is collapsed into nodes of up to
+:data:`~runtime.rays._simd.NODE_WIDTH` children (the inner child of largest surface area
 is opened until a node has 8 children or only leaves), and every leaf's triangles are
-stored as one block of :data:`~runtime.sensors._simd.LEAF_WIDTH` lanes (a binary node
+stored as one block of :data:`~runtime.rays._simd.LEAF_WIDTH` lanes (a binary node
 whose two children are leaves of 8 triangles or fewer in all becomes one leaf). A ray then visits
 about a third of the nodes, tests all children of a node in one vector operation and all
 triangles of a leaf in another. Distances and face ids are those of the binary traversal:
@@ -23,7 +23,7 @@ Layout (all groups of a scene concatenated, like the binary arrays):
 * ``leaf_ids`` (L, 8) int64: the ``triangle_ids`` of each lane (-1 unused).
 * ``wide_roots`` (G,) int64: each group's root wide node, -1 for an empty group.
 
-Kernels trust their inputs (see :mod:`runtime.sensors._bvh_kernels`).
+Kernels trust their inputs (see :mod:`runtime.rays._bvh_kernels`).
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from __future__ import annotations
 import numpy as np
 
 from runtime._jit import jit
-from runtime.sensors._simd import (
+from runtime.rays._simd import (
     LEAF_WIDTH,
     NODE_WIDTH,
     leaf_triangle_test,
@@ -246,7 +246,7 @@ def wide_traverse_kernel(
         dy: unit ray direction y.
         dz: unit ray direction z.
         ix: ``1 / dx``, or ``+-1e30`` for a zero component
-            (:func:`~runtime.sensors._bvh_kernels.inverse_direction_kernel`).
+            (:func:`~runtime.rays._bvh_kernels.inverse_direction_kernel`).
         iy: ``1 / dy`` (the same way).
         iz: ``1 / dz`` (the same way).
         t_best: only hits closer than this count [stage units].
@@ -428,7 +428,7 @@ def compact_leaves(leaf_triangles: np.ndarray) -> np.ndarray:
     A mesh whose vertices are float32 values (USD points, most mesh files) has float64
     leaf blocks ``v0, e1, e2`` whose corners ``v0``, ``v0 + e1``, ``v0 + e2`` are float32
     values too. Stored as float32 corners, a leaf takes half the memory, and the triangle
-    test takes the edges back in float64 (:func:`~runtime.sensors._simd.leaf_triangle_test`).
+    test takes the edges back in float64 (:func:`~runtime.rays._simd.leaf_triangle_test`).
     The float32 corners are kept in a float64 array (two per element), so that kernels see
     one array type either way: a block of ``72 * L`` values is the float64 layout, one of
     ``36 * L`` the compact one.

@@ -4,7 +4,7 @@ One :class:`RayBackend` protocol, two implementations with identical signatures:
 
 * :class:`NumbaBvhBackend` (default): a binned-SAH BVH per group, built once with Numba;
   rays are transformed into each group's frame per cast, so moving groups never rebuild.
-* :class:`~runtime.sensors.embree_backend.EmbreexBackend`: Intel Embree through the
+* :class:`~runtime.rays.embree.EmbreexBackend`: Intel Embree through the
   optional ``embreex`` package (float32), imported lazily; constructing it without
   ``embreex`` raises a clear ``ImportError``.
 
@@ -26,7 +26,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from runtime._quat import rotation_matrices
-from runtime.sensors._ray_backend_args import MeshArrays, check_cast_arguments, check_meshes
+from runtime.rays._backend_args import MeshArrays, check_cast_arguments, check_meshes
 
 __all__ = [
     "BACKEND_NAMES",
@@ -158,7 +158,7 @@ class NumbaBvhBackend:
         double_sided: bool = False,
         threads: int | None = None,
     ) -> None:
-        from runtime.sensors import _bvh_kernels as kernels
+        from runtime.rays import _bvh_kernels as kernels
 
         self._kernels = kernels
         self.threads = threads
@@ -215,7 +215,7 @@ class NumbaBvhBackend:
         self.node_count = node_base
         # the wide BVH every cast traverses (the binary arrays stay: the groups' local boxes
         # come from them, and bvh_closest_hit_kernel, the binary traversal, reads them)
-        from runtime.sensors._wide_bvh_kernels import wide_bvh
+        from runtime.rays._wide_bvh_kernels import wide_bvh
 
         self.wide_nodes, self.leaf_triangles, self.leaf_ids, self.wide_roots = wide_bvh(
             self.node_boxes, self.node_refs, self.triangles, self.triangle_ids, roots
@@ -251,7 +251,7 @@ class NumbaBvhBackend:
         """
         packed = self._packed
         if packed is None:
-            from runtime.sensors._wide_bvh_kernels import leaf_edges
+            from runtime.rays._wide_bvh_kernels import leaf_edges
 
             boxes = self.wide_nodes[:, :6].astype(np.float64).reshape(-1, 12)
             refs = self.wide_nodes.view(np.int32)[:, 6:].astype(np.int64).reshape(-1, 4)
@@ -386,9 +386,9 @@ class NumbaBvhBackend:
 
 
 def __getattr__(name: str) -> object:
-    """``EmbreexBackend`` lives in :mod:`runtime.sensors.embree_backend` (imported lazily)."""
+    """``EmbreexBackend`` lives in :mod:`runtime.rays.embree` (imported lazily)."""
     if name == "EmbreexBackend":
-        from runtime.sensors.embree_backend import EmbreexBackend
+        from runtime.rays.embree import EmbreexBackend
 
         return EmbreexBackend
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
@@ -422,7 +422,7 @@ def make_ray_backend(
     if name == "numba":
         return NumbaBvhBackend(meshes, double_sided, threads)
     if name == "embreex":
-        from runtime.sensors.embree_backend import EmbreexBackend
+        from runtime.rays.embree import EmbreexBackend
 
         return EmbreexBackend(meshes, double_sided, fixed_poses)
     raise ValueError(f"unknown ray backend {name!r} (allowed: {', '.join(BACKEND_NAMES)})")

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from runtime._quat import rotation_matrices
-from runtime.sensors._ray_backend_args import MeshArrays, check_cast_arguments, check_meshes
+from runtime.rays._backend_args import MeshArrays, check_cast_arguments, check_meshes
 
 __all__ = ["EmbreexBackend"]
 
@@ -69,7 +69,7 @@ class EmbreexBackend:
                 "the 'embreex' ray backend needs the optional package embreex "
                 "(pip install embreex); use backend='numba' otherwise"
             ) from error
-        from runtime.sensors import _bvh_kernels as kernels
+        from runtime.rays import _bvh_kernels as kernels
 
         self._kernels = kernels
         checked = check_meshes(meshes)

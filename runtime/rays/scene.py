@@ -26,14 +26,16 @@ from typing import Any
 
 import numpy as np
 
-from runtime.sensors._ray_scene_build import DEFAULT_PLANE_HALF_EXTENT, RaySceneBuilder
-from runtime.sensors._ray_shapes import (
+from runtime.rays._scene_build import DEFAULT_PLANE_HALF_EXTENT, RaySceneBuilder
+from runtime.rays._shapes import (
     SolidShape,
     _bounding_sphere,
+    _column_matrix,
+    _decompose,
     _Group,
     _require_trimesh,
 )
-from runtime.sensors.ray_backends import (
+from runtime.rays.backends import (
     PARALLEL_MIN_RAYS,
     RayBackend,
     make_ray_backend,
@@ -41,12 +43,29 @@ from runtime.sensors.ray_backends import (
     run_parallel,
 )
 
-__all__ = ["RayScene", "SolidShape", "DEFAULT_PLANE_HALF_EXTENT"]
+__all__ = ["DEFAULT_PLANE_HALF_EXTENT", "RayScene", "SolidShape", "usd_world_pose"]
 
-LOGGER = logging.getLogger("runtime.sensors.ray_scene")
+LOGGER = logging.getLogger("runtime.rays.scene")
 
 
 _SOLID_CODES = {"box": 0, "sphere": 1, "capsule": 2, "cylinder": 3, "convex": 4}
+
+
+def usd_world_pose(prim: Any) -> tuple[np.ndarray, np.ndarray]:
+    """World position (3,) and rotation-only orientation wxyz (4,) of a prim (default time).
+
+    The pose the scene gives a collider's frame (scale taken out), for a sensor placed on a
+    prim without a rigid body.
+    """
+    from pxr import Usd, UsdGeom
+
+    from runtime._quat import from_matrix as _quat_from_matrix
+
+    matrix = _column_matrix(
+        UsdGeom.Xformable(prim).ComputeLocalToWorldTransform(Usd.TimeCode.Default())
+    )
+    translation, rotation, _ = _decompose(matrix)
+    return translation, _quat_from_matrix(rotation)
 
 
 class RayScene(RaySceneBuilder):
@@ -60,7 +79,7 @@ class RayScene(RaySceneBuilder):
             first ``len(body_paths)`` entries are ``body_paths`` themselves, then static
             collider prims and rigid bodies missing from ``body_paths``.
         body_paths: rigid bodies in ``PhysicsState`` order.
-        backend: the :class:`~runtime.sensors.ray_backends.RayBackend` in use.
+        backend: the :class:`~runtime.rays.backends.RayBackend` in use.
         face_count: number of triangles.
     """
 
@@ -73,7 +92,7 @@ class RayScene(RaySceneBuilder):
         double_sided: bool = False,
         threads: int | None = None,
     ) -> None:
-        from runtime.sensors import _bvh_kernels as kernels
+        from runtime.rays import _bvh_kernels as kernels
 
         self._kernels = kernels
         self.body_paths = tuple(str(p) for p in body_paths)
@@ -178,7 +197,7 @@ class RayScene(RaySceneBuilder):
                      "_solid_actors"):  # fmt: skip
             setattr(self, name, np.ascontiguousarray(getattr(self, name)))
         # fused single-kernel queries for the Numba backend (no per-cast NumPy work)
-        from runtime.sensors.ray_backends import NumbaBvhBackend
+        from runtime.rays.backends import NumbaBvhBackend
 
         self._fused = isinstance(self.backend, NumbaBvhBackend)
         self._no_bodies = (np.zeros((0, 3)), np.zeros((0, 4)))
@@ -223,6 +242,25 @@ class RayScene(RaySceneBuilder):
             self._group_positions[self._moving] = body_positions[rows]
             self._group_orientations[self._moving] = body_orientations[rows]
         return self._group_positions, self._group_orientations
+
+    @classmethod
+    def from_state(cls, state: dict[str, Any]) -> RayScene:
+        """The scene whose :meth:`plain_state` this is (a scene cache entry), not rebuilt.
+
+        Args:
+            state: the attributes :meth:`plain_state` returned (arrays, plain values and the
+                backend object), already checked by the caller's reader.
+        """
+        from runtime.rays import _bvh_kernels as kernels
+
+        scene = cls.__new__(cls)
+        scene.__dict__.update(state)
+        scene._kernels = kernels
+        return scene
+
+    def plain_state(self) -> dict[str, Any]:
+        """Every attribute but the kernels module: what :meth:`from_state` restores."""
+        return {k: v for k, v in vars(self).items() if k != "_kernels"}
 
     def cast(
         self,
@@ -312,10 +350,10 @@ class RayScene(RaySceneBuilder):
         Returns:
             ``(node_boxes, node_refs, leaf_triangles, leaf_ids, group_roots,
             group_local_boxes, group_body)`` (the wide BVH as
-            :meth:`~runtime.sensors.ray_backends.NumbaBvhBackend.packed_bvh` packs it),
+            :meth:`~runtime.rays.backends.NumbaBvhBackend.packed_bvh` packs it),
             ``(face_groups, ..., double_sided,
             group_positions, group_orientations, world_boxes, scratch_faces,
-            scratch_inside)`` in :func:`~runtime.sensors._bvh_kernels.scene_cast_kernel`
+            scratch_inside)`` in :func:`~runtime.rays._bvh_kernels.scene_cast_kernel`
             order around the body poses, or None when the backend is not the Numba BVH.
         """
         if not self._fused:

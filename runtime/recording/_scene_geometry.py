@@ -1,6 +1,6 @@
 """Collision geometry of a scene for viewers: triangles per body frame, with colours.
 
-The geometry comes from the ray scene (:meth:`runtime.sensors.ray_scene.RayScene.from_stage`,
+The geometry comes from the ray scene (:meth:`runtime.rays.scene.RayScene.from_stage`,
 the same triangles the raycast sensors hit): one part per moving body, expressed in that
 body's frame, plus parts fixed in the world (static colliders, and rigid bodies that were not
 recorded). Colours are the colliders' ``primvars:displayColor`` where authored; static
@@ -111,7 +111,7 @@ def collision_geometry(stage: Any, body_paths: Sequence[str]) -> list[GeometryPa
     """
     from pxr import UsdGeom
 
-    from runtime.sensors.ray_scene import RayScene
+    from runtime.rays.scene import RayScene
 
     meters = float(UsdGeom.GetStageMetersPerUnit(stage)) or 1.0
     scene = RayScene.from_stage(

@@ -199,8 +199,7 @@ def _mismatch(built: Any, stage: Any, dt: float | None) -> str:
 
 
 def _ray_classes() -> tuple[type, ...]:
-    from runtime.sensors.ray_backends import NumbaBvhBackend
-    from runtime.sensors.ray_scene import SolidShape
+    from runtime.rays import NumbaBvhBackend, SolidShape
 
     return (NumbaBvhBackend, SolidShape)
 
@@ -211,8 +210,7 @@ def cached_ray_scene(cache: SceneCache, body_paths: tuple[str, ...]) -> Any:
         return None
 
     def read(path: Path) -> Any:
-        from runtime.sensors import _bvh_kernels
-        from runtime.sensors.ray_scene import RayScene
+        from runtime.rays import RayScene
 
         state, meta = read_plain(path, _ray_classes())
         if meta.get("key") != cache.key:
@@ -221,10 +219,7 @@ def cached_ray_scene(cache: SceneCache, body_paths: tuple[str, ...]) -> Any:
             raise ValueError("ray scene of other bodies")
         if not isinstance(state, dict) or tuple(state.get("body_paths", ())) != tuple(body_paths):
             raise ValueError("ray scene of other bodies")
-        scene = RayScene.__new__(RayScene)
-        scene.__dict__.update(state)
-        scene._kernels = _bvh_kernels
-        return scene
+        return RayScene.from_state(state)
 
     return cache.load("rayscene.npz", read)
 
@@ -235,7 +230,7 @@ def store_ray_scene(cache: SceneCache, scene: Any) -> None:
         return
     if type(getattr(scene, "backend", None)).__name__ != "NumbaBvhBackend":
         return
-    state = {k: v for k, v in vars(scene).items() if k != "_kernels"}
+    state = scene.plain_state()
     paths = list(scene.body_paths)
 
     def write(path: Path) -> None:

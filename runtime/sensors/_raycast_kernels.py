@@ -16,16 +16,17 @@ import math
 import numpy as np
 
 from runtime._jit import jit
-from runtime.sensors._bvh_kernels import (
-    _rotate_inverse_kernel,
+from runtime.rays.kernels import (
+    NODE_WIDTH,
+    WIDE_STACK_SIZE,
     group_solid_hit_kernel,
     inside_solid_kernel,
     inverse_direction_kernel,
     store_world_box_kernel,
+    wide_traverse_kernel,
     world_box_kernel,
 )
-from runtime.sensors._simd import NODE_WIDTH
-from runtime.sensors._wide_bvh_kernels import WIDE_STACK_SIZE, wide_traverse_kernel
+from runtime.rays.kernels import rotate_inverse_kernel as _rotate_inverse_kernel
 
 __all__ = ["raycast_batch_step_kernel"]
 # raycast_prepare_kernel and raycast_outputs_kernel serve a scene that is not the Numba BVH

@@ -72,7 +72,7 @@ def _solid_boxes(
     Returns:
         Shape (S, 6), float64, padded by ``1e-9 * (1 + max |corner|)``.
     """
-    from runtime.sensors._bvh_kernels import SOLID_BOX
+    from runtime.rays.kernels import SOLID_BOX
 
     positions = np.asarray(positions, np.float64).reshape(-1, 3)
     bounds = np.asarray(bounds, np.float64).reshape(-1, 4)
@@ -211,8 +211,8 @@ class _Layout:
 
     def bind_scene(self, scene: Any) -> None:
         """Pack the scene's arrays with the sensors' for the one-call step (Numba scenes)."""
+        from runtime.rays.kernels import SOLID_CONVEX
         from runtime.sensors import _raycast_kernels as k
-        from runtime.sensors._bvh_kernels import SOLID_CONVEX
 
         self.scene = scene
         self.scene_bodies = len(getattr(scene, "body_paths", ()))

@@ -8,7 +8,7 @@ outputs; with a scene other than the Numba BVH, its own cast between two kernels
 keeps every ray's outputs in one persistent buffer and writes only the rows that change; a
 sensor's :class:`RaycastReading` is a snapshot copied from it when first asked for after a
 step (like the contact and IMU readings, which are built from their batch arrays on read).
-The ray scene (:class:`~runtime.sensors.ray_scene.RayScene`) is built once from the stage's
+The ray scene (:class:`~runtime.rays.scene.RayScene`) is built once from the stage's
 colliders, with the Numba BVH by default; ``runtime.ray_backend =
 "embreex"`` (set before the runtime binds) or an explicit ``scene`` selects another.
 
@@ -28,6 +28,7 @@ import numpy as np
 
 from runtime._jit import CompiledCall
 from runtime.errors import SchemaError
+from runtime.rays.scene import usd_world_pose
 from runtime.sensors._raycast_authoring import (
     create_raycast_sensor,
     set_raycast_time_offsets,
@@ -136,7 +137,7 @@ class RaycastSensor(SensorBase):
                     config.parent_body,
                 )
         if self._body < 0:
-            self._static_position, self._static_orientation = _usd_world_pose(prim)
+            self._static_position, self._static_orientation = usd_world_pose(prim)
 
     def _validate(self) -> None:
         """First processed step: re-read, run the five checks of §5.2, derive arrays."""
@@ -295,20 +296,6 @@ def sweep_window(counter: int, dt: float, period: float) -> tuple[np.float32, np
     return s, e, wrapped
 
 
-def _usd_world_pose(prim: Any) -> tuple[np.ndarray, np.ndarray]:
-    """World position (3,) and rotation-only orientation wxyz (4,) of a prim (default time)."""
-    from pxr import Usd, UsdGeom
-
-    from runtime._quat import from_matrix as _quat_from_matrix
-    from runtime.sensors._ray_shapes import _column_matrix, _decompose
-
-    matrix = _column_matrix(
-        UsdGeom.Xformable(prim).ComputeLocalToWorldTransform(Usd.TimeCode.Default())
-    )
-    translation, rotation, _ = _decompose(matrix)
-    return translation, _quat_from_matrix(rotation)
-
-
 class RaycastBatch:
     """Every raycast sensor of a runtime, evaluated with one kernel call per step.
 
@@ -325,7 +312,7 @@ class RaycastBatch:
         sensors: the raycast sensors, in order.
 
     Attributes:
-        scene: the shared :class:`~runtime.sensors.ray_scene.RayScene` (built lazily at
+        scene: the shared :class:`~runtime.rays.scene.RayScene` (built lazily at
             the first step that casts).
     """
 
@@ -353,7 +340,7 @@ class RaycastBatch:
 
     def _ensure_scene(self) -> Any:
         if self.scene is None:
-            from runtime.sensors.ray_scene import RayScene
+            from runtime.rays.scene import RayScene
 
             backend = next((s.backend for s in self.sensors if s.backend), None)
             backend = backend or getattr(self.runtime, "ray_backend", None) or "numba"

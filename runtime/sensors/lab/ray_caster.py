@@ -1,6 +1,6 @@
 """Isaac Lab's ray caster and ray-caster camera over simrt's ray scene.
 
-Rays are cast with :meth:`runtime.sensors.ray_scene.RayScene.cast_trusted` against the
+Rays are cast with :meth:`runtime.rays.scene.RayScene.cast_trusted` against the
 collision geometry of the stage: static colliders and the moving bodies at their current
 MuJoCo poses (each world its own poses), with the hit collider's id per ray
 (``ray_hit_ids``, an index into :attr:`RayCaster.actor_paths`). ``mesh_prim_paths`` limits
@@ -62,7 +62,7 @@ _INVERSE_QUATS = {name: quat_conjugate(q) for name, q in _CONVENTION_QUATS.items
 
 
 def build_ray_scene(stage: Any, body_paths: Sequence[str], mesh_prim_paths: Sequence[str] = ()):
-    """A :class:`~runtime.sensors.ray_scene.RayScene` of the colliders ``mesh_prim_paths`` name.
+    """A :class:`~runtime.rays.scene.RayScene` of the colliders ``mesh_prim_paths`` name.
 
     Args:
         stage: the ``Usd.Stage``.
@@ -76,7 +76,7 @@ def build_ray_scene(stage: Any, body_paths: Sequence[str], mesh_prim_paths: Sequ
     Raises:
         ValueError: an expression is not a regex, or names no collider.
     """
-    from runtime.sensors.ray_scene import RayScene
+    from runtime.rays.scene import RayScene
 
     if not mesh_prim_paths:
         return RayScene.from_stage(stage, body_paths)
