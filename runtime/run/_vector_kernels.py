@@ -6,20 +6,21 @@
 entry point, its error and warning checks, MuJoCo's position / velocity kinematics (and
 ``mj_rnePostConstraint`` when accelerations are recorded) and the fused step's body
 (:func:`runtime.run._fused_kernels._step_body`: the state kernel, every sensor batch's
-kernel and the world's observation row). Each world keeps its own fused step (array table,
-write operations, step integers); the kernel reaches them through their addresses in one
-int64 row per world (``W_*``), so a world whose arrays were replaced is re-bound by
-rewriting its row.
+kernel and, after the last of the ``decimation`` steps, the world's observation row). Each
+world keeps its own fused step (array table, write operations, step integers); the kernel
+reaches them through their addresses in one int64 row per world (``W_*``), so a world whose
+arrays were replaced is re-bound by rewriting its row.
 
-It is compiled without the GIL (every simrt kernel is): threads step disjoint slices of
-worlds at the same time. A world whose step the Python side must finish (a MuJoCo warning
-or error, contact arrays that must grow, a ray hit outside its table) stops with a status
-(``ST_*`` of :mod:`runtime.run._fused_kernels`); the others go on.
+It is compiled without the GIL (every simrt kernel is): threads call it together and claim
+slices of the worlds from one atomic counter. A world whose step the Python side must
+finish (a MuJoCo warning or error, contact arrays that must grow, a ray hit outside its
+table) stops with a status (``ST_*`` of :mod:`runtime.run._fused_kernels`); the others go
+on.
 """
 
 from __future__ import annotations
 
-from runtime._jit import JIT_DISABLED, jit
+from runtime._compile.jit import JIT_DISABLED, jit
 from runtime.run._fused_kernels import (
     OK,
     S_CONTACTS,
@@ -177,7 +178,8 @@ def _step_worlds(
         status = ST_DONE
         done = 0
         acc = w[W_ACC] != 0
-        for _k in range(decimation):
+        no_ops = ops[:0]  # (the steps before the last: sensors without the row writes)
+        for k in range(decimation):
             _call_c(shared[V_FN + 0], model, data)  # mj_step
             done += 1
             si[S_STEP] += 1
@@ -217,7 +219,8 @@ def _step_worlds(
             si[S_CONTACTS] = nc
             si[S_ROW] = e
             sf[0] = time
-            if _step_body(t, ops, efc_force, kind, ids, si, sf) != OK:
+            row_ops = ops if k == decimation - 1 else no_ops
+            if _step_body(t, row_ops, efc_force, kind, ids, si, sf) != OK:
                 status = ST_BAD_ACTOR
                 break
         w[W_STATUS] = status
