@@ -29,7 +29,12 @@ sys.path.insert(0, str(REPO))
 
 import runtime.schema  # noqa: E402,F401
 
-SCENES = {"go2": "go2_standing.usda", "panda": "panda_table.usda", "arm": "simple_arm.usda"}
+SCENES = {
+    "go2": "go2_standing.usda",
+    "go2-lab": "go2_lab_sensors.usda",  # (+ Isaac Lab-style contacts, IMU, height scan)
+    "panda": "panda_table.usda",
+    "arm": "simple_arm.usda",
+}
 
 
 def _vector_env(scene, n, threads, decimation, action="joint_position"):
@@ -181,6 +186,7 @@ def main(argv=None):
         vector(args.scene, args.envs, args.threads, args.decimation, args.steps, args.repeats,
                args.action)  # fmt: skip
         if args.what == "all" and args.scene == "go2":
+            vector("go2-lab", args.envs, args.threads, args.decimation, args.steps, args.repeats)
             vector("panda", args.envs, args.threads, 10, args.steps // 4, args.repeats, "ee_pose")
     if args.what in ("single", "all"):
         single(args.scene, 1, args.steps * 10, args.repeats)
