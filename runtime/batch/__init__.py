@@ -2,7 +2,9 @@
 
 - :mod:`~runtime.batch.spec`: the TOML batch spec (:func:`load_spec`).
 - :mod:`~runtime.batch.randomize`: seeded per-episode draws and their application.
-- :mod:`~runtime.batch.episode`: :func:`run_episode` (task -> store path), the worker cache.
+- :mod:`~runtime.batch.episode`: :func:`run_episode` (task -> store path).
+- :mod:`~runtime.batch.worker`: what a worker process keeps between episodes (its stages,
+  engines, ray scenes, IK chains) and where its attempts record.
 - :mod:`~runtime.batch.replay`: joint-state logs replayed through a scene's kinematics.
 - :mod:`~runtime.batch.executors`: local worker processes (default) and Ray tasks.
 - :mod:`~runtime.batch.dataset`: one store per episode plus a Parquet manifest
