@@ -120,7 +120,7 @@ def plan(
             written.add(slot)
     # every channel of the row is written (buffers are reused: a missed one would record
     # another row's values)
-    return written - {-1} == set(range(fused.channel_count))
+    return (written | fused.writer_slots) - {-1} == set(range(fused.channel_count))
 
 
 def _is_silent(fused: Any, sensor: Any) -> bool:

@@ -70,6 +70,8 @@ class FusedStep:
         self._work_i: Any = None
         self._buffers: Any = None
         self.stamps = (0, 0)  # addresses of the chunk's step and time columns
+        self.row_writers: list[Any] = []  # write(buffers, row) after the compiled call
+        self.writer_slots: set[int] = set()  # the recorder slots they fill
         self.call = CompiledCall(F.fused_step_kernel)
         # block arguments of a single step (a block count of 0)
         self.no_block = (np.zeros(F.B_SIZE, np.int64), np.zeros(0), np.zeros(0, np.int64))
@@ -85,6 +87,7 @@ class FusedStep:
         joint_slots: Mapping[str, int],
         body_slots: Mapping[str, int],
         targets: np.ndarray | None,
+        row_writers: Sequence[tuple[Any, Sequence[int]]] = (),
     ) -> FusedStep | None:
         """The fused step of this run, or None (the general path keeps the run).
 
@@ -97,10 +100,15 @@ class FusedStep:
             joint_slots: recorder slots of the joint channels.
             body_slots: recorder slots of the body channels.
             targets: the IK joint-target array recorded each step (None: zeros).
+            row_writers: ``(write, slots)`` pairs: ``write(buffers, row)`` fills the
+                recorder ``slots`` of each fused row after the compiled call, before the
+                row ends (the run's lab sensors, :mod:`runtime.run.lab_channels`).
         """
         if JIT_DISABLED or not cls.ENABLED or not hasattr(engine, "_state_inputs"):
             return None
         fused = cls(engine, sensors, recorder)
+        fused.row_writers = [write for write, _ in row_writers]
+        fused.writer_slots = {int(slot) for _, slots in row_writers for slot in slots}
         try:
             ok = plan(fused, taps, joint_slots, body_slots, targets)
         except Exception as error:  # noqa: BLE001 - an unforeseen shape: the general path
@@ -238,6 +246,8 @@ class FusedStep:
             self.table, self.ops, efc_force, efc_type, efc_id, si, self.sf, *self.no_block
         ):
             raise RuntimeError("ray-cast hit outside the actor table (fused step)")
+        for write in self.row_writers:
+            write(self._buffers, int(si[F.S_ROW]))
         self.recorder.end_row(step, time)
         self.steps += 1
         return True

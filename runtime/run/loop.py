@@ -30,6 +30,7 @@ from runtime.run.config import RunConfig, read_scene_settings
 from runtime.run.fused import FusedStep
 from runtime.run.grippers import GripperDriver
 from runtime.run.ik import IkDriver, build_schedules
+from runtime.run.lab_channels import LabChannels
 from runtime.run.noise_channels import attach_noise, read_noise
 from runtime.run.outputs import EXPORT_KEY
 from runtime.run.progress import Progress
@@ -199,6 +200,7 @@ def run_scene(
         for s in sensors.sensors
         if getattr(s, "disabled_reason", None)
     }
+    lab = LabChannels.build(stage, engine, disabled)  # the scene's Isaac Lab-style sensors
     meta = run_metadata(
         scene,
         float(getattr(state, "dt", 0.0) or getattr(engine, "dt", 0.0) or dt or 0.0),
@@ -294,6 +296,8 @@ def run_scene(
                     tap.define(recorder)
                 if grippers is not None:
                     grippers.define(recorder)
+                if lab is not None:
+                    lab.define(recorder)
                 joint_slots, body_slots = define_state_channels(
                     recorder,
                     robot_path,
@@ -312,6 +316,8 @@ def run_scene(
                 tap.write(buffers, row)
             if grippers is not None:
                 grippers.write(buffers, row)
+            if lab is not None:
+                lab.write(buffers, row)
             joint_positions = state.joint_positions.copy()
             if dof_count:
                 buffers[joint_slots["positions"]][row] = state.joint_positions
@@ -339,8 +345,9 @@ def run_scene(
                         joint_slots,
                         body_slots,
                         ik.targets if ik is not None else None,
+                        lab.row_writers if lab is not None else (),
                     )
-                    if fused is not None:
+                    if fused is not None and lab is None:  # (a block writes many rows)
                         blocks = StepBlocks.bind(fused, ik, robot_contacts)
             else:
                 timings["ik"] += t1 - t0

@@ -1,0 +1,111 @@
+"""`simrt run` records the scene's Isaac Lab-style sensors (runtime.run.lab_channels)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import mujoco
+import numpy as np
+import pytest
+from pxr import Usd
+
+import runtime.schema  # noqa: F401  (registers the schemas)
+from runtime.engine.mujoco_engine import MujocoEngine
+from runtime.recording import load_recording
+from runtime.run.fused import FusedStep
+from runtime.run.loop import run_scene
+from runtime.sensors.lab import make_lab_sensors
+
+REPO = Path(__file__).resolve().parents[1]
+GO2_LAB = REPO / "scenes" / "go2_lab_sensors.usda"
+GO2 = REPO / "scenes" / "go2_standing.usda"
+STEPS = 150
+
+
+def _oracle(steps: int) -> list[dict[str, np.ndarray]]:
+    """Lab sensors beside an engine of their own, stepped as a run steps: values per step."""
+    engine = MujocoEngine(Usd.Stage.Open(str(GO2_LAB)))
+    sensors = make_lab_sensors(engine)
+    # the go2 scene's base IMU needs the post-step accelerations: mj_forward before updates
+    assert not sensors["/World/LabSensors/BaseImu"].step_accelerations
+    rows = []
+    for _ in range(steps):
+        engine.step()
+        mujoco.mj_forward(engine.model, engine.data)
+        values = {}
+        for path, sensor in sensors.items():
+            sensor.update([engine.data], engine.dt)
+            for name in vars(sensor.data):
+                value = getattr(sensor.data, name)
+                if isinstance(value, np.ndarray) and value.ndim and value.shape[0] == 1:
+                    values[f"{path}:{name}"] = value[0].copy()
+        rows.append(values)
+    return rows
+
+
+@pytest.fixture(scope="module")
+def go2_runs(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("lab_runs")
+    lab = run_scene(GO2_LAB, out=folder / "lab.zarr", steps=STEPS, summary=False)
+    plain = run_scene(GO2, out=folder / "plain.zarr", steps=STEPS, summary=False)
+    return lab, load_recording(folder / "lab.zarr"), plain, load_recording(folder / "plain.zarr")
+
+
+def test_lab_channels_are_named_described_and_equal_an_independent_sensor(go2_runs):
+    result, recording, _, _ = go2_runs
+    assert result.complete and result.steps == STEPS
+    lab = {name: info for name, info in recording.channels.items() if info.kind == "lab"}
+    oracle = _oracle(STEPS)
+    assert set(lab) == set(oracle[0])  # one channel per data field, env axis dropped
+    feet = lab["/World/LabSensors/FootContacts:current_air_time"]
+    assert feet.shape == (4,) and feet.unit == "s" and feet.attrs["sensor_kind"] == "contact"
+    assert lab["/World/LabSensors/FootContacts:net_forces_w"].attrs["units"] == "N"
+    scan = lab["/World/LabSensors/HeightScan:ray_hits_w"]
+    assert scan.shape == (187, 3) and scan.frame == "world"
+    assert scan.attrs["pattern"] == {
+        "pattern": "grid", "resolution": 0.1, "size": [1.6, 1.0], "ordering": "xy"
+    }  # fmt: skip
+    assert lab["/World/LabSensors/BaseImu:lin_acc_b"].unit == "m/s^2"
+    for name in lab:
+        recorded = recording.data[name]
+        expected = np.stack([row[name] for row in oracle])
+        np.testing.assert_array_equal(recorded, expected, err_msg=name)
+    # the recording is not trivially zero: feet stand on the ground, the scan hits it
+    forces = recording.data["/World/LabSensors/FootContacts:net_forces_w"][-1]
+    assert np.all(forces[:, 2] > 1.0)
+    assert np.all(np.isfinite(recording.data[scan.name][-1]))
+
+
+def test_lab_sensors_leave_every_other_channel_bit_identical(go2_runs):
+    lab_result, lab, plain_result, plain = go2_runs
+    others = [name for name, info in lab.channels.items() if info.kind != "lab"]
+    assert set(others) == set(plain.channels)
+    for name in others:
+        np.testing.assert_array_equal(lab.data[name], plain.data[name], err_msg=name)
+    np.testing.assert_array_equal(lab.time, plain.time)
+    # the fused step recorded the lab run; its compiled blocks did not (a block writes
+    # many rows in one call)
+    assert lab_result.timings["fused"] > 0.0 and lab_result.timings["compiled"] == 0.0
+
+
+def test_general_path_records_the_same_lab_rows(go2_runs, tmp_path, monkeypatch):
+    _, fused, _, _ = go2_runs
+    monkeypatch.setattr(FusedStep, "ENABLED", False)
+    result = run_scene(GO2_LAB, out=tmp_path / "general.zarr", steps=40, summary=False)
+    assert result.timings["fused"] == 0.0
+    general = load_recording(tmp_path / "general.zarr")
+    for name in general.channels:
+        np.testing.assert_array_equal(general.data[name], fused.data[name][:40], err_msg=name)
+    assert any(info.kind == "lab" for info in general.channels.values())
+
+
+def test_a_disabled_lab_sensor_is_named_and_records_nothing(tmp_path):
+    stage = Usd.Stage.Open(str(GO2_LAB))
+    prim = stage.GetPrimAtPath("/World/LabSensors/HeightScan")
+    prim.GetAttribute("simrt:lab:pattern:resolution").Set(-1.0)
+    result = run_scene(stage, out=tmp_path / "bad.zarr", steps=3, summary=False)
+    reason = result.disabled["/World/LabSensors/HeightScan"]
+    assert "resolution" in reason
+    channels = load_recording(tmp_path / "bad.zarr").channels
+    assert not any(name.startswith("/World/LabSensors/HeightScan:") for name in channels)
+    assert "/World/LabSensors/BaseImu:lin_acc_b" in channels
