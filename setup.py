@@ -1,4 +1,4 @@
-"""The one compiled module: ``runtime._native`` (see runtime/_native.c).
+"""The one compiled module: ``runtime._compile._native`` (see runtime/_compile/_native.c).
 
 Everything else is in pyproject.toml. The module is optional: without a C compiler the
 package builds without it and kernels are called through Numba's dispatcher, as before.
@@ -10,8 +10,8 @@ from setuptools import Extension, setup
 setup(
     ext_modules=[
         Extension(
-            "runtime._native",
-            sources=["runtime/_native.c"],
+            "runtime._compile._native",
+            sources=["runtime/_compile/_native.c"],
             include_dirs=[numpy.get_include()],
             optional=True,
         )

@@ -23,7 +23,7 @@ bytecode cache; 2,000 Panda steps; acceptance <= 10 s) and warm (the caches fill
 Panda steps, three processes per repeat; acceptance <= 1.0 s), process wall time, with the
 CPU time (worker processes included: what a busy machine does not distort). The cold run
 is a fresh install's first run: it loads the kernels the package build compiled
-(``runtime/_kernel_seeds``). Also
+(``runtime/_compile/kernel_seeds``). Also
 measured, interleaved: the cold run without them (``SIMRT_SEEDS=0``: the kernels compile
 at first run, in parallel processes, as on a CPU the build did not compile for). ``--peer``
 adds that run with its kernels compiled in one process (``SIMRT_PRECOMPILE=0``).
@@ -182,7 +182,7 @@ def _caches_env(caches: str, precompile: bool, seeds: bool = True) -> dict[str, 
 
 
 def start(args: argparse.Namespace) -> None:
-    from runtime._seeds import SEED_PATH
+    from runtime._compile.seeds import SEED_PATH
 
     if not Path(SEED_PATH).is_file():
         print(f"no kernel seeds at {SEED_PATH}: reinstall (pip install -e .) to build them")

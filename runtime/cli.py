@@ -16,7 +16,7 @@ import sys
 from collections.abc import Sequence
 from typing import NoReturn
 
-from runtime import _gc_pause
+from runtime._compile import gc_pause as _gc_pause
 
 __all__ = ["COMMANDS", "entry", "main"]
 
@@ -126,7 +126,7 @@ def entry() -> NoReturn:
     ``OPENBLAS_NUM_THREADS`` defaults to 1.
 
     ``simrt run`` starts with Python's cyclic garbage collector paused until just before
-    its first step (:mod:`runtime._gc_pause`).
+    its first step (:mod:`runtime._compile.gc_pause`).
     """
     fast = sys.argv[1:2] == ["run"] or (sys.argv[1:2] == ["batch"] and "--ray" not in sys.argv)
     if fast:

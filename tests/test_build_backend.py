@@ -30,7 +30,7 @@ def source(tmp_path, monkeypatch):
     shutil.copytree(
         REPO / "runtime", tmp_path / "runtime", ignore=shutil.ignore_patterns("__pycache__")
     )
-    shutil.rmtree(tmp_path / "runtime" / "_kernel_seeds", ignore_errors=True)
+    shutil.rmtree(tmp_path / "runtime" / "_compile" / "kernel_seeds", ignore_errors=True)
     monkeypatch.chdir(tmp_path)
     return tmp_path
 
@@ -41,14 +41,14 @@ def test_a_compile_over_its_time_limit_is_stopped_and_the_build_goes_on(
     monkeypatch.setenv("SIMRT_SEED_TIMEOUT", "1")
     backend._compile_seeds()  # returns: the install goes on without seeds
     assert "kernels not compiled at build time (over 1 s)" in capsys.readouterr().err
-    assert not (source / "runtime" / "_kernel_seeds" / "kernels.seed").exists()
+    assert not (source / "runtime" / "_compile" / "kernel_seeds" / "kernels.seed").exists()
 
 
 def test_a_failing_compile_does_not_fail_the_build(backend, source, monkeypatch, capsys):
     monkeypatch.setattr(sys, "executable", str(source / "no-such-python"))
     backend._compile_seeds()
     assert "kernels not compiled at build time" in capsys.readouterr().err
-    assert not (source / "runtime" / "_kernel_seeds").exists()
+    assert not (source / "runtime" / "_compile" / "kernel_seeds").exists()
 
 
 def test_switched_off_and_outside_a_source_tree_nothing_runs(
@@ -57,7 +57,7 @@ def test_switched_off_and_outside_a_source_tree_nothing_runs(
     monkeypatch.setenv("SIMRT_BUILD_SEEDS", "0")
     backend._compile_seeds()
     monkeypatch.delenv("SIMRT_BUILD_SEEDS")
-    monkeypatch.chdir(tmp_path / "runtime")  # no runtime/_precompile.py below it
+    monkeypatch.chdir(tmp_path / "runtime")  # no runtime/_compile/precompile.py below it
     backend._compile_seeds()
     assert capsys.readouterr().err == ""
 

@@ -15,8 +15,8 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from runtime import _precompile
-from runtime._kernel_manifest import KERNELS
+from runtime._compile import precompile as _precompile
+from runtime._compile.kernel_manifest import KERNELS
 from runtime.sensors._raycast_kernels import _heap_sort_kernel, _search_left_kernel
 
 REPO = Path(__file__).resolve().parents[1]
@@ -65,7 +65,7 @@ def test_worker_compiles_into_the_shared_cache(tmp_path):
         "runtime.sensors._raycast_kernels:no_such_kernel:int64",
     ]
     done = subprocess.run(
-        [sys.executable, "-m", "runtime._precompile", *args],
+        [sys.executable, "-m", "runtime._compile.precompile", *args],
         env=env,
         cwd=REPO,
         capture_output=True,
@@ -119,7 +119,7 @@ def test_compile_lock_makes_a_second_process_wait_for_the_first(tmp_path, monkey
     monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))  # a lock of its own
     holder = (
         "import sys, time\n"
-        "from runtime import _precompile\n"
+        "from runtime._compile import precompile as _precompile\n"
         "lock = _precompile._CompileLock.take()\n"
         "assert lock.fd is not None and not lock.waited\n"
         "print('held', flush=True)\n"
@@ -170,14 +170,14 @@ def test_compile_lock_gives_up_waiting_after_its_timeout(tmp_path, monkeypatch):
 
 
 def test_blas_probe_answered_without_scipy_and_blas_still_works():
-    """After ``runtime._jit``'s Numba import, Numba's arraymath imports with its BLAS probe
+    """After ``runtime._compile.jit``'s Numba import, Numba's arraymath imports with its BLAS probe
     answered (no SciPy linalg import); the flag is what the real probe gives, the probe is
     restored, and a kernel calling BLAS (``np.dot`` on float64 matrices) still compiles and
     matches NumPy."""
     code = (
         "import sys\n"
         "import numpy as np\n"
-        "from runtime._jit import _import_numba\n"
+        "from runtime._compile.jit import _import_numba\n"
         "numba = _import_numba()\n"
         "assert 'numba.np.arraymath' not in sys.modules  # (imported when first needed)\n"
         "import numba.np.arraymath as am, numba.np.linalg as la\n"
@@ -202,7 +202,7 @@ def test_cached_kernels_load_without_the_compiler_registries_and_compiling_still
     tmp_path,
 ):
     """A process whose kernels come from the Numba cache does not import Numba's lowering
-    modules (``runtime._jit`` loads caches with only the runtime initialised); the loaded
+    modules (``runtime._compile.jit`` loads caches with only the runtime initialised); the loaded
     kernel gives the compiled results, allocates (NRT), and a later compile in the same
     process refreshes the registries itself."""
     code = (
@@ -246,7 +246,7 @@ def test_cached_kernels_load_without_the_compiler_registries_and_compiling_still
 
 def test_a_change_in_another_kernel_file_invalidates_cached_kernels(tmp_path):
     """A kernel's cache entry is stale when any kernel source changed, not only its own
-    file: kernels bake in constants from other kernel modules (``runtime._jit``).
+    file: kernels bake in constants from other kernel modules (``runtime._compile.jit``).
 
     A copy of the package compiles a kernel of ``_bvh_kernels.py``; a second process loads
     it from the cache; after a comment is added to ``_simd.py`` only, a third process
@@ -260,7 +260,7 @@ def test_a_change_in_another_kernel_file_invalidates_cached_kernels(tmp_path):
     )
     code = (
         "import numpy as np\n"
-        "from runtime import _precompile\n"
+        "from runtime._compile import precompile as _precompile\n"
         "from runtime.rays import _bvh_kernels as k\n"
         "print(_precompile._cached(k._half_area_kernel))\n"
         "print(k._half_area_kernel(0.0, 0.0, 0.0, 1.0, 2.0, 3.0))\n"

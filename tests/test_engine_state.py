@@ -240,7 +240,7 @@ def test_divergence_raises_instead_of_silent_reset(tmp_path, monkeypatch):
 
 
 def test_kernels_one_signature_and_python_parity():
-    from runtime._jit import JIT_DISABLED
+    from runtime._compile.jit import JIT_DISABLED
 
     stage = _pile(None)
     pendulum(stage, limits=(-10.0, 20.0))

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import runtime.schema  # noqa: F401  (the Isaac schemas, before any stage)
-from runtime._jit import JIT_DISABLED
+from runtime._compile.jit import JIT_DISABLED
 
 gym = pytest.importorskip("gymnasium")
 mujoco = pytest.importorskip("mujoco")

@@ -40,7 +40,7 @@ def copy(tmp_path: Path) -> Path:
     shutil.copytree(
         ROOT / "runtime",
         tmp_path / "runtime",
-        ignore=shutil.ignore_patterns("__pycache__", "*.so", "_kernel_seeds"),
+        ignore=shutil.ignore_patterns("__pycache__", "*.so", "kernel_seeds"),
     )
     shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
     return tmp_path

@@ -284,7 +284,7 @@ KERNELS = [
 
 
 def test_one_compiled_signature_per_kernel():
-    from runtime._jit import JIT_DISABLED
+    from runtime._compile.jit import JIT_DISABLED
 
     if JIT_DISABLED:
         pytest.skip("JIT disabled")
@@ -317,7 +317,7 @@ def test_one_compiled_signature_per_kernel():
 
 _PLAIN_PYTHON = r"""
 import numpy as np, runtime.schema
-from runtime._jit import JIT_DISABLED
+from runtime._compile.jit import JIT_DISABLED
 assert JIT_DISABLED
 from tests.helpers.kinematics import build_hand_stage
 from tests.helpers import reference_kinematics as ref

@@ -1,4 +1,4 @@
-"""Single kinematics calls through the kernels' native entry (runtime._native_call).
+"""Single kinematics calls through the kernels' native entry (runtime._compile.native_call).
 
 The native call runs the dispatcher's own machine code: its results must equal the
 dispatcher path bit for bit, agree with Pinocchio, and anything the native call does not
@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 from pxr import Usd
 
-import runtime._native_call as NC
+import runtime._compile.native_call as NC
 from runtime.kinematics import _kernels as K
 from runtime.kinematics.chain import KinematicChain
 from tests.helpers import reference_kinematics as ref
@@ -24,7 +24,7 @@ from tests.helpers import reference_kinematics as ref
 pin = pytest.importorskip("pinocchio")
 
 pytestmark = pytest.mark.skipif(
-    not NC.NATIVE_AVAILABLE, reason="runtime._native not built (no C compiler) or JIT off"
+    not NC.NATIVE_AVAILABLE, reason="runtime._compile._native not built (no C compiler) or JIT off"
 )
 
 

@@ -1,6 +1,6 @@
-"""Single kinematics calls in a build with or without the C module (runtime._native).
+"""Single kinematics calls in a build with or without the C module (runtime._compile._native).
 
-Without a C compiler the package builds without ``runtime._native`` and every kernel is
+Without a C compiler the package builds without ``runtime._compile._native`` and every kernel is
 called through Numba's dispatcher (the fallback). CI's second job installs the package that
 way (``CC=/bin/false``): there these tests check that the fallback is what runs and that it
 gives Pinocchio's poses; in a build with the module, that the native call is what runs,
@@ -16,15 +16,15 @@ import numpy as np
 import pytest
 from pxr import Usd
 
-import runtime._native_call as NC
-from runtime._jit import JIT_DISABLED
+import runtime._compile.native_call as NC
+from runtime._compile.jit import JIT_DISABLED
 from runtime.kinematics import _kernels as K
 from runtime.kinematics.chain import KinematicChain
 from tests.helpers import reference_kinematics as ref
 
 pin = pytest.importorskip("pinocchio")
 
-BUILT = importlib.util.find_spec("runtime._native") is not None
+BUILT = importlib.util.find_spec("runtime._compile._native") is not None
 
 
 def _panda():

@@ -1,4 +1,4 @@
-"""Numba's private surface (runtime._numba_compat): one test per internal simrt relies on.
+"""Numba's private surface (runtime._compile.numba_compat): one test per internal simrt relies on.
 
 Each test fails, naming the internal, when a Numba release changes it: the option or class
 or function is gone, or it no longer does what simrt assumes. The kernels compiled here
@@ -17,8 +17,8 @@ import numba
 import numpy as np
 import pytest
 
-from runtime import _numba_compat as compat
-from runtime._jit import JIT_DISABLED
+from runtime._compile import numba_compat as compat
+from runtime._compile.jit import JIT_DISABLED
 
 pytestmark = pytest.mark.skipif(JIT_DISABLED, reason="Numba internals are not used without JIT")
 
@@ -85,9 +85,9 @@ def test_source_stamp_patch():
 
     mixin = caching._SourceFileBackedLocatorMixin
     assert callable(mixin.get_source_stamp)
-    import runtime._jit  # noqa: F401  (kernels' import patches it)
-    from runtime import _jit
-    from runtime._kernel_digest import kernel_sources_digest
+    import runtime._compile.jit  # noqa: F401  (kernels' import patches it)
+    from runtime._compile import jit as _jit
+    from runtime._compile.kernel_digest import kernel_sources_digest
 
     _jit._import_numba()
     assert getattr(mixin.get_source_stamp, "_simrt_replaced", False)
@@ -109,7 +109,7 @@ def test_cache_loader_patch(toy):
     for name in ("load_overload", "_load_overload", "_guard_against_spurious_io_errors"):
         assert callable(getattr(caching.Cache, name, None)), f"Cache.{name} gone"
     assert callable(nrt.rtsys.initialize)
-    from runtime import _jit
+    from runtime._compile import jit as _jit
 
     _jit._import_numba()
     assert getattr(caching.Cache.load_overload, "_simrt_replaced", False)
@@ -127,7 +127,7 @@ def test_cache_saver_patch(toy):
     """``Cache.save_overload``: an OSError while saving reaches ``on_error``."""
     from numba.core import caching
 
-    from runtime import _jit
+    from runtime._compile import jit as _jit
 
     _jit._import_numba()
     saver = caching.Cache.save_overload
@@ -140,7 +140,7 @@ def test_cache_saver_patch(toy):
 
     cache._save_overload = full
     try:
-        # the replacement swallows the error (logged once by runtime._jit)
+        # the replacement swallows the error (logged once by runtime._compile.jit)
         cache.save_overload(toy.total.nopython_signatures or (numba.float64[::1],), object())
     finally:
         cache._save_overload = original
@@ -174,7 +174,7 @@ def test_blas_probe_answer():
     code = textwrap.dedent(
         """
         import sys
-        from runtime import _numba_compat as compat
+        from runtime._compile import numba_compat as compat
         assert compat.answer_blas_probe()
         import numba.np.arraymath as am, numba.np.linalg as la
         assert "scipy.linalg" not in sys.modules, "arraymath imported scipy.linalg"
@@ -189,7 +189,7 @@ def test_blas_probe_answer():
 def test_compiled_overload_and_native_address():
     """``Dispatcher.typeof_pyval``, ``overloads``, ``entry_point``, ``library``,
     ``fndesc.llvm_func_name``: the compiled code of a call, callable at its entry point and
-    at its native address (Numba's native calling convention, as runtime/_native.c calls
+    at its native address (Numba's native calling convention, as runtime/_compile/_native.c calls
     it)."""
     import ctypes
 
@@ -262,14 +262,17 @@ def test_build_array_in_an_intrinsic():
 
 
 def test_no_private_name_outside_the_compat_module():
-    """The acceptance grep: Numba's private names appear only in runtime/_numba_compat.py."""
+    """The acceptance grep: Numba's private names appear only in the compat module.
+
+    That is runtime/_compile/numba_compat.py.
+    """
     root = Path(__file__).resolve().parent.parent / "runtime"
     names = ("numba.core.caching", "_nrt", "populate_array", "ensure_blas", "_index_key")
     names += ("_cache_file", "get_pointer_to_function", "fndesc", "_load_overload")
     found = [
         f"{path.relative_to(root.parent)}: {name}"
         for path in sorted(root.rglob("*.py"))
-        if path.name != "_numba_compat.py"
+        if path.relative_to(root) != Path("_compile", "numba_compat.py")
         for name in names
         if name in path.read_text(encoding="utf-8")
     ]

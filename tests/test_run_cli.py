@@ -153,7 +153,7 @@ def test_a_warm_run_imports_no_heavy_optional_package(tmp_path):
     """Neither zarr (the store writes and reads its own files), nor the scene builders'
     trimesh / SciPy, nor the exporters' or plots' packages load in a run whose scene cache
     is filled (the first run below fills it), nor Numba's compiler registries (cached
-    kernels load without them: ``runtime._jit``) and so neither its BLAS probe's SciPy."""
+    kernels load without them: ``runtime._compile.jit``) and so neither its BLAS probe's SciPy."""
     import os
     import subprocess
 
@@ -181,7 +181,7 @@ def test_a_warm_run_imports_no_heavy_optional_package(tmp_path):
         m for m in modules if m.startswith(("scipy.spatial", "scipy.sparse", "scipy.optimize"))
     ]
     assert loaded == []
-    # kernels came from the Numba cache without the lowering modules (runtime._jit)
+    # kernels came from the Numba cache without the lowering modules (runtime._compile.jit)
     assert "numba.np.arraymath" not in modules and "scipy.linalg" not in modules
     assert load_recording(tmp_path / "r.zarr").complete
 
@@ -235,7 +235,7 @@ def test_simrt_run_starts_with_the_collector_paused_and_turns_it_back_on(tmp_pat
     """The program pauses the cyclic collector for the start; the run resumes it, frozen."""
     import gc
 
-    from runtime import _gc_pause
+    from runtime._compile import gc_pause as _gc_pause
 
     _gc_pause.pause()  # (as runtime.cli.entry does for "run")
     try:

@@ -15,8 +15,8 @@ import pytest
 pytest.importorskip("mujoco")
 pytest.importorskip("zarr")
 
-from runtime._jit import JIT_DISABLED  # noqa: E402
-from runtime._native_call import NATIVE_AVAILABLE  # noqa: E402
+from runtime._compile.jit import JIT_DISABLED  # noqa: E402
+from runtime._compile.native_call import NATIVE_AVAILABLE  # noqa: E402
 from runtime.recording import load_recording  # noqa: E402
 from runtime.run.blocks import StepBlocks  # noqa: E402
 from runtime.run.fused import FusedStep  # noqa: E402

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from runtime._native_call import NATIVE_AVAILABLE
+from runtime._compile.native_call import NATIVE_AVAILABLE
 from runtime.run._ik_fast import SeededSolve, slerp
 
 REPO = Path(__file__).resolve().parents[1]

@@ -1,4 +1,4 @@
-"""Kernels compiled at package build (runtime._seeds, runtime._precompile.build_seeds).
+"""Kernels compiled at package build (runtime._compile.seeds, precompile.build_seeds).
 
 Every check runs in fresh processes with their own empty Numba cache: a seed is planted
 into that cache and loaded, or refused, exactly as a first run on a fresh machine would.
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from runtime import _seeds
+from runtime._compile import seeds as _seeds
 
 REPO = Path(__file__).resolve().parents[1]
 KERNEL = "runtime.sensors._imu_kernels:imu_read_kernel"
@@ -22,7 +22,8 @@ KERNEL = "runtime.sensors._imu_kernels:imu_read_kernel"
 PLANT = """
 import sys
 import numpy as np
-from runtime import _precompile, _seeds
+from runtime._compile import precompile as _precompile
+from runtime._compile import seeds as _seeds
 entries = [e for e in _precompile._entries({"imu"}) if e[1] == "imu_read_kernel"]
 planted = _seeds.plant(entries)
 kernel = _seeds.dispatcher_of("runtime.sensors._imu_kernels", "imu_read_kernel")
@@ -67,7 +68,7 @@ def seed(tmp_path_factory) -> Path:
     folder = tmp_path_factory.mktemp("seed")
     path = folder / "kernels.seed"
     out = subprocess.run(
-        [sys.executable, "-m", "runtime._precompile", "--seeds", str(path), KERNEL],
+        [sys.executable, "-m", "runtime._compile.precompile", "--seeds", str(path), KERNEL],
         env=_env(folder / "build-cache"),
         capture_output=True,
         text=True,
@@ -102,7 +103,7 @@ def test_a_seed_is_planted_and_loaded_instead_of_compiled(seed, tmp_path):
 
 LOAD = """
 import numpy as np
-from runtime import _seeds
+from runtime._compile import seeds as _seeds
 kernel = _seeds.dispatcher_of("runtime.sensors._imu_kernels", "imu_read_kernel")
 out = np.empty(11)
 kernel(np.zeros((1, 10), np.int64), np.ones((1, 3, 14)), 0, np.zeros(3), np.zeros(3), False, out)

@@ -1,14 +1,14 @@
-"""Regenerate ``runtime/_kernel_manifest.py``: the kernels a run compiles, with their types.
+"""Regenerate ``runtime/_compile/kernel_manifest.py``: the kernels a run compiles, with their types.
 
     python tools/kernel_manifest.py [SCENE ...] [--steps 20] [--table]
 
 Runs each scene (default ``scenes/panda_table.usda``) in this process with an empty, private
 Numba cache, records every kernel compiled from Python (a root: not compiled for another
 kernel) with its argument types and its compile CPU time including the kernels it calls, and
-writes the manifest that :mod:`runtime._precompile` reads to compile a cold run's kernels in
+writes the manifest that :mod:`runtime._compile.precompile` reads to compile a cold run's kernels in
 parallel processes. Then it calls the kinematics API on the first scene's Panda (single and
 batched FK, Jacobians, IK) and lists the further kernels that compiles as ``API_KERNELS``:
-the package build compiles both lists into its kernel seeds (:mod:`runtime._seeds`).
+the package build compiles both lists into its kernel seeds (:mod:`runtime._compile.seeds`).
 ``--table`` also prints every compilation (nested ones too) with its own time, slowest
 first: the table used to find what makes a cold start slow.
 """
@@ -26,7 +26,7 @@ from collections import defaultdict
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-OUT = REPO / "runtime" / "_kernel_manifest.py"
+OUT = REPO / "runtime" / "_compile" / "kernel_manifest.py"
 
 
 def _type_text(t: object) -> str:
@@ -136,8 +136,8 @@ def main() -> int:
         "Written by ``tools/kernel_manifest.py`` from a run of "
         + ", ".join(Path(s).name for s in args.scenes)
         + ";",
-        "read by :mod:`runtime._precompile` (``KERNELS``: what a run compiles) and by the",
-        "package build (:mod:`runtime._seeds`: ``KERNELS`` and ``API_KERNELS``, those the",
+        "read by :mod:`runtime._compile.precompile` (``KERNELS``: what a run compiles) and by the",
+        "package build (:mod:`runtime._compile.seeds`: ``KERNELS`` and ``API_KERNELS``, those the",
         "kinematics API compiles besides: single and batched FK, Jacobians, IK).",
         "Each entry: module, kernel, CPU seconds to compile it cold (with the kernels it calls),",
         "argument types (``numba.core.types`` expressions).",

@@ -1,4 +1,4 @@
-/* runtime._native: call a compiled Numba kernel through its native entry point.
+/* runtime._compile._native: call a compiled Numba kernel through its native entry point.
  *
  * A Python call of a Numba kernel pays for the dispatcher (argument types, overload lookup)
  * and for unboxing every array argument; for a kernel that computes in a few hundred
@@ -13,7 +13,7 @@
  * where an array argument of ndim d is flattened into 5 + 2d machine words: meminfo, parent,
  * nitems, itemsize, data, shape[d], strides[d] (pointers and int64: all integer class). The
  * arrays passed here have no meminfo (NULL): Numba's reference counting skips NULL, as for
- * the arrays the fused step builds from raw pointers. runtime/_native_call.py reads the
+ * the arrays the fused step builds from raw pointers. runtime/_compile/native_call.py reads the
  * address and checks the kernel's signature (arrays only, no return value).
  *
  * The entry is called through a prototype of 32, 64 or MAX_WORDS integer words, the
@@ -374,7 +374,7 @@ static PyGetSetDef kernel_getset[] = {
 };
 
 static PyTypeObject NativeKernelType = {
-    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "runtime._native.NativeKernel",
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "runtime._compile._native.NativeKernel",
     .tp_basicsize = sizeof(NativeKernel),
     .tp_dealloc = (destructor)kernel_dealloc,
     .tp_vectorcall_offset = offsetof(NativeKernel, vectorcall),
@@ -393,7 +393,7 @@ static PyTypeObject NativeKernelType = {
 
 static struct PyModuleDef native_module = {
     PyModuleDef_HEAD_INIT,
-    .m_name = "runtime._native",
+    .m_name = "runtime._compile._native",
     .m_doc = "Compiled kernels called through their native entry points.",
     .m_size = -1,
 };

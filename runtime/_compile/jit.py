@@ -13,9 +13,9 @@ import os
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from runtime import _numba_compat as compat
-from runtime._kernel_digest import PACKAGE_DIR as _PACKAGE_DIR
-from runtime._kernel_digest import kernel_sources_digest
+from runtime._compile import numba_compat as compat
+from runtime._compile.kernel_digest import PACKAGE_DIR as _PACKAGE_DIR
+from runtime._compile.kernel_digest import kernel_sources_digest
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -60,12 +60,13 @@ def jit(function: F | None = None, *, inline: bool = False, nrt: bool = True) ->
 def _import_numba() -> Any:
     """``import numba``, set up for fast warm starts and safe cache entries.
 
-    Through :mod:`runtime._numba_compat` (Numba's private surface):
+    Through :mod:`runtime._compile.numba_compat` (Numba's private surface):
 
     * every kernel file's cache stamp covers :func:`kernel_sources_digest`
       (:func:`_stamp_caches_with_kernel_sources`);
     * cached kernels load without Numba's compiler registries, and a simrt kernel the cache
-      lacks is first looked up in the install-time seeds (:func:`runtime._seeds.load_on_miss`);
+      lacks is first looked up in the install-time seeds
+      (:func:`runtime._compile.seeds.load_on_miss`);
     * a cache entry that cannot be written is skipped with one warning
       (:func:`_save_caches_best_effort`);
     * Numba's BLAS probe is answered without importing SciPy's linalg (SciPy is a
@@ -101,7 +102,7 @@ def _load_seed_on_miss(cache: Any, signature: Any, target_context: Any) -> Any:
     code = getattr(function, "__code__", None)
     if not _in_package(getattr(code, "co_filename", "") or ""):
         return None
-    from runtime import _seeds
+    from runtime._compile import seeds as _seeds
 
     return _seeds.load_on_miss(cache, signature, target_context)
 

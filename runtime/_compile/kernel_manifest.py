@@ -1,8 +1,8 @@
 """Kernels compiled by a run, with their argument types (generated: do not edit).
 
 Written by ``tools/kernel_manifest.py`` from a run of panda_table.usda;
-read by :mod:`runtime._precompile` (``KERNELS``: what a run compiles) and by the
-package build (:mod:`runtime._seeds`: ``KERNELS`` and ``API_KERNELS``, those the
+read by :mod:`runtime._compile.precompile` (``KERNELS``: what a run compiles) and by the
+package build (:mod:`runtime._compile.seeds`: ``KERNELS`` and ``API_KERNELS``, those the
 kinematics API compiles besides: single and batched FK, Jacobians, IK).
 Each entry: module, kernel, CPU seconds to compile it cold (with the kernels it calls),
 argument types (``numba.core.types`` expressions).

@@ -1,4 +1,4 @@
-"""Kernels called through their native entry point (``runtime._native``, a C module).
+"""Kernels called through their native entry point (``runtime._compile._native``, a C module).
 
 For the one-configuration kinematics calls (``chain.fk(q)``: a few hundred nanoseconds of
 arithmetic) most of a Python call of a Numba kernel is the call itself: the dispatcher,
@@ -24,13 +24,13 @@ from typing import Any
 
 import numpy as np
 
-from runtime import _numba_compat as compat
-from runtime._jit import JIT_DISABLED
+from runtime._compile import numba_compat as compat
+from runtime._compile.jit import JIT_DISABLED
 
 __all__ = ["native_kernel", "native_chain_call", "no_call", "NATIVE_AVAILABLE", "In", "Out"]
 
 try:
-    from runtime._native import NativeKernel as _NativeKernel
+    from runtime._compile._native import NativeKernel as _NativeKernel
 except ImportError:  # built without a C compiler
     _NativeKernel = None
 
@@ -63,7 +63,7 @@ def native_kernel(
     """``kernel`` as a native call: bound arrays fixed, :class:`In` arrays given per call.
 
     Args:
-        kernel: a Numba dispatcher (``runtime._jit.jit``) whose arguments are all arrays and
+        kernel: a Numba dispatcher (``runtime._compile.jit.jit``) whose arguments are all arrays and
             that returns nothing.
         arguments: per kernel argument: a C-contiguous array (bound: kept and passed to
             every call; its contents may change, not its memory), :class:`In` or

@@ -18,13 +18,13 @@ Numba release changes it (the range pyproject.toml allows is the one CI tests):
 * **Compiled overloads** (:func:`compiled_overload`, :func:`native_address`): a
   dispatcher's compiled code for given arguments, its Python entry point and its native
   address (the address is called with Numba's native calling convention by
-  ``runtime/_native.c`` and the fused step).
+  ``runtime/_compile/_native.c`` and the fused step).
 * **Array construction in an intrinsic** (:func:`build_array`):
   ``numba.np.arrayobj.populate_array``, an array over a raw pointer without the runtime.
 
 Everything that returns a value here raises or returns None when the internal is missing;
 the callers fall back to Numba's public behaviour (compile, dispatch) where they can.
-This module is part of the kernels' cache stamp (:mod:`runtime._kernel_digest`): the
+This module is part of the kernels' cache stamp (:mod:`runtime._compile.kernel_digest`): the
 compile option and :func:`build_array` shape the machine code.
 """
 

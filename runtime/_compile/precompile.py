@@ -2,9 +2,9 @@
 
 A run with an empty Numba cache compiles its kernels one after the other when it first
 calls them (about a minute on two cores). :func:`start` (called once the stage is open)
-looks up the kernels the run will need in :mod:`runtime._kernel_manifest` (their argument
+looks up the kernels the run will need in :mod:`runtime._compile.kernel_manifest` (their argument
 types, written by ``tools/kernel_manifest.py``); when some are not in the cache it starts
-worker processes (``python -m runtime._precompile``, one per core beyond the first) that
+worker processes (``python -m runtime._compile.precompile``, one per core beyond the first) that
 compile kernels the run first calls in its step loop (the sensors', IK) into the cache,
 while this process goes on building the scene and compiling the kernels it calls before the
 loop (the engine's state kernel). :meth:`Warmup.finish`, just before the first step,
@@ -29,8 +29,8 @@ import time
 import weakref
 from typing import Any, TextIO
 
-from runtime import _numba_compat as compat
-from runtime import _seeds as seeds
+from runtime._compile import numba_compat as compat
+from runtime._compile import seeds
 
 __all__ = ["Warmup", "load_cached_kernels", "start", "scene_features"]
 
@@ -69,7 +69,7 @@ def scene_features(stage: Any, *, engine: bool, ik: bool) -> set[str]:
 
 
 def _entries(features: set[str]) -> list[tuple[str, str, float, tuple[str, ...], str]]:
-    from runtime._kernel_manifest import KERNELS
+    from runtime._compile.kernel_manifest import KERNELS
 
     out = []
     for module, name, seconds, signature in KERNELS:
@@ -95,7 +95,7 @@ def _cached(dispatcher: Any) -> bool:
     """Whether the Numba cache holds a current index for ``dispatcher`` (any signature).
 
     An index whose source stamp no longer matches (a kernel source changed since: see
-    ``runtime._jit``) counts as missing, so that an update's recompile is shared between
+    ``runtime._compile.jit``) counts as missing, so that an update's recompile is shared between
     processes and announced like a first run's, not done one kernel after the other at
     its first call.
     """
@@ -142,7 +142,7 @@ def load_cached_kernels(features: set[str] | None = None) -> int:
     Returns:
         How many kernels were loaded.
     """
-    from runtime._jit import JIT_DISABLED
+    from runtime._compile.jit import JIT_DISABLED
 
     if JIT_DISABLED:
         return 0
@@ -265,7 +265,7 @@ def start(features: set[str], stream: TextIO | None = None) -> Warmup:
         The :class:`Warmup`; call :meth:`Warmup.finish` before the first step.
     """
     began = time.perf_counter()
-    from runtime._jit import JIT_DISABLED
+    from runtime._compile.jit import JIT_DISABLED
 
     if JIT_DISABLED or os.environ.get("SIMRT_PRECOMPILE", "1") == "0":
         return Warmup([], [], began)
@@ -400,7 +400,7 @@ def _spawn(share: list[tuple[str, str, tuple[str, ...]]]) -> subprocess.Popen:
     args = [f"{m}:{n}:{'|'.join(s)}" for m, n, s in share]
     log = tempfile.TemporaryFile()  # not a pipe: a chatty worker must never block
     worker = subprocess.Popen(
-        [sys.executable, "-m", "runtime._precompile", *args],
+        [sys.executable, "-m", "runtime._compile.precompile", *args],
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=log,
@@ -420,9 +420,9 @@ def build_seeds(out: str, only: set[str] | None = None) -> int:
 
     Every kernel of ``KERNELS`` and ``API_KERNELS``.
 
-    Run as ``python -m runtime._precompile --seeds OUT [MODULE:KERNEL ...]`` with
+    Run as ``python -m runtime._compile.precompile --seeds OUT [MODULE:KERNEL ...]`` with
     ``NUMBA_CACHE_DIR`` set to an empty folder (the package build does: see
-    :mod:`runtime._seeds`). The kernels compile in worker processes, one per core.
+    :mod:`runtime._compile.seeds`). The kernels compile in worker processes, one per core.
 
     Args:
         out: the seed file to write (atomically).
@@ -436,7 +436,7 @@ def build_seeds(out: str, only: set[str] | None = None) -> int:
     from runtime._files import atomic_write
 
     began = time.perf_counter()
-    from runtime._kernel_manifest import API_KERNELS
+    from runtime._compile.kernel_manifest import API_KERNELS
 
     api = [(m, n, float(sec), tuple(sig), "api") for m, n, sec, sig in API_KERNELS]
     every = _entries(set(_FEATURES)) + api
@@ -485,7 +485,7 @@ def _main(argv: list[str]) -> int:
         return _worker(argv)
     if len(argv) < 2 or not os.environ.get("NUMBA_CACHE_DIR"):  # never the user's cache
         sys.stderr.write(
-            "usage: NUMBA_CACHE_DIR=EMPTY python -m runtime._precompile --seeds OUT"
+            "usage: NUMBA_CACHE_DIR=EMPTY python -m runtime._compile.precompile --seeds OUT"
             " [MODULE:KERNEL ...]\n"
         )
         return 2

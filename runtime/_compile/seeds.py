@@ -2,17 +2,17 @@
 
 Compiling a run's kernels takes about 40 CPU-seconds of Numba work, which no parallelism
 hides on a two-core machine. So the package build (``tools/build_backend``, the PEP 517
-backend ``pip install`` calls) compiles the kernels of :mod:`runtime._kernel_manifest` once
-(:func:`runtime._precompile.build_seeds`) and stores their cache entries in
-``runtime/_kernel_seeds/kernels.seed``.
-A run whose Numba cache lacks a kernel (:mod:`runtime._precompile`) copies the seed's entry
+backend ``pip install`` calls) compiles the kernels of :mod:`runtime._compile.kernel_manifest` once
+(:func:`runtime._compile.precompile.build_seeds`) and stores their cache entries in
+``runtime/_compile/kernel_seeds/kernels.seed``.
+A run whose Numba cache lacks a kernel (:mod:`runtime._compile.precompile`) copies the seed's entry
 into the cache (:func:`plant`) instead of compiling it; from there Numba loads it as any
 cache entry.
 
 Nothing is trusted blindly. A seed is used only when
 
 * the seed file's Numba version, Python version and kernel-source digest
-  (:func:`runtime._kernel_digest.kernel_sources_digest`) equal this process's, and
+  (:func:`runtime._compile.kernel_digest.kernel_sources_digest`) equal this process's, and
 * an entry's Numba index key equals the key this process computes for the kernel: the
   argument types, the CPU (target triple, CPU name and features) and the hash of the
   kernel's bytecode.
@@ -22,8 +22,8 @@ compiles as without seeds. An entry that does not load is removed from the cache
 (the kernel then compiles when first called). ``SIMRT_SEEDS=0`` turns planting off;
 ``SIMRT_SEED_FILE`` names another seed file.
 
-Seeds are planted in two places: :mod:`runtime._precompile` plants a run's kernels before
-it decides what to compile, and :mod:`runtime._jit`'s cache loader plants any simrt kernel
+Seeds are planted in two places: :mod:`runtime._compile.precompile` plants a run's kernels before
+it decides what to compile, and :mod:`runtime._compile.jit`'s cache loader plants any simrt kernel
 on a cache miss (:func:`load_on_miss`): the kinematics API's kernels (``API_KERNELS`` of
 the manifest) load from the install-time compile too.
 
@@ -40,7 +40,7 @@ import pickle
 import sys
 from typing import Any
 
-from runtime import _numba_compat as compat
+from runtime._compile import numba_compat as compat
 
 __all__ = [
     "SEED_PATH",
@@ -54,9 +54,7 @@ __all__ = [
 
 _LOG = logging.getLogger(__name__)
 
-SEED_PATH = os.path.join(
-    os.path.dirname(os.path.abspath(__file__)), "_kernel_seeds", "kernels.seed"
-)
+SEED_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "kernel_seeds", "kernels.seed")
 _FORMAT = 1
 
 
@@ -64,7 +62,7 @@ def seed_header() -> dict[str, Any]:
     """What a seed file must have been built with to be used by this process."""
     import numba
 
-    from runtime._kernel_digest import kernel_sources_digest
+    from runtime._compile.kernel_digest import kernel_sources_digest
 
     return {
         "format": _FORMAT,
@@ -136,7 +134,7 @@ def plant(entries: list[tuple[str, str, float, tuple[str, ...], str]]) -> int:
     """Copy the seeds of manifest ``entries`` that the Numba cache lacks into the cache.
 
     Args:
-        entries: rows of :func:`runtime._precompile._entries` (module, kernel, seconds,
+        entries: rows of :func:`runtime._compile.precompile._entries` (module, kernel, seconds,
             signature, phase).
 
     Returns:
@@ -184,7 +182,7 @@ def _seed_file() -> str:
 def load_on_miss(cache: Any, signature: Any, target_context: Any) -> Any:
     """A kernel the Numba cache lacks, from the seeds: planted, then loaded (else None).
 
-    Called by :mod:`runtime._jit`'s cache loader on a miss, for any simrt kernel: the
+    Called by :mod:`runtime._compile.jit`'s cache loader on a miss, for any simrt kernel: the
     kinematics API's kernels (``API_KERNELS``) and those a run calls outside the
     precompile's list load from the install-time compile too.
     """

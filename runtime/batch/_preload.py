@@ -40,7 +40,7 @@ def _preload() -> None:
         import runtime.run.loop  # noqa: F401
         import runtime.schema  # noqa: F401  (USD and the registered Isaac schemas)
         import runtime.sensors.runtime  # noqa: F401
-        from runtime import _precompile
+        from runtime._compile import precompile as _precompile
 
         _precompile.load_cached_kernels()
     except BaseException as error:  # noqa: BLE001 - see the module docstring

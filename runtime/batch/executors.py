@@ -33,7 +33,7 @@ from collections.abc import Iterable
 from multiprocessing.connection import Connection, wait
 from typing import Any
 
-from runtime._precompile import usable_cores
+from runtime._compile.precompile import usable_cores
 from runtime.errors import SimrtError
 
 _LOG = logging.getLogger(__name__)

@@ -17,7 +17,7 @@ import math
 
 import numpy as np
 
-from runtime._jit import jit
+from runtime._compile.jit import jit
 
 # The engine calls only ``state_kernel`` from Python (one compiled signature). The part
 # kernels below are its building blocks, called from inside it (their types are fixed by

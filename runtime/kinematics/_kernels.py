@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from runtime._jit import JIT_DISABLED, jit
+from runtime._compile.jit import JIT_DISABLED, jit
 
 __all__ = [
     "chain_fk_batch_kernel",

@@ -33,8 +33,8 @@ import numpy as np
 from pxr import Usd
 
 import runtime.schema  # noqa: F401  (registers the Isaac schemas before any stage)
-from runtime._jit import CompiledCall
-from runtime._native_call import native_chain_call, no_call
+from runtime._compile.jit import CompiledCall
+from runtime._compile.native_call import native_chain_call, no_call
 from runtime.errors import SchemaError
 from runtime.kinematics import _joint_state
 from runtime.kinematics import _kernels as K
@@ -352,7 +352,7 @@ class KinematicChain:
 
     # ------------------------------------------------------------------ FK
     def _unbind_native(self) -> None:
-        # native calls over the packed arrays are made at first use (runtime._native_call)
+        # native calls over the packed arrays are made at first use (runtime._compile.native_call)
         self.__dict__.pop("fk", None)
         self.__dict__.pop("fk_and_jacobian", None)
         self._fk_jacobian_native: Any = self._bind_fk_jacobian
@@ -389,9 +389,10 @@ class KinematicChain:
     def fk(self, q: Any) -> tuple[np.ndarray, np.ndarray]:
         """Fast end pose: ``(position (3,), quaternion wxyz (4,))`` in the chain-local frame.
 
-        The first call makes ``chain.fk`` the kernel's native call (``runtime._native_call``)
-        for a float64 (n,) array ``q``, with this method's dispatcher path for anything else:
-        the same results and errors, without the dispatcher's cost per call.
+        The first call makes ``chain.fk`` the kernel's native call
+        (``runtime._compile.native_call``) for a float64 (n,) array ``q``, with this method's
+        dispatcher path for anything else: the same results and errors, without the
+        dispatcher's cost per call.
         """
         native = native_chain_call(self, K.chain_fk_kernel, 0, self._fk_dispatch)
         if native is not None:

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from runtime._jit import JIT_DISABLED, jit
+from runtime._compile.jit import JIT_DISABLED, jit
 from runtime.rays._simd import NODE_WIDTH
 from runtime.rays._wide_bvh_kernels import NODE_ROWS, WIDE_STACK_SIZE, wide_traverse_kernel
 
@@ -78,7 +78,7 @@ smallest parallel batch (4096 rays) to balance."""
 
 
 def _jit_parallel(function):
-    """Like :func:`runtime._jit.jit`, with ``parallel=True`` (``prange`` over ray blocks).
+    """Like :func:`runtime._compile.jit.jit`, with ``parallel=True`` (``prange`` over ray blocks).
 
     Each block runs the sequential kernel on its slice of the rays, so results are
     bit-identical to the sequential kernel whatever the thread count.

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from runtime._jit import JIT_DISABLED
+from runtime._compile.jit import JIT_DISABLED
 
 __all__ = [
     "LEAF_WIDTH",

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from runtime._jit import jit
+from runtime._compile.jit import jit
 from runtime.rays._simd import (
     LEAF_WIDTH,
     NODE_WIDTH,

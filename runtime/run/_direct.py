@@ -130,7 +130,7 @@ class _RaycastDirect:
         self.depths: np.ndarray | None = None
         self.bounds = (0, 0)
         self.index = 0  # the sensor's index in its layout
-        from runtime._jit import CompiledCall
+        from runtime._compile.jit import CompiledCall
         from runtime.sensors._raycast_kernels import raycast_row_ids_kernel
 
         # A kernel's entry point converts its arguments unchecked, so it is called only with

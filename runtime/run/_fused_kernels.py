@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from runtime._jit import jit
+from runtime._compile.jit import jit
 from runtime.run._native_kernels import (
     K_CONTACT,
     K_IMU,

@@ -7,7 +7,7 @@ the step loop's compiled blocks have left the caches cold, the Python around tha
 cost twice the kernel itself (about 47 us of a 29 us kernel call, and 23 us more to
 interpolate the target with NumPy). :class:`SeededSolve` does the same solve with the
 chain's arrays, the joint mask and the solver parameters bound once
-(:func:`runtime._native_call.native_kernel`): the same kernel, the same inputs, so the same
+(:func:`runtime._compile.native_call.native_kernel`): the same kernel, the same inputs, so the same
 solution bit for bit; anything it does not cover (no native calls, another solver, a
 target that is not finite, a chain repacked since) answers None and the caller takes
 ``solve_ik_seeded``.
@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from runtime._native_call import In, Out, native_kernel
+from runtime._compile.native_call import In, Out, native_kernel
 
 __all__ = ["SeededSolve", "commit_ahead", "lookahead", "slerp"]
 

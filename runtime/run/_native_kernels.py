@@ -13,8 +13,8 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from runtime._jit import JIT_DISABLED
-from runtime._numba_compat import build_array, native_address
+from runtime._compile.jit import JIT_DISABLED
+from runtime._compile.numba_compat import build_array, native_address
 from runtime.engine._kernels import state_kernel
 from runtime.sensors._contact_kernels import contact_update_kernel
 from runtime.sensors._imu_kernels import imu_read_kernel, imu_update_kernel

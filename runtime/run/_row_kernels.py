@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from runtime._jit import jit
+from runtime._compile.jit import jit
 from runtime.run._native_kernels import (
     K_IMU_READ,
     _call_kernel,

@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from runtime._jit import JIT_DISABLED, CompiledCall
+from runtime._compile.jit import JIT_DISABLED, CompiledCall
 from runtime.run import _fused_kernels as F
 from runtime.run import _native_kernels as N
 from runtime.run import _row_kernels as R

@@ -20,7 +20,8 @@ from typing import Any, TextIO
 
 import numpy as np
 
-from runtime import _gc_pause, _precompile
+from runtime._compile import gc_pause as _gc_pause
+from runtime._compile import precompile as _precompile
 from runtime.engine import check_warnings
 from runtime.errors import SimrtError
 from runtime.run._fused_kernels import ST_PYTHON, ST_WARNED

@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from runtime._jit import JIT_DISABLED, CompiledCall
+from runtime._compile.jit import JIT_DISABLED, CompiledCall
 from runtime.engine import check_warnings
 from runtime.errors import EngineDivergenceError, SimrtError
 from runtime.run import _fused_kernels as F

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from runtime._jit import jit
+from runtime._compile.jit import jit
 
 __all__ = ["contact_update_kernel", "DIRECT_PAIRS_MAX"]
 

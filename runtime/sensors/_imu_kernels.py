@@ -47,7 +47,7 @@ import math
 
 import numpy as np
 
-from runtime._jit import jit
+from runtime._compile.jit import jit
 
 __all__ = ["imu_update_kernel", "quat_matrix_round_trip_kernel"]
 

@@ -21,7 +21,7 @@ import math
 
 import numpy as np
 
-from runtime._jit import jit
+from runtime._compile.jit import jit
 
 __all__ = [
     "P_COUNT",

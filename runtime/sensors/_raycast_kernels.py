@@ -15,7 +15,7 @@ import math
 
 import numpy as np
 
-from runtime._jit import jit
+from runtime._compile.jit import jit
 from runtime.rays.kernels import (
     NODE_WIDTH,
     WIDE_STACK_SIZE,

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from runtime._jit import CompiledCall
+from runtime._compile.jit import CompiledCall
 from runtime._quat import rotate_by_parts
 from runtime.sensors.base import SensorBase
 from runtime.sensors.state import PhysicsState

@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from runtime._jit import CompiledCall
+from runtime._compile.jit import CompiledCall
 from runtime.errors import SchemaError
 from runtime.rays.scene import usd_world_pose
 from runtime.sensors._raycast_authoring import (

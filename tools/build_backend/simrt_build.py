@@ -2,10 +2,10 @@
 
 Before setuptools builds a wheel (``pip install .``) or an editable install
 (``pip install -e .``), this compiles the kernels a run needs into
-``runtime/_kernel_seeds/kernels.seed`` (``python -m runtime._precompile --seeds``, in worker
-processes, into a temporary Numba cache). A first run then loads them instead of spending
-about 40 CPU-seconds compiling (see ``runtime/_seeds.py``: the seeds are used only on a
-machine, Python and Numba that match the build's).
+``runtime/_compile/kernel_seeds/kernels.seed`` (``python -m runtime._compile.precompile
+--seeds``, in worker processes, into a temporary Numba cache). A first run then loads them
+instead of spending about 40 CPU-seconds compiling (see ``runtime/_compile/seeds.py``: the
+seeds are used only on a machine, Python and Numba that match the build's).
 
 The build never fails because of the seeds: without Numba in the build environment, or if
 the compile fails or takes longer than ``SIMRT_SEED_TIMEOUT`` seconds (default 900), the
@@ -37,14 +37,14 @@ from setuptools.build_meta import (  # noqa: F401 - the hooks this backend does 
     prepare_metadata_for_build_wheel,
 )
 
-_SEED = os.path.join("runtime", "_kernel_seeds", "kernels.seed")
+_SEED = os.path.join("runtime", "_compile", "kernel_seeds", "kernels.seed")
 
 
 def _compile_seeds() -> None:
     if os.environ.get("SIMRT_BUILD_SEEDS", "1") == "0":
         return
     source = os.path.abspath(os.getcwd())
-    if not os.path.isfile(os.path.join(source, "runtime", "_precompile.py")):
+    if not os.path.isfile(os.path.join(source, "runtime", "_compile", "precompile.py")):
         return
     with tempfile.TemporaryDirectory(prefix="simrt-seeds-") as cache:
         env = dict(os.environ)
@@ -55,7 +55,7 @@ def _compile_seeds() -> None:
         timeout = float(os.environ.get("SIMRT_SEED_TIMEOUT", "900"))
         try:  # its own process group: a timeout also stops the compile workers it started
             child = subprocess.Popen(
-                [sys.executable, "-m", "runtime._precompile", "--seeds", _SEED],
+                [sys.executable, "-m", "runtime._compile.precompile", "--seeds", _SEED],
                 cwd=source,
                 env=env,
                 stdin=subprocess.DEVNULL,
@@ -86,7 +86,7 @@ def _compile_seeds() -> None:
 
 def _compile_bytecode() -> None:
     package = os.path.join(os.path.abspath(os.getcwd()), "runtime")
-    if not os.path.isfile(os.path.join(package, "_precompile.py")):
+    if not os.path.isfile(os.path.join(package, "_compile", "precompile.py")):
         return
     try:  # (never the install's failure: without bytecode a start only takes longer)
         compileall.compile_dir(package, quiet=2, workers=0)

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from runtime._jit import jit
+from runtime._compile.jit import jit
 
 __all__ = [
     "camera_images_kernel",
