@@ -132,6 +132,110 @@ class _RayHits(Topic):
         self.channel.log(message, log_time=log_time)
 
 
+class _LabImage(Topic):
+    """``/lab<sensor>/<image type>``: a lab camera's depth image as a ``RawImage`` (32FC1).
+
+    Pixels are the recorded depths [m] as float32, row-major from the top-left pixel;
+    misses keep the recording's value (``inf``, or what ``depth_clipping_behavior`` made
+    them). The frame is the sensor prim's path.
+    """
+
+    def __init__(self, sensor: str, info: Any) -> None:
+        self.topic = _topic_name("/lab", sensor) + "/" + info.field
+        self.sensor = sensor
+        self.names = [info.name]
+        self.height, self.width = (int(n) for n in info.shape[:2])
+
+    def open(self, context: Any) -> None:
+        from foxglove.channels import RawImageChannel
+
+        self.channel = RawImageChannel(
+            self.topic, context=context, metadata={"sensor": self.sensor, "unit": "m"}
+        )
+
+    def prepare(self, block: dict[str, np.ndarray]) -> None:
+        images = block[self.names[0]]
+        self.images = np.ascontiguousarray(images.reshape(images.shape[0], -1), "<f4")
+
+    def log(self, row: int, log_time: int, stamp: Any) -> None:
+        from foxglove.messages import RawImage
+
+        message = RawImage(
+            timestamp=stamp,
+            frame_id=self.sensor,
+            width=self.width,
+            height=self.height,
+            encoding="32FC1",
+            step=4 * self.width,
+            data=self.images[row].tobytes(),
+        )
+        self.channel.log(message, log_time=log_time)
+
+
+class _LabHits(Topic):
+    """``/lab<sensor>/ray_hits_w``: a lab ray caster's hits as a world-frame ``PointCloud``.
+
+    Fields ``x, y, z`` (and ``distance`` when ``ray_distances`` is recorded), float32, in ray
+    order; rays that missed (non-finite hits) are left out.
+    """
+
+    def __init__(self, sensor: str, hits: str, distances: str | None) -> None:
+        self.topic = _topic_name("/lab", sensor) + "/ray_hits_w"
+        self.sensor = sensor
+        self.names = [hits] + ([distances] if distances else [])
+
+    def open(self, context: Any) -> None:
+        from foxglove.channels import PointCloudChannel
+        from foxglove.messages import PackedElementField, PackedElementFieldNumericType
+
+        self.channel = PointCloudChannel(
+            self.topic, context=context, metadata={"sensor": self.sensor, "frame": "world"}
+        )
+        float32 = PackedElementFieldNumericType.Float32
+        labels = ("x", "y", "z", "distance")[: 2 + len(self.names)]
+        self.layout = [
+            PackedElementField(name=name, offset=4 * k, type=float32)
+            for k, name in enumerate(labels)
+        ]
+
+    def prepare(self, block: dict[str, np.ndarray]) -> None:
+        hits = block[self.names[0]]
+        packed = np.empty((*hits.shape[:2], len(self.layout)), np.float32)
+        packed[..., :3] = hits
+        if len(self.names) > 1:
+            packed[..., 3] = block[self.names[1]]
+        self.packed = packed
+        self.hit = np.isfinite(hits).all(axis=2)
+
+    def log(self, row: int, log_time: int, stamp: Any) -> None:
+        from foxglove.messages import PointCloud, Pose, Quaternion, Vector3
+
+        message = PointCloud(
+            timestamp=stamp,
+            frame_id="world",
+            pose=Pose(position=Vector3(), orientation=Quaternion(w=1.0)),
+            point_stride=4 * len(self.layout),
+            fields=self.layout,
+            data=self.packed[row][self.hit[row]].tobytes(),
+        )
+        self.channel.log(message, log_time=log_time)
+
+
+def _lab_topics(sensor: str, fields: dict[str, Any]) -> list[Topic]:
+    """A lab sensor's image and point-cloud topics (its small fields go to JSON)."""
+    topics: list[Topic] = []
+    for field in ("distance_to_image_plane", "distance_to_camera"):
+        info = fields.get(field)
+        if info is not None and len(info.shape) == 3 and info.shape[2] == 1:
+            topics.append(_LabImage(sensor, info))
+    hits = fields.get("ray_hits_w")
+    if hits is not None and len(hits.shape) == 2 and hits.shape[1] == 3:
+        distances = fields.get("ray_distances")
+        same = distances is not None and tuple(distances.shape) == tuple(hits.shape[:1])
+        topics.append(_LabHits(sensor, hits.name, distances.name if same else None))
+    return topics
+
+
 class _Joints(Topic):
     """``/joints<robot>``: positions, velocities and efforts as ``JointStates``."""
 
@@ -175,6 +279,7 @@ class _JsonTopic(Topic):
         self.fields = [(_field_key(info), info.name, _json_form(info)) for info in infos]
         self.names = [name for _, name, _ in self.fields]
         self.units = {_field_key(info): info.unit for info in infos if info.unit}
+        self.shapes = {_field_key(info): tuple(info.shape) for info in infos}
 
     def schema(self) -> dict[str, Any]:
         """The JSON schema of this topic's messages."""
@@ -190,8 +295,10 @@ class _JsonTopic(Topic):
             item = leaf.get(dtype.kind, number)
             if form == "scalar":
                 properties[key] = item
-            elif form == "array":
-                properties[key] = {"type": "array", "items": item}
+            elif form == "array":  # (nested lists for arrays of several dimensions)
+                for _ in self.shapes.get(key, (0,)):
+                    item = {"type": "array", "items": item}
+                properties[key] = item
             else:
                 properties[key] = {
                     "type": "object",
@@ -307,6 +414,8 @@ def plan_topics(reader: Any) -> list[Topic]:
             else:
                 LOGGER.warning("%s: %s: joint channels without DOF names", reader.path, sensor)
         else:
+            if kind == "lab":  # (Isaac Lab-style sensors: runtime.run.lab_channels)
+                topics += _lab_topics(sensor, fields)
             small = [
                 info
                 for info in fields.values()

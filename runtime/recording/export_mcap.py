@@ -12,10 +12,17 @@ Every message is stamped with the simulation time of its row (``log_time`` and
 - ``/raycast<sensor path>`` (``foxglove.PointCloud``, one per step): the hit points of the
   rays that hit (``hit`` and ``valid``), world frame (``ray_end_points_world``, whatever the
   sensor's output frame), fields ``x, y, z`` and ``depth`` (float32).
+- ``/lab<sensor path>/distance_to_image_plane`` (and ``/distance_to_camera``;
+  ``foxglove.RawImage``, encoding ``32FC1``, one per step): an Isaac Lab-style depth
+  camera's image, depths in metres (misses as recorded: ``inf``), frame the sensor path.
+- ``/lab<sensor path>/ray_hits_w`` (``foxglove.PointCloud``, one per step): an Isaac
+  Lab-style ray caster's hits (a height scan, a lidar), world frame, fields ``x, y, z`` and
+  ``distance`` (float32), misses left out.
 - ``/joints<robot path>`` (``foxglove.JointStates``, one per step): joint positions,
   velocities and efforts by DOF name.
 - ``/<kind><sensor path>`` (JSON with a JSON schema named ``simrt.<kind>``, one per step) for
-  every other sensor (IMU, contact, effort, commands): one plottable field per channel;
+  every other sensor (IMU, contact, effort, commands, the small fields of lab sensors under
+  ``/lab<sensor path>``): one plottable field per channel (at most 64 values);
   3-vectors as ``{x, y, z}``, quaternions as ``{x, y, z, w}``, DOF vectors keyed by DOF name,
   non-finite numbers as ``null``.
 

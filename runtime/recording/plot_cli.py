@@ -4,13 +4,20 @@ The figure has up to five panels, each drawn only when the recording holds such 
 IMU linear acceleration and angular velocity (sensor frame) over time, contact force over
 time (shaded where the sensor reports contact), joint positions over time, and a 3-D point
 cloud of every raycast hit in the world frame (the ray end points of hit rays, coloured by
-time). matplotlib is imported lazily with the non-interactive Agg backend.
+time). Isaac Lab-style sensors (channels of kind ``lab``, :mod:`runtime.run.lab_channels`)
+add one frame each (the last row, or ``--frame``): a depth camera's depth image
+(``distance_to_image_plane``, else ``distance_to_camera``) and a grid ray caster's height
+map (the hit heights ``ray_hits_w[:, 2]`` on the grid of its pattern's ``size`` and
+``resolution``, in the sensor's frame). matplotlib is imported lazily with the
+non-interactive Agg backend.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +25,14 @@ import numpy as np
 
 from runtime.errors import SimrtError
 
-__all__ = ["add_arguments", "run", "plot_recording"]
+__all__ = [
+    "LabFrame",
+    "add_arguments",
+    "height_map",
+    "lab_frame_channels",
+    "plot_recording",
+    "run",
+]
 
 _AXES = ("x", "y", "z")
 PLOT_ROWS = 20_000
@@ -40,6 +54,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="cap on plotted raycast hit points (evenly subsampled; default 200000)",
     )
     parser.add_argument("--dpi", type=int, default=110, help="PNG resolution (default 110)")
+    parser.add_argument(
+        "--frame",
+        type=int,
+        default=-1,
+        help="row of the depth images and height maps (negative: from the end; default -1)",
+    )
 
 
 def _short(path: str) -> str:
@@ -88,8 +108,105 @@ def raycast_hit_points(recording: Any, max_points: int = 200_000) -> tuple[np.nd
     return all_points, all_times
 
 
+_DEPTH_FIELDS = ("distance_to_image_plane", "distance_to_camera")
+
+
+@dataclass(frozen=True)
+class LabFrame:
+    """One row of a lab image channel (a depth image or a height scan).
+
+    Attributes:
+        info: the channel.
+        values: its values at the row, shape ``info.shape``.
+        row: the recording row.
+        time: the row's simulation time [s].
+    """
+
+    info: Any
+    values: np.ndarray
+    row: int
+    time: float
+
+
+def lab_frame_channels(channels: Mapping[str, Any]) -> list[Any]:
+    """The lab channels drawn as one frame: per camera its depth image, per grid scan its hits.
+
+    Args:
+        channels: channel name -> :class:`~runtime.recording.ChannelInfo`.
+    """
+    depth: dict[str, Any] = {}
+    scans = []
+    for info in channels.values():
+        if info.kind != "lab":
+            continue
+        if info.field in _DEPTH_FIELDS and len(info.shape) == 3:
+            kept = depth.get(info.sensor)
+            if kept is None or _DEPTH_FIELDS.index(info.field) < _DEPTH_FIELDS.index(kept.field):
+                depth[info.sensor] = info
+        elif info.field == "ray_hits_w" and (info.attrs.get("pattern") or {}).get("pattern") == (
+            "grid"
+        ):
+            scans.append(info)
+    return [*depth.values(), *scans]
+
+
+def _frames(recording: Any, frame: int) -> list[LabFrame]:
+    """The lab frames of a loaded recording at row ``frame``."""
+    infos = lab_frame_channels(recording.channels)
+    if not infos or not len(recording):
+        return []
+    row = _row(frame, len(recording))
+    return [
+        LabFrame(info, np.asarray(recording.data[info.name][row]), row, float(recording.time[row]))
+        for info in infos
+    ]
+
+
+def _row(frame: int, rows: int) -> int:
+    if not -rows <= frame < rows:
+        raise SimrtError(f"--frame {frame} is outside the recording's {rows} rows")
+    return frame % rows
+
+
+def height_map(info: Any, hits: np.ndarray) -> tuple[np.ndarray, tuple[float, ...]]:
+    """A grid scan's hit heights as an image: rows y, columns x (sensor frame).
+
+    Args:
+        info: the ``ray_hits_w`` channel (its ``pattern`` attribute: ``size``,
+            ``resolution``, ``ordering``).
+        hits: one row of it, (R, 3) [m, world].
+
+    Returns:
+        ``(heights, extent)``: (ny, nx) hit heights z (NaN for misses) and the grid's
+        ``(x_min, x_max, y_min, y_max)`` [m].
+
+    Raises:
+        SimrtError: the pattern's grid does not have the channel's ray count.
+    """
+    pattern = info.attrs["pattern"]
+    length, width = (float(v) for v in pattern["size"])
+    resolution = float(pattern["resolution"])
+    # the grid pattern's rows: x and y from -size / 2 to size / 2 (end included to 1e-9 m)
+    nx = np.arange(-length / 2.0, length / 2.0 + 1.0e-9, resolution).size
+    ny = np.arange(-width / 2.0, width / 2.0 + 1.0e-9, resolution).size
+    z = np.where(np.isfinite(hits[:, 2]), hits[:, 2], np.nan)
+    if z.size != nx * ny:
+        raise SimrtError(
+            f"{info.name}: {z.size} rays do not fill the pattern's {nx} x {ny} grid "
+            f"(size {pattern['size']}, resolution {resolution})"
+        )
+    heights = z.reshape(ny, nx) if pattern.get("ordering", "xy") == "xy" else z.reshape(nx, ny).T
+    return heights, (-length / 2.0, length / 2.0, -width / 2.0, width / 2.0)
+
+
 def plot_recording(
-    recording: Any, out_path: str | os.PathLike[str], *, max_points: int = 200_000, dpi: int = 110
+    recording: Any,
+    out_path: str | os.PathLike[str],
+    *,
+    max_points: int = 200_000,
+    dpi: int = 110,
+    frame: int = -1,
+    lab_frames: list[LabFrame] | None = None,
 ) -> list[str]:
     """Render a recording to a PNG (written atomically).
 
@@ -98,12 +215,15 @@ def plot_recording(
         out_path: destination PNG.
         max_points: cap on plotted raycast points.
         dpi: resolution.
+        frame: the row of the depth images and height maps (negative: from the end).
+        lab_frames: those frames, read already (``simrt plot`` reads one row of each
+            instead of loading the images of every row); None: taken from ``recording``.
 
     Returns:
         Titles of the panels drawn.
 
     Raises:
-        SimrtError: the recording holds nothing plottable.
+        SimrtError: the recording holds nothing plottable, or ``frame`` is not a row.
     """
     import matplotlib
 
@@ -115,6 +235,7 @@ def plot_recording(
     contacts = recording.channels_of_kind("contact")
     joints = recording.channels_of_kind("joint_state")
     points, point_times = raycast_hit_points(recording, max_points)
+    frames = _frames(recording, frame) if lab_frames is None else lab_frames
 
     panels: list[str] = []
     if imus:
@@ -125,13 +246,15 @@ def plot_recording(
         panels.append("joint positions")
     if points.shape[0]:
         panels.append("raycast hits")
+    panels += ["depth image" if f.info.field in _DEPTH_FIELDS else "height map" for f in frames]
     if not panels:
         raise SimrtError("recording holds no IMU, contact, joint or raycast data to plot")
 
-    n_time = sum(1 for p in panels if p != "raycast hits")
+    n_time = sum(1 for p in panels if p not in ("raycast hits", "depth image", "height map"))
     has_cloud = "raycast hits" in panels
-    fig = plt.figure(figsize=(12, 2.6 * max(n_time, 1) + (8.0 if has_cloud else 0)))
-    rows = n_time + (3 if has_cloud else 0)
+    height = 2.6 * max(n_time, 1) + (8.0 if has_cloud else 0) + 5.0 * len(frames)
+    fig = plt.figure(figsize=(12, height))
+    rows = n_time + (3 if has_cloud else 0) + 2 * len(frames)
     grid = fig.add_gridspec(rows, 1)
     row = 0
     time_axes = []
@@ -221,6 +344,11 @@ def plot_recording(
         ax3.set_box_aspect(tuple(float(s) if s > 1e-9 else 1e-3 for s in span), zoom=1.2)
         ax3.view_init(elev=35, azim=-115)
         fig.colorbar(scatter, ax=ax3, shrink=0.6, label="height z")
+        row += 3
+    for item in frames:
+        ax = fig.add_subplot(grid[row : row + 2, 0])
+        row += 2
+        _draw_frame(fig, ax, item)
     scene = recording.run.get("scene", "")
     fig.suptitle(
         f"simrt recording {Path(str(scene)).name} — {len(recording)} steps"
@@ -240,15 +368,50 @@ def plot_recording(
     return panels
 
 
+def _draw_frame(fig: Any, ax: Any, item: LabFrame) -> None:
+    """A depth image or a height map on ``ax``."""
+    info, where = item.info, f"row {item.row}, t = {item.time:.3f} s"
+    if info.field in _DEPTH_FIELDS:
+        image = np.asarray(item.values, np.float64)[..., 0]
+        image = np.where(np.isfinite(image), image, np.nan)  # (misses: inf)
+        shown = ax.imshow(image, cmap="viridis", interpolation="nearest")
+        ax.set_title(f"depth image {_short(info.sensor)}: {info.field} ({where})", fontsize=10)
+        ax.set_xlabel("pixel column")
+        ax.set_ylabel("pixel row")
+        fig.colorbar(shown, ax=ax, shrink=0.8, label=f"depth [{info.unit or 'm'}]")
+        return
+    heights, extent = height_map(info, np.asarray(item.values, np.float64))
+    shown = ax.imshow(heights, origin="lower", extent=extent, cmap="terrain")
+    finite = heights[np.isfinite(heights)]
+    if finite.size and np.ptp(finite) < 1.0e-3:  # flat ground: no colour scale of noise
+        middle = float(np.mean(finite))
+        shown.set_clim(middle - 0.05, middle + 0.05)
+    ax.set_title(f"height map {_short(info.sensor)}: hit height z ({where})", fontsize=10)
+    ax.set_xlabel("x [m] (scan frame)")
+    ax.set_ylabel("y [m] (scan frame)")
+    fig.colorbar(shown, ax=ax, shrink=0.8, label=f"height z [{info.unit or 'm'}]")
+
+
 def run(args: argparse.Namespace) -> int:
     """Run ``simrt plot``."""
     from runtime.recording.reader import open_recording
 
     reader = open_recording(args.file)
+    # lab images and scans: one row read (not every row loaded); the rest as time series
+    framed = lab_frame_channels(reader.channels)
+    skipped = {info.name for info in framed}
+    names = [name for name in reader.channels if name not in skipped]
+    frames = []
+    if framed and reader.rows:
+        row = _row(args.frame, reader.rows)
+        time = float(reader.read("time", row, row + 1)[0])
+        frames = [LabFrame(i, reader.read(i.name, row, row + 1)[0], row, time) for i in framed]
     # long runs are plotted from evenly spaced rows (at most PLOT_ROWS of them)
-    recording = reader.load(every=max(1, -(-reader.rows // PLOT_ROWS)))
+    recording = reader.load(names, every=max(1, -(-reader.rows // PLOT_ROWS)))
     out = Path(args.out) if args.out else Path(str(args.file).rstrip("/")).with_suffix(".png")
-    panels = plot_recording(recording, out, max_points=args.max_points, dpi=args.dpi)
+    panels = plot_recording(
+        recording, out, max_points=args.max_points, dpi=args.dpi, lab_frames=frames
+    )
     partial = f"; partial: {reader.damage}" if reader.damage is not None else ""
     print(f"wrote {out} ({', '.join(panels)}{partial})")  # noqa: T201
     return 0
