@@ -76,6 +76,7 @@ def test_a_missing_commit_log_is_reported(tmp_path, caplog):
         recording = load_recording(path)
     assert "commit log" in caplog.text and "missing" in caplog.text
     assert len(recording) == 12  # the closed group's rows
+    assert not recording.complete and "commit log is missing" in recording.reason
 
 
 def test_steps_must_increase(tmp_path, caplog):

@@ -206,7 +206,11 @@ class RecordingReader:
             channels={name: self.channels[name] for name in selected},
             complete=self.complete,
             run=self.run,
-            reason=self.reason if self.damage is None else self.damage,
+            reason=self.damage
+            if self.reason is None
+            else f"{self.damage}; {self.reason}"
+            if self.damage is not None
+            else self.reason,
             damage=self.damage,
         )
 
@@ -282,7 +286,9 @@ def _check_chunk_files(
             name = "c/" + "/".join(str(i) for i in (index, *tail))
         if not os.path.exists(root / key / name):
             raise _DamagedChunk(f"chunk file {key}/{name} is missing")
-        if checksums and index in checksums:
+        if checksums and index not in checksums:  # (every chunk written is logged)
+            raise _DamagedChunk(f"chunk file {key}/{name} has no checksum in the commit log")
+        if checksums:
             with open(root / key / name, "rb") as handle:
                 handle.seek(0, os.SEEK_END)
                 handle.seek(max(0, handle.tell() - 4))
@@ -351,11 +357,19 @@ def _open_store(path: Path) -> RecordingReader:
     run = simrt.get("run", {})
     if not isinstance(names, list) or not isinstance(run, dict):
         raise SimrtError(f"{path}: recording metadata damaged (channels / run)")
-    log = _read_commit_log(path)
+    hint = simrt.get("arrays")
+    log = _read_commit_log(path, hint if isinstance(hint, list) else None)
     committed, complete, reason, paths = log.rows, log.complete, log.reason, log.paths
+    unchecked = None  # why the chunks cannot be checked against the log (never complete)
     if committed is None:
         committed = _rows_without_log(path, simrt)
-    complete = bool(simrt.get("complete")) if complete is None else complete
+        if committed:
+            unchecked = "the commit log is missing: chunks not checked against it"
+    elif log.unverified:
+        unchecked = "commit log lines damaged: chunks not checked against it"
+        _LOG.warning("%s: %s", path, unchecked)
+    if complete is None:  # (no closing line in the log: the group's word, for its rows only)
+        complete = bool(simrt.get("complete")) and simrt.get("rows") == committed
     reason = simrt.get("reason") if reason is None else reason
     rows = committed or 0
     arrays: dict[str, Any] = {}
@@ -367,6 +381,12 @@ def _open_store(path: Path) -> RecordingReader:
             raise SimrtError(f"{path}: channel {name!r} missing or unreadable ({error})") from None
         arrays[name] = array
         rows = min(rows, int(array.shape[0]))
+        described = dict(array.attrs).get("simrt")
+        named = described.get("name") if isinstance(described, dict) else None
+        if named is not None and named != name:  # (another array's document in its folder)
+            raise SimrtError(f"{path}: the document of {name!r} describes {named!r}")
+        if name in ("step", "time") and (array.dtype.kind != ("i" if name == "step" else "f")):
+            raise SimrtError(f"{path}: {name!r} has dtype {array.dtype}")
         if name not in ("step", "time"):
             try:
                 info = ChannelInfo.from_json(str(name), dict(array.attrs).get("simrt", {}))
@@ -382,14 +402,14 @@ def _open_store(path: Path) -> RecordingReader:
     reader = RecordingReader(
         path,
         rows,
-        bool(complete) and rows == committed,
+        bool(complete) and rows == committed and unchecked is None,
         run,
         channels,
         int(simrt.get("chunk_rows") or 1024),
         arrays,
-        reason,
+        reason if unchecked is None else unchecked,
     )
-    reader._checksums = log.checksums
+    reader._checksums = {} if log.unverified else log.checksums
     return reader
 
 
@@ -469,14 +489,16 @@ class _CommitLog:
         self.paths: dict[str, list[str]] = {}
         self.checksums: dict[str, dict[int, set[str]]] = {}
         self.arrays: list[str] = []
+        self.unverified = False  # chunk checksums logged that cannot be assigned to arrays
 
     def add_checksums(self, line: dict[str, Any], pending: bool) -> bool:
         index = line.get("pending" if pending else "chunk")
         text = line.get("crc")
         if not isinstance(index, int) or not isinstance(text, str):
             return not pending and "chunk" not in line  # (a line without a chunk is fine)
-        if len(text) != 8 * len(self.arrays):
-            return False
+        if len(text) != 8 * len(self.arrays):  # (the arrays' line was lost: rows still count)
+            self.unverified = True
+            return True
         for number, key in enumerate(self.arrays):
             crc = text[8 * number : 8 * number + 8]
             chunks = self.checksums.setdefault(key, {})
@@ -487,9 +509,14 @@ class _CommitLog:
         return True
 
 
-def _read_commit_log(path: Path) -> _CommitLog:
-    """Rows, complete, reason, hit-path tables and chunk checksums of a store's commit log."""
+def _read_commit_log(path: Path, arrays: list[str] | None = None) -> _CommitLog:
+    """Rows, complete, reason, hit-path tables and chunk checksums of a store's commit log.
+
+    ``arrays``: the checksums' array order as the group's attributes name it (the log's
+    first line names it too).
+    """
     log = _CommitLog()
+    log.arrays = [str(key) for key in arrays or ()]
     try:
         with open(path / COMMIT_LOG, "rb") as handle:
             text = handle.read()

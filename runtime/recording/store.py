@@ -729,5 +729,8 @@ class StoreWriter:
             "rows": self._committed, "reason": None, "chunk_rows": self.chunk_rows,
             "channels": [*self._channels, *self._derived], "run": self.meta,
             "versions": dict(_versions()),
+            # the arrays in the order of each commit line's chunk checksums
+            "arrays": [*map(array_key, self._channels), "step", "time",
+                       *map(array_key, self._derived)],
         }  # fmt: skip
         return json.loads(json.dumps(attrs, default=json_default))
