@@ -2,12 +2,15 @@
 
 A value (``None``, bools, ints, floats, strings, lists, tuples, dicts with string keys,
 NumPy arrays and scalars of numeric or bool dtype, ``runtime.*`` modules, and instances of
-the classes the caller names) is written to one ``.npz`` file: each array as its own
-member, and a JSON document (member ``__plain__``, UTF-8 bytes) describing the rest, with
-arrays and repeated objects referred to by number (an array or object held twice is one
-object again when read). Reading uses ``numpy.load(allow_pickle=False)`` and ``json``;
-an instance is made with ``cls.__new__`` and its attributes set from the document, for
-classes in the reader's allow-list only: nothing in a file can name code to run.
+the classes the caller names) is written to one ``.npz`` file of two ``uint8`` members: a
+JSON document (``__plain__``, UTF-8) describing the value, and every array's bytes packed
+into one buffer (``__arrays__``, each array 64-byte aligned, its dtype, shape and offset in
+the document), with arrays and repeated objects referred to by number (an array or object
+held twice is one object again when read). One member for all arrays: a ray scene's 180
+arrays as members took 7 ms to open, the buffer well under one. Reading uses
+``numpy.load(allow_pickle=False)`` and ``json``; an instance is made with ``cls.__new__``
+and its attributes set from the document, for classes in the reader's allow-list only:
+nothing in a file can name code to run.
 """
 
 from __future__ import annotations
@@ -25,6 +28,8 @@ import numpy as np
 __all__ = ["PlainDataError", "read_plain", "write_plain"]
 
 _DOC = "__plain__"
+_ARRAYS = "__arrays__"
+_ALIGN = 64
 _KINDS = "biuf"  # array / scalar dtypes kept: bool, signed, unsigned, float
 
 
@@ -89,6 +94,19 @@ class _Encoder:
             self.arrays[f"a{len(self.arrays)}"] = array
         return {"t": "array", "v": self.seen[id(array)]}
 
+    def pack(self) -> tuple[list[dict[str, Any]], np.ndarray]:
+        """The arrays' table (dtype, shape, offset) and their bytes in one buffer."""
+        table, offset = [], 0
+        for array in self.arrays.values():
+            offset = -(-offset // _ALIGN) * _ALIGN
+            table.append({"dtype": array.dtype.str, "shape": list(array.shape), "at": offset})
+            offset += array.nbytes
+        buffer = np.zeros(offset, np.uint8)
+        for entry, array in zip(table, self.arrays.values(), strict=True):
+            data = np.ascontiguousarray(array).view(np.uint8).reshape(-1)
+            buffer[entry["at"] : entry["at"] + data.size] = data
+        return table, buffer
+
 
 class _Decoder:
     def __init__(self, arrays: dict[str, np.ndarray], classes: Iterable[type]) -> None:
@@ -144,13 +162,26 @@ def write_plain(path: Any, value: Any, classes: Iterable[type] = (), **meta: Any
     """
     encoder = _Encoder(classes)
     document = {"meta": meta, "value": encoder.encode(value)}
+    document["arrays"], packed = encoder.pack()
     text = json.dumps(document, separators=(",", ":"), allow_nan=False)
-    members = dict(encoder.arrays)
-    members[_DOC] = np.frombuffer(text.encode(), np.uint8)
+    members = {_DOC: np.frombuffer(text.encode(), np.uint8), _ARRAYS: packed}
     buffer = io.BytesIO()
     np.savez(buffer, **members)
     with open(path, "wb") as handle:
         handle.write(buffer.getvalue())
+
+
+def _unpack(packed: np.ndarray, entry: dict[str, Any]) -> np.ndarray:
+    """One array (a copy: its own aligned, writable memory) out of the packed buffer."""
+    dtype = np.dtype(str(entry["dtype"]))
+    if dtype.kind not in _KINDS:
+        raise PlainDataError(f"array of dtype {dtype}")
+    shape = tuple(int(n) for n in entry["shape"])
+    at = int(entry["at"])
+    count = int(np.prod(shape, dtype=np.int64))
+    if at < 0 or any(n < 0 for n in shape) or at + count * dtype.itemsize > packed.size:
+        raise PlainDataError("an array outside the packed buffer")
+    return np.frombuffer(packed, dtype, count, at).reshape(shape).copy()
 
 
 def read_plain(path: Any, classes: Iterable[type] = ()) -> tuple[Any, dict[str, Any]]:
@@ -161,18 +192,17 @@ def read_plain(path: Any, classes: Iterable[type] = ()) -> tuple[Any, dict[str, 
     """
     try:
         with np.load(path, allow_pickle=False) as members:
-            arrays = {name: members[name] for name in members.files}
+            if sorted(members.files) != sorted((_DOC, _ARRAYS)):
+                raise PlainDataError(f"members {members.files}, not {_DOC} and {_ARRAYS}")
+            raw, packed = members[_DOC], members[_ARRAYS]
     except (OSError, ValueError, zipfile.BadZipFile, EOFError) as error:
         raise PlainDataError(f"not a plain-data file ({error})") from None
-    raw = arrays.pop(_DOC, None)
-    if raw is None or raw.dtype != np.uint8:
-        raise PlainDataError("no document")
-    for name, array in arrays.items():
-        if array.dtype.kind not in _KINDS:
-            raise PlainDataError(f"member {name} of dtype {array.dtype}")
+    if raw.dtype != np.uint8 or packed.dtype != np.uint8 or packed.ndim != 1:
+        raise PlainDataError("members not of bytes")
     try:
         document = json.loads(raw.tobytes().decode())
         meta = document["meta"]
+        arrays = {f"a{n}": _unpack(packed, entry) for n, entry in enumerate(document["arrays"])}
         value = _Decoder(arrays, classes).decode(document["value"])
     except PlainDataError:
         raise

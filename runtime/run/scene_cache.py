@@ -43,7 +43,7 @@ from typing import Any
 __all__ = ["SceneCache", "cache_root", "layer_digests", "scene_key"]
 
 _LOG = logging.getLogger(__name__)
-_ENTRY_VERSION = 2  # 2: plain-data entries (1 held pickles)
+_ENTRY_VERSION = 3  # 2: plain-data entries (1 held pickles); 3: arrays packed in one member
 
 
 def cache_root() -> Path:
