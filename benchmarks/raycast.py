@@ -107,8 +107,10 @@ def _compile_times(np, kernels):
     out = {}
     t0 = time.perf_counter()
     i64 = np.int64
-    kernels.bvh_build_kernel(v, f, np.empty((2, 12)), np.empty((2, 4), i64), np.empty((1, 9)),
-                             np.empty(1, i64), np.empty(1, i64))  # fmt: skip
+    from runtime.rays._bvh_build_kernels import bvh_build_kernel
+
+    bvh_build_kernel(v, f, np.empty((2, 12)), np.empty((2, 4), i64), np.empty((1, 9)),
+                     np.empty(1, i64), np.empty(1, i64))  # fmt: skip
     out["bvh build"] = time.perf_counter() - t0
     from runtime.rays.backends import NumbaBvhBackend
 
@@ -409,7 +411,7 @@ def main() -> int:
     import numpy as np
     import trimesh
 
-    from runtime.rays import _bvh_kernels as kernels
+    from runtime.rays import _scene_cast_kernels as kernels
 
     threads_list = [min(int(t), numba.config.NUMBA_NUM_THREADS) for t in args.threads.split(",")]
     threads_list = sorted(set(threads_list))

@@ -6,7 +6,10 @@ import numpy as np
 import pytest
 import trimesh
 
-from runtime.rays import _bvh_kernels as kernels
+from runtime.rays import _bvh_build_kernels as building
+from runtime.rays import _embree_kernels, _solid_kernels
+from runtime.rays import _scene_cast_kernels as casts
+from runtime.rays import _traversal_kernels as traversal
 from runtime.rays.backends import (
     PARALLEL_MIN_RAYS,
     EmbreexBackend,
@@ -88,7 +91,7 @@ def test_build_invariants(face_count_target):
             else:
                 assert np.all(lo == np.inf) and np.all(hi == -np.inf)
     assert np.all(seen == 1)
-    assert max_leaf <= kernels.MAX_LEAF_SIZE
+    assert max_leaf <= building.MAX_LEAF_SIZE
     np.testing.assert_array_equal(np.sort(order), np.arange(f))
     np.testing.assert_allclose(tris[:, 0:3], vertices[faces[order, 0]])
 
@@ -111,7 +114,7 @@ def test_closest_hit_matches_brute_force(double_sided):
     max_d[::7] = 2.0
     dist = np.empty(len(o))
     face = np.empty(len(o), np.int64)
-    kernels.bvh_closest_hit_kernel(boxes, refs, tris, order, 0, o, d, max_d, double_sided, dist,
+    traversal.bvh_closest_hit_kernel(boxes, refs, tris, order, 0, o, d, max_d, double_sided, dist,
                                    face)  # fmt: skip
     ref_d, ref_f = brute_force(v, f, o, d, max_d, double_sided)
     np.testing.assert_array_equal(np.isfinite(dist), np.isfinite(ref_d))
@@ -274,8 +277,8 @@ def test_kernels_run_as_plain_python_and_compile_once():
     f = np.ascontiguousarray(mesh.faces, np.int64)
     outs = []
     for compiled in (True, False):
-        build_fn = kernels.bvh_build_kernel if compiled else kernels.bvh_build_kernel.py_func
-        hit_fn = kernels.bvh_closest_hit_kernel
+        build_fn = building.bvh_build_kernel if compiled else building.bvh_build_kernel.py_func
+        hit_fn = traversal.bvh_closest_hit_kernel
         hit_fn = hit_fn if compiled else hit_fn.py_func
         n = len(f)
         boxes = np.empty((2 * n, 12))
@@ -292,10 +295,11 @@ def test_kernels_run_as_plain_python_and_compile_once():
     assert outs[0][0] == outs[1][0]
     np.testing.assert_array_equal(outs[0][1], outs[1][1])
     np.testing.assert_array_equal(outs[0][2], outs[1][2])
-    for name in kernels.__all__:
-        kernel = getattr(kernels, name)
-        if hasattr(kernel, "signatures") and kernel.signatures:
-            assert len(kernel.signatures) == 1, name
+    for module in (building, traversal, _solid_kernels, casts, _embree_kernels):
+        for name in module.__all__:
+            kernel = getattr(module, name)
+            if hasattr(kernel, "signatures") and kernel.signatures:
+                assert len(kernel.signatures) == 1, name
 
 
 def test_morton_ordered_large_batch_returns_results_in_caller_order():
@@ -336,11 +340,11 @@ def test_bucket_order_is_a_stable_sort_on_the_top_morton_bits():
     o[:100] = o[0]  # ties: equal keys keep the caller's order
     max_d = rng.uniform(1.0, 5.0, count)
     codes = np.empty(count, np.int64)
-    kernels.ray_morton_codes_kernel(o, d, codes)
-    expected = np.argsort(codes >> (60 - kernels.MORTON_BUCKET_BITS), kind="stable")
+    casts.ray_morton_codes_kernel(o, d, codes)
+    expected = np.argsort(codes >> (60 - casts.MORTON_BUCKET_BITS), kind="stable")
     order = np.empty(count, np.int64)
     oo, dd, mm = np.empty((count, 3)), np.empty((count, 3)), np.empty(count)
-    kernels.ray_bucket_order_kernel(o, d, max_d, np.empty(count, np.int64), order, oo, dd, mm)
+    casts.ray_bucket_order_kernel(o, d, max_d, np.empty(count, np.int64), order, oo, dd, mm)
     np.testing.assert_array_equal(order, expected)
     np.testing.assert_array_equal(oo, o[expected])
     np.testing.assert_array_equal(dd, d[expected])
@@ -349,7 +353,7 @@ def test_bucket_order_is_a_stable_sort_on_the_top_morton_bits():
     # non-finite rays (never hit) still get a bucket: no write outside the counts
     o[5] = np.nan
     d[7] = [np.inf, 0.0, np.nan]
-    kernels.ray_bucket_order_kernel(o, d, max_d, np.empty(count, np.int64), order, oo, dd, mm)
+    casts.ray_bucket_order_kernel(o, d, max_d, np.empty(count, np.int64), order, oo, dd, mm)
     np.testing.assert_array_equal(np.sort(order), np.arange(count))
 
 
@@ -383,7 +387,7 @@ def test_two_threads_are_bit_identical_to_one(sort_threshold):
     dist = np.empty(count)
     face = np.empty(count, np.int64)
     b.cast(o, d, max_d, positions, q, np.empty(count), np.empty(count, np.int64))  # boxes
-    kernels.scene_closest_hit_parallel_kernel(
+    casts.scene_closest_hit_parallel_kernel(
         b.wide_nodes, b.leaf_triangles, b.leaf_ids, b.wide_roots, positions, q,
         b._world_boxes, o, d, max_d, False, dist, face, 2,
     )  # fmt: skip

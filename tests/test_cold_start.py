@@ -207,7 +207,7 @@ def test_cached_kernels_load_without_the_compiler_registries_and_compiling_still
     process refreshes the registries itself."""
     code = (
         "import sys, numpy as np\n"
-        "from runtime.rays import _bvh_kernels as k\n"
+        "from runtime.rays import _bvh_build_kernels as k\n"
         "v = np.array([[0.0, 0, 0], [1, 0, 0], [0, 1, 0], [0, 0, 1]])\n"
         "f = np.array([[0, 1, 2], [0, 1, 3], [0, 2, 3], [1, 2, 3]])\n"
         "boxes = np.empty((8, 12)); refs = np.empty((8, 4), np.int64)\n"
@@ -248,7 +248,7 @@ def test_a_change_in_another_kernel_file_invalidates_cached_kernels(tmp_path):
     """A kernel's cache entry is stale when any kernel source changed, not only its own
     file: kernels bake in constants from other kernel modules (``runtime._compile.jit``).
 
-    A copy of the package compiles a kernel of ``_bvh_kernels.py``; a second process loads
+    A copy of the package compiles a kernel of ``_bvh_build_kernels.py``; a second process loads
     it from the cache; after a comment is added to ``_simd.py`` only, a third process
     compiles it again instead of loading machine code built with the old constants, and
     the cold-start precompile counts it as missing."""
@@ -261,7 +261,7 @@ def test_a_change_in_another_kernel_file_invalidates_cached_kernels(tmp_path):
     code = (
         "import numpy as np\n"
         "from runtime._compile import precompile as _precompile\n"
-        "from runtime.rays import _bvh_kernels as k\n"
+        "from runtime.rays import _bvh_build_kernels as k\n"
         "print(_precompile._cached(k._half_area_kernel))\n"
         "print(k._half_area_kernel(0.0, 0.0, 0.0, 1.0, 2.0, 3.0))\n"
         "print(sum(k._half_area_kernel.stats.cache_hits.values()))\n"

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from runtime._quat import cross, rotate_vectors
-from runtime.rays import _bvh_kernels
+from runtime.rays import _solid_kernels, _traversal_kernels
 from runtime.sensors import _contact_kernels, _imu_kernels, _raycast_kernels
 from tests.helpers.bvh import build
 from tests.helpers.reference_sensors import (
@@ -327,7 +327,7 @@ def test_bvh_closest_hit_matches_brute_force(case, double_sided):
     boxes, refs, tris, order = build(vertices, faces)
     dist = np.empty(len(origins))
     face = np.empty(len(origins), np.int64)
-    _bvh_kernels.bvh_closest_hit_kernel(
+    _traversal_kernels.bvh_closest_hit_kernel(
         boxes, refs, tris, order, 0, origins, directions, max_d, double_sided, dist, face
     )
     eps = 1e-9
@@ -348,11 +348,11 @@ def test_bvh_closest_hit_matches_brute_force(case, double_sided):
 
 def _inside_reference(kind, params, p):
     x, y, z = p
-    if kind == _bvh_kernels.SOLID_BOX:
+    if kind == _solid_kernels.SOLID_BOX:
         return bool(np.all(np.abs(p) <= params[:3]))
-    if kind == _bvh_kernels.SOLID_SPHERE:
+    if kind == _solid_kernels.SOLID_SPHERE:
         return bool(np.dot(p, p) <= params[0] ** 2)
-    if kind == _bvh_kernels.SOLID_CAPSULE:
+    if kind == _solid_kernels.SOLID_CAPSULE:
         closest = np.array([0.0, 0.0, np.clip(z, -params[1], params[1])])
         return bool(np.linalg.norm(p - closest) ** 2 <= params[0] ** 2)
     return bool(abs(z) <= params[1] and x * x + y * y <= params[0] ** 2)
@@ -365,10 +365,10 @@ def _inside_reference(kind, params, p):
     point=hnp.arrays(np.float64, (3,), elements=st.floats(-3.0, 3.0)),
 )
 def test_inside_solid_matches_reference(kind, params, point):
-    code = getattr(_bvh_kernels, f"SOLID_{kind.upper()}")
+    code = getattr(_solid_kernels, f"SOLID_{kind.upper()}")
     table = np.ascontiguousarray(params.reshape(1, 3))
     planes = np.zeros((0, 4))
-    got = _bvh_kernels.inside_solid_kernel(code, table, 0, planes, 0, 0, *point)
+    got = _solid_kernels.inside_solid_kernel(code, table, 0, planes, 0, 0, *point)
     assert bool(got) == _inside_reference(code, params, point)
 
 
@@ -459,7 +459,7 @@ def test_bvh_non_finite_or_zero_rays_never_hit(case, bad, where):
         directions[:] = 0.0
     dist = np.empty(len(origins))
     face = np.empty(len(origins), np.int64)
-    _bvh_kernels.bvh_closest_hit_kernel(
+    _traversal_kernels.bvh_closest_hit_kernel(
         boxes, refs, tris, order, 0, origins, directions, max_d, True, dist, face
     )
     assert np.all(np.isinf(dist)) and np.all(face == -1)

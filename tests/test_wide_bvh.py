@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import trimesh
 
-from runtime.rays import _bvh_kernels as kernels
+from runtime.rays import _traversal_kernels as kernels
 from runtime.rays._simd import LEAF_WIDTH
 from runtime.rays._wide_bvh_kernels import NODE_ROWS, compact_leaves, leaf_edges
 from runtime.rays.backends import NumbaBvhBackend

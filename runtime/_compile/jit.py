@@ -87,7 +87,7 @@ def _stamp_caches_with_kernel_sources() -> None:
 
     Numba stamps a cache entry with its own source file's hash. A kernel also bakes in
     constants and functions imported from other kernel modules (``NODE_WIDTH`` from
-    ``_simd.py``, helpers from ``_bvh_kernels.py``): after an update that changes only
+    ``_simd.py``, helpers from ``rays/_traversal_kernels.py``): after an update that changes only
     those (a ``git pull`` into an editable install), the stale entry would be loaded and
     could crash the process. The stamp of every kernel file inside this package also covers
     :func:`kernel_sources_digest`, so any such change recompiles them all. Other packages'

@@ -66,7 +66,7 @@ KERNELS = (
         ),
     ),
     (
-        "runtime.rays._bvh_kernels",
+        "runtime.rays._bvh_build_kernels",
         "bvh_build_kernel",
         2.6,
         (

@@ -40,7 +40,10 @@ _LOG = logging.getLogger(__name__)
 # (this process compiles them when it calls them); ``step`` kernels in the loop.
 _MODULES = {
     "runtime.engine._kernels": ("engine", "build"),
-    "runtime.rays._bvh_kernels": ("raycast", "step"),
+    "runtime.rays._bvh_build_kernels": ("raycast", "step"),
+    "runtime.rays._traversal_kernels": ("raycast", "step"),
+    "runtime.rays._solid_kernels": ("raycast", "step"),
+    "runtime.rays._scene_cast_kernels": ("raycast", "step"),
     "runtime.kinematics._kernels": ("ik", "step"),
     "runtime.sensors._contact_kernels": ("contact", "step"),
     "runtime.sensors._imu_kernels": ("imu", "step"),

@@ -1,6 +1,6 @@
 """Wide (8-ary) BVH: built from the binary SAH BVH, traversed with vector box and leaf tests.
 
-The binary BVH of :mod:`runtime.rays._bvh_kernels` is collapsed into nodes of up to
+The binary BVH of :mod:`runtime.rays._bvh_build_kernels` is collapsed into nodes of up to
 :data:`~runtime.rays._simd.NODE_WIDTH` children (the inner child of largest surface area
 is opened until a node has 8 children or only leaves), and every leaf's triangles are
 stored as one block of :data:`~runtime.rays._simd.LEAF_WIDTH` lanes (a binary node
@@ -23,7 +23,7 @@ Layout (all groups of a scene concatenated, like the binary arrays):
 * ``leaf_ids`` (L, 8) int64: the ``triangle_ids`` of each lane (-1 unused).
 * ``wide_roots`` (G,) int64: each group's root wide node, -1 for an empty group.
 
-Kernels trust their inputs (see :mod:`runtime.rays._bvh_kernels`).
+Kernels trust their inputs (see :mod:`runtime.rays._traversal_kernels`).
 """
 
 from __future__ import annotations
@@ -246,7 +246,7 @@ def wide_traverse_kernel(
         dy: unit ray direction y.
         dz: unit ray direction z.
         ix: ``1 / dx``, or ``+-1e30`` for a zero component
-            (:func:`~runtime.rays._bvh_kernels.inverse_direction_kernel`).
+            (:func:`~runtime.rays._traversal_kernels.inverse_direction_kernel`).
         iy: ``1 / dy`` (the same way).
         iz: ``1 / dz`` (the same way).
         t_best: only hits closer than this count [stage units].

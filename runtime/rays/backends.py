@@ -149,7 +149,7 @@ class NumbaBvhBackend:
     name = "numba"
     coherent_sort_threshold = 4096
     """Batches of at least this many rays are cast in coarse 6-D Morton order (the code's top
-    12 bits: ``_bvh_kernels.ray_bucket_order_kernel``) unless they come in a coherent order
+    12 bits: ``_scene_cast_kernels.ray_bucket_order_kernel``) unless they come in a coherent order
     already (0 disables sorting)."""
 
     def __init__(
@@ -158,7 +158,8 @@ class NumbaBvhBackend:
         double_sided: bool = False,
         threads: int | None = None,
     ) -> None:
-        from runtime.rays import _bvh_kernels as kernels
+        from runtime.rays import _scene_cast_kernels as kernels
+        from runtime.rays._bvh_build_kernels import bvh_build_kernel
 
         self._kernels = kernels
         self.threads = threads
@@ -183,7 +184,7 @@ class NumbaBvhBackend:
             tris = np.empty((face_count, 9))
             order = np.empty(face_count, np.int64)
             used = np.empty(1, np.int64)
-            kernels.bvh_build_kernel(vertices, faces, node_boxes, node_refs, tris, order, used)
+            bvh_build_kernel(vertices, faces, node_boxes, node_refs, tris, order, used)
             n = int(used[0])
             node_boxes = node_boxes[:n]
             node_refs = node_refs[:n].copy()

@@ -69,7 +69,7 @@ class EmbreexBackend:
                 "the 'embreex' ray backend needs the optional package embreex "
                 "(pip install embreex); use backend='numba' otherwise"
             ) from error
-        from runtime.rays import _bvh_kernels as kernels
+        from runtime.rays import _embree_kernels as kernels
 
         self._kernels = kernels
         checked = check_meshes(meshes)

@@ -7,17 +7,19 @@ inside its own compiled code, so it binds them directly rather than through
 
 from __future__ import annotations
 
-from runtime.rays._bvh_kernels import (
+from runtime.rays._simd import NODE_WIDTH
+from runtime.rays._solid_kernels import (
     SOLID_BOX,
     SOLID_CONVEX,
     group_solid_hit_kernel,
     inside_solid_kernel,
+)
+from runtime.rays._traversal_kernels import (
     inverse_direction_kernel,
+    rotate_inverse_kernel,
     store_world_box_kernel,
     world_box_kernel,
 )
-from runtime.rays._bvh_kernels import _rotate_inverse_kernel as rotate_inverse_kernel
-from runtime.rays._simd import NODE_WIDTH
 from runtime.rays._wide_bvh_kernels import WIDE_STACK_SIZE, wide_traverse_kernel
 
 __all__ = [

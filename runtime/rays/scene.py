@@ -92,7 +92,7 @@ class RayScene(RaySceneBuilder):
         double_sided: bool = False,
         threads: int | None = None,
     ) -> None:
-        from runtime.rays import _bvh_kernels as kernels
+        from runtime.rays import _scene_cast_kernels as kernels
 
         self._kernels = kernels
         self.body_paths = tuple(str(p) for p in body_paths)
@@ -251,7 +251,7 @@ class RayScene(RaySceneBuilder):
             state: the attributes :meth:`plain_state` returned (arrays, plain values and the
                 backend object), already checked by the caller's reader.
         """
-        from runtime.rays import _bvh_kernels as kernels
+        from runtime.rays import _scene_cast_kernels as kernels
 
         scene = cls.__new__(cls)
         scene.__dict__.update(state)
@@ -353,7 +353,7 @@ class RayScene(RaySceneBuilder):
             :meth:`~runtime.rays.backends.NumbaBvhBackend.packed_bvh` packs it),
             ``(face_groups, ..., double_sided,
             group_positions, group_orientations, world_boxes, scratch_faces,
-            scratch_inside)`` in :func:`~runtime.rays._bvh_kernels.scene_cast_kernel`
+            scratch_inside)`` in :func:`~runtime.rays._scene_cast_kernels.scene_cast_kernel`
             order around the body poses, or None when the backend is not the Numba BVH.
         """
         if not self._fused:
@@ -472,4 +472,4 @@ class RayScene(RaySceneBuilder):
         if threads > 1:
             run_parallel(kernel, args, threads)
         else:
-            kernel(*args)
+            kernel(*args, 1)

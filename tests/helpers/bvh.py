@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from runtime.rays import _bvh_kernels as kernels
+from runtime.rays import _bvh_build_kernels as kernels
 
 
 def build(vertices, faces):
