@@ -21,6 +21,7 @@ from runtime.run._native_kernels import (
     K_CONTACT,
     K_IMU,
     K_IMU_READ,
+    K_PART,
     K_RAY,
     K_STATE,
     KERNELS,
@@ -37,8 +38,10 @@ from runtime.run._row_kernels import (
     OK,
     OP_BODY,
     OP_CONTACT,
+    OP_FIELDS,
     OP_IMU,
     OP_JOINT,
+    OP_PART,
     OP_RAY,
     OP_ZERO,
     T_C_FLOAT,
@@ -74,6 +77,7 @@ from runtime.run._row_kernels import (
     _i64_2,
     _row,
     _write_contact,
+    _write_fields,
     _write_imu,
     _write_ray,
     _zero,
@@ -83,8 +87,8 @@ from runtime.run._row_kernels import (
 S_CONTACTS, S_ROW, S_STEP, S_ACC, S_BODIES, S_PARTS, S_KERNELS = range(7)
 F_TIME, F_DT = range(2)
 
-# ---- parts present (bits of S_PARTS)
-P_CONTACT, P_IMU, P_RAY, P_RAY_BODIES, P_RAY_VELOCITIES = 1, 2, 4, 8, 16
+# ---- parts present (bits of S_PARTS); P_KINDS: sensor kinds' own part kernels (``OP_PART``)
+P_CONTACT, P_IMU, P_RAY, P_RAY_BODIES, P_RAY_VELOCITIES, P_KINDS = 1, 2, 4, 8, 16, 32
 
 
 def part_kernels(parts: int) -> set[int]:
@@ -212,6 +216,20 @@ def _step_body(t, ops, efc_force, efc_type, efc_id, si, sf):  # pragma: no cover
             _f64_2(t, T_VEC, 3 * b, b, 3) if velocities else no3,
             _f64_2(t, T_VEC, 6 * b, b, 3) if velocities else no3,
         ))  # fmt: skip
+    if parts & P_KINDS:  # the other kinds' part kernels, each on its own blocks
+        for p in range(ops.shape[0]):
+            op = ops[p]
+            if op[0] == OP_PART:  # kind, native address, float-block row, int-block row
+                _call_kernel(K_PART, op[1], (
+                    positions,
+                    quat,
+                    _f64_2(t, T_VEC, 3 * b, b, 3),
+                    _f64_2(t, T_VEC, 6 * b, b, 3),
+                    time,
+                    step,
+                    _f64_2(t, op[2], 0, t[op[2], 1], t[op[2], 2]),
+                    _i64_2(t, op[3], 0, t[op[3], 1], t[op[3], 2]),
+                ))  # fmt: skip
     for p in range(ops.shape[0]):
         op = ops[p]
         kind = op[0]
@@ -236,6 +254,8 @@ def _step_body(t, ops, efc_force, efc_type, efc_id, si, sf):  # pragma: no cover
         elif kind == OP_BODY:  # positions (B, 3), orientations (B, 4): float64
             _copy64(_row(t, op[1], row), t[T_VEC, 0], 3 * b)
             _copy64(_row(t, op[2], row), t[T_QUAT, 0], 4 * b)
+        elif kind == OP_FIELDS:  # a row from a sensor kind's blocks
+            _write_fields(t, op, row)
     return OK
 
 

@@ -29,6 +29,8 @@ KERNELS = (
     imu_read_kernel,
     raycast_batch_step_kernel,
 )
+# a sensor kind's own part kernel (not built in: its address comes with its ``OP_PART``)
+K_PART = len(KERNELS)
 
 if not JIT_DISABLED:
     from numba import types
@@ -54,6 +56,9 @@ if not JIT_DISABLED:
         (_F64[1], _F64[1], _F64[1], _F64[1], _F64[1], _F64[1], _f, _i, _i, _I64[1], _F64[2]),
         (_I64[1], _F64[2], _i, _F64[0], _F64[0], _b, _F64[0]),
         (_F64[1], _I64[1], _F32_1, _f, _F64[1], _F64[1], _F64[1], _F64[1]),
+        # K_PART: body positions, orientations, linear and angular velocities, time, step,
+        # the kind's float64 and int64 blocks (runtime.sensors.kinds.PART_SIGNATURE)
+        (_F64[1], _F64[1], _F64[1], _F64[1], _f, _i, _F64[1], _I64[1]),
     )  # fmt: skip
 
     @intrinsic
@@ -261,17 +266,31 @@ def kernel_addresses(needed: Iterable[int] = range(len(KERNELS))) -> np.ndarray 
     """
     needed = set(needed)
     out = np.zeros(len(KERNELS), np.int64)
-    for k, (kernel, signature) in enumerate(zip(KERNELS, SIGNATURES, strict=True)):
+    for k, kernel in enumerate(KERNELS):
         if k not in needed:
             continue
-        compiled = kernel.overloads.get(signature)
-        if compiled is None:
-            kernel.compile(signature)
-            compiled = kernel.overloads[signature]
-        if compiled.signature.return_type != types.none:
-            return None
-        address = native_address(compiled)
+        address = _address(kernel, SIGNATURES[k])
         if not address:
             return None
         out[k] = address
     return out
+
+
+def part_address(kernel: object) -> int:
+    """The native entry address of a sensor kind's part kernel (``K_PART`` types), or 0.
+
+    Args:
+        kernel: a ``runtime._compile.jit.jit`` kernel taking ``SIGNATURES[K_PART]`` and
+            returning nothing (compiled here for those types if it is not yet).
+    """
+    return _address(kernel, SIGNATURES[K_PART])
+
+
+def _address(kernel: object, signature: tuple) -> int:
+    compiled = kernel.overloads.get(signature)
+    if compiled is None:
+        kernel.compile(signature)
+        compiled = kernel.overloads[signature]
+    if compiled.signature.return_type != types.none:
+        return 0
+    return int(native_address(compiled) or 0)

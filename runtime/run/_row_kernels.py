@@ -32,7 +32,14 @@ T_FIRST_CHANNEL = 28  # then one row per recorder channel: its chunk buffer
 # ---- write operations (rows of ``ops``): kind, then kind-specific columns
 # OP_ZERO: a sensor that never evaluates in the run (disabled), its row invalid: zeros
 OP_CONTACT, OP_IMU, OP_RAY, OP_JOINT, OP_BODY, OP_ZERO = range(6)
+# a kind's own part kernel (run before the row writes), and a row written from its blocks
+OP_PART, OP_FIELDS = 6, 7
 OP_WIDTH = 16
+# OP_FIELDS: kind, float-block row, int-block row, sensor index, valid column (int block),
+# field count, then per field its channel and source: column << 2 | FIELD_* (at most
+# FIELDS_PER_OP fields per operation)
+FIELD_F64, FIELD_I64, FIELD_BOOL = range(3)
+FIELDS_PER_OP = (OP_WIDTH - 6) // 2
 
 # ---- the channel types the write operations store (checked when the fused step binds)
 CHANNEL_TYPES = {
@@ -218,3 +225,37 @@ def _write_ray(t, op, row, time, step):  # pragma: no cover
     _f64p(_row(t, op[12], row))[0] = np.float64(np.float32(time))
     _i64p(_row(t, op[13], row))[0] = step
     return OK
+
+
+@jit(nrt=False)
+def _write_fields(t, op, row):  # pragma: no cover
+    """A sensor's row from its kind's blocks (``OP_FIELDS``), zeros when invalid.
+
+    ``op``: kind, the table rows of the kind's float64 and int64 blocks (one row per
+    sensor), the sensor's row, the int column that holds its validity, the field count,
+    then per field its channel and its source (``column << 2 | FIELD_*``): float64 values
+    from the float block, int64 values or bools (``!= 0``) from the int block, as many as
+    the channel holds.
+    """
+    index = op[3]
+    floats = t[op[1], 0] + 8 * index * t[op[1], 2]
+    ints = t[op[2], 0] + 8 * index * t[op[2], 2]
+    valid = _i64p(ints + 8 * op[4])[0] != 0
+    for k in range(op[5]):
+        channel = op[6 + 2 * k]
+        if not valid:
+            _zero(t, channel, row)
+            continue
+        source = op[7 + 2 * k]
+        column = source >> 2
+        size = t[T_FIRST_CHANNEL + channel, 1]
+        destination = _row(t, channel, row)
+        if source & 3 == FIELD_F64:
+            memcpy(destination, floats + 8 * column, size)
+        elif source & 3 == FIELD_I64:
+            memcpy(destination, ints + 8 * column, size)
+        else:
+            out = _u8p(destination)
+            values = _i64p(ints + 8 * column)
+            for e in range(size):
+                out[e] = 1 if values[e] != 0 else 0

@@ -86,7 +86,7 @@ class StepBlocks:
         native = _mujoco_native.native() if cls.ENABLED else None
         if native is None:
             return None
-        contact = fused.units.get("ContactBatch")
+        contact = fused.units.get("contact")
         for sensor in contact_checks_sensors:
             if contact is None or getattr(sensor, "_batch", None) is not contact:
                 return None

@@ -9,13 +9,16 @@ arrays and writes the recording row in place. Readings are built only if someone
 :meth:`FusedStep.leave` has brought the sensors' bookkeeping up to date.
 
 :meth:`FusedStep.bind` accepts only the case it reproduces exactly: the built-in MuJoCo
-engine, at most one contact, one IMU and one ray-cast batch, every sensor enabled, in its
-steady state and recorded by its direct writer (:mod:`runtime.run._direct`); a ray-cast batch
-none of whose sensors ever evaluates (disabled, ``enabled`` off) is not stepped and its rows
-are written invalid, as the general path writes them (:mod:`runtime.run._fused_plan`). Anything else
-(another engine, unbatched sensors, hit-path tables that are not the scene's actor table,
-USD edits during the run...) keeps the general path, which stays the reference: tests record
-whole runs both ways and compare every channel, bit for bit.
+engine, every sensor batched by a kind that declares its part of the step and its rows (the
+protocol of :mod:`runtime.sensors.kinds`: the built-in contact, IMU and ray-cast parts, at
+most one each, or a kind's own part kernel and block fields), every sensor enabled, in its
+steady state and recorded by its direct writer (:mod:`runtime.run._direct`); a batch none of
+whose sensors ever evaluates (a ray-cast batch whose sensors are disabled or ``enabled``
+off) declares its part silent: it is not stepped and its rows are written invalid, as the
+general path writes them (:mod:`runtime.run._fused_plan`). Anything else (another engine,
+unbatched sensors, hit-path tables that are not the scene's actor table, USD edits during
+the run...) keeps the general path, which stays the reference: tests record whole runs both
+ways and compare every channel, bit for bit.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from runtime.run import _fused_kernels as F
 from runtime.run import _native_kernels as N
 from runtime.run import _row_kernels as R
 from runtime.run._fused_plan import plan
+from runtime.run._fused_rows import BUILTIN_ROWS, field_ops
 
 LOGGER = logging.getLogger("runtime.run")
 
@@ -54,12 +58,20 @@ class FusedStep:
         self.sensors = sensors
         self.recorder = recorder
         self.steps = 0  # fused steps since the last leave()
-        self.units: dict[str, Any] = {}
-        self.silent: Any = None  # a ray-cast batch none of whose sensors ever evaluates
+        self.units: dict[str, Any] = {}  # the built-in parts' batches by part name
+        self.builtin: dict[str, Any] = {}  # the built-in parts by name
+        self.parts: list[Any] = []  # every stepped part (runtime.sensors.kinds.FusedPart)
+        self.silent: list[Any] = []  # batches none of whose sensors ever evaluates
+        # other kinds' parts, by id of their batch: their blocks' indices in ``extra`` and
+        # their part kernels' native addresses
+        self.kind_blocks: dict[int, tuple[int, int]] = {}
+        self.kind_addresses: dict[int, int] = {}
         self.layout: Any = None
-        self.windowed: list[Any] = []
+        self.ray_bodies = False  # the ray-cast part moves with bodies
         self.ops = np.zeros((0, R.OP_WIDTH), np.int64)
-        self.extra: list[np.ndarray] = []  # per ray-cast sensor: its maxRange row
+        # arrays given table rows after the channels: per ray-cast sensor its maxRange row,
+        # per other kind's part its float and int blocks
+        self.extra: list[np.ndarray] = []
         self.table = np.zeros((0, 4), np.int64)
         self.keep: list[Any] = []  # every array whose address the table holds
         self.si = np.zeros(F.SI_SIZE, np.int64)
@@ -123,6 +135,45 @@ class FusedStep:
         fused.si[F.S_KERNELS :] = addresses
         return fused
 
+    def add_part(self, part: Any) -> bool:
+        """Take a batch's part of the step (``batch.fused_part``); False: not a fused case."""
+        if part.silent:
+            self.silent.append(part.unit)
+            return True
+        if part.kernel is None:  # a built-in part: at most one batch each
+            if part.name not in BUILTIN_ROWS or part.name in self.units:
+                return False
+            self.units[part.name] = part.unit
+            self.builtin[part.name] = part
+            if part.name == "ray":
+                self.layout, self.ray_bodies = part.data[0], part.data[2]
+            self.parts.append(part)
+            return True
+        floats, ints = part.floats, part.ints
+        for block, dtype in ((floats, np.float64), (ints, np.int64)):
+            if not isinstance(block, np.ndarray) or block.dtype != dtype or block.ndim != 2:
+                return False
+            if not block.flags.c_contiguous:
+                return False
+        if id(part.unit) in self.kind_blocks:
+            return False
+        address = N.part_address(part.kernel)
+        if not address:
+            return False
+        self.extra += [floats, ints]
+        self.kind_blocks[id(part.unit)] = (len(self.extra) - 2, len(self.extra) - 1)
+        self.kind_addresses[id(part.unit)] = address
+        self.parts.append(part)
+        return True
+
+    def builtin_row(self, name: str, sensor: Any, tap: Any) -> list[list[int]] | None:
+        """The row operations of a sensor of the built-in part ``name`` (its ``fused_row``)."""
+        return BUILTIN_ROWS[name](self, sensor, tap)
+
+    def field_ops(self, tap: Any, fields: Any) -> list[list[int]] | None:
+        """The row operations of a sensor that declares its fields (``FusedFields``)."""
+        return field_ops(self, tap, fields)
+
     def _build_table(self) -> None:
         engine = self.engine
         n = R.T_FIRST_CHANNEL + self.channel_count + len(self.extra)
@@ -142,23 +193,23 @@ class FusedStep:
         self._set(R.T_NO3, np.zeros((0, 3)))
         self._set(R.T_NO4, np.zeros((0, 4)))
         self._set(R.T_TARGETS, self.targets)
-        parts = 0
-        contact = self.units.get("ContactBatch")
+        parts = F.P_KINDS if self.kind_blocks else 0
+        contact = self.builtin.get("contact")
         if contact is not None:
             parts |= F.P_CONTACT
-            self._set(R.T_C_FLOAT, contact._float_block)
-            self._set(R.T_C_INT, contact._int_block)
-        imu = self.units.get("ImuBatch")
+            self._set(R.T_C_FLOAT, contact.floats)
+            self._set(R.T_C_INT, contact.ints)
+        imu = self.builtin.get("imu")
         if imu is not None:
             parts |= F.P_IMU
-            self._set(R.T_I_INT, imu._int_block)
-            self._set(R.T_I_FLOAT, imu._float_block)
-            self._set(R.T_GRAVITY_UP, np.ascontiguousarray(imu.runtime.gravity_up, np.float64))
+            self._set(R.T_I_INT, imu.ints)
+            self._set(R.T_I_FLOAT, imu.floats)
+            self._set(R.T_GRAVITY_UP, np.ascontiguousarray(self.sensors.gravity_up, np.float64))
             self._set(R.T_IMU_OUT, np.zeros(11))
         lay = self.layout
         if lay is not None:
             parts |= F.P_RAY
-            if self.units["RaycastBatch"]._fast[2]:
+            if self.ray_bodies:
                 parts |= F.P_RAY_BODIES
             if lay.uses_velocities:
                 parts |= F.P_RAY_VELOCITIES
@@ -277,24 +328,13 @@ class FusedStep:
         """
         if not self.steps:
             return None
-        from runtime.sensors._raycast_layout import _GENERATIONS
-
         state = self.engine.state(reuse=True)  # (the same kernel on the same data)
         runtime = self.sensors
         runtime.step_count += self.steps
         runtime.last_state = state
-        contact = self.units.get("ContactBatch")
-        if contact is not None:
-            contact.kept_contacts = None
-            contact.last_state = state
-        imu = self.units.get("ImuBatch")
-        if imu is not None:
-            imu.physical_gravity = state.gravity
-        if self.layout is not None:
-            self.layout.generation = next(_GENERATIONS)
-            self.layout.time = state.time
-            self.layout.step = state.step
-            for sensor in self.windowed:  # (the slow path's counters, advanced per step)
-                sensor._counter += self.steps
+        for part in self.parts:
+            hook = getattr(part.unit, "fused_leave", None)
+            if hook is not None:
+                hook(state, self.steps)
         self.steps = 0
         return state

@@ -20,6 +20,7 @@ import numpy as np
 from runtime._compile.jit import CompiledCall
 from runtime._quat import rotate_by_parts
 from runtime.sensors.base import SensorBase
+from runtime.sensors.kinds import FusedPart
 from runtime.sensors.state import PhysicsState
 
 __all__ = [
@@ -215,6 +216,15 @@ class ContactBatch:
             call.kernel(*args)
         self.last_state = state
 
+    def fused_part(self, fused: Any) -> FusedPart:
+        """The batch's part of the compiled step: the built-in contact part, on its blocks."""
+        return FusedPart("contact", self, floats=self._float_block, ints=self._int_block)
+
+    def fused_leave(self, state: PhysicsState, steps: int) -> None:
+        """After ``steps`` compiled steps: the bookkeeping :meth:`update` keeps."""
+        self.kept_contacts = None
+        self.last_state = state
+
     def arrays(self) -> dict[str, np.ndarray]:
         """All contact readings as arrays (invalid rows hold the default reading).
 
@@ -322,6 +332,10 @@ class ContactSensor(SensorBase):
             return
         self._deleted = False
         self._read_config()
+
+    def fused_row(self, fused: Any, tap: Any) -> Any:
+        """The sensor's recording row in the compiled step (the contact part's writer)."""
+        return fused.builtin_row("contact", self, tap)
 
     def update(self, state: PhysicsState) -> None:
         """Evaluate this sensor only (the runtime normally evaluates the whole batch).

@@ -34,6 +34,7 @@ import numpy as np
 from runtime._compile.jit import CompiledCall
 from runtime._quat import rotate_by_parts
 from runtime.sensors.base import IMU_MODES, SensorBase
+from runtime.sensors.kinds import FusedPart
 from runtime.sensors.state import PhysicsState
 
 __all__ = ["ImuBatch", "ImuReading", "ImuSensor", "imu_ring_size"]
@@ -226,6 +227,16 @@ class ImuBatch:
             (call.entry or call.record)(*args)
         else:
             call.kernel(*args)
+        self.physical_gravity = state.gravity
+
+    def fused_part(self, fused: Any) -> FusedPart | None:
+        """The batch's part of the compiled step (None until every IMU took its first step)."""
+        if not self._all_processed:
+            return None
+        return FusedPart("imu", self, floats=self._float_block, ints=self._int_block)
+
+    def fused_leave(self, state: PhysicsState, steps: int) -> None:
+        """After ``steps`` compiled steps: the bookkeeping :meth:`update` keeps."""
         self.physical_gravity = state.gravity
 
     def _first_step_config(self, idx: Any) -> None:
@@ -468,6 +479,10 @@ class ImuSensor(SensorBase):
                 self._batch.floats[self._index, 0:3] = config.translation_in_body
                 self._batch.floats[self._index, 3:7] = config.orientation_in_body
         self._on_enabled_changed()
+
+    def fused_row(self, fused: Any, tap: Any) -> Any:
+        """The sensor's recording row in the compiled step (the IMU part's writer)."""
+        return fused.builtin_row("imu", self, tap)
 
     def update(self, state: PhysicsState) -> None:
         """Evaluate this IMU only (the runtime normally evaluates the whole batch).

@@ -36,6 +36,7 @@ from runtime.sensors._raycast_authoring import (
 from runtime.sensors._raycast_layout import _GENERATIONS, _Layout
 from runtime.sensors._raycast_reading import RaycastReading
 from runtime.sensors.base import SensorBase
+from runtime.sensors.kinds import FusedPart
 from runtime.sensors.state import PhysicsState
 
 __all__ = [
@@ -200,6 +201,10 @@ class RaycastSensor(SensorBase):
         if self._deleted:
             self._invalidate()
 
+    def fused_row(self, fused: Any, tap: Any) -> Any:
+        """The sensor's recording row in the compiled step (the ray-cast part's writer)."""
+        return fused.builtin_row("ray", self, tap)
+
     def update(self, state: PhysicsState) -> None:
         """Evaluate this sensor for one physics step (the runtime normally uses the batch).
 
@@ -337,6 +342,34 @@ class RaycastBatch:
         # (layout, windowed sensors, uses body poses, uses velocities) of the last step
         # that evaluated every sensor with the Numba scene, while no sensor changed state
         self._fast: tuple[_Layout, list[RaycastSensor], bool, bool] | None = None
+        self._fused = self._fast  # the state the compiled step took (fused_part)
+
+    def fused_part(self, fused: Any) -> FusedPart | None:
+        """The batch's part of the compiled step: the built-in ray-cast part.
+
+        Silent when no sensor evaluates in the run (disabled, or ``enabled`` off: only a USD
+        edit could change that, and an edit ends the compiled step); None until the batch
+        is in its steady state (every sensor evaluated by one step of its layout).
+        """
+        if all(map(_never_evaluates, self.sensors)):
+            return FusedPart("ray", self, silent=True)
+        fast = self._fast
+        if fast is None:
+            return None
+        lay = fast[0]
+        if not all(s._steady and s._source is lay for s in lay.sensors):
+            return None
+        self._fused = fast
+        return FusedPart("ray", self, data=(lay, tuple(fast[1]), fast[2]))
+
+    def fused_leave(self, state: PhysicsState, steps: int) -> None:
+        """After ``steps`` compiled steps: the layout's stamps and the windows' counters."""
+        lay, windowed = self._fused[0], self._fused[1]
+        lay.generation = next(_GENERATIONS)
+        lay.time = state.time
+        lay.step = state.step
+        for sensor in windowed:  # (the general path's counters, advanced per step)
+            sensor._counter += steps
 
     def _ensure_scene(self) -> Any:
         if self.scene is None:
@@ -551,6 +584,12 @@ class RaycastBatch:
             paths = tuple([table[x] if x >= 0 else "" for x in actors.tolist()])
             entry = lay.path_cache[id(actors)] = (actors, paths)  # (held: its id stays unique)
         return entry[1], actors, table
+
+
+def _never_evaluates(sensor: RaycastSensor) -> bool:
+    """A sensor that no step of this run evaluates: disabled, or ``enabled`` off."""
+    config = sensor.config
+    return not sensor._is_active() or config is None or not config.enabled
 
 
 RaycastSensor.batch_type = RaycastBatch  # type: ignore[attr-defined]

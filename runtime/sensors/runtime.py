@@ -175,12 +175,14 @@ class SensorRuntime:
             imu_mode: mode of the created IMU sensors.
 
         Returns:
-            Contact, IMU and raycast sensors in stage traversal order (raycast only when
-            ``runtime.sensors.raycast`` is importable).
+            Contact, IMU, raycast sensors (raycast only when ``runtime.sensors.raycast`` is
+            importable) and those of the kinds :func:`runtime.sensors.kinds.register_kind`
+            added, in stage traversal order.
         """
         from runtime.schema.readers import discover_sensor_prims
         from runtime.sensors.contact import ContactSensor
         from runtime.sensors.imu import ImuSensor
+        from runtime.sensors.kinds import registered_kinds
 
         factories: dict[str, Any] = {
             "IsaacContactSensor": ContactSensor,
@@ -192,6 +194,7 @@ class SensorRuntime:
             factories["IsaacRaycastSensor"] = RaycastSensor
         except ImportError:  # raycast module not available
             LOGGER.debug("runtime.sensors.raycast not importable; raycast sensors skipped")
+        factories.update(registered_kinds())
         prims = discover_sensor_prims(stage, tuple(factories))
         return [factories[str(p.GetTypeName())](str(p.GetPath())) for p in prims]
 
