@@ -26,6 +26,8 @@ Sensor protocol (every sensor in ``SensorRuntime.sensors``; ``RaycastSensor`` in
 Optional: a class attribute ``batch_type`` (built once as ``batch_type(runtime, sensors)``,
 whose ``update(state)`` evaluates every sensor of that class in one kernel call) and an
 ``on_usd_changed()`` hook (called at the next step after USD edits at or above the prim).
+A new kind is discovered once registered (:func:`register_kind`) and joins the compiled step
+of a run through the calls of :mod:`~runtime.sensors.kinds`.
 
 Modules: :mod:`~runtime.sensors.state` (``PhysicsState``), :mod:`~runtime.sensors.runtime`
 (``SensorRuntime``), :mod:`~runtime.sensors.contact`, :mod:`~runtime.sensors.imu`,
@@ -41,6 +43,7 @@ from runtime.sensors.contact import ContactReading, ContactSensor, RawContact
 from runtime.sensors.effort import EffortReading, EffortSensor
 from runtime.sensors.imu import ImuReading, ImuSensor
 from runtime.sensors.joint_state import JointStateReading, JointStateSensor
+from runtime.sensors.kinds import register_kind, unregister_kind
 from runtime.sensors.playback import KinematicPlayback
 from runtime.sensors.runtime import SensorRuntime
 from runtime.sensors.state import PhysicsState, empty_physics_state, make_physics_state
@@ -60,4 +63,6 @@ __all__ = [
     "SensorRuntime",
     "empty_physics_state",
     "make_physics_state",
+    "register_kind",
+    "unregister_kind",
 ]

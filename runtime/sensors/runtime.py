@@ -21,7 +21,11 @@ Sensor protocol (how a sensor plugs into the loop; ``RaycastSensor`` follows it 
         on_usd_changed() -> None   # called at the next step after USD edits at/above the
                                    # sensor prim (config re-read rules of sensors.md 2.4)
 
-The runtime keeps an explicit ordered list of sensors (no global registry). ``step(state)``
+    In the compiled step of a run (:mod:`runtime.sensors.kinds`):
+        batch.fused_part(fused), batch.fused_leave(state, steps), sensor.fused_row(fused, tap)
+
+The runtime keeps an explicit ordered list of sensors (discovered by prim type: the built-in
+kinds and those :func:`runtime.sensors.kinds.register_kind` added). ``step(state)``
 runs after every physics step. Any exception raised by ``bind`` or ``update`` disables that
 sensor with ``disabled_reason`` naming the prim (logged once); the other sensors keep
 reading.
