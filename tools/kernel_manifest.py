@@ -85,6 +85,7 @@ def main() -> int:
     os.environ["NUMBA_CACHE_DIR"] = str(Path(tmp) / "numba")
     os.environ["SIMRT_CACHE_DIR"] = str(Path(tmp) / "scenes")
     os.environ["SIMRT_PRECOMPILE"] = "0"  # every kernel compiles here, where it is timed
+    os.environ["SIMRT_SEEDS"] = "0"  # (installed seeds would load instead of compiling)
     sys.path.insert(0, str(REPO))
     from numba.core import event
 
@@ -130,6 +131,9 @@ def main() -> int:
         return out
 
     roots, api = roots_of(records[:ran]), roots_of(records[ran:])
+    if not roots:
+        print("no kernel compiled: the manifest is left as it is", file=sys.stderr)
+        return 1
     lines = [
         '"""Kernels compiled by a run, with their argument types (generated: do not edit).',
         "",

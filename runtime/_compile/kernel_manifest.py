@@ -12,7 +12,7 @@ KERNELS = (
     (
         "runtime.engine._kernels",
         "state_kernel",
-        5.1,
+        1.9,
         (
             "Array(float64, 1, 'C')",
             "Array(float64, 2, 'C')",
@@ -35,7 +35,7 @@ KERNELS = (
     (
         "runtime.kinematics._kernels",
         "ik_lm_kernel",
-        5.8,
+        3.3,
         (
             "Array(float64, 2, 'C')",
             "Array(float64, 1, 'C')",
@@ -46,29 +46,12 @@ KERNELS = (
             "Array(float64, 1, 'C')",
             "Array(float64, 1, 'C')",
             "Array(float64, 1, 'C')",
-        ),
-    ),
-    (
-        "runtime.run._fused_kernels",
-        "fused_step_kernel",
-        8.9,
-        (
-            "Array(int64, 2, 'C')",
-            "Array(int64, 2, 'C')",
-            "Array(float64, 1, 'C')",
-            "Array(int32, 1, 'C')",
-            "Array(int32, 1, 'C')",
-            "Array(int64, 1, 'C')",
-            "Array(float64, 1, 'C')",
-            "Array(int64, 1, 'C')",
-            "Array(float64, 1, 'C')",
-            "Array(int64, 1, 'C')",
         ),
     ),
     (
         "runtime.rays._bvh_build_kernels",
         "bvh_build_kernel",
-        2.6,
+        1.4,
         (
             "Array(float64, 2, 'C')",
             "Array(int64, 2, 'C')",
@@ -76,13 +59,48 @@ KERNELS = (
             "Array(int64, 2, 'C')",
             "Array(float64, 2, 'C')",
             "Array(int64, 1, 'C')",
+            "Array(int64, 1, 'C')",
+        ),
+    ),
+    (
+        "runtime.rays._wide_bvh_kernels",
+        "wide_bvh_kernel",
+        0.7,
+        (
+            "Array(float64, 2, 'C')",
+            "Array(int64, 2, 'C')",
+            "Array(float64, 2, 'C')",
+            "Array(int64, 1, 'C')",
+            "Array(int64, 1, 'C')",
+            "Array(float64, 3, 'C')",
+            "Array(int64, 3, 'C')",
+            "Array(float64, 3, 'C')",
+            "Array(int64, 2, 'C')",
+            "Array(int64, 1, 'C')",
+            "Array(int64, 1, 'C')",
+        ),
+    ),
+    (
+        "runtime.run._fused_kernels",
+        "fused_step_kernel",
+        3.3,
+        (
+            "Array(int64, 2, 'C')",
+            "Array(int64, 2, 'C')",
+            "Array(float64, 1, 'C')",
+            "Array(int32, 1, 'C')",
+            "Array(int32, 1, 'C')",
+            "Array(int64, 1, 'C')",
+            "Array(float64, 1, 'C')",
+            "Array(int64, 1, 'C')",
+            "Array(float64, 1, 'C')",
             "Array(int64, 1, 'C')",
         ),
     ),
     (
         "runtime.sensors._contact_kernels",
         "contact_update_kernel",
-        2.1,
+        1.0,
         (
             "Array(float64, 2, 'C')",
             "Array(float64, 2, 'C')",
@@ -102,7 +120,7 @@ KERNELS = (
     (
         "runtime.sensors._imu_kernels",
         "imu_read_kernel",
-        0.7,
+        0.2,
         (
             "Array(int64, 2, 'C')",
             "Array(float64, 3, 'C')",
@@ -116,7 +134,7 @@ KERNELS = (
     (
         "runtime.sensors._imu_kernels",
         "imu_update_kernel",
-        3.5,
+        2.1,
         (
             "Array(float64, 2, 'C')",
             "Array(float64, 2, 'C')",
@@ -134,7 +152,7 @@ KERNELS = (
     (
         "runtime.sensors._raycast_kernels",
         "raycast_batch_step_kernel",
-        16.7,
+        7.7,
         (
             "Array(float64, 2, 'C')",
             "Array(int64, 2, 'C')",
@@ -149,7 +167,7 @@ KERNELS = (
     (
         "runtime.sensors._raycast_kernels",
         "raycast_row_ids_kernel",
-        0.3,
+        0.1,
         (
             "Array(int64, 2, 'A')",
             "int64",
@@ -162,31 +180,13 @@ KERNELS = (
             "Array(int32, 1, 'C')",
         ),
     ),
-    (
-        "runtime.rays._wide_bvh_kernels",
-        "wide_bvh_kernel",
-        1.1,
-        (
-            "Array(float64, 2, 'C')",
-            "Array(int64, 2, 'C')",
-            "Array(float64, 2, 'C')",
-            "Array(int64, 1, 'C')",
-            "Array(int64, 1, 'C')",
-            "Array(float64, 3, 'C')",
-            "Array(int64, 3, 'C')",
-            "Array(float64, 3, 'C')",
-            "Array(int64, 2, 'C')",
-            "Array(int64, 1, 'C')",
-            "Array(int64, 1, 'C')",
-        ),
-    ),
 )
 
 API_KERNELS = (
     (
         "runtime.kinematics._kernels",
         "chain_fk_batch_kernel",
-        1.3,
+        0.4,
         (
             "Array(float64, 2, 'C')",
             "Array(float64, 1, 'C')",
@@ -198,7 +198,7 @@ API_KERNELS = (
     (
         "runtime.kinematics._kernels",
         "chain_fk_frames_kernel",
-        0.9,
+        0.7,
         (
             "Array(int64, 1, 'C')",
             "Array(float64, 2, 'C')",
@@ -214,7 +214,7 @@ API_KERNELS = (
     (
         "runtime.kinematics._kernels",
         "chain_fk_jacobian_batch_kernel",
-        0.9,
+        0.4,
         (
             "Array(float64, 2, 'C')",
             "Array(float64, 1, 'C')",
@@ -240,7 +240,7 @@ API_KERNELS = (
     (
         "runtime.kinematics._kernels",
         "chain_fk_kernel",
-        0.9,
+        0.4,
         (
             "Array(float64, 2, 'C')",
             "Array(float64, 1, 'C')",
@@ -252,7 +252,7 @@ API_KERNELS = (
     (
         "runtime.kinematics._kernels",
         "ik_lm_batch_kernel",
-        4.5,
+        2.1,
         (
             "Array(float64, 2, 'C')",
             "Array(float64, 1, 'C')",
