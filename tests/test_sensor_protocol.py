@@ -206,3 +206,53 @@ def test_fused_plan_names_no_sensor_class():
     assert names == []
     for kind in ("contact", "imu", "ray"):
         assert f'"{kind}"' not in source
+
+
+def _worlds_rollout(scene, compiled):
+    from runtime.run.worlds import Worlds
+
+    worlds = Worlds(str(scene), 2, decimation=2, compiled=compiled)
+    try:
+        base = worlds.initial_targets()
+        rows = []
+        for k in range(8):
+            worlds.step(np.ascontiguousarray(base + 0.05 * np.sin(0.4 * k + np.arange(2))[:, None]))
+            rows.append({name: v.copy() for name, v in worlds.buffers.items()})
+        used = worlds._table[:, 18].copy()  # (W_ACTIVE: worlds on the compiled path)
+    finally:
+        worlds.close()
+    return rows, used
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+def test_toy_kind_in_vector_worlds(height_scene):
+    """The vector worlds step the toy in their compiled call, as the general path does."""
+    general, used = _worlds_rollout(height_scene, False)
+    assert not used.any()
+    compiled, used = _worlds_rollout(height_scene, True)
+    assert used.all()
+    assert f"{SENSOR}.height" in general[0] and general[-1][f"{SENSOR}.valid"].all()
+    for k, (a, b) in enumerate(zip(general, compiled, strict=True)):
+        assert a.keys() == b.keys()
+        for name in a:
+            assert a[name].dtype == b[name].dtype
+            assert np.array_equal(a[name], b[name], equal_nan=True), f"step {k}: {name}"
+    heights = np.array([row[f"{SENSOR}.height"] for row in compiled])
+    assert np.unique(heights).size > 2  # the toy's values moved with the arm
+
+
+def test_register_kind_refuses_builtin_and_duplicate_names(height_scene):
+    from pxr import Usd
+
+    import runtime.schema  # noqa: F401  (the Isaac schemas registered)
+    from runtime.sensors.runtime import SensorRuntime
+
+    with pytest.raises(ValueError, match="IsaacImuSensor"):
+        kinds.register_kind("IsaacImuSensor", HeightSensor)
+    with pytest.raises(ValueError, match=TYPE_NAME):
+        kinds.register_kind(TYPE_NAME, HeightSensor)
+    stage = Usd.Stage.Open(str(height_scene))
+    found = [type(s).__name__ for s in SensorRuntime.discover(stage)]
+    assert found.count("HeightSensor") == 1 and "ImuSensor" in found
+    kinds.unregister_kind(TYPE_NAME)
+    assert "HeightSensor" not in [type(s).__name__ for s in SensorRuntime.discover(stage)]
