@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from runtime.rays._scene_build import DEFAULT_PLANE_HALF_EXTENT, RaySceneBuilder
+from runtime.rays._scene_build import DEFAULT_PLANE_HALF_EXTENT, collect_colliders
 from runtime.rays._shapes import (
     SolidShape,
     _bounding_sphere,
@@ -68,7 +68,7 @@ def usd_world_pose(prim: Any) -> tuple[np.ndarray, np.ndarray]:
     return translation, _quat_from_matrix(rotation)
 
 
-class RayScene(RaySceneBuilder):
+class RayScene:
     """Closest-hit ray queries over the collision geometry of a stage.
 
     Build with :meth:`from_stage`; the constructor takes already prepared groups and is
@@ -205,6 +205,43 @@ class RayScene(RaySceneBuilder):
         self._world_boxes = np.zeros((g_count, 6))
         self._scratch_size = -1
         self._shade_scratch: tuple[np.ndarray, np.ndarray] | None = None
+
+    @classmethod
+    def from_stage(
+        cls,
+        stage: Any,
+        body_paths: Sequence[str],
+        backend: str = "numba",
+        plane_half_extent: float = DEFAULT_PLANE_HALF_EXTENT,
+        double_sided: bool = False,
+        threads: int | None = None,
+    ) -> RayScene:
+        """Collect the collision geometry of ``stage``.
+
+        Args:
+            stage: a ``Usd.Stage``.
+            body_paths: rigid bodies in ``PhysicsState`` order; their poses are passed to
+                :meth:`cast`. Rigid bodies with colliders that are missing here keep their
+                USD pose (default time code).
+            backend: ``"numba"`` (default) or ``"embreex"``.
+            plane_half_extent: half size of the quad used for collision planes.
+            double_sided: hit back faces of triangle meshes too (PhysX: False).
+            threads: threads per query of at least
+                :data:`~runtime.rays.backends.PARALLEL_MIN_RAYS` rays with the Numba
+                backend (None: Numba's thread count, ``NUMBA_NUM_THREADS``); results do not
+                depend on it.
+
+        Returns:
+            The scene.
+
+        Raises:
+            SchemaError: malformed collider geometry (names the prim and attribute).
+            ImportError: trimesh (or the chosen backend's package) is missing.
+        """
+        bodies, actor_paths, groups = collect_colliders(stage, body_paths, plane_half_extent)
+        return cls(
+            bodies, actor_paths, groups, backend=backend, double_sided=double_sided, threads=threads
+        )
 
     def group_meshes(self) -> list[tuple[str, Any]]:
         """The collision geometry as ``trimesh.Trimesh`` objects, one per group.
