@@ -259,7 +259,7 @@ def test_import_runtime_loads_neither_trimesh_nor_pxr():
     import sys
 
     code = (
-        "import sys, runtime, runtime.rays.backends; "
+        "import sys, runtime, runtime.rays, runtime.rays.backends; "
         "assert 'trimesh' not in sys.modules and 'numba' not in sys.modules; "
         "assert 'pxr' not in sys.modules"
     )
@@ -310,6 +310,32 @@ def test_parallel_scene_query_is_bit_identical():
         np.testing.assert_array_equal(a, b)
     assert np.sum(out[0][0] == 0.0) > 50  # rays starting inside solids
     assert np.isfinite(out[0][0]).sum() > n // 4
+    # the one-call query (scene_cast_kernel on one thread, its parallel twin on two): the
+    # same results as the general cast
+    o = np.ascontiguousarray(o)
+    d = np.ascontiguousarray(d / np.linalg.norm(d, axis=1, keepdims=True))
+    for t in (1, 2):
+        scene = RayScene.from_stage(stage, ["/World/B"], threads=t)
+        got = (np.empty(n), np.empty(n, np.int64), np.empty((n, 3)))
+        scene.cast_trusted(o, d, np.full(n, 30.0), pos, quat, *got)
+        for a, b in zip(out[0], got, strict=True):
+            np.testing.assert_array_equal(a, b)
+
+
+def test_one_thread_and_parallel_scene_casts_are_one_body():
+    """The one-thread and the parallel scene cast are one function compiled twice, each
+    under its own name (its own Numba cache entry)."""
+    from runtime.rays import _scene_cast_kernels as kernels
+
+    one = getattr(kernels.scene_cast_kernel, "py_func", kernels.scene_cast_kernel)
+    many = getattr(
+        kernels.scene_cast_parallel_kernel, "py_func", kernels.scene_cast_parallel_kernel
+    )
+    assert one.__code__ is many.__code__
+    assert (one.__qualname__, many.__qualname__) == (
+        "scene_cast_kernel",
+        "scene_cast_parallel_kernel",
+    )
 
 
 def _sdf(kind, p, size):
