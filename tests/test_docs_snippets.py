@@ -93,6 +93,38 @@ def test_repository_paths_named_in_the_docs_exist():
     assert not missing, "\n".join(missing)
 
 
+DOTTED = re.compile(r"`(runtime(?:\.\w+)+)")
+
+
+def _dotted_problem(name: str) -> str | None:
+    """None if ``runtime.a.b[.attr]`` names a module of the tree (and a name it defines)."""
+    parts = name.split(".")
+    if parts[-1] == "py":  # a file name such as `runtime.py`
+        return None
+    for k in range(len(parts), 0, -1):
+        base = ROOT.joinpath(*parts[:k])
+        for module in (base.with_suffix(".py"), base / "__init__.py"):
+            if module.is_file():
+                rest = parts[k:]
+                text = module.read_text(encoding="utf-8")
+                if not rest or re.search(rf"\b{re.escape(rest[0])}\b", text):
+                    return None
+                return f"{module.relative_to(ROOT)} has no name {rest[0]}"
+    return "no such module"
+
+
+def test_python_names_in_the_docs_exist():
+    """A quoted `runtime.x.y` names a module of the tree, and `runtime.x.y.Name` a name in it."""
+    wrong = []
+    for page in markdown_pages():
+        for number, line in enumerate(page.read_text(encoding="utf-8").splitlines(), 1):
+            for name in DOTTED.findall(line):
+                problem = _dotted_problem(name)
+                if problem:
+                    wrong.append(f"{page.relative_to(ROOT)}:{number}: {name}: {problem}")
+    assert not wrong, "\n".join(wrong)
+
+
 def test_usd_attribute_reference_is_up_to_date():
     done = subprocess.run(
         [sys.executable, str(ROOT / "tools" / "usd_attributes.py"), "--check"],
