@@ -344,6 +344,11 @@ class Worlds:
         warnings = engine._warnings
         if warnings.strides != (8,) or warnings.dtype != np.int32:
             return False
+        # room to spare for contacts and constraint rows: a world whose contacts outgrow its
+        # views leaves the compiled step for a general one (and a new binding)
+        want = 2 * max(world.contacts, 4)
+        if engine._cap_con < want or engine._cap_efc < 4 * want:
+            engine._grow(want, 4 * want)
         fused = FusedStep.bind(
             engine, world.sensors, world.taps, world.rows, world.joint_slots,
             world.body_slots, world.targets,
