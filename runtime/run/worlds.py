@@ -346,8 +346,9 @@ class Worlds:
             return False
         # room to spare for contacts and constraint rows: a world whose contacts outgrow its
         # views leaves the compiled step for a general one (and a new binding)
+        # (while contacts are present: MuJoCo's empty contact array shows no layout to check)
         want = 2 * max(world.contacts, 4)
-        if engine._cap_con < want or engine._cap_efc < 4 * want:
+        if engine.data.ncon and (engine._cap_con < want or engine._cap_efc < 4 * want):
             engine._grow(want, 4 * want)
         fused = FusedStep.bind(
             engine, world.sensors, world.taps, world.rows, world.joint_slots,
