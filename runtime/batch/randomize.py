@@ -37,18 +37,10 @@ import numpy as np
 
 from runtime import _quat
 from runtime.batch.spec import Randomization
+from runtime.engine.snapshot import ModelSnapshot
 from runtime.errors import SimrtError
 
 __all__ = ["ModelSnapshot", "apply_parameters", "draw_parameters", "episode_seed"]
-
-# model arrays the randomization edits (restored between the episodes of a cached engine)
-_MODEL_FIELDS = (
-    "body_mass",
-    "body_inertia",
-    "geom_friction",
-    "actuator_gainprm",
-    "actuator_biasprm",
-)
 
 
 def episode_seed(base_seed: int, episode: int) -> int:
@@ -173,23 +165,6 @@ def draw_parameters(
     if scales:
         params["scales"] = scales
     return params
-
-
-class ModelSnapshot:
-    """The model arrays :func:`apply_parameters` edits, saved to restore a cached engine.
-
-    Args:
-        model: the ``mujoco.MjModel`` in its authored state.
-    """
-
-    def __init__(self, model: Any) -> None:
-        self.model = model
-        self.saved = {name: np.array(getattr(model, name), copy=True) for name in _MODEL_FIELDS}
-
-    def restore(self) -> None:
-        """Write the saved arrays back (in place)."""
-        for name, values in self.saved.items():
-            getattr(self.model, name)[...] = values
 
 
 def apply_parameters(engine: Any, params: dict[str, Any]) -> None:

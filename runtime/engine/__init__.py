@@ -4,6 +4,7 @@ Public names (imported lazily so ``import runtime.engine`` loads neither pxr nor
 
 * :class:`MujocoEngine` -- build from a stage, ``step()``, ``state()``, joint targets.
 * :func:`build_model` -- the USD -> ``MjSpec`` builder (returns :class:`BuiltModel`).
+* :class:`ModelSnapshot` -- the model arrays randomization edits, saved to restore them.
 * :func:`check_warnings` -- raise for an instability warning of the last step (steps run
   outside :meth:`MujocoEngine.step`, e.g. a run's blocks, check through it too).
 """
@@ -12,7 +13,14 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["BuiltModel", "DofBinding", "MujocoEngine", "build_model", "check_warnings"]
+__all__ = [
+    "BuiltModel",
+    "DofBinding",
+    "ModelSnapshot",
+    "MujocoEngine",
+    "build_model",
+    "check_warnings",
+]
 
 _LAZY = {
     "MujocoEngine": "runtime.engine.mujoco_engine",
@@ -20,6 +28,7 @@ _LAZY = {
     "DofBinding": "runtime.engine._build_types",
     "build_model": "runtime.engine.builder",
     "check_warnings": "runtime.engine._divergence",
+    "ModelSnapshot": "runtime.engine.snapshot",
 }
 
 

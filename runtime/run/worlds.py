@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from runtime._compile.jit import JIT_DISABLED, CompiledCall
-from runtime.engine import check_warnings
+from runtime.engine import ModelSnapshot, check_warnings
 from runtime.errors import EngineDivergenceError, SimrtError
 from runtime.run import _fused_kernels as F
 from runtime.run import _mujoco_native
@@ -95,7 +95,7 @@ class _World:
     joint_slots: dict[str, int]
     body_slots: dict[str, int]
     targets: np.ndarray  # (D,) the recorded drive targets (a row of Worlds.targets)
-    snapshot: dict[str, np.ndarray] | None = None  # model arrays to restore at reset
+    snapshot: Any = None  # the ModelSnapshot restored at reset (worlds with their own model)
     fused: Any = None
     bound_step: int = 0  # the engine's step when the world took the compiled path
     contacts: int = 0  # the most contacts seen (the fused step's state buffers hold them)
@@ -227,9 +227,7 @@ class Worlds:
                 rows, robot_path, len(self.dof_names), self.dof_names,
                 body_paths if record_bodies else (),
             )  # fmt: skip
-            snapshot = None
-            if own_models:
-                snapshot = {k: np.array(getattr(engine.model, k)) for k in _MODEL_FIELDS}
+            snapshot = ModelSnapshot(engine.model) if own_models else None
             self._worlds.append(
                 _World(engine, sensors, taps, rows, joint_slots, body_slots, self.targets[e],
                        snapshot)
@@ -577,8 +575,7 @@ class Worlds:
         self._unbind(e)
         engine = world.engine
         if world.snapshot is not None:
-            for name, values in world.snapshot.items():
-                getattr(engine.model, name)[...] = values
+            world.snapshot.restore()
         engine.reset()
         world.targets[:] = 0.0
         if self.action_mode == "position":
@@ -620,16 +617,6 @@ class Worlds:
         for e, world in enumerate(self._worlds):
             self._unbind(e)
             world.sensors.close()
-
-
-# model arrays per-world randomization edits (restored at each reset)
-_MODEL_FIELDS = (
-    "body_mass",
-    "body_inertia",
-    "geom_friction",
-    "actuator_gainprm",
-    "actuator_biasprm",
-)
 
 
 class _Pool:
