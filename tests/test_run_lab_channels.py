@@ -101,6 +101,9 @@ def test_general_path_records_the_same_lab_rows(go2_runs, tmp_path, monkeypatch)
 
 def test_a_disabled_lab_sensor_is_named_and_records_nothing(tmp_path):
     stage = Usd.Stage.Open(str(GO2_LAB))
+    # (the edit goes to the stage's session layer: the scene's layers, shared by every stage
+    # of the process that opens the file, stay as they are on disk)
+    stage.SetEditTarget(stage.GetSessionLayer())
     prim = stage.GetPrimAtPath("/World/LabSensors/HeightScan")
     prim.GetAttribute("simrt:lab:pattern:resolution").Set(-1.0)
     result = run_scene(stage, out=tmp_path / "bad.zarr", steps=3, summary=False)
