@@ -64,8 +64,9 @@ HOVER = 0.005  # cup face above the box top when closing [m]
 CLEARANCE = 0.004
 """``isaac:clearanceOffset`` of the suction joint: the grip ray starts 4 mm out of the cup,
 1 mm above the box at ``HOVER``; the reference's attach frame then draws the box
-``CLEARANCE - 0.001`` = 3 mm toward the cup (surface-gripper.md 3.2-4, scenario T1). A ray
-hit farther than the clearance would push the box away (into the table) instead."""
+``CLEARANCE - 0.001`` = 3 mm toward the cup (docs/sensors/surface-gripper.md#grip-test,
+docs/sensors/surface-gripper.md#each-step, scenario T1). A ray hit farther than the clearance would
+push the box away (into the table) instead."""
 APPROACH = 0.12  # cup face above the box top before descending / after lifting [m]
 TOOL_DOWN = (0.0, 0.70710678, -0.70710678, 0.0)
 """Tool-tip orientation (w, x, y, z) in the robot-base frame: cup axis (+Z) pointing down."""

@@ -1,4 +1,4 @@
-"""End to end: USD stage -> MujocoEngine -> PhysicsState -> SensorRuntime (sensors.md 10).
+"""End to end: USD stage -> MujocoEngine -> PhysicsState -> SensorRuntime (docs/sensors/index.md).
 
 The sensor scenarios C1 / C2 and the effort scenario E1 authored in USD and simulated by the
 engine built from that USD (no hand-written MuJoCo model), checked against the spec's

@@ -73,7 +73,10 @@ def test_raycast_disabled_with_reason(tmp_path, capsys, case):
 
 
 def test_all_nonpositive_time_offsets_stay_legal(tmp_path):
-    """sensors.md §5.4: all offsets <= 0 turn windowing off (reference behaviour, kept)."""
+    """All offsets <= 0 turn windowing off (reference behaviour, kept).
+
+    See docs/sensors/raycast.md#sweep.
+    """
     path = variant(tmp_path, (_OFFSETS, "float[] rayTimeOffsets = [0, -0.01, -0.02, -0.03]"))
     stage = open_stage(path)
     config = readers.read_raycast_sensor(stage.GetPrimAtPath(RAY))

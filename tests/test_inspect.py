@@ -56,7 +56,8 @@ def test_inspect_simple_arm_text():
     assert "Robot /World/SimpleArm" in out
     assert "robot type: Manipulator" in out
     assert "license: Apache-2.0" in out
-    # PrintRobotTree format (robot-schema.md §4.11): two spaces per level, pre-order
+    # PrintRobotTree format (docs/guides/inspect-and-schema.md#link-tree): two spaces per level,
+    # pre-order
     tree = out.split("Link tree:\n", 1)[1].split("\n\n", 1)[0].splitlines()
     assert tree == ["base", "  link1", "    link2", "      link3", "        link4"]
     dof_rows = out.split("DOFs", 1)[1].split("\n\n", 1)[0].splitlines()[2:]

@@ -1,4 +1,4 @@
-"""Physics cfg classes and writers: spec physics-config.md §9 scenarios 1-50.
+"""Physics cfg classes and writers: docs/guides/physics-and-engine.md#cfgs scenarios 1-50.
 
 Each test builds a fresh in-memory usd-core stage and checks the authored attributes and the
 *unfiltered* applied-schema list (usd-core drops unregistered names from GetAppliedSchemas).

@@ -1,4 +1,7 @@
-"""Physics cfg writers, spec physics-config.md §9 scenarios 27-50 and §7.2: articulation
+"""Physics cfg writers, scenarios 27-50 and §7.2: articulation
+
+See docs/guides/physics-and-engine.md#cfgs.
+
 roots, mesh collision, materials, traversal of assets, legacy names and shape spawners.
 """
 

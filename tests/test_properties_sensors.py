@@ -224,7 +224,7 @@ def test_imu_filters_match_reference(widths, steps, speed, data):
 
 
 def _firing_reference(counter, dt, offsets):
-    """sensors.md §5.3 step 3, literally, in float32."""
+    """docs/sensors/raycast.md#each-step, literally, in float32."""
     p = np.float32(offsets.max()) if len(offsets) else np.float32(0.0)
     if not p > 0:
         return list(range(len(offsets)))

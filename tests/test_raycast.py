@@ -1,4 +1,4 @@
-"""Raycast sensor: the Raycast scenarios R1-R14 of sensors.md §10.
+"""Raycast sensor: the Raycast scenarios R1-R14 of docs/sensors/raycast.md.
 
 Scenes are synthetic USD stages (Z up, metersPerUnit 1, 60 Hz) reproducing the stated
 geometry; body poses come from explicit ``PhysicsState`` objects (free fall computed

@@ -179,7 +179,7 @@ def test_disabled_rigid_body_is_skipped(fixture_stage):
     assert readers.find_parent_rigid_body(prim).GetPath() == "/World/Robot/Hand"
     c = readers.read_contact_sensor(prim)
     assert c.parent_body == "/World/Robot/Hand"
-    # unauthored: schema fallbacks of sensors.md §1.3
+    # unauthored: schema fallbacks of docs/sensors/contact.md#attributes
     assert (c.threshold_min, c.threshold_max, c.radius) == (0.01, 100000.0, -1.0)
 
 
@@ -268,7 +268,10 @@ def test_validate_raycast_messages(authored, message):
 
 
 def test_unregistered_fallbacks_are_applied_by_the_readers():
-    """sensors.md §1.7: attributes absent entirely (no schema) read as the table values."""
+    """Attributes absent entirely (no schema) read as the table values.
+
+    See docs/sensors/index.md#fallbacks.
+    """
     stage = _stage(
         'def Xform "B" (prepend apiSchemas = ["PhysicsRigidBodyAPI"]) {\n def Xform "S" {\n }\n}'
     )

@@ -333,7 +333,10 @@ def test_non_positive_meters_per_unit_is_rejected():
 
 
 def test_rigid_body_enabled_without_api_qualifies():
-    """sensors.md §1.8 rule 1: an authored true physics:rigidBodyEnabled is enough."""
+    """Rule 1: an authored true physics:rigidBodyEnabled is enough.
+
+    See docs/sensors/index.md#parent-body.
+    """
     stage = _stage(
         'def Xform "X" {\n bool physics:rigidBodyEnabled = 1\n def Xform "M" {\n'
         '  def IsaacImuSensor "I" {\n  }\n }\n}'

@@ -23,7 +23,10 @@ def test_api_schemas_apply_and_report():
 
 
 def test_deprecated_reference_point_api_is_defined():
-    """Issue fix of robot-schema.md §2.7: old assets authoring the deprecated API answer HasAPI."""
+    """Issue fix: old assets authoring the deprecated API answer HasAPI.
+
+    See docs/guides/inspect-and-schema.md#registration.
+    """
     stage = Usd.Stage.CreateInMemory()
     prim = stage.DefinePrim("/R", "Xform")
     prim.AddAppliedSchema("IsaacReferencePointAPI")
@@ -100,7 +103,10 @@ def test_pxr_pluginpath_name_registers_before_python_imports(tmp_path):
 
 
 def test_register_new_plugin_calls_registry_once(tmp_path, monkeypatch):
-    """robot-schema.md §10 scenario 2: an unknown plugin name is registered by directory."""
+    """Scenario 2: an unknown plugin name is registered by directory.
+
+    See docs/guides/inspect-and-schema.md.
+    """
     (tmp_path / "plugInfo.json").write_text('# comment\n{"Plugins": [{"Name": "NewPlugin"}]}\n')
     calls = []
 

@@ -1,4 +1,7 @@
-"""One test per reference bug of robot-schema.md §9 that simrt fixes, plus bad-input checks."""
+"""One test per reference bug that simrt fixes, plus bad-input checks.
+
+See docs/guides/inspect-and-schema.md#fixed-bugs.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Spec robot-schema.md §10 scenarios 1-40, one test (or more) each."""
+"""See docs/guides/inspect-and-schema.md scenarios 1-40, one test (or more) each."""
 
 from __future__ import annotations
 

@@ -5,7 +5,7 @@ oracles read MuJoCo directly:
 
 * contact: the net force on each finger body summed from MuJoCo's own contact forces
   (``mj_contactForce``, not the engine's PhysicsState), passed through the threshold
-  semantics of sensors.md 3.3, must equal the recorded contact reading;
+  semantics of docs/sensors/contact.md#force, must equal the recorded contact reading;
 * IMU (physical mode): MuJoCo accelerometer and gyro sensors on a site at the IMU's pose,
   added to a copy of the engine's MjSpec, evaluated by MuJoCo (``mj_sensorVel`` /
   ``mj_sensorAcc``) on a shadow MjData holding the engine's post-step q, v and the step's
@@ -176,8 +176,9 @@ class Oracle:
             )
         )
         if k == RETHRESHOLD_STEP:  # after this step's oracle; effective next step
-            # live threshold edits (contact re-reads its config every step, sensors.md 2.4):
-            # left finger clamps at fmax, right finger stays below fmin
+            # live threshold edits (contact re-reads its config every step,
+            # docs/sensors/index.md#configuration): left finger clamps at fmax, right finger stays
+            # below fmin
             from pxr import Gf
 
             left, right = FINGERS

@@ -1,7 +1,7 @@
 """Registered Isaac schemas: kinds, HasAPI / IsA, fallbacks and allowed tokens, round-trip.
 
-Expected values are the schema tables of robot-schema.md §2 and sensors.md §1 (the spec),
-not values computed by our code.
+Expected values are the schema tables of docs/reference/usd-attributes.md and
+docs/sensors/index.md#schema-attributes (the spec), not values computed by our code.
 """
 
 from __future__ import annotations
@@ -158,7 +158,10 @@ def test_base_sensor_is_abstract():
 
 
 def test_surface_gripper_is_concrete_with_fallbacks(stage):
-    """robot-schema.md §2.6 defect fixed: concrete, so IsA works and fallbacks resolve."""
+    """Defect fixed: concrete, so IsA works and fallbacks resolve.
+
+    See docs/guides/inspect-and-schema.md#registration.
+    """
     assert Usd.SchemaRegistry.GetSchemaKind("IsaacSurfaceGripper") == Usd.SchemaKind.ConcreteTyped
     prim = stage.DefinePrim("/G", "IsaacSurfaceGripper")
     assert prim.IsA("IsaacSurfaceGripper")
@@ -174,7 +177,10 @@ def test_surface_gripper_is_concrete_with_fallbacks(stage):
 
 
 def test_reference_point_api_is_defined_for_old_assets(stage):
-    """robot-schema.md §2.7 defect fixed: the deprecated API is a real schema, HasAPI works."""
+    """Defect fixed: the deprecated API is a real schema, HasAPI works.
+
+    See docs/guides/inspect-and-schema.md#registration.
+    """
     prim = stage.DefinePrim("/P", "Xform")
     prim.AddAppliedSchema("IsaacReferencePointAPI")
     assert prim.HasAPI("IsaacReferencePointAPI")

@@ -1,4 +1,4 @@
-"""Contact sensor scenarios of sensors.md section 10 (C1-C17), physics from MuJoCo."""
+"""Contact sensor scenarios of docs/sensors/contact.md (C1-C17), physics from MuJoCo."""
 
 from __future__ import annotations
 

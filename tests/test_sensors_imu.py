@@ -1,4 +1,4 @@
-"""IMU scenarios of sensors.md section 10 (I1-I18), physics from MuJoCo or synthetic states."""
+"""IMU scenarios of docs/sensors/imu.md (I1-I18), physics from MuJoCo or synthetic states."""
 
 from __future__ import annotations
 

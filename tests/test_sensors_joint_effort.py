@@ -1,4 +1,4 @@
-"""Joint-state (J1-J6) and effort (E1-E5) scenarios of sensors.md section 10.
+"""Joint-state (J1-J6) and effort (E1-E5) scenarios of docs/sensors/joint-state-effort.md.
 
 A SimpleArticulation-like robot: a fixed pivot, an arm on a revolute joint about Y (arm +
 slider: 2 kg with the centre of mass 1 m from the joint) and a slider on a prismatic joint

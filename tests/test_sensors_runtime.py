@@ -217,7 +217,7 @@ def test_imu_configuration_is_frozen_after_the_first_processed_step():
     rt.step(state(2))  # frozen: width stays 1
     assert rt.sensor("/World/A/Late").reading().angular_velocity[2] == pytest.approx(2.0)
     late.CreateAttribute("enabled", Sdf.ValueTypeNames.Bool).Set(False)
-    rt.step(state(3))  # frozen enabled flag too (sensors.md 2.5 parity choice)
+    rt.step(state(3))  # frozen enabled flag too (docs/sensors/index.md#enable parity choice)
     assert rt.sensor("/World/A/Late").reading().is_valid
     rt.reset()  # stop/start re-reads the configuration
     rt.step(state(1))

@@ -1,4 +1,4 @@
-"""Surface-gripper scenarios T1-T12 of surface-gripper.md §7 against the MuJoCo engine.
+"""Surface-gripper scenarios T1-T12 of docs/sensors/surface-gripper.md against the MuJoCo engine.
 
 Common scene (§7): Z-up, g = 9.81, dt = 1/60 s; gripper = 0.04 m box, gravity off, driven
 along Z by a stiff prismatic drive; one attachment joint on the gripper's bottom face,

@@ -2,7 +2,8 @@
 
 Every joint targeted by an ``IsaacSurfaceGripper``'s ``isaac:attachmentPoints`` is taken out
 of the joint tree (it is not a simulated joint: its ``body1`` is replaced at grip time,
-surface-gripper.md 1.2, 3.7) and becomes, per attachment point:
+docs/sensors/surface-gripper.md#attachment-points, docs/sensors/surface-gripper.md#mujoco) and
+becomes, per attachment point:
 
 * a site ``<joint path>:grip0`` on the joint's ``body0`` at its ``localPos0/localRot0`` frame
   (the attachment frame: ray origin, forward axis);
@@ -37,7 +38,8 @@ is rigid in the reference); ``mjc:solimp`` on the joint overrides it."""
 def attachment_joint_paths(stage) -> dict[str, list[str]]:
     """``{gripper path: [attachment joint paths]}`` of every surface gripper on ``stage``.
 
-    Targets that are not ``UsdPhysics.Joint`` prims are left out (surface-gripper.md 1.2).
+    Targets that are not ``UsdPhysics.Joint`` prims are left out
+    (docs/sensors/surface-gripper.md#attachment-points).
     """
     out: dict[str, list[str]] = {}
     for prim in stage.Traverse():

@@ -1,4 +1,6 @@
-"""USD write-back of the surface-gripper runtime (surface-gripper.md §5; off by default).
+"""USD write-back of the surface-gripper runtime (off by default).
+
+See docs/sensors/surface-gripper.md#write-back.
 
 Edits go to an anonymous layer appended to the session layer's sublayers (created on first
 use), so nothing reaches the asset; :meth:`UsdWriteBack.clear` removes the layer (the

@@ -24,9 +24,9 @@ State mapping (all world frame, stage units; see ``runtime.sensors.state``):
   reversed in the tree); ball joints report the rotation vector (axis x angle) of the joint
   quaternion and the angular velocity, both in the child body frame (the joint frame when
   ``localRot`` on the child side is the identity, as in the converters' output).
-  **Effort** (spec sensors.md 6.2: the generalised force transmitted through the DOF onto
-  the child link, drive and limit included) = ``qfrc_actuator + qfrc_passive`` of that DOF
-  (drive / actuator force, joint damping / springs, gravity compensation) + the joint-limit
+  **Effort** (docs/sensors/joint-state-effort.md#effort: the generalised force transmitted through
+  the DOF onto the child link, drive and limit included) = ``qfrc_actuator + qfrc_passive`` of that
+  DOF (drive / actuator force, joint damping / springs, gravity compensation) + the joint-limit
   and DOF-friction-loss constraint forces of that DOF. Contact forces are not included (they
   act on the bodies, not through the joint). Ball-joint limit forces are not projected.
 

@@ -1,6 +1,6 @@
 """Surface grippers (``IsaacSurfaceGripper`` prims) on the MuJoCo engine.
 
-Behaviour follows ``surface-gripper.md`` (Isaac Sim 6.0.1): close / open / status
+Behaviour follows docs/sensors/surface-gripper.md (Isaac Sim 6.0.1): close / open / status
 (``Open``, ``Closing``, ``Closed``), the grip test per attachment point along its forward
 axis within ``maxGripDistance`` (closest-hit rays through :class:`~runtime.sensors.
 ray_scene.RayScene`, stepping out of the gripper's own collider by 1 mm), ``retryInterval``,

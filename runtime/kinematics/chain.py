@@ -2,7 +2,7 @@
 
 ``KinematicChain(stage, robot_prim, start_prim=None, end_prim=None)`` builds the link tree
 of the robot (UsdPhysics joints, either authoring direction), and, when both end prims are
-given, the movable-joint chain between them (spec ``kinematics.md`` §2–§3). Differences
+given, the movable-joint chain between them (docs/guides/kinematics.md#chains). Differences
 from the reference, all recommended by the spec:
 
 * joints authored child→parent (``body0`` = tree child) get correct frames and axis signs:

@@ -1,4 +1,4 @@
-"""Levenberg–Marquardt IK (spec ``kinematics.md`` §5) and the IK solver registry.
+"""Levenberg–Marquardt IK (docs/guides/kinematics.md#ik) and the IK solver registry.
 
 ``ik_lm`` follows the reference algorithm (adaptive damping, max step, limit clamping,
 null-space centering, fixed-joint masks) but runs inside one Numba kernel and uses the point

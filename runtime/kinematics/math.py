@@ -1,6 +1,6 @@
 """Rigid-transform and quaternion math (NumPy, float64).
 
-Conventions (see ``kinematics.md`` §1):
+Conventions (see docs/guides/kinematics.md#conventions):
 
 * quaternions are ``[w, x, y, z]``, Hamilton product, active rotations;
 * :class:`Transform` maps child coordinates to parent coordinates,

@@ -1,6 +1,6 @@
 """Named poses stored as ``IsaacNamedPose`` prims under the robot, and JSON import/export.
 
-Spec ``kinematics.md`` §9. Divergences (spec [REC]): reading follows the robot's
+See docs/guides/kinematics.md#named-poses. Divergences (spec [REC]): reading follows the robot's
 ``isaac:robot:namedPoses`` relationship (any scope name); JSON files are written atomically
 (keeping the file's mode); degrees conversion treats a joint missing from the stage as
 non-revolute (no crash); and ``import_poses`` skips invalid entries instead of failing,
@@ -471,7 +471,7 @@ def import_poses_report(
     Every entry is checked against the robot before it is stored: each joint must be a
     joint of this robot and each start / end link a link of it (a path of another robot
     is mapped onto this robot's prim at the same relative path and reported in
-    ``remapped``; spec kinematics.md §10.9 kept foreign paths); the joint set must not be
+    ``remapped``; the reference kept foreign paths); the joint set must not be
     empty; a revolute / prismatic value outside the joint's limits is clamped to them and
     reported in ``clamped``. An entry whose (sanitized) name is already a pose of the robot
     is skipped with that reason unless ``replace`` is True; then the old pose is deleted

@@ -1,6 +1,6 @@
 """``RobotPoser``: IK on a robot's chain with a deterministic seed ladder, and pose application.
 
-Spec ``kinematics.md`` §7–§8. Behaviour beyond the reference (documented divergences):
+See docs/guides/kinematics.md#ik. Behaviour beyond the reference (documented divergences):
 
 * The LM solve runs in a Numba kernel with the point Jacobian; the cold-start ladder
   (midpoint, ``n_random`` samples from ``numpy.random.default_rng(0)``, zeros) runs inside

@@ -46,7 +46,7 @@ def _reading_items(reading: Any) -> dict[str, Any]:
 
 
 # ``is_valid`` is recorded as ``valid``; the reading's own ``time`` / ``step`` stamps are
-# recorded per sensor (they are 0 in invalid readings, see sensors.md 2.7)
+# recorded per sensor (they are 0 in invalid readings, see docs/sensors/index.md#validity)
 _SKIP_FIELDS = {"is_valid", "valid", "ray_count"}
 # raycast fields kept in recordings (ray origins are the sensor position; not recorded)
 _RAYCAST_FIELDS = ("depths", "hit_positions", "hit_normals", "ray_end_points_world")

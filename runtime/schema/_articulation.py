@@ -1,4 +1,6 @@
-"""The articulation walk of a robot (robot-schema.md §5.1); it authors nothing.
+"""The articulation walk of a robot; it authors nothing.
+
+See docs/guides/inspect-and-schema.md#populate.
 
 The DOF table reuses it on assets without a robot schema. Part of
 :mod:`runtime.schema.populate` (the public import path).

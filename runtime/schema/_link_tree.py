@@ -1,4 +1,6 @@
-"""The robot link tree: build, print, and split at a joint (robot-schema.md §4.9-§4.12).
+"""The robot link tree: build, print, and split at a joint.
+
+See docs/guides/inspect-and-schema.md#link-tree.
 
 Part of :mod:`runtime.schema.utils` (the public import path).
 """

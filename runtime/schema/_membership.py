@@ -1,6 +1,7 @@
 """Links, joints and components of a robot, its link parent map and joint poses.
 
-Spec ``robot-schema.md`` §4.2-§4.8. Part of :mod:`runtime.schema.utils` (the public path).
+See docs/guides/inspect-and-schema.md#link-tree. Part of :mod:`runtime.schema.utils` (the public
+path).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Queries of the named poses of a robot (robot-schema.md §4.13).
+"""Queries of the named poses of a robot (docs/guides/kinematics.md#named-poses).
 
 Part of :mod:`runtime.schema.utils` (the public import path).
 """

@@ -1,6 +1,6 @@
 """Populate / recalculate the robot lists from the articulation, and add sites.
 
-Spec robot-schema.md §5.2, §5.3, §5.5, §5.6.
+See docs/guides/inspect-and-schema.md#populate, docs/guides/inspect-and-schema.md#sites.
 
 Part of :mod:`runtime.schema.populate` (the public import path).
 """

@@ -1,8 +1,9 @@
 """Small prim predicates and lookups shared by the robot-schema modules.
 
 Site detection, joint bodies, nested robots and articulation roots, plus the warn-once
-bookkeeping of the reference (robot-schema.md §4.3/§4.4). ``IsaacReferencePointAPI`` is a
-registered (deprecated) schema, so ``HasAPI`` sees it on old assets (§2.7).
+bookkeeping of the reference (docs/guides/inspect-and-schema.md#link-tree).
+``IsaacReferencePointAPI`` is a registered (deprecated) schema, so ``HasAPI`` sees it on old assets
+(§2.7).
 
 Public names are imported from :mod:`runtime.schema.utils`; ``is_surface_gripper`` from
 :mod:`runtime.schema.readers` or :mod:`runtime.schema.authoring`.
@@ -181,7 +182,7 @@ def is_surface_gripper(prim: Usd.Prim) -> bool:
 
     The registered schema makes the type concrete, so ``IsA`` works too; the type-name test
     also recognises grippers when Isaac Sim's own (abstract) copy of the schema is the
-    registered one (robot-schema.md §2.6).
+    registered one (docs/guides/inspect-and-schema.md#registration).
 
     Args:
         prim: any prim.

@@ -1,6 +1,6 @@
 """Robot relationships: prepend-list authoring, validation, robot-layer save.
 
-Spec robot-schema.md §5.4, §5.8.
+See docs/guides/inspect-and-schema.md#populate, docs/guides/inspect-and-schema.md#relationships.
 
 Part of :mod:`runtime.schema.populate` (the public import path).
 """

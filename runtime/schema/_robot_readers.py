@@ -100,8 +100,8 @@ def read_robot(prim: Usd.Prim) -> RobotInfo:
 def reported_name(prim: Usd.Prim) -> str:
     """Name a link or joint is reported under.
 
-    Reads ``isaac:nameOverride`` first, then ``isaac:NameOverride`` (robot-schema.md §2.10
-    [REC]); the first non-empty one wins, else the prim name.
+    Reads ``isaac:nameOverride`` first, then ``isaac:NameOverride``
+    (docs/reference/usd-attributes.md [REC]); the first non-empty one wins, else the prim name.
 
     Args:
         prim: a link, joint or site prim.

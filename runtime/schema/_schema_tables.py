@@ -1,9 +1,9 @@
 """Allowed tokens and fallback values of the Isaac Robot and Sensor schemas.
 
-Spec ``robot-schema.md`` §2 and ``sensors.md`` §1. The readers apply these fallbacks
-themselves, so values are right even when the registered schema carries none (Isaac Sim's
-own copy of the robot schema declares ``IsaacSurfaceGripper`` abstract, without fallbacks;
-sensors.md §1.7 covers an unregistered sensor schema).
+See docs/reference/usd-attributes.md and docs/sensors/index.md#schema-attributes. The readers apply
+these fallbacks themselves, so values are right even when the registered schema carries none (Isaac
+Sim's own copy of the robot schema declares ``IsaacSurfaceGripper`` abstract, without fallbacks;
+docs/sensors/index.md#fallbacks covers an unregistered sensor schema).
 """
 
 from __future__ import annotations
@@ -52,7 +52,10 @@ DOF_TOKENS: tuple[str, ...] = ("TransX", "TransY", "TransZ", "RotX", "RotY", "Ro
 """DOF tokens of ``isaac:physics:DofOffsetOpOrder`` in canonical order."""
 
 SENSOR_TYPE_NAMES: tuple[str, ...] = ("IsaacContactSensor", "IsaacImuSensor", "IsaacRaycastSensor")
-"""Prim type names of the sensors this runtime evaluates (exact match, sensors.md §1.8)."""
+"""Prim type names of the sensors this runtime evaluates (exact match).
+
+See docs/sensors/index.md#parent-body.
+"""
 
 CONTACT_FALLBACKS: dict[str, Any] = {
     "enabled": True,
@@ -61,7 +64,7 @@ CONTACT_FALLBACKS: dict[str, Any] = {
     "color": (1.0, 1.0, 1.0, 1.0),
     "sensorPeriod": 0.0025,
 }
-"""Schema fallbacks of ``IsaacContactSensor`` (sensors.md §1.3)."""
+"""Schema fallbacks of ``IsaacContactSensor`` (docs/sensors/contact.md#attributes)."""
 
 IMU_FALLBACKS: dict[str, Any] = {
     "enabled": True,
@@ -70,7 +73,7 @@ IMU_FALLBACKS: dict[str, Any] = {
     "angularVelocityFilterWidth": 1,
     "orientationFilterWidth": 1,
 }
-"""Schema fallbacks of ``IsaacImuSensor`` (sensors.md §1.4)."""
+"""Schema fallbacks of ``IsaacImuSensor`` (docs/sensors/imu.md#attributes)."""
 
 RAYCAST_FALLBACKS: dict[str, Any] = {
     "enabled": True,
@@ -83,7 +86,7 @@ RAYCAST_FALLBACKS: dict[str, Any] = {
     "outputFrameOfReference": "SENSOR",
     "reportHitPrimPaths": False,
 }
-"""Schema fallbacks of ``IsaacRaycastSensor`` (sensors.md §1.5)."""
+"""Schema fallbacks of ``IsaacRaycastSensor`` (docs/sensors/raycast.md#attributes)."""
 
 SURFACE_GRIPPER_FALLBACKS: dict[str, Any] = {
     "isaac:status": "Open",

@@ -1,8 +1,10 @@
-"""Readers of the Isaac sensor prims: contact, IMU and raycast (sensors.md §1).
+"""Readers of the Isaac sensor prims: contact, IMU and raycast.
+
+See docs/sensors/index.md#schema-attributes.
 
 Raycast sensors are special: the reference runtime does not reject a misconfigured raycast
-sensor at load time but disables it with a logged reason (sensors.md §5.2). The reader
-therefore only rejects malformed values (wrong type, NaN, unknown token) and
+sensor at load time but disables it with a logged reason (docs/sensors/raycast.md#validation). The
+reader therefore only rejects malformed values (wrong type, NaN, unknown token) and
 :func:`validate_raycast` returns the reason string for the five configuration checks.
 
 Part of :mod:`runtime.schema.readers` (the public import path).
@@ -53,7 +55,7 @@ RAY_DIRECTION_MIN_NORM = 1e-8
 
 
 def find_parent_rigid_body(prim: Usd.Prim) -> Usd.Prim | None:
-    """Parent rigid body of a sensor (sensors.md §1.8).
+    """Parent rigid body of a sensor (docs/sensors/index.md#parent-body).
 
     Walks the ancestors of ``prim`` (its parent first, the prim itself excluded, stopping
     before the pseudo-root). The first ancestor qualifies when its
@@ -107,7 +109,7 @@ class ContactSensorConfig:
     Attributes:
         path: USD path of the sensor prim.
         enabled: ``enabled``.
-        parent_body: path of the parent rigid body (sensors.md §1.8).
+        parent_body: path of the parent rigid body (docs/sensors/index.md#parent-body).
         threshold_min: minimum net force [mass * stage length / s^2].
         threshold_max: maximum net force [mass * stage length / s^2].
         radius: spatial filter radius [stage units]; <= 0 disables filtering.
@@ -205,7 +207,7 @@ class ImuSensorConfig:
 
     @property
     def effective_widths(self) -> tuple[int, int, int]:
-        """(Nl, Nw, Nq) = each width clamped to >= 1 (sensors.md §4.1)."""
+        """(Nl, Nw, Nq) = each width clamped to >= 1 (docs/sensors/imu.md#configuration)."""
         return (
             max(self.linear_acceleration_filter_width, 1),
             max(self.angular_velocity_filter_width, 1),
@@ -377,7 +379,9 @@ def _degenerate_raycast(config: RaycastSensorConfig) -> str | None:
 
 
 def validate_raycast(config: RaycastSensorConfig) -> str | None:
-    """Check a raycast configuration: the five checks of sensors.md §5.2, then simrt's.
+    """Check a raycast configuration: the five checks, then simrt's.
+
+    See docs/sensors/raycast.md#validation.
 
     The reference's checks, in its order: ``numRays`` 0, ``minRange >= maxRange``, and the
     lengths of ``rayOrigins`` / ``rayDirections`` / ``rayTimeOffsets``. simrt adds (a sensor
@@ -390,7 +394,7 @@ def validate_raycast(config: RaycastSensorConfig) -> str | None:
     * a time offset > :data:`RAY_TIME_OFFSET_MAX` (the sweep period ``max(offsets)`` is
       so long that rays fire once and never again), or < 0 while other offsets are > 0
       (such a ray fires only in the step where the sweep wraps, cast backwards in time).
-      All offsets <= 0 stay legal (sensors.md §5.4: no windowing, pose extrapolated
+      All offsets <= 0 stay legal (docs/sensors/raycast.md#sweep: no windowing, pose extrapolated
       backwards).
 
     Args:
@@ -455,7 +459,7 @@ def read_sensor(prim: Usd.Prim) -> SensorConfig:
 def discover_sensor_prims(
     stage: Usd.Stage, type_names: tuple[str, ...] = SENSOR_TYPE_NAMES
 ) -> list[Usd.Prim]:
-    """Sensor prims of the stage in traversal order (sensors.md §1.8).
+    """Sensor prims of the stage in traversal order (docs/sensors/index.md#parent-body).
 
     Uses USD's default predicate (active, loaded, defined, non-abstract; no instance
     proxies) and an exact type-name match (no derived types).

@@ -1,4 +1,4 @@
-"""Authoring helpers of the Isaac Robot Schema (spec ``robot-schema.md`` §3).
+"""Authoring helpers of the Isaac Robot Schema (docs/guides/inspect-and-schema.md#authoring).
 
 All edits go to the stage's current edit target. ``apply_*_api`` helpers do nothing when
 the API is already applied (so re-running never rewrites ``apiSchemas``).

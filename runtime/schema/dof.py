@@ -1,6 +1,6 @@
 """The DOF table: the single source of truth for flattened joint (DOF) order.
 
-Spec ``robot-schema.md`` §7 [REC]. The joints are taken in robot order
+See docs/guides/inspect-and-schema.md#dof-order [REC]. The joints are taken in robot order
 (:func:`runtime.schema.utils.get_all_robot_joints`, nested robots expanded in place) or,
 for assets without ``IsaacRobotAPI`` (plain URDF/MJCF conversions) or whose
 ``robotJoints`` was never populated, in the order of the articulation walk used by

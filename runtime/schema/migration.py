@@ -1,4 +1,4 @@
-"""Migration of deprecated Robot Schema data (spec ``robot-schema.md`` §6).
+"""Migration of deprecated Robot Schema data (docs/guides/inspect-and-schema.md#migration).
 
 One consistent rule set (the reference's Python and C++ versions disagree, §9.11/§9.12):
 

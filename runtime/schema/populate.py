@@ -1,8 +1,8 @@
 """Populate / recalculate the Isaac Robot Schema from the physics articulation.
 
-Spec ``robot-schema.md`` §5. The articulation walk (:func:`discover_articulation_graph`)
-is pure (it authors nothing) so the DOF table can reuse it on assets without a robot
-schema; :func:`populate_robot_schema_from_articulation` and
+See docs/guides/inspect-and-schema.md#populate. The articulation walk
+(:func:`discover_articulation_graph`) is pure (it authors nothing) so the DOF table can reuse it on
+assets without a robot schema; :func:`populate_robot_schema_from_articulation` and
 :func:`recalculate_robot_schema` apply the APIs and write the relationships into the
 current edit target.
 

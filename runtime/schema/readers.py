@@ -5,7 +5,7 @@ checked values: strings, tuples, Python floats and C-contiguous ``float64`` NumP
 The readers are the only place where USD content is validated; every problem is raised as
 :class:`runtime.errors.SchemaError` naming the prim path, the attribute, the bad value and
 what is allowed. Unauthored attributes resolve to the schema fallbacks, and when the schema
-is not registered (sensors.md §1.7) the ``*_FALLBACKS`` tables are applied by the
+is not registered (docs/sensors/index.md#fallbacks) the ``*_FALLBACKS`` tables are applied by the
 readers themselves.
 
 Units: lengths are stage units unless a field name says ``si`` (radians / metres). Angles
@@ -13,8 +13,8 @@ authored in USD (revolute limits, D6 rotational limits) are degrees; ``*_si`` fi
 radians. Quaternions are ``(w, x, y, z)``.
 
 Raycast sensors are special: the reference runtime does not reject a misconfigured raycast
-sensor at load time but disables it with a logged reason (sensors.md §5.2). The reader
-therefore only rejects malformed values (wrong type, NaN, unknown token) and
+sensor at load time but disables it with a logged reason (docs/sensors/raycast.md#validation). The
+reader therefore only rejects malformed values (wrong type, NaN, unknown token) and
 :func:`validate_raycast` returns the reason string for the five configuration checks.
 
 This module is the public import path; the code lives in private modules by topic:

@@ -1,7 +1,7 @@
 """Read-only queries on the Isaac Robot Schema: joints, links, components, tree, poses.
 
-Snake_case implementations of the reference ``robot_schema.utils`` queries (spec
-``robot-schema.md`` §4) with the reference bugs of §9 fixed:
+Snake_case implementations of the reference ``robot_schema.utils`` queries
+(docs/guides/inspect-and-schema.md#link-tree) with the reference bugs of §9 fixed:
 
 * a robot prim that is itself a link still has its ``robotLinks`` order honoured (§4.4);
 * ``get_joint_pose`` composes the body1 frame in the right order (§4.8);

@@ -1,4 +1,4 @@
-"""Numba kernels of the contact sensor (spec sensors.md section 3).
+"""Numba kernels of the contact sensor (docs/sensors/contact.md).
 
 Packed per-sensor blocks (to keep the per-call argument count low: every array argument
 costs Numba's dispatcher about 0.07 us per call):

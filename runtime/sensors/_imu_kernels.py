@@ -1,4 +1,4 @@
-"""Numba kernels of the IMU sensor (spec sensors.md section 4).
+"""Numba kernels of the IMU sensor (docs/sensors/imu.md).
 
 Two modes share one kernel (per-sensor mode flag):
 
@@ -89,7 +89,9 @@ def _usd_sign(qw, qx, qy, qz):
 
 @jit
 def quat_matrix_round_trip_kernel(quats, out_quats):
-    """Quaternion -> rotation matrix -> quaternion with USD's sign rule (sensors.md 4.5).
+    """Quaternion -> rotation matrix -> quaternion with USD's sign rule.
+
+    See docs/sensors/imu.md#orientation-sign.
 
     Args:
         quats: unit quaternions, shape (N, 4), float64, wxyz.
@@ -633,7 +635,7 @@ def _isaac_width1_shared(
 def imu_read_kernel(
     sensor_ints, sensor_floats, i, physical_gravity, gravity_up, read_gravity, out_reading
 ):
-    """Read-time processing of one IMU's reading (sensors.md 4.4), in one call.
+    """Read-time processing of one IMU's reading (docs/sensors/imu.md#read-time), in one call.
 
     The same IEEE operations in the same order as ``ImuBatch.arrays`` (bit-identical):
     the gravity reaction ``R^T v`` of the newest sample's orientation, by the conjugate

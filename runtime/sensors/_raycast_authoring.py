@@ -1,4 +1,4 @@
-"""Authoring raycast sensor prims (sensors.md §5.6)."""
+"""Authoring raycast sensor prims (docs/sensors/raycast.md#authoring)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,6 @@
-"""Numba kernels of the raycast sensor (sensors.md §5.3), all rays of all sensors per call.
+"""Numba kernels of the raycast sensor, all rays of all sensors per call.
+
+See docs/sensors/raycast.md#each-step.
 
 Rays of several sensors are concatenated; ``ray_sensor[i]`` names the sensor of ray ``i``.
 With the Numba ray scene, :func:`raycast_batch_step_kernel` does a whole step in one call
@@ -94,7 +96,7 @@ def _append_firing_rays_kernel(
 ):
     """Append the rays of one sensor (rows ``first .. end - 1``) that fire this step.
 
-    sensors.md §5.3 step 3 in float32 (fmod is exact, so float64 fmod of the float32
+    docs/sensors/raycast.md#each-step in float32 (fmod is exact, so float64 fmod of the float32
     operands rounds back to the float32 result). Offsets hold float32 values, so float64
     comparisons equal the float32 ones: the rays with ``s <= tau < e`` (wrapped: ``tau >= s``
     or ``tau < e``) are found by bisection in the sensor's offsets sorted ascending
@@ -194,7 +196,9 @@ def _search_left_kernel(values, first, end, v):
 
 @jit
 def _ray_pose_kernel(px, py, pz, qw, qx, qy, qz, tau, extrapolate, b, lin, ang):
-    """The sensor pose extrapolated over a ray's time offset ``tau`` (sensors.md §5.3).
+    """The sensor pose extrapolated over a ray's time offset ``tau``.
+
+    See docs/sensors/raycast.md#each-step.
 
     First order in the body velocities of row ``b`` when ``extrapolate`` and the body moves.
 
@@ -457,7 +461,9 @@ def raycast_outputs_kernel(
     out_hits,
     out_hit_count,
 ):
-    """Per-ray outputs of sensors.md §5.3 step 4 and §5.5 for every ray.
+    """Per-ray outputs for every ray.
+
+    See docs/sensors/raycast.md#each-step, docs/sensors/raycast.md#outputs.
 
     Args:
         ray_sensor: sensor index of each ray, ascending, shape (R,), int64.
@@ -710,8 +716,8 @@ def raycast_batch_step_kernel(
     position changed get the new position, the firing rays get their cast results). The
     first call (``COUNTS[1, 0] == 0``) writes every row and every group's world boxes.
 
-    Per firing ray (sensors.md §5.3): the sensor pose extrapolated over the ray's time
-    offset, the world ray, the cast start ``o + d * minRange`` and direction rounded to
+    Per firing ray (docs/sensors/raycast.md#each-step): the sensor pose extrapolated over the ray's
+    time offset, the world ray, the cast start ``o + d * minRange`` and direction rounded to
     float32, the closest triangle hit over the scene's groups (world-box broad phase, BVH in
     the group frame), and the "starts inside a solid" rule (distance 0, normal ``-d``).
     Work skipped without changing a result: groups whose world box lies outside the slab
@@ -813,7 +819,7 @@ def raycast_batch_step_kernel(
             depths, hit_p, hit_n, o_w, e_w,
         )  # fmt: skip
 
-    # firing windows (sensors.md §5.3 step 3, in float32), one sensor at a time
+    # firing windows (docs/sensors/raycast.md#each-step, in float32), one sensor at a time
     count = np.int64(0)  # not a literal: one specialization of the append kernel
     sorted_offsets = ray_f[:, 7]
     order = ray_i[:, 1]
@@ -1213,7 +1219,7 @@ def raycast_batch_step_kernel(
                 n1 = -wdy
                 n2 = -wdz
                 break
-        # outputs (sensors.md §5.3 step 4, §5.5)
+        # outputs (docs/sensors/raycast.md#each-step, docs/sensors/raycast.md#outputs)
         for a in range(3):
             o_w[i, a] = rays[i, a]
         if not (h < math.inf):

@@ -1,4 +1,4 @@
-"""The raycast sensor's reading (sensors.md §5.5)."""
+"""The raycast sensor's reading (docs/sensors/raycast.md#outputs)."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ def _empty_rows() -> np.ndarray:
 
 @dataclass(frozen=True)
 class RaycastReading:
-    """One raycast reading (sensors.md §5.5); arrays are float32 snapshots.
+    """One raycast reading (docs/sensors/raycast.md#outputs); arrays are float32 snapshots.
 
     Attributes:
         ray_count: ``numRays`` (0 when invalid).
@@ -36,7 +36,7 @@ class RaycastReading:
             sensor position for rays that did not fire, shape (N, 3), float32.
         time: ``float32(t_k)`` of the producing step [s]; 0 when invalid.
         step: physics step counter of the producing step; 0 when invalid.
-        is_valid: see sensors.md §2.7.
+        is_valid: see docs/sensors/index.md#validity.
     """
 
     ray_count: int = 0

@@ -1,8 +1,9 @@
-"""Contact sensor (``IsaacContactSensor``, spec sensors.md section 3).
+"""Contact sensor (``IsaacContactSensor``, docs/sensors/contact.md).
 
 All contact sensors of a runtime are evaluated by one :class:`ContactBatch` kernel call per
 step. Configuration (``enabled``, ``threshold``, ``radius``, the sensor transform) is live:
-USD edits are picked up at the next step through USD change notices (sensors.md 2.4).
+USD edits are picked up at the next step through USD change notices
+(docs/sensors/index.md#configuration).
 
 Bookkeeping quirk (3.2): the reference keeps, per unordered body pair, only the points of
 the pair's *last* report event (a compound body touching the same body with several shapes
@@ -68,7 +69,7 @@ class ContactReading:
         value: net contact force magnitude after thresholds [mass x stage length / s^2].
         in_contact: True when ``value`` passed the minimum threshold.
         number_of_contacts: raw contact points of the parent body this step (unfiltered).
-        is_valid: see sensors.md 2.7.
+        is_valid: see docs/sensors/index.md#validity.
     """
 
     time: float = 0.0
@@ -244,7 +245,7 @@ class ContactBatch:
 
 
 class ContactSensor(SensorBase):
-    """``IsaacContactSensor``: net contact force on the parent rigid body (sensors.md 3).
+    """``IsaacContactSensor``: net contact force on the parent rigid body (docs/sensors/contact.md).
 
     Args:
         prim_path: USD path of the ``IsaacContactSensor`` prim.
@@ -390,7 +391,9 @@ class ContactSensor(SensorBase):
         return state.body_positions[self._body] + rotate_by_parts(q[0], q[1:], v)
 
     def raw_contacts(self) -> list[RawContact]:
-        """The current step's raw contact points of the parent body (sensors.md 3.4).
+        """The current step's raw contact points of the parent body.
+
+        See docs/sensors/contact.md#outputs.
 
         Returns:
             Records in state order; empty when the reading is invalid.

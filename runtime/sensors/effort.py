@@ -1,4 +1,6 @@
-"""Effort sensor (spec sensors.md 6.2): the effort of one DOF, keyed by its joint path.
+"""Effort sensor: the effort of one DOF, keyed by its joint path.
+
+See docs/sensors/joint-state-effort.md#effort.
 
 The DOF index is resolved from the runtime's DOF list: with a ``DofTable`` by joint path,
 otherwise by matching the joint prim's reported name (name override, else prim name) to
@@ -39,7 +41,7 @@ class EffortReading:
 
 
 class EffortSensor(SensorBase):
-    """Effort of the DOF of one joint (sensors.md 6.2).
+    """Effort of the DOF of one joint (docs/sensors/joint-state-effort.md#effort).
 
     Args:
         joint_path: USD path of the joint prim.

@@ -1,4 +1,4 @@
-"""IMU sensor (``IsaacImuSensor``, spec sensors.md section 4).
+"""IMU sensor (``IsaacImuSensor``, docs/sensors/imu.md).
 
 All IMUs of a runtime are evaluated by one :class:`ImuBatch` kernel call per step.
 
@@ -20,7 +20,7 @@ Modes:
 
 Configuration (``enabled`` and the three widths) is read at creation and once more at the
 first processed step (USD edits notified before that step), then frozen until
-:meth:`ImuSensor.reset` (sensors.md 2.4).
+:meth:`ImuSensor.reset` (docs/sensors/index.md#configuration).
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ __all__ = ["ImuBatch", "ImuReading", "ImuSensor", "imu_ring_size"]
 
 
 def imu_ring_size(widths: tuple[int, int, int]) -> int:
-    """Ring size ``B = max(2 * max(Nl, Nw, Nq), 20)`` (sensors.md 4.1).
+    """Ring size ``B = max(2 * max(Nl, Nw, Nq), 20)`` (docs/sensors/imu.md#configuration).
 
     Args:
         widths: effective filter widths (each >= 1).
@@ -67,7 +67,7 @@ class ImuReading:
             included when read with ``read_gravity=True``).
         angular_velocity: (3,), float64, rad/s, sensor frame.
         orientation: (4,), float64, wxyz, sensor world orientation.
-        is_valid: see sensors.md 2.7.
+        is_valid: see docs/sensors/index.md#validity.
     """
 
     time: float = 0.0
@@ -174,8 +174,8 @@ class ImuBatch:
         """Set sensor ``i``'s filter widths (each >= 1).
 
         A change of the reference ring size ``max(2 max(N), 20)`` resets the history
-        (sensors.md 4.1). Only the ``max(Nw, Nq, 2 Nl)`` newest samples are ever read, so
-        only that many slots are stored (identical readings, less memory traffic).
+        (docs/sensors/imu.md#configuration). Only the ``max(Nw, Nq, 2 Nl)`` newest samples are ever
+        read, so only that many slots are stored (identical readings, less memory traffic).
 
         Args:
             i: sensor index in the batch.
@@ -265,7 +265,9 @@ class ImuBatch:
         return quats
 
     def gravity_in_sensor_frames(self, index: Any = slice(None)) -> np.ndarray:
-        """Gravity reaction in the sensor frame at the newest sample (sensors.md 4.1, 4.4).
+        """Gravity reaction in the sensor frame at the newest sample.
+
+        See docs/sensors/imu.md#configuration, docs/sensors/imu.md#read-time.
 
         Isaac mode: ``float32(R^T g_up)`` with the stage's ``g_up``; physical mode:
         ``-R^T g`` with the engine gravity of the last step. ``R`` is the sensor's world
@@ -323,7 +325,9 @@ class ImuBatch:
         return np.array(out, np.float32).astype(np.float64).tolist()
 
     def arrays(self, read_gravity: bool = True) -> dict[str, np.ndarray]:
-        """All IMU readings as arrays (read-time processing of sensors.md 4.4 applied).
+        """All IMU readings as arrays (read-time processing applied).
+
+        See docs/sensors/imu.md#read-time.
 
         Args:
             read_gravity: add the gravity reaction to the acceleration.
@@ -364,7 +368,7 @@ class ImuBatch:
 
 
 class ImuSensor(SensorBase):
-    """``IsaacImuSensor``: acceleration, angular velocity and orientation (sensors.md 4).
+    """``IsaacImuSensor``: acceleration, angular velocity and orientation (docs/sensors/imu.md).
 
     Args:
         prim_path: USD path of the ``IsaacImuSensor`` prim.
@@ -514,7 +518,7 @@ class ImuSensor(SensorBase):
         return True
 
     def reading(self, read_gravity: bool = True) -> ImuReading:
-        """The latest reading with read-time processing (sensors.md 4.4).
+        """The latest reading with read-time processing (docs/sensors/imu.md#read-time).
 
         Args:
             read_gravity: add the gravity reaction ``R^T g_up`` (isaac) / ``-R^T g``

@@ -1,4 +1,6 @@
-"""Joint-state sensor (spec sensors.md 6.1): DOF names, types, positions, velocities, efforts.
+"""Joint-state sensor: DOF names, types, positions, velocities, efforts.
+
+See docs/sensors/joint-state-effort.md#joint-state.
 
 Keyed by an articulation root path; the DOFs are the runtime's DOF list (``dof_names`` /
 ``DofTable`` given to :class:`~runtime.sensors.runtime.SensorRuntime`), whose order is the
@@ -52,7 +54,7 @@ class JointStateReading:
 
 
 class JointStateSensor(SensorBase):
-    """Joint-state sensor of an articulation (sensors.md 6.1).
+    """Joint-state sensor of an articulation (docs/sensors/joint-state-effort.md#joint-state).
 
     Args:
         articulation_root: USD path of the articulation root prim (must exist).

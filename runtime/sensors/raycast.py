@@ -1,4 +1,6 @@
-"""Raycast sensor (``IsaacRaycastSensor``, sensors.md §5): rays cast after every physics step.
+"""Raycast sensor (``IsaacRaycastSensor``): rays cast after every physics step.
+
+See docs/sensors/raycast.md.
 
 :class:`RaycastSensor` follows the sensor protocol of :mod:`runtime.sensors.runtime`
 (``bind(runtime)``, ``update(state)``, ``reading()``, ``reset()``). Every raycast sensor of a
@@ -230,7 +232,7 @@ class RaycastSensor(SensorBase):
         return self._reading
 
     def get_data(self) -> dict[str, Any]:
-        """The reference's Python frame (sensors.md §5.5) of the latest reading.
+        """The reference's Python frame (docs/sensors/raycast.md#outputs) of the latest reading.
 
         Returns:
             ``depths`` (N,) float32, ``hit_positions`` / ``hit_normals`` (N, 3) float32,
@@ -280,7 +282,7 @@ class RaycastSensor(SensorBase):
 
 
 def sweep_window(counter: int, dt: float, period: float) -> tuple[np.float32, np.float32, bool]:
-    """Sweep window of sensors.md §5.3 step 3, in float32 arithmetic like the reference.
+    """Sweep window of docs/sensors/raycast.md#each-step, in float32 arithmetic like the reference.
 
     Args:
         counter: processed-step counter ``c`` (1 at the first windowed step).

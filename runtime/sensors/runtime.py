@@ -19,7 +19,8 @@ Sensor protocol (how a sensor plugs into the loop; ``RaycastSensor`` follows it 
                            # of that class in one kernel call (``update`` of one sensor
                            # evaluates just that sensor through the same kernel).
         on_usd_changed() -> None   # called at the next step after USD edits at/above the
-                                   # sensor prim (config re-read rules of sensors.md 2.4)
+                                   # sensor prim (config re-read rules of
+                                   # docs/sensors/index.md#configuration)
 
     In the compiled step of a run (:mod:`runtime.sensors.kinds`):
         batch.fused_part(fused), batch.fused_leave(state, steps), sensor.fused_row(fused, tap)
@@ -30,7 +31,7 @@ runs after every physics step. Any exception raised by ``bind`` or ``update`` di
 sensor with ``disabled_reason`` naming the prim (logged once); the other sensors keep
 reading.
 
-Behaviour choices (sensors.md references):
+Behaviour choices (docs/sensors/index.md references):
 
 * Every enabled sensor is evaluated in every ``step`` (2.1), so the reference's lazy
   evaluation on read is never needed; a reading is the snapshot of the last step.
@@ -62,7 +63,9 @@ LOGGER = logging.getLogger("runtime.sensors")
 
 
 def stage_gravity_up(stage: Any) -> np.ndarray:
-    """Gravity reaction vector ``g_up`` of the IMU (sensors.md 4.1), stage units/s^2, world.
+    """Gravity reaction vector ``g_up`` of the IMU, stage units/s^2, world.
+
+    See docs/sensors/imu.md#configuration.
 
     Uses the first ``UsdPhysics.Scene`` in traversal order; the magnitude is read as m/s^2
     and divided by the stage ``metersPerUnit`` (reference behaviour); an unauthored, infinite
@@ -109,16 +112,17 @@ class SensorRuntime:
             ``IsaacImuSensor`` and (when available) ``IsaacRaycastSensor`` prims in traversal
             order.
         imu_mode: ``"isaac"`` (parity, default) or ``"physical"`` (lever arm, rotating
-            frame; sensors.md 4.7 deviation) for discovered IMUs.
+            frame; docs/sensors/imu.md#physical-mode deviation) for discovered IMUs.
         dof_types: optional per-DOF types (0 rotation, 1 translation) when ``dof_names`` is a
             plain list.
         watch_usd: listen to USD change notices so live edits (contact ``enabled`` /
             ``threshold`` / ``radius``, prim deletion, sensor transforms) take effect at
-            the next step (sensors.md 2.4).
+            the next step (docs/sensors/index.md#configuration).
 
     Attributes:
         sensors: the ordered sensor list.
-        gravity_up: IMU gravity reaction vector ``g_up`` (sensors.md 4.1), (3,), float64.
+        gravity_up: IMU gravity reaction vector ``g_up`` (docs/sensors/imu.md#configuration), (3,),
+            float64.
         meters_per_unit: stage ``metersPerUnit``.
         step_count: steps evaluated since construction / :meth:`reset`.
         time: time of the last evaluated step [s].
@@ -322,7 +326,10 @@ class SensorRuntime:
         return found
 
     def _process_usd_changes(self) -> None:
-        """Apply USD edits noted since the last step (sensors.md 2.3, 2.4, 2.6).
+        """Apply USD edits noted since the last step.
+
+        See docs/sensors/index.md#lifecycle, docs/sensors/index.md#configuration,
+        docs/sensors/index.md#pose.
 
         A structural change (resync: prim added/removed) at or above a sensor always reaches
         its ``on_usd_changed`` hook. A value change reaches it only when the changed prim is

@@ -75,9 +75,9 @@ class PhysicsState:
             means every contact uses ``dt``.
         contact_events: optional contact-report event id of each point, shape (C,), int64
             (points of one event -- one shape pair -- share an id; report order). When given,
-            the contact sensors reproduce the reference's bookkeeping (sensors.md 3.2): per
-            unordered body pair only the points of the pair's last event count. ``None``:
-            every point counts.
+            the contact sensors reproduce the reference's bookkeeping
+            (docs/sensors/contact.md#bookkeeping): per unordered body pair only the points of the
+            pair's last event count. ``None``: every point counts.
         verified: True when the producer guarantees the conventions above (every array
             C-contiguous float64 / int64 of the documented shape): :func:`make_physics_state`
             and the engines set it, and the sensor batches then skip Numba's per-call type

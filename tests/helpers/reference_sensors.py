@@ -1,8 +1,8 @@
 """Independent NumPy references for the sensor kernels and a MuJoCo -> PhysicsState harness.
 
-The references restate sensors.md sections 3.3 / 4.3 literally (plain loops, a shifting
-newest-first history list, no counting sort, no circular ring), so they share no code with
-the kernels. The harness converts MuJoCo data into a ``PhysicsState`` with MuJoCo's own
+The references restate docs/sensors/contact.md#force, docs/sensors/imu.md#each-step literally (plain
+loops, a shifting newest-first history list, no counting sort, no circular ring), so they share no
+code with the kernels. The harness converts MuJoCo data into a ``PhysicsState`` with MuJoCo's own
 API (``mj_objectVelocity`` / ``mj_objectAcceleration`` about the body inertial frame,
 ``mj_contactForce``), so MuJoCo sensors can serve as the oracle.
 """
@@ -244,7 +244,7 @@ class MujocoHarness:
                 continue
             cp.append(con.pos.copy())
         # Joint effort = drive + joint-limit forces through the DOF (contacts on the links
-        # are not part of it, sensors.md 6.2).
+        # are not part of it, docs/sensors/joint-state-effort.md#effort).
         effort = d.qfrc_actuator.copy()
         limit = mj.mjtConstraint.mjCNSTR_LIMIT_JOINT
         for row in range(d.nefc):

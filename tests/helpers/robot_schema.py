@@ -1,4 +1,7 @@
-"""Stage builders shared by the robot-schema tests (spec robot-schema.md §10); no tests here."""
+"""Stage builders shared by the robot-schema tests; no tests here.
+
+See docs/guides/inspect-and-schema.md.
+"""
 
 from __future__ import annotations
 
