@@ -138,13 +138,13 @@ class SimVectorEnv(gym.vector.VectorEnv):
         try:
             self.lab = _lab_sensors(worlds) if lab_sensors else {}
             self._datas = [engine.data for engine in worlds.engines]
-            # lab IMUs and joint wrenches read accelerations of the post-step state:
-            # mj_forward recomputes them (the next mj_step recomputes everything it uses,
-            # and its warm start is not touched: the trajectory stays the same, tested)
+            # lab IMUs and joint wrenches read accelerations of the post-step state: the
+            # worlds run mj_forward after each env step's last physics step
             self._forward = any(
                 s.kind == "joint_wrench" or (s.kind == "imu" and not s.step_accelerations)
                 for s in self.lab.values()
             )
+            worlds.set_forward_after_step(self._forward)
             self._env_dt = worlds.decimation * float(worlds.engines[0].dt)
             self.actions = ActionMap(worlds, action, ik_link=ik_link, max_delta=max_delta)
             self.noise = ObservationNoise(worlds, noise, self._env_dt)
@@ -292,11 +292,6 @@ class SimVectorEnv(gym.vector.VectorEnv):
         if restart is not None:  # (their IK seeds: the reset pose)
             self.actions.reset_seeds(np.nonzero(restart)[0], worlds.joint_positions())
         if self.lab:
-            if self._forward:
-                import mujoco
-
-                for engine in worlds.engines:
-                    mujoco.mj_forward(engine.model, engine.data)
             for sensor in self.lab.values():
                 sensor.update(self._datas, self._env_dt)
         return checked, diverged, restart

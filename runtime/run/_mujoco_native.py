@@ -49,7 +49,8 @@ def native() -> dict[str, Any] | None:
     """Function addresses (``_FUNCTIONS``) and the error flag, or None (unavailable).
 
     Returns:
-        ``{"functions": int64 addresses, "error": int64 (1,) flag array, "messages": list}``.
+        ``{"functions": int64 addresses, "forward": mj_forward's address, "error": int64
+        (1,) flag array, "messages": list}``.
     """
     if "native" in _STATE:
         return _STATE["native"]
@@ -71,9 +72,11 @@ def native() -> dict[str, Any] | None:
                 addresses = [
                     ctypes.cast(getattr(lib, name), ctypes.c_void_p).value for name in _FUNCTIONS
                 ]
-                if all(addresses):
+                forward = ctypes.cast(lib.mj_forward, ctypes.c_void_p).value
+                if all(addresses) and forward:
                     found = {
                         "functions": np.array(addresses, np.int64),
+                        "forward": int(forward),  # (mj_forward: the envs' post-step state)
                         "error": flag,
                         "messages": messages,
                         "handler": on_error,  # (kept alive)

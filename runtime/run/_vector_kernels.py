@@ -83,7 +83,8 @@ W_SIZE = 21
 V_FN = 1  # 5 functions (mj_step, kinematics, comPos, comVel, rnePost)
 V_ERROR, V_OFF_NCON, V_OFF_NEFC, V_OFF_TIME, V_OFF_EFC_FORCE = range(6, 11)
 V_OFF_EFC_TYPE, V_OFF_EFC_ID, V_WARN_COUNT, V_DECIMATION, V_MODE = range(11, 16)
-V_SIZE = 16
+V_FORWARD = 16  # mj_forward's address: called after the last step (0: not called)
+V_SIZE = 17
 # how actions reach MuJoCo
 MODE_CTRL, MODE_FORCE = 0, 1
 
@@ -108,7 +109,8 @@ def vector_step_kernel(
         times: float64 (N,): each stepped world's simulation time [s], written.
         shared: int64 ``V_*``: MuJoCo's five functions, the error flag's
             address, the ``mjData`` byte offsets, the warning counters' count, the
-            decimation and the action mode (``MODE_*``).
+            decimation, the action mode (``MODE_*``) and ``mj_forward``'s address (0: not
+            called; else after each world's last step).
         actions: float64 (N, A): per world, the drive targets (``MODE_CTRL``: written to
             ``ctrl[act_index]`` and to the recorded targets ``[dof_index]``) or the
             generalized forces (``MODE_FORCE``: ``qfrc_applied[act_index]``).
@@ -223,6 +225,10 @@ def _step_worlds(
             if _step_body(t, row_ops, efc_force, kind, ids, si, sf) != OK:
                 status = ST_BAD_ACTOR
                 break
+        if status == ST_DONE and shared[V_FORWARD] != 0:
+            # the whole post-step state (accelerations of the new positions and velocities),
+            # for sensors read after the step; the next mj_step recomputes what it uses
+            _call_c(shared[V_FORWARD], model, data)  # mj_forward
         w[W_STATUS] = status
         w[W_DONE] = done
         w[W_STEP_OUT] = si[S_STEP]

@@ -253,6 +253,7 @@ class Worlds:
         self._shared = np.zeros(V.V_SIZE, np.int64)
         if self._offsets is not None:
             self._fill_shared()
+        self.forward_after_step = False  # (set_forward_after_step)
         self._inactive = n  # worlds off the compiled path
         self._claim = np.zeros(1, np.int64)  # (the kernel's next unclaimed world)
         self._call = CompiledCall(V.vector_step_kernel)
@@ -329,6 +330,18 @@ class Worlds:
         shared[V.V_WARN_COUNT] = self.engines[0]._warnings.shape[0]
         shared[V.V_DECIMATION] = self.decimation
         shared[V.V_MODE] = V.MODE_FORCE if self.action_mode == "effort" else V.MODE_CTRL
+
+    def set_forward_after_step(self, on: bool) -> None:
+        """Run ``mj_forward`` on every world after its last physics step of each :meth:`step`.
+
+        For readers of the whole post-step state (accelerations of the new positions and
+        velocities: Isaac Lab-style IMUs, joint wrenches). ``mj_step`` recomputes what it
+        uses and keeps its warm start, so the trajectory is unchanged (tested); in the
+        compiled step it runs inside the threads' call.
+        """
+        self.forward_after_step = bool(on)
+        if self._native is not None:
+            self._shared[V.V_FORWARD] = self._native["forward"] if on else 0
 
     def _bind(self, e: int) -> bool:
         """World ``e``'s row of the compiled step (False: it stays on the general path)."""
@@ -523,6 +536,10 @@ class Worlds:
             LOGGER.warning("world %d diverged: %s", e, error)
             diverged[e] = True
             return
+        if self.forward_after_step:  # (as the compiled step does after the last step)
+            import mujoco
+
+            mujoco.mj_forward(engine.model, engine.data)
         if not self._ray_scene_stored:
             built = world.sensors.built_ray_scene()
             if built is not None:  # (built by this world's first step: the others share it)
