@@ -190,12 +190,8 @@ def test_same_results_for_any_n_and_thread_count():
         assert np.array_equal(a[:1], b[:1]) and np.array_equal(b, c[: b.shape[0]])
 
 
-def _sync_and_ours(mode, folder):
-    # (a private copy of the scene: a layer of the shipped file that another test of the
-    # process edited in memory, and still holds, must not reach these envs)
-    scene = folder / "simple_arm.usda"
-    scene.write_text(Path(ARM).read_text())
-    scene = str(scene)
+def _sync_and_ours(mode):
+    scene = ARM
     options = {
         "decimation": 2,
         "max_episode_steps": 4,
@@ -210,9 +206,9 @@ def _sync_and_ours(mode, folder):
 
 
 @pytest.mark.parametrize("mode", ["NEXT_STEP", "SAME_STEP"])
-def test_autoreset_matches_gymnasium_sync_vector_env(mode, tmp_path):
+def test_autoreset_matches_gymnasium_sync_vector_env(mode):
     """Gymnasium's SyncVectorEnv of single envs is the oracle of the autoreset semantics."""
-    sync, ours = _sync_and_ours(gym.vector.AutoresetMode[mode], tmp_path)
+    sync, ours = _sync_and_ours(gym.vector.AutoresetMode[mode])
     try:
         a, _ = sync.reset(seed=0)
         b, _ = ours.reset(seed=0)
