@@ -57,11 +57,9 @@ def _actions_for(env, n):
         position, quat = chain.fk(np.ascontiguousarray(q[0]))
         s = env.actions
         world_position = s.start_rotation @ position + s.start_translation
-        w, x, y, z = (float(v) for v in np.asarray(env.actions.start_conj_left[:, 0]))
-        start = np.array([w, -x, -y, -z])
         from runtime.kinematics.math import quat_multiply
 
-        world_quat = quat_multiply(start, quat)
+        world_quat = quat_multiply(s.start_orientation, quat)
         pose = np.concatenate([world_position + [0.0, 0.0, -0.05], world_quat])
         return np.tile(pose, (n, 1))
     return np.tile(env.worlds.initial_targets(), (n, 1))

@@ -27,17 +27,12 @@ from typing import Any
 
 import numpy as np
 
+from runtime._quat import multiply as quat_multiply
 from runtime.errors import SimrtError
 
 __all__ = ["ACTIONS", "ActionMap"]
 
 ACTIONS = ("joint_position", "joint_position_delta", "joint_velocity", "joint_effort", "ee_pose")
-
-
-def _left_matrix(q: np.ndarray) -> np.ndarray:
-    """The 4 x 4 matrix ``L`` with ``q ⊗ p = L @ p`` (wxyz)."""
-    w, x, y, z = (float(v) for v in q)
-    return np.array([[w, -x, -y, -z], [x, w, -z, y], [y, z, w, -x], [z, -y, x, w]])
 
 
 class ActionMap:
@@ -107,8 +102,9 @@ class ActionMap:
         # robot frame -> the chain's start frame
         self.start_rotation = start_in_robot.matrix()[:3, :3]
         self.start_translation = np.asarray(start_in_robot.t, np.float64)
-        q = np.asarray(start_in_robot.q, np.float64)
-        self.start_conj_left = _left_matrix(np.array([q[0], -q[1], -q[2], -q[3]]))
+        self.start_orientation = np.asarray(start_in_robot.q, np.float64)  # wxyz
+        w, x, y, z = self.start_orientation
+        self.start_inverse = np.array([w, -x, -y, -z])
         self.seeds = np.zeros((worlds.num_envs, len(paths)))
         self.ik_failures = np.zeros(worlds.num_envs, np.int64)
 
@@ -187,7 +183,7 @@ class ActionMap:
             raise SimrtError(f"env {env}: ee_pose orientation is a zero quaternion")
         quats = quats / norms[:, None]
         positions = (actions[:, :3] - self.start_translation) @ self.start_rotation
-        orientations = quats @ self.start_conj_left.T
+        orientations = quat_multiply(self.start_inverse, quats)
         q, _error, seed = ik_lm_batch(
             self.chain,
             np.ascontiguousarray(positions),

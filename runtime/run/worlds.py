@@ -570,15 +570,7 @@ class Worlds:
         buffers, row = world.rows.begin_row()
         for tap in world.taps:
             tap.write(buffers, row)
-        slots = world.joint_slots
-        if slots:
-            buffers[slots["positions"]][row] = state.joint_positions
-            buffers[slots["velocities"]][row] = state.joint_velocities
-            buffers[slots["efforts"]][row] = state.joint_efforts
-            buffers[slots["targets"]][row] = world.targets
-        if world.body_slots:
-            buffers[world.body_slots["positions"]][row] = state.body_positions
-            buffers[world.body_slots["orientations"]][row] = state.body_orientations
+        _write_state(world, state, buffers, row)
         world.rows.end_row(int(state.step), float(state.time))
 
     # ------------------------------------------------------------------ resets
@@ -607,15 +599,7 @@ class Worlds:
         buffers = world.rows._buffers
         for k in range(len(buffers) - 2):
             buffers[k][e] = 0
-        slots = world.joint_slots
-        if slots:
-            buffers[slots["positions"]][e] = state.joint_positions
-            buffers[slots["velocities"]][e] = state.joint_velocities
-            buffers[slots["efforts"]][e] = state.joint_efforts
-            buffers[slots["targets"]][e] = world.targets
-        if world.body_slots:
-            buffers[world.body_slots["positions"]][e] = state.body_positions
-            buffers[world.body_slots["orientations"]][e] = state.body_orientations
+        _write_state(world, state, buffers, e)
         self.step_count[e] = engine._step
         self.time[e] = float(engine.data.time)
 
@@ -634,6 +618,19 @@ class Worlds:
         for e, world in enumerate(self._worlds):
             self._unbind(e)
             world.sensors.close()
+
+
+def _write_state(world: _World, state: Any, buffers: list[np.ndarray], row: int) -> None:
+    """A world's joint and body channels of ``row`` from its engine ``state``."""
+    slots = world.joint_slots
+    if slots:
+        buffers[slots["positions"]][row] = state.joint_positions
+        buffers[slots["velocities"]][row] = state.joint_velocities
+        buffers[slots["efforts"]][row] = state.joint_efforts
+        buffers[slots["targets"]][row] = world.targets
+    if world.body_slots:
+        buffers[world.body_slots["positions"]][row] = state.body_positions
+        buffers[world.body_slots["orientations"]][row] = state.body_orientations
 
 
 class _Pool:
