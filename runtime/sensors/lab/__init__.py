@@ -8,6 +8,7 @@ names and shapes, env axis first. See docs/guides/isaaclab-sensors.md.
 
 from runtime.sensors.lab.base import LabConfigError, LabSensor
 from runtime.sensors.lab.bodies import BodyIndex
+from runtime.sensors.lab.camera import RayCasterCamera, RayCasterCameraData
 from runtime.sensors.lab.config import (
     BpearlPattern,
     CameraOffset,
@@ -34,13 +35,7 @@ from runtime.sensors.lab.discovery import (
 from runtime.sensors.lab.frame_transformer import FrameTransformer, FrameTransformerData
 from runtime.sensors.lab.imu import Imu, ImuData
 from runtime.sensors.lab.joint_wrench import JointWrenchData, JointWrenchSensor
-from runtime.sensors.lab.ray_caster import (
-    RayCaster,
-    RayCasterCamera,
-    RayCasterCameraData,
-    RayCasterData,
-    build_ray_scene,
-)
+from runtime.sensors.lab.ray_caster import RayCaster, RayCasterData, build_ray_scene
 
 __all__ = [
     "BodyIndex",

@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from runtime.sensors.lab.base import LabSensor
+from runtime.sensors.lab.camera import RayCasterCamera
 from runtime.sensors.lab.config import (
     BpearlPattern,
     CameraOffset,
@@ -50,7 +51,7 @@ from runtime.sensors.lab.contact import ContactSensor
 from runtime.sensors.lab.frame_transformer import FrameTransformer
 from runtime.sensors.lab.imu import Imu
 from runtime.sensors.lab.joint_wrench import JointWrenchSensor
-from runtime.sensors.lab.ray_caster import RayCaster, RayCasterCamera
+from runtime.sensors.lab.ray_caster import RayCaster
 
 __all__ = ["LabSensorSpec", "discover_lab_sensors", "make_lab_sensor", "make_lab_sensors"]
 
