@@ -13,18 +13,21 @@ here; any other dtype gets the document zarr itself writes (zarr imported then).
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import os
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from runtime._files import atomic_write_bytes
+from runtime._files import atomic_write_bytes, destination_mode
+from runtime.recording._disk import make_durable
 
-__all__ = ["CORE_DTYPES", "ArrayDocument", "GroupDocument"]
+__all__ = ["CORE_DTYPES", "ArrayDocument", "GroupDocument", "replace_documents"]
 
 CORE_DTYPES = frozenset(
     ["bool"]
@@ -238,6 +241,21 @@ class ArrayDocument:
 
         ``durable=False``: not synced (a document the next commit makes durable).
         """
+        path, data = self.revise(rows=rows, attributes=attributes, shuffle=shuffle)
+        atomic_write_bytes(path, data, durable=durable)
+
+    def revise(
+        self,
+        *,
+        rows: int | None = None,
+        attributes: dict[str, Any] | None = None,
+        shuffle: str | None = None,
+    ) -> tuple[Path, bytes]:
+        """Change the document in memory as :meth:`update` does; its path and new bytes.
+
+        For :func:`replace_documents`, which writes them (the document is no longer a
+        growing one: write it before the next :meth:`grow`).
+        """
         if shuffle is not None:
             for codec in self.document["codecs"]:
                 if codec.get("name") == "blosc":
@@ -246,8 +264,8 @@ class ArrayDocument:
             self.document["shape"][0] = int(rows)
         if attributes is not None:
             self.document["attributes"] = attributes
-        atomic_write_bytes(self.folder / "zarr.json", self._bytes(), durable=durable)
         self._slot = None
+        return self.folder / "zarr.json", self._bytes()
 
 
 class GroupDocument:
@@ -297,9 +315,51 @@ class GroupDocument:
 
         ``durable=False``: not synced (a document the next commit makes durable).
         """
+        path, data = self.revise(attributes)
+        atomic_write_bytes(path, data, durable=durable)
+
+    def revise(self, attributes: dict[str, Any]) -> tuple[Path, bytes]:
+        """Change the attributes in memory as :meth:`update` does; the path and new bytes."""
         self.attributes = attributes
-        atomic_write_bytes(self.folder / "zarr.json", self._bytes(), durable=durable)
         self._slot = None
+        return self.folder / "zarr.json", self._bytes()
+
+
+def replace_documents(
+    root: Path, documents: Sequence[tuple[Path, bytes]], *, durable: bool = True
+) -> None:
+    """Replace each ``(path, data)`` document of the store ``root`` atomically, synced once.
+
+    As one durable :func:`~runtime._files.atomic_write_bytes` per document (each new content
+    is on disk before its rename; each file keeps its mode), but the temporary files are
+    made durable together (:func:`~runtime.recording._disk.make_durable`: one ``syncfs``
+    where the machine holds little unwritten data) before the renames, instead of one
+    ``fsync`` (a journal commit) each: a store closes all its array documents at once
+    (measured on a Panda run's 40 documents: 17.7 ms one by one). ``durable=False``: no
+    sync (a store that is not durable).
+
+    Raises:
+        OSError: a write, the sync or a rename failed (the temporary files are removed).
+    """
+    staged: list[tuple[str, Path]] = []
+    try:
+        for path, data in documents:
+            mode = destination_mode(path)
+            handle, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=path.suffix,
+                                           dir=path.parent)  # fmt: skip
+            staged.append((tmp, path))
+            with os.fdopen(handle, "wb") as stream:
+                stream.write(data)
+            os.chmod(tmp, mode)
+        if durable:
+            make_durable(root, [Path(tmp) for tmp, _ in staged])
+        for tmp, path in staged:
+            os.replace(tmp, path)
+    except BaseException:
+        for tmp, _ in staged:  # (a renamed one is gone already)
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+        raise
 
 
 def _create(folder: Path, data: bytes, durable: bool) -> None:

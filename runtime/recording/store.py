@@ -77,7 +77,7 @@ from runtime.recording._disk import (
     set_aside,
 )
 from runtime.recording._held_signals import stop_signals_held
-from runtime.recording._metadata import ArrayDocument, GroupDocument
+from runtime.recording._metadata import ArrayDocument, GroupDocument, replace_documents
 from runtime.recording.channels import (
     FORMAT_NAME,
     FORMAT_VERSION,
@@ -668,22 +668,21 @@ class StoreWriter:
         try:
             if not failed:
                 rows = self._committed
-                # (no chunk lies past the trimmed length: chunks are written up to the
-                # last row only)
-                for array, info in zip(
-                    self._arrays, [*self._channels.values(), None, None], strict=False
-                ):
+                # every document as zarr writes it, trimmed (no chunk lies past the length:
+                # chunks are written up to the last row only), synced together
+                documents = []
+                infos = [*self._channels.values(), None, None, *self._derived.values()]
+                for array, info in zip(self._arrays + self._derived_arrays, infos, strict=True):
                     table = info is not None and info.attrs and info.attrs.get("path_table")
                     if isinstance(table, list):
-                        array.update(rows=rows, attributes={"simrt": _channel_json(info)})
+                        attributes = {"simrt": _channel_json(info)}
+                        documents.append(array.revise(rows=rows, attributes=attributes))
                     elif array.rows != rows or array.growing:  # (the plain document)
-                        array.update(rows=rows)
-                for array in self._derived_arrays:
-                    if array.rows != rows or array.growing:
-                        array.update(rows=rows)
+                        documents.append(array.revise(rows=rows))
                 attrs = self._attrs(complete)
                 attrs["reason"] = reason
-                self._group.update({"simrt": attrs})
+                documents.append(self._group.revise({"simrt": attrs}))
+                replace_documents(self.path, documents, durable=self._durable)
                 self._commit(rows, *self._last_stamp, complete=bool(complete), reason=reason)
         except OSError as error:
             self._error = error

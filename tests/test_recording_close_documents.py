@@ -1,0 +1,108 @@
+"""Closing a store rewrites its documents together: each atomically, the contents synced once
+before any rename (as one durable atomic write per document, which costs a sync each)."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+
+import pytest
+
+from runtime.recording import ChannelInfo, StoreWriter, _metadata, load_recording
+
+
+def _documents(tmp_path, count=3):
+    paths = []
+    for i in range(count):
+        folder = tmp_path / f"a{i}"
+        folder.mkdir()
+        (folder / "zarr.json").write_bytes(b'{"old": %d}' % i)
+        paths.append(folder / "zarr.json")
+    return paths
+
+
+def test_every_document_is_synced_before_the_first_rename(tmp_path, monkeypatch):
+    paths = _documents(tmp_path)
+    os.chmod(paths[1], 0o600)
+    seen = []
+
+    def sync(root, files):
+        # the sync sees every new content in a temporary file and every destination still old
+        seen.append((root, [f.read_bytes() for f in files], [p.read_bytes() for p in paths]))
+        for f in files:
+            assert f.parent in {p.parent for p in paths} and f.name.startswith(".zarr.json.")
+
+    monkeypatch.setattr(_metadata, "make_durable", sync)
+    _metadata.replace_documents(tmp_path, [(p, b'{"new": %d}' % i) for i, p in enumerate(paths)])
+    assert len(seen) == 1 and seen[0][0] == tmp_path
+    assert seen[0][1] == [b'{"new": 0}', b'{"new": 1}', b'{"new": 2}']
+    assert seen[0][2] == [b'{"old": 0}', b'{"old": 1}', b'{"old": 2}']
+    assert [p.read_bytes() for p in paths] == [b'{"new": 0}', b'{"new": 1}', b'{"new": 2}']
+    assert stat.S_IMODE(paths[1].stat().st_mode) == 0o600  # (each file keeps its mode)
+    assert sorted(f.name for p in paths for f in p.parent.iterdir()) == ["zarr.json"] * 3
+
+
+def test_not_durable_skips_the_sync(tmp_path, monkeypatch):
+    paths = _documents(tmp_path, 2)
+    calls = []
+    monkeypatch.setattr(_metadata, "make_durable", lambda *a: calls.append(a))
+    _metadata.replace_documents(tmp_path, [(p, b"{}") for p in paths], durable=False)
+    assert calls == [] and [p.read_bytes() for p in paths] == [b"{}", b"{}"]
+
+
+def test_a_failed_sync_replaces_nothing_and_leaves_no_temporary_file(tmp_path, monkeypatch):
+    paths = _documents(tmp_path)
+
+    def sync(root, files):
+        raise OSError(5, "Input/output error")
+
+    monkeypatch.setattr(_metadata, "make_durable", sync)
+    with pytest.raises(OSError, match="Input/output"):
+        _metadata.replace_documents(tmp_path, [(p, b"{}") for p in paths])
+    assert [p.read_bytes() for p in paths] == [b'{"old": 0}', b'{"old": 1}', b'{"old": 2}']
+    assert sorted(f.name for p in paths for f in p.parent.iterdir()) == ["zarr.json"] * 3
+
+
+def test_a_missing_folder_fails_and_leaves_no_temporary_file(tmp_path):
+    paths = _documents(tmp_path, 2)
+    missing = tmp_path / "gone" / "zarr.json"
+    with pytest.raises(FileNotFoundError):
+        _metadata.replace_documents(tmp_path, [(paths[0], b"{}"), (missing, b"{}")])
+    assert paths[0].read_bytes() == b'{"old": 0}'
+    assert [f.name for f in paths[0].parent.iterdir()] == ["zarr.json"]
+
+
+@pytest.mark.parametrize("durable", [True, False])
+def test_close_syncs_the_documents_once_when_durable(tmp_path, monkeypatch, durable):
+    """A closed store's documents are trimmed to its rows; a durable store syncs them in one
+    call that names every document's new content (a store that is not durable: none)."""
+    calls = []
+    real = _metadata.make_durable
+    monkeypatch.setattr(_metadata, "make_durable", lambda root, files: calls.append(files))
+    path = tmp_path / "r.zarr"
+    writer = StoreWriter(path, expected_rows=30, chunk_rows=8, durable=durable)
+    writer.add_channel(ChannelInfo("a", (2,), "float32"))
+    writer.add_channel(ChannelInfo("b", (), "float64"))
+    writer.add_derived([ChannelInfo("a.twice", (2,), "float32")], _twice)
+    for k in range(21):  # (the run stops early: 21 of 30 rows)
+        buffers, row = writer.begin_row()
+        buffers[0][row] = (k, -k)
+        buffers[1][row] = 0.5 * k
+        writer.end_row(k, 0.1 * k)
+    writer.close(complete=False, reason="stopped")
+    monkeypatch.setattr(_metadata, "make_durable", real)
+    documents = {p.parent.name: json.loads(p.read_text()) for p in path.rglob("zarr.json")}
+    for key in ("a", "b", "a.twice", "step", "time"):
+        assert documents[key]["shape"][0] == 21, key
+    assert documents[path.name]["attributes"]["simrt"]["reason"] == "stopped"
+    if durable:
+        assert len(calls) == 1 and len(calls[0]) == 6  # (five arrays and the group)
+    else:
+        assert calls == []
+    loaded = load_recording(path)
+    assert len(loaded) == 21 and loaded.data["a.twice"][20].tolist() == [40.0, -40.0]
+
+
+def _twice(buffers, derived, first, stop):
+    derived[0][first:stop] = 2 * buffers[0][first:stop]
