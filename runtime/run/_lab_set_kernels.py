@@ -1,0 +1,273 @@
+"""One compiled call updates the contact sensors and IMUs of a lab sensor set over N worlds.
+
+:func:`lab_set_kernel` does for every sensor of the set what
+:meth:`runtime.sensors.lab.base.LabSensor.update` does in Python: it advances each world's
+clock, finds the due worlds, recomputes them from their ``mjData`` and pushes their
+histories. It reads each ``mjData`` at its address (the byte offsets of
+:func:`runtime.run._mujoco_native.layout`: counts, the contact array, ``efc_force`` and the
+body arrays) and calls the sensors' own per-world kernels
+(:mod:`runtime.sensors.lab._lab_kernels`) on views of that memory, so its readings are the
+Python path's bit for bit.
+
+The IMU reads MuJoCo's ``cacc`` when ``mjData`` holds it (``flg_rnepost``); otherwise, where
+the Python path calls ``mj_rnePostConstraint`` (every body's acceleration, the contact and
+constraint forces), it runs the same recursion along the IMU body's chain only:
+``cacc[b] = cacc[parent] + cdof_dot * qvel + cdof * qacc`` over the body's degrees of freedom
+with ``cacc[world] = -gravity``, in MuJoCo's order of operations (the same doubles).
+
+Each sensor is one int64 row (``R_*``; addresses and sizes of its arrays) and one float64 row
+(``F_*``); the kernel trusts them (:class:`runtime.run.lab_set.LabSensorSet` builds them).
+"""
+
+from __future__ import annotations
+
+from runtime._compile.jit import JIT_DISABLED, jit
+from runtime._compile.numba_compat import build_array
+from runtime.run._native_kernels import _f64p, _i32p, _i64p, _u8p, raw_array
+from runtime.sensors.lab._lab_kernels import (
+    contact_update_kernel,
+    history_push_kernel,
+    imu_kernel,
+)
+
+__all__ = ["lab_set_kernel"]
+
+if not JIT_DISABLED:
+    from numba import types
+    from numba.extending import intrinsic
+
+    @intrinsic
+    def strided_array(typingctx, pointer, shape, strides):
+        """An array over ``pointer`` with ``shape`` and byte ``strides`` (tuples), layout A.
+
+        A field of MuJoCo's contact array (one ``mjContact`` struct per contact) as the
+        Python bindings show it: the same shape, strides and Numba type.
+        """
+        if not isinstance(pointer, types.CPointer):
+            return None
+        if not isinstance(shape, types.BaseTuple) or not isinstance(strides, types.BaseTuple):
+            return None
+        ndim = len(shape)
+        if len(strides) != ndim or not all(
+            isinstance(n, types.Integer) for n in (*shape, *strides)
+        ):
+            return None
+        array_type = types.Array(pointer.dtype, ndim, "A")
+
+        def codegen(context, builder, sig, args):
+            intp = context.get_value_type(types.intp)
+            dims = [
+                context.cast(builder, builder.extract_value(args[1], k), shape[k], types.intp)
+                for k in range(ndim)
+            ]
+            steps = [
+                context.cast(builder, builder.extract_value(args[2], k), strides[k], types.intp)
+                for k in range(ndim)
+            ]
+            itemsize = context.get_abi_sizeof(context.get_data_type(pointer.dtype))
+            return build_array(context, builder, array_type, args[0], dims, steps, intp(itemsize))
+
+        return array_type(pointer, shape, strides), codegen
+else:  # (no compiled set without the JIT: runtime.run.lab_set checks)
+    strided_array = None
+
+_PERIOD_TOLERANCE = 1e-6  # (runtime.sensors.lab.base: Isaac Lab's slack in the due test)
+
+# ---- a sensor's int64 row: kind, clock arrays, histories, then the kind's own fields
+KIND_CONTACT, KIND_IMU = 0, 1
+R_KIND, R_N, R_TIMESTAMP, R_LAST, R_OUTDATED, R_ELAPSED, R_HISTORIES = range(7)
+R_HISTORY = 7  # up to MAX_HISTORIES x (values address, history address, K, H)
+MAX_HISTORIES = 5
+R_K = R_HISTORY + 4 * MAX_HISTORIES
+# contact
+(C_B, C_M, C_GEOM_ENTITY, C_NGEOM, C_SENSOR_SLOT, C_ENTITIES, C_FILTER_SLOT, C_SCRATCH,
+ C_NET, C_MATRIX, C_FRICTION, C_POINTS, C_TIMES, C_PYRAMIDAL, C_AIR_TIME, C_POSE,
+ C_POSE_BODY, C_POSE_STATIC, C_POS_W, C_QUAT_W) = range(R_K, R_K + 20)  # fmt: skip
+# imu
+(I_BODY, I_ROOT, I_OFFSET_POS, I_OFFSET_ROT, I_GRAVITY, I_BIAS, I_POS, I_QUAT, I_PROJECTED,
+ I_LIN_VEL, I_ANG_VEL, I_LIN_ACC, I_ANG_ACC, I_CHAIN, I_CHAIN_LENGTH, I_CACC,
+ I_GRAVITY_ON) = range(R_K, R_K + 17)  # fmt: skip
+R_SIZE = R_K + 20
+# ---- a sensor's float64 row
+F_PERIOD, F_THRESHOLD = range(2)
+F_SIZE = 2
+# ---- shared int64: mjData byte offsets, mjContact's layout, model sizes
+(D_NCON, D_NEFC, D_CONTACT, D_EFC_FORCE, D_XPOS, D_XQUAT, D_CVEL, D_CACC, D_SUBTREE_COM,
+ D_QVEL, D_QACC, D_CDOF, D_CDOF_DOT, D_FLG_RNEPOST, CON_SIZE, CON_GEOM, CON_EFC_ADDRESS,
+ CON_DIM, CON_FRAME, CON_FRICTION, CON_POS, M_NBODY, M_NV) = range(23)  # fmt: skip
+S_SIZE = 23
+
+
+@jit(nrt=False)
+def lab_set_kernel(rows, floats, worlds, shared, params):  # pragma: no cover - compiled
+    """Advance the clocks of every sensor of the set and recompute its due worlds.
+
+    Args:
+        rows: int64 (S, R_SIZE): one row per sensor (``R_*``, ``C_*`` / ``I_*``).
+        floats: float64 (S, F_SIZE): update period [s], contact force threshold [N].
+        worlds: int64 (N,): each world's ``mjData`` address.
+        shared: int64 (S_SIZE,): ``mjData`` byte offsets, ``mjContact`` layout, model sizes.
+        params: float64 (2,): dt [s]; 1.0 to recompute every world (``force_recompute``).
+    """
+    dt = params[0]
+    every_world = params[1] != 0.0
+    for s in range(rows.shape[0]):
+        r = rows[s]
+        n = r[R_N]
+        timestamp = raw_array(_f64p(r[R_TIMESTAMP]), (n,))
+        last = raw_array(_f64p(r[R_LAST]), (n,))
+        outdated = raw_array(_u8p(r[R_OUTDATED]), (n,))
+        elapsed = raw_array(_f64p(r[R_ELAPSED]), (n,))
+        period = floats[s, F_PERIOD]
+        for e in range(n):
+            timestamp[e] += dt
+        every = every_world or period == 0.0
+        if not every:
+            due = False
+            for e in range(n):
+                if timestamp[e] - last[e] + _PERIOD_TOLERANCE >= period:
+                    outdated[e] = 1
+                if outdated[e] != 0:
+                    due = True
+            if not due:
+                continue
+        for e in range(n):
+            elapsed[e] = timestamp[e] - last[e]
+        for e in range(n):
+            if not every and outdated[e] == 0:
+                continue
+            if r[R_KIND] == KIND_CONTACT:
+                _contact_world(r, floats[s], e, n, elapsed[e], worlds[e], shared)
+            else:
+                _imu_world(r, e, n, worlds[e], shared)
+            for h in range(r[R_HISTORIES]):
+                k = R_HISTORY + 4 * h
+                size, length = r[k + 2], r[k + 3]
+                history_push_kernel(
+                    e,
+                    raw_array(_f64p(r[k]), (n, size)),
+                    raw_array(_f64p(r[k + 1]), (n, length, size)),
+                )
+            last[e] = timestamp[e]
+            outdated[e] = 0
+
+
+@jit(nrt=False)
+def _contact_world(r, f, e, n, elapsed, data, shared):  # pragma: no cover - compiled
+    """World ``e`` of one contact sensor (its ``contact_update_kernel`` on the raw arrays)."""
+    ncon = _i32p(data + shared[D_NCON])[0]
+    nefc = _i32p(data + shared[D_NEFC])[0]
+    contact = _i64p(data + shared[D_CONTACT])[0]
+    size = shared[CON_SIZE]
+    efc_force = raw_array(_f64p(_i64p(data + shared[D_EFC_FORCE])[0] if nefc else data), (nefc,))
+    b, m = r[C_B], r[C_M]
+    contact_update_kernel(
+        e,
+        elapsed,
+        strided_array(_i32p(contact + shared[CON_GEOM]), (ncon, 2), (size, 4)),
+        strided_array(_i32p(contact + shared[CON_EFC_ADDRESS]), (ncon,), (size,)),
+        strided_array(_i32p(contact + shared[CON_DIM]), (ncon,), (size,)),
+        strided_array(_f64p(contact + shared[CON_FRAME]), (ncon, 9), (size, 8)),
+        strided_array(_f64p(contact + shared[CON_FRICTION]), (ncon, 5), (size, 8)),
+        strided_array(_f64p(contact + shared[CON_POS]), (ncon, 3), (size, 8)),
+        efc_force,
+        r[C_PYRAMIDAL] != 0,
+        raw_array(_i64p(r[C_GEOM_ENTITY]), (r[C_NGEOM],)),
+        raw_array(_i64p(r[C_SENSOR_SLOT]), (r[C_ENTITIES],)),
+        raw_array(_i64p(r[C_FILTER_SLOT]), (r[C_ENTITIES],)),
+        f[F_THRESHOLD],
+        r[C_AIR_TIME] != 0,
+        raw_array(_f64p(r[C_SCRATCH]), (b, m)),
+        raw_array(_f64p(r[C_NET]), (n, b, 3)),
+        raw_array(_f64p(r[C_MATRIX]), (n, b, m, 3)),
+        raw_array(_f64p(r[C_FRICTION]), (n, b, m, 3)),
+        raw_array(_f64p(r[C_POINTS]), (n, b, m, 3)),
+        raw_array(_f64p(r[C_TIMES]), (4, n, b)),
+    )
+    if r[C_POSE] == 0:
+        return
+    xpos = _f64p(_i64p(data + shared[D_XPOS])[0])
+    xquat = _f64p(_i64p(data + shared[D_XQUAT])[0])
+    pose_body = raw_array(_i64p(r[C_POSE_BODY]), (b,))
+    static = raw_array(_f64p(r[C_POSE_STATIC]), (b, 7))
+    pos = raw_array(_f64p(r[C_POS_W]), (n, b, 3))
+    quat = raw_array(_f64p(r[C_QUAT_W]), (n, b, 4))
+    for i in range(b):
+        body = pose_body[i]
+        for k in range(3):
+            pos[e, i, k] = static[i, k] if body < 0 else xpos[3 * body + k]
+        for k in range(4):
+            quat[e, i, k] = static[i, 3 + k] if body < 0 else xquat[4 * body + k]
+
+
+@jit(nrt=False)
+def _imu_world(r, e, n, data, shared):  # pragma: no cover - compiled
+    """World ``e`` of one IMU (its ``imu_kernel``; ``cacc`` along its chain if not in mjData)."""
+    nbody = shared[M_NBODY]
+    cacc = raw_array(_f64p(_i64p(data + shared[D_CACC])[0]), (nbody, 6))
+    if _u8p(data + shared[D_FLG_RNEPOST])[0] == 0:
+        cacc = raw_array(_f64p(r[I_CACC]), (nbody, 6))
+        _chain_acceleration(r, data, shared, cacc)
+    imu_kernel(
+        e,
+        r[I_BODY],
+        r[I_ROOT],
+        raw_array(_f64p(r[I_OFFSET_POS]), (3,)),
+        raw_array(_f64p(r[I_OFFSET_ROT]), (4,)),
+        raw_array(_f64p(_i64p(data + shared[D_XPOS])[0]), (nbody, 3)),
+        raw_array(_f64p(_i64p(data + shared[D_XQUAT])[0]), (nbody, 4)),
+        raw_array(_f64p(_i64p(data + shared[D_CVEL])[0]), (nbody, 6)),
+        cacc,
+        raw_array(_f64p(_i64p(data + shared[D_SUBTREE_COM])[0]), (nbody, 3)),
+        raw_array(_f64p(r[I_GRAVITY]), (3,)),
+        raw_array(_f64p(r[I_BIAS]), (3,)),
+        raw_array(_f64p(r[I_POS]), (n, 3)),
+        raw_array(_f64p(r[I_QUAT]), (n, 4)),
+        raw_array(_f64p(r[I_PROJECTED]), (n, 3)),
+        raw_array(_f64p(r[I_LIN_VEL]), (n, 3)),
+        raw_array(_f64p(r[I_ANG_VEL]), (n, 3)),
+        raw_array(_f64p(r[I_LIN_ACC]), (n, 3)),
+        raw_array(_f64p(r[I_ANG_ACC]), (n, 3)),
+    )
+
+
+@jit(nrt=False)
+def _chain_acceleration(r, data, shared, cacc):  # pragma: no cover - compiled
+    """``cacc`` rows of the IMU body's chain, as ``mj_rnePostConstraint`` computes them.
+
+    ``chain`` rows (root first): body, first dof, dof count; the world's row is
+    ``(0, 0, 0, -gravity)`` (zeros with gravity disabled). Per body: the parent's row plus
+    ``cdof_dot * qvel`` then plus ``cdof * qacc``, each product summed over the body's dofs
+    from zero skipping zero factors (one dof: the plain product), as MuJoCo does.
+    """
+    nv = shared[M_NV]
+    chain = raw_array(_i64p(r[I_CHAIN]), (r[I_CHAIN_LENGTH], 3))
+    gravity = raw_array(_f64p(r[I_GRAVITY]), (3,))
+    on = r[I_GRAVITY_ON] != 0
+    for k in range(3):
+        cacc[0, k] = 0.0
+        cacc[0, 3 + k] = -gravity[k] if on else 0.0
+    qvel = raw_array(_f64p(_i64p(data + shared[D_QVEL])[0]), (nv,))
+    qacc = raw_array(_f64p(_i64p(data + shared[D_QACC])[0]), (nv,))
+    cdof = raw_array(_f64p(_i64p(data + shared[D_CDOF])[0]), (nv, 6))
+    cdof_dot = raw_array(_f64p(_i64p(data + shared[D_CDOF_DOT])[0]), (nv, 6))
+    parent = 0
+    for c in range(chain.shape[0]):
+        body, first, count = chain[c, 0], chain[c, 1], chain[c, 2]
+        for k in range(6):
+            a = _dof_product(cdof_dot, qvel, first, count, k)
+            a = cacc[parent, k] + a
+            cacc[body, k] = a + _dof_product(cdof, qacc, first, count, k)
+        parent = body
+
+
+@jit(inline=True)
+def _dof_product(motion, rate, first, count, k):  # pragma: no cover - compiled
+    """Component ``k`` of MuJoCo's ``mj_mulDofVec``: sum of ``motion[dof] * rate[dof]``."""
+    if count == 1:
+        return motion[first, k] * rate[first]
+    total = 0.0
+    for i in range(first, first + count):
+        if rate[i] != 0.0:
+            total += motion[i, k] * rate[i]
+    return total

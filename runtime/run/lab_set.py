@@ -1,0 +1,344 @@
+"""A set of lab sensors over N MuJoCo worlds, updated together: :class:`LabSensorSet`.
+
+``LabSensorSet(sensors, datas).update(dt)`` does what calling ``sensor.update(datas, dt)``
+on each sensor does (:meth:`runtime.sensors.lab.base.LabSensor.update`: clocks, due worlds,
+histories), with the contact sensors and IMUs of all worlds in one compiled call
+(:func:`runtime.run._lab_set_kernels.lab_set_kernel`, GIL-free, no Python per world or per
+sensor) and the other sensors (ray casters, cameras, frame transformers, joint wrenches)
+through their own ``update``. The readings are the per-sensor path's bit for bit; the
+per-sensor path stays the reference (``compiled=False`` uses it for every sensor).
+
+The set binds the sensors' arrays and the worlds' ``mjData`` when it is built: it works on
+the same arrays as the sensors (``sensor.data``, ``sensor.reset`` and the clocks stay the
+sensors' own), and reads each ``mjData`` at its address, so the list of worlds must keep
+the same ``mjData`` objects. Without the compiled path (JIT disabled, an ``mjData`` layout
+that cannot be verified, a subclass or a model with sleeping bodies) a sensor is updated
+through its own ``update``; :attr:`LabSensorSet.compiled` lists those that are not.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from runtime._compile.jit import JIT_DISABLED
+from runtime._compile.native_call import native_kernel
+from runtime.run import _lab_set_kernels as kernels
+from runtime.run._mujoco_native import layout
+from runtime.run._native_kernels import array_address
+from runtime.sensors.lab import ContactSensor, Imu, LabSensor
+
+__all__ = ["LabSensorSet"]
+
+LOGGER = logging.getLogger("runtime.run")
+
+_CONTACT_FIELDS = ("geom", "efc_address", "dim", "frame", "friction", "pos")
+_CONTACT_LAYOUT: dict[str, int] = {}
+
+
+def _contact_layout() -> dict[str, int] | None:
+    """Byte size of ``mjContact`` and offsets of the fields read, from a scene with a contact."""
+    if not _CONTACT_LAYOUT:
+        import mujoco
+
+        model = mujoco.MjModel.from_xml_string(
+            "<mujoco><worldbody><geom type='plane' size='1 1 1'/><body pos='0 0 0.05'>"
+            "<freejoint/><geom size='0.1'/></body></worldbody></mujoco>"
+        )
+        data = mujoco.MjData(model)
+        mujoco.mj_forward(model, data)
+        if data.ncon < 1:  # pragma: no cover - the sphere rests in the plane
+            return None
+        contact = data.contact
+        start = array_address(contact.dist)
+        _CONTACT_LAYOUT["size"] = int(contact.dist.strides[0])
+        for name in _CONTACT_FIELDS:
+            _CONTACT_LAYOUT[name] = array_address(getattr(contact, name)) - start
+    return _CONTACT_LAYOUT
+
+
+def _flag_offset(offsets: dict[str, int]) -> int | None:
+    """Byte offset of ``flg_rnepost`` (the last flag byte before ``time``), or None."""
+    from mujoco.introspect import structs
+
+    names = [f.name for f in structs.STRUCTS["mjData"].fields]
+    kinds = [str(f.type) for f in structs.STRUCTS["mjData"].fields]
+    k = names.index("flg_rnepost") if "flg_rnepost" in names else -1
+    if k < 0 or names[k + 1] != "time" or kinds[k] != "mjtBool":
+        return None
+    return offsets["time"] - 1 if "double" in kinds[k + 1] or "mjtNum" in kinds[k + 1] else None
+
+
+def _same_structure(a: Any, b: Any) -> bool:
+    """The two models have the same bodies, tree, dofs and geoms (masses may differ)."""
+    if (a.nbody, a.nv, a.ngeom) != (b.nbody, b.nv, b.ngeom):
+        return False
+    return all(
+        np.array_equal(getattr(a, name), getattr(b, name))
+        for name in ("body_parentid", "body_dofadr", "body_dofnum", "geom_bodyid")
+    )
+
+
+class LabSensorSet:
+    """Lab sensors updated together over N worlds.
+
+    Args:
+        sensors: the sensors (a mapping by name, e.g. sensor prim path, or a sequence); each
+            of N worlds. Disabled sensors are kept and do nothing, as their ``update``.
+        datas: the N ``mujoco.MjData`` (world i at index i), the same objects at every
+            update.
+        compiled: update contact sensors and IMUs in one compiled call (False: every sensor
+            through its own ``update``, the reference path).
+
+    Attributes:
+        sensors: name -> sensor.
+        datas: the worlds.
+        compiled: names of the sensors updated by the compiled call.
+
+    Raises:
+        ValueError: a sensor is not of N worlds, or a world's model is not the sensors'.
+    """
+
+    def __init__(
+        self,
+        sensors: Mapping[str, LabSensor] | Sequence[LabSensor],
+        datas: Sequence[Any],
+        compiled: bool = True,
+    ) -> None:
+        if isinstance(sensors, Mapping):
+            self.sensors = dict(sensors)
+        else:
+            self.sensors = {f"{k}": s for k, s in enumerate(sensors)}
+        self.datas = list(datas)
+        n = len(self.datas)
+        for name, sensor in self.sensors.items():
+            if not isinstance(sensor, LabSensor):
+                raise TypeError(f"lab sensor set: {name!r} is not a lab sensor: {sensor!r}")
+            if sensor.num_envs != n:
+                raise ValueError(
+                    f"lab sensor set: {name} has {sensor.num_envs} worlds, the set {n} MjData"
+                )
+        self._params = np.zeros(2)  # dt, force_recompute: the compiled call reads them
+        self._bound: list[tuple[LabSensor, Any]] = []  # (sensor, its data object)
+        self._tables: tuple[Any, ...] = ()  # the compiled call's arrays (kept alive)
+        self._call: Any = self._build() if compiled else None
+        names = {id(s): name for name, s in self.sensors.items()}
+        self.compiled: tuple[str, ...] = tuple(names[id(s)] for s, _ in self._bound)
+        bound = {id(s) for s, _ in self._bound}
+        self._python = [s for s in self.sensors.values() if s.enabled and id(s) not in bound]
+
+    # ------------------------------------------------------------------ building
+
+    def _build(self) -> Any:
+        """The compiled call of the set's contact sensors and IMUs, or None (none / no path).
+
+        Binds (``self._bound``) the sensors it updates.
+        """
+        chosen = [s for s in self.sensors.values() if s.enabled and type(s) in (ContactSensor, Imu)]
+        if not chosen or JIT_DISABLED or not self.datas:
+            return None
+        offsets = layout(self.datas[0])
+        contact = _contact_layout()
+        flag = None if offsets is None else _flag_offset(offsets)
+        if offsets is None or contact is None or flag is None:
+            LOGGER.debug("lab sensor set: no compiled path (mjData layout not verified)")
+            return None
+        if any(layout(d) != offsets for d in self.datas[1:]):
+            return None
+        model = chosen[0].model
+        for env, data in enumerate(self.datas):
+            if not _same_structure(data.model, model):
+                raise ValueError(
+                    f"lab sensor set: the model of world {env} has other bodies, dofs or geoms "
+                    "than the sensors' model"
+                )
+        import mujoco
+
+        sleeping = int(mujoco.mjtEnableBit.mjENBL_SLEEP)
+        chosen = [
+            s
+            for s in chosen
+            if s.model is model and not (isinstance(s, Imu) and s.model.opt.enableflags & sleeping)
+        ]
+        if not chosen:
+            return None
+        shared = np.zeros(kernels.S_SIZE, np.int64)
+        for index, name in (
+            (kernels.D_NCON, "ncon"), (kernels.D_NEFC, "nefc"), (kernels.D_CONTACT, "contact"),
+            (kernels.D_EFC_FORCE, "efc_force"), (kernels.D_XPOS, "xpos"),
+            (kernels.D_XQUAT, "xquat"), (kernels.D_CVEL, "cvel"), (kernels.D_CACC, "cacc"),
+            (kernels.D_SUBTREE_COM, "subtree_com"), (kernels.D_QVEL, "qvel"),
+            (kernels.D_QACC, "qacc"), (kernels.D_CDOF, "cdof"),
+            (kernels.D_CDOF_DOT, "cdof_dot"),
+        ):  # fmt: skip
+            shared[index] = offsets[name]
+        shared[kernels.D_FLG_RNEPOST] = flag
+        shared[kernels.CON_SIZE] = contact["size"]
+        for index, name in zip(
+            (kernels.CON_GEOM, kernels.CON_EFC_ADDRESS, kernels.CON_DIM, kernels.CON_FRAME,
+             kernels.CON_FRICTION, kernels.CON_POS),
+            _CONTACT_FIELDS, strict=True,
+        ):  # fmt: skip
+            shared[index] = contact[name]
+        shared[kernels.M_NBODY] = model.nbody
+        shared[kernels.M_NV] = model.nv
+        rows = np.zeros((len(chosen), kernels.R_SIZE), np.int64)
+        floats = np.zeros((len(chosen), kernels.F_SIZE))
+        keep: list[Any] = []  # arrays made here, whose addresses the rows hold
+        for s, sensor in enumerate(chosen):
+            self._clock_row(sensor, rows[s], floats[s])
+            if isinstance(sensor, ContactSensor):
+                self._contact_row(sensor, rows[s], floats[s], keep)
+            else:
+                self._imu_row(sensor, rows[s], keep)
+            self._bound.append((sensor, sensor.data))
+        worlds = np.array([int(d._address) for d in self.datas], np.int64)
+        arguments = (rows, floats, worlds, shared, self._params)
+        self._tables = (*arguments, keep)
+        call = native_kernel(kernels.lab_set_kernel, arguments)
+        if call is None:  # (no native calls: the dispatcher)
+            kernel = kernels.lab_set_kernel
+
+            def call() -> None:
+                kernel(*arguments)
+
+        return call
+
+    @staticmethod
+    def _clock_row(sensor: LabSensor, row: np.ndarray, floats: np.ndarray) -> None:
+        for array in (sensor.timestamp, sensor.timestamp_last_update, sensor._elapsed):
+            assert array.dtype == np.float64 and array.flags.c_contiguous
+        assert sensor._outdated.dtype == np.bool_ and sensor._outdated.itemsize == 1
+        row[kernels.R_N] = sensor.num_envs
+        row[kernels.R_TIMESTAMP] = array_address(sensor.timestamp)
+        row[kernels.R_LAST] = array_address(sensor.timestamp_last_update)
+        row[kernels.R_OUTDATED] = array_address(sensor._outdated)
+        row[kernels.R_ELAPSED] = array_address(sensor._elapsed)
+        histories = sensor._flat_histories
+        if len(histories) > kernels.MAX_HISTORIES:  # pragma: no cover - by construction
+            raise AssertionError("too many history fields for the compiled lab set")
+        row[kernels.R_HISTORIES] = len(histories)
+        for h, (values, history) in enumerate(histories):
+            assert values.flags.c_contiguous and history.flags.c_contiguous
+            k = kernels.R_HISTORY + 4 * h
+            row[k : k + 4] = (
+                array_address(values), array_address(history), values.shape[1], history.shape[1],
+            )  # fmt: skip
+        floats[kernels.F_PERIOD] = sensor.update_period
+
+    @staticmethod
+    def _contact_row(
+        sensor: ContactSensor, row: np.ndarray, floats: np.ndarray, keep: list[Any]
+    ) -> None:
+        d = sensor.data
+        b, m = sensor._count.shape
+        bodies = sensor.bodies
+        pose_body = np.array(
+            [
+                -1 if bodies.is_static[e] else int(bodies.body_ids[e])
+                for e in sensor._sensor_entities
+            ],
+            np.int64,
+        )
+        static = np.zeros((b, 7))
+        for i, e in enumerate(sensor._sensor_entities):
+            if bodies.is_static[e]:
+                static[i, :3] = bodies.static_positions[e]
+                static[i, 3:] = bodies.static_orientations[e]
+        keep += [pose_body, static]
+        for array in (d.net_forces_w, d.force_matrix_w, d.friction_forces_w, d.contact_pos_w,
+                      d._times, d.pos_w, d.quat_w, sensor._count):  # fmt: skip
+            assert array.dtype == np.float64 and array.flags.c_contiguous
+        for array in (sensor._geom_entity, sensor._sensor_slot, sensor._filter_slot):
+            assert array.dtype == np.int64 and array.flags.c_contiguous
+        row[kernels.R_KIND] = kernels.KIND_CONTACT
+        row[kernels.C_B], row[kernels.C_M] = b, m
+        row[kernels.C_GEOM_ENTITY] = array_address(sensor._geom_entity)
+        row[kernels.C_NGEOM] = sensor._geom_entity.shape[0]
+        row[kernels.C_SENSOR_SLOT] = array_address(sensor._sensor_slot)
+        row[kernels.C_ENTITIES] = sensor._sensor_slot.shape[0]
+        row[kernels.C_FILTER_SLOT] = array_address(sensor._filter_slot)
+        row[kernels.C_SCRATCH] = array_address(sensor._count)
+        row[kernels.C_NET] = array_address(d.net_forces_w)
+        row[kernels.C_MATRIX] = array_address(d.force_matrix_w)
+        row[kernels.C_FRICTION] = array_address(d.friction_forces_w)
+        row[kernels.C_POINTS] = array_address(d.contact_pos_w)
+        row[kernels.C_TIMES] = array_address(d._times)
+        row[kernels.C_PYRAMIDAL] = int(sensor._pyramidal)
+        row[kernels.C_AIR_TIME] = int(bool(sensor.config.track_air_time))
+        row[kernels.C_POSE] = int(bool(sensor.config.track_pose))
+        row[kernels.C_POSE_BODY] = array_address(pose_body)
+        row[kernels.C_POSE_STATIC] = array_address(static)
+        row[kernels.C_POS_W] = array_address(d.pos_w)
+        row[kernels.C_QUAT_W] = array_address(d.quat_w)
+        floats[kernels.F_THRESHOLD] = sensor._threshold
+
+    @staticmethod
+    def _imu_row(sensor: Imu, row: np.ndarray, keep: list[Any]) -> None:
+        import mujoco
+
+        model = sensor.model
+        d = sensor.data
+        chain = []
+        body = sensor._body
+        while body > 0:
+            chain.append((body, int(model.body_dofadr[body]), int(model.body_dofnum[body])))
+            body = int(model.body_parentid[body])
+        chain_array = np.array(chain[::-1], np.int64).reshape(-1, 3)
+        scratch = np.zeros((model.nbody, 6))
+        keep += [chain_array, scratch]
+        for array in (sensor._offset_pos, sensor._offset_rot, sensor._gravity, sensor._bias,
+                      d.pos_w, d.quat_w, d.projected_gravity_b, d.lin_vel_b, d.ang_vel_b,
+                      d.lin_acc_b, d.ang_acc_b):  # fmt: skip
+            assert array.dtype == np.float64 and array.flags.c_contiguous
+        gravity_off = model.opt.disableflags & int(mujoco.mjtDisableBit.mjDSBL_GRAVITY)
+        row[kernels.R_KIND] = kernels.KIND_IMU
+        row[kernels.I_BODY] = sensor._body
+        row[kernels.I_ROOT] = sensor._root
+        row[kernels.I_OFFSET_POS] = array_address(sensor._offset_pos)
+        row[kernels.I_OFFSET_ROT] = array_address(sensor._offset_rot)
+        row[kernels.I_GRAVITY] = array_address(sensor._gravity)
+        row[kernels.I_BIAS] = array_address(sensor._bias)
+        for index, array in (
+            (kernels.I_POS, d.pos_w), (kernels.I_QUAT, d.quat_w),
+            (kernels.I_PROJECTED, d.projected_gravity_b), (kernels.I_LIN_VEL, d.lin_vel_b),
+            (kernels.I_ANG_VEL, d.ang_vel_b), (kernels.I_LIN_ACC, d.lin_acc_b),
+            (kernels.I_ANG_ACC, d.ang_acc_b),
+        ):  # fmt: skip
+            row[index] = array_address(array)
+        row[kernels.I_CHAIN] = array_address(chain_array)
+        row[kernels.I_CHAIN_LENGTH] = chain_array.shape[0]
+        row[kernels.I_CACC] = array_address(scratch)
+        row[kernels.I_GRAVITY_ON] = 0 if gravity_off else 1
+
+    # ------------------------------------------------------------------ stepping
+
+    def update(self, dt: float, force_recompute: bool = False) -> None:
+        """Advance every sensor's clocks by ``dt`` and recompute its due worlds.
+
+        Args:
+            dt: time since the last update [s].
+            force_recompute: recompute every world of every sensor now.
+        """
+        if self._call is not None:
+            for sensor, data in self._bound:
+                if sensor.data is not data:
+                    raise RuntimeError(
+                        f"lab sensor set: {sensor._prefix}: its data object was replaced "
+                        "after the set was built"
+                    )
+            params = self._params
+            params[0] = dt
+            params[1] = 1.0 if force_recompute else 0.0
+            self._call()
+        datas = self.datas
+        for sensor in self._python:
+            sensor.update(datas, dt, force_recompute)
+
+    def reset(self, env_ids: Sequence[int] | None = None) -> None:
+        """Reset the clocks, histories and per-world state of ``env_ids`` (None: all)."""
+        for sensor in self.sensors.values():
+            sensor.reset(env_ids)

@@ -1,0 +1,260 @@
+"""LabSensorSet: the compiled update of contact sensors and IMUs against the per-sensor path.
+
+Bit-identical data (every field, histories, clocks) to each sensor's own ``update`` on go2
+and Talos, 1 and 16 worlds, with resets, update periods and forced recomputes; and the
+set's readings against MuJoCo's own (mj_contactForce, accelerometer / gyro).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import mujoco
+import numpy as np
+import pytest
+
+from runtime.run.lab_set import LabSensorSet
+from runtime.sensors.lab import ContactSensor, ContactSensorConfig, Imu, ImuConfig, Offset
+from tests.test_sensors_lab_contact_imu import BOXES, IMU_MODEL, SENSORS, check_imu, oracle_forces
+
+GO2 = "scenes/go2_lab_sensors.usda"
+TALOS = "scenes/talos_standing.usda"
+
+
+def _engine(path):
+    from pxr import Usd
+
+    import runtime.schema  # noqa: F401
+    from runtime.engine.mujoco_engine import MujocoEngine
+
+    return MujocoEngine(Usd.Stage.Open(path))
+
+
+def _worlds(engine, n, seed):
+    rng = np.random.default_rng(seed)
+    m = engine.model
+    datas = []
+    for _ in range(n):
+        d = mujoco.MjData(m)
+        d.qpos[:] = engine.data.qpos
+        d.qvel[:] = 0.2 * rng.normal(size=m.nv)
+        mujoco.mj_forward(m, d)
+        datas.append(d)
+    return datas
+
+
+def _same(reference, fast, step):
+    """Every array of every sensor's data, and its clocks, bit for bit."""
+    for name, sensor in reference.sensors.items():
+        other = fast.sensors[name]
+        for field in dataclasses.fields(sensor.data):
+            a, b = getattr(sensor.data, field.name), getattr(other.data, field.name)
+            if isinstance(a, np.ndarray):
+                assert a.shape == b.shape and a.dtype == b.dtype
+                assert np.array_equal(a.view(np.uint8), b.view(np.uint8)), (step, name, field.name)
+        for clock in ("timestamp", "timestamp_last_update"):
+            assert np.array_equal(getattr(sensor, clock), getattr(other, clock)), (step, clock)
+
+
+def _run_pair(engine, make, n, steps, forward=(), seed=0):
+    """Step two copies of N worlds; the per-sensor path on one, the compiled set on the other."""
+    m, dt = engine.model, engine.dt
+    reference = LabSensorSet(make(), _worlds(engine, n, seed), compiled=False)
+    fast = LabSensorSet(make(), _worlds(engine, n, seed))
+    assert reference.compiled == ()
+    rng = np.random.default_rng(seed + 1)
+    touched = 0
+    for step in range(steps):
+        ctrl = rng.normal(size=m.nu) * 2.0
+        for world, (a, b) in enumerate(zip(reference.datas, fast.datas, strict=True)):
+            a.ctrl[:] = b.ctrl[:] = ctrl
+            mujoco.mj_step(m, a)
+            mujoco.mj_step(m, b)
+            if world in forward:  # the post-step state (mixed with bare steps)
+                mujoco.mj_forward(m, a)
+                mujoco.mj_forward(m, b)
+        if step % 53 == 20:
+            envs = None if step % 106 == 20 else [0, n - 1]
+            reference.reset(envs)
+            fast.reset(envs)
+        step_dt = 2 * dt if step % 37 == 5 else dt
+        forced = step % 41 == 7
+        reference.update(step_dt, forced)
+        fast.update(step_dt, forced)
+        _same(reference, fast, step)
+        touched += sum(d.ncon for d in fast.datas)
+    assert touched > steps  # contacts were read
+    return fast
+
+
+@pytest.mark.parametrize(("n", "period_steps"), [(1, 0), (1, 4), (16, 0), (16, 3)])
+def test_go2_set_equals_per_sensor_updates(n, period_steps):
+    engine = _engine(GO2)
+    dt = engine.dt
+
+    def make():
+        from runtime.sensors.lab import make_lab_sensors
+
+        found = make_lab_sensors(engine, n)
+        scene = {k: s for k, s in found.items() if s.kind in ("contact", "imu")}
+        assert len(scene) == 2
+        for sensor in scene.values():
+            sensor.update_period = period_steps * dt
+        scene["calf_imu"] = Imu(
+            engine,
+            ImuConfig(
+                prim_path="/World/Go2/.*/FL_calf",
+                offset=Offset(pos=(0.01, -0.02, -0.1), rot=(0.9, 0.1, -0.3, 0.2)),
+                history_length=2,
+                update_period=2 * period_steps * dt,
+            ),
+            n,
+        )
+        scene["calves"] = ContactSensor(
+            engine,
+            ContactSensorConfig(
+                prim_path="/World/Go2/.*_(calf|foot)", track_pose=True, update_period=dt
+            ),
+            n,
+        )
+        return scene
+
+    fast = _run_pair(engine, make, n, 250)
+    assert set(fast.compiled) == set(fast.sensors)
+    assert len(fast.sensors) == 4
+
+
+def test_talos_set_equals_per_sensor_updates():
+    engine = _engine(TALOS)
+    dt = engine.dt
+
+    def make():
+        return {
+            "soles": ContactSensor(
+                engine,
+                ContactSensorConfig(
+                    prim_path="/World/Talos/.*_sole_link",
+                    filter_prim_paths_expr=["/World/Ground", "/World/Talos/.*leg_left_6_link"],
+                    track_pose=True,
+                    track_air_time=True,
+                    history_length=2,
+                    update_period=3 * dt,
+                    force_threshold=5.0,
+                ),
+                3,
+            ),
+            "imu": Imu(
+                engine,
+                ImuConfig(
+                    prim_path="/World/Talos/.*/imu_link",
+                    offset=Offset(pos=(0.02, 0.0, 0.03)),
+                    history_length=3,
+                    update_period=2 * dt,
+                ),
+                3,
+            ),
+            "hand_imu": Imu(engine, ImuConfig(prim_path="/World/Talos/.*/arm_right_7_link"), 3),
+        }
+
+    fast = _run_pair(engine, make, 3, 200, forward=(1,), seed=5)
+    assert set(fast.compiled) == {"soles", "imu", "hand_imu"}
+
+
+@pytest.mark.parametrize("cone", ["pyramidal", "elliptic"])
+def test_set_contacts_match_mj_contact_force(cone):
+    m = mujoco.MjModel.from_xml_string(BOXES.format(cone=cone, condim=3))
+    datas = [mujoco.MjData(m) for _ in range(2)]
+    datas[1].qvel[0] = 0.3
+    cfg = ContactSensorConfig(
+        prim_path="foot|block|ball", filter_prim_paths_expr=["world", "block"], track_pose=True
+    )
+    lab = LabSensorSet({"c": ContactSensor(m, cfg, num_envs=2)}, datas)
+    assert lab.compiled == ("c",)
+    data = lab.sensors["c"].data
+    bodies = [m.body(n).id for n in ("foot", "block", "ball")]
+    checked = 0
+    for _ in range(300):
+        for d in datas:
+            mujoco.mj_step(m, d)
+        lab.update(m.opt.timestep)
+        for env, d in enumerate(datas):
+            net, matrix, friction, points = oracle_forces(m, d, bodies, [0, bodies[1]])
+            scale = max(1.0, np.abs(net).max())
+            np.testing.assert_allclose(data.net_forces_w[env], net, atol=1e-9 * scale)
+            np.testing.assert_allclose(data.force_matrix_w[env], matrix, atol=1e-9 * scale)
+            np.testing.assert_allclose(data.friction_forces_w[env], friction, atol=1e-9 * scale)
+            for i in range(3):
+                for j in range(2):
+                    if points[i][j]:
+                        want = np.mean(points[i][j], axis=0)
+                        np.testing.assert_allclose(data.contact_pos_w[env, i, j], want, atol=1e-12)
+                    else:
+                        assert np.all(np.isnan(data.contact_pos_w[env, i, j]))
+                np.testing.assert_array_equal(data.pos_w[env, i], d.xpos[bodies[i]])
+            checked += d.ncon
+    assert checked > 300
+
+
+@pytest.mark.parametrize("period_steps", [1, 4])
+def test_set_imu_matches_mujoco_sensors(period_steps):
+    """Chain accelerations (bare model, mj_forward) and MuJoCo's cacc (accelerometer model)."""
+    oracle_model = mujoco.MjModel.from_xml_string(IMU_MODEL.format(sensors=SENSORS))
+    bare_model = mujoco.MjModel.from_xml_string(IMU_MODEL.format(sensors=""))
+    rng = np.random.default_rng(3)
+    od = [mujoco.MjData(oracle_model) for _ in range(2)]
+    bd = [mujoco.MjData(bare_model) for _ in range(2)]
+    for o, b in zip(od, bd, strict=True):
+        o.qvel[:] = b.qvel[:] = rng.normal(size=oracle_model.nv)
+    dt = oracle_model.opt.timestep
+    cfg = ImuConfig(
+        prim_path="arm",
+        offset=Offset(pos=tuple(oracle_model.site_pos[0]), rot=tuple(oracle_model.site_quat[0])),
+        update_period=period_steps * dt,
+    )
+    on_step = LabSensorSet([Imu(oracle_model, cfg, num_envs=2)], od)
+    post = LabSensorSet([Imu(bare_model, cfg, num_envs=2)], bd)
+    assert on_step.compiled == ("0",) and post.compiled == ("0",)
+    imu_step, imu_post = on_step.sensors["0"], post.sensors["0"]
+    wrench = np.array([3.0, -2.0, 1.0, 0.2, 0.1, 0.3])
+    last = None
+    for step in range(1, 300):
+        for o, b in zip(od, bd, strict=True):
+            o.xfrc_applied[1] = b.xfrc_applied[1] = np.sin(step * 0.05) * wrench
+            mujoco.mj_step(oracle_model, o)
+            mujoco.mj_step(bare_model, b)
+            mujoco.mj_forward(bare_model, b)
+        on_step.update(dt)
+        post.update(dt)
+        assert not any(b.flg_rnepost for b in bd)  # (the set computed the chain only)
+        if (step - 1) % period_steps:
+            np.testing.assert_array_equal(imu_step.data.lin_acc_b, last[0])
+            np.testing.assert_array_equal(imu_post.data.lin_acc_b, last[1])
+            continue
+        last = (imu_step.data.lin_acc_b.copy(), imu_post.data.lin_acc_b.copy())
+        for env in range(2):
+            check_imu(imu_step.data, env, oracle_model, od[env])
+            ref = mujoco.MjData(oracle_model)
+            ref.qpos[:], ref.qvel[:], ref.time = bd[env].qpos, bd[env].qvel, bd[env].time
+            ref.xfrc_applied[:] = bd[env].xfrc_applied
+            ref.qacc_warmstart[:] = bd[env].qacc_warmstart
+            mujoco.mj_forward(oracle_model, ref)
+            check_imu(imu_post.data, env, oracle_model, ref)
+
+
+def test_set_checks_its_inputs():
+    m = mujoco.MjModel.from_xml_string(IMU_MODEL.format(sensors=""))
+    datas = [mujoco.MjData(m) for _ in range(2)]
+    imu = Imu(m, ImuConfig(prim_path="arm"), num_envs=3)
+    with pytest.raises(ValueError, match="3 worlds, the set 2"):
+        LabSensorSet({"imu": imu}, datas)
+    other = mujoco.MjModel.from_xml_string(BOXES.format(cone="elliptic", condim=3))
+    with pytest.raises(ValueError, match="model"):
+        LabSensorSet([Imu(m, ImuConfig(prim_path="arm"), 2)], [datas[0], mujoco.MjData(other)])
+    lab = LabSensorSet({"imu": Imu(m, ImuConfig(prim_path="arm"), 2)}, datas)
+    lab.sensors["imu"].data = dataclasses.replace(lab.sensors["imu"].data)
+    with pytest.raises(RuntimeError, match="replaced"):
+        lab.update(m.opt.timestep)
+    disabled = Imu(m, ImuConfig(prim_path="nope"), 2)
+    lab = LabSensorSet({"off": disabled}, datas)
+    lab.update(m.opt.timestep)
+    assert lab.compiled == () and disabled.timestamp[0] == 0.0
