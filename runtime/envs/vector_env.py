@@ -26,6 +26,7 @@ from runtime.envs.actions import ActionMap
 from runtime.envs.noise import ObservationNoise
 from runtime.envs.observations import ObservationLayout
 from runtime.errors import SimrtError
+from runtime.run.lab_set import LabSensorSet
 from runtime.run.worlds import Worlds
 
 LOGGER = logging.getLogger("runtime.envs")
@@ -138,6 +139,8 @@ class SimVectorEnv(gym.vector.VectorEnv):
         try:
             self.lab = _lab_sensors(worlds) if lab_sensors else {}
             self._datas = [engine.data for engine in worlds.engines]
+            # contact sensors and IMUs of every world in one compiled call
+            self._lab_set = LabSensorSet(self.lab, self._datas) if self.lab else None
             # lab IMUs and joint wrenches read accelerations of the post-step state: the
             # worlds run mj_forward after each env step's last physics step
             self._forward = any(
@@ -291,9 +294,8 @@ class SimVectorEnv(gym.vector.VectorEnv):
         diverged = worlds.step(targets, restart)
         if restart is not None:  # (their IK seeds: the reset pose)
             self.actions.reset_seeds(np.nonzero(restart)[0], worlds.joint_positions())
-        if self.lab:
-            for sensor in self.lab.values():
-                sensor.update(self._datas, self._env_dt)
+        if self._lab_set is not None:
+            self._lab_set.update(self._env_dt)
         return checked, diverged, restart
 
     def _outcomes(

@@ -13,8 +13,9 @@ frame its values are expressed in and ``attrs`` with ``sensor_kind`` (``contact`
 ``image_shape`` and ``intrinsic_matrix``.
 
 After every physics step, :meth:`LabChannels.write` updates the sensors from the engine's
-``MjData`` with the step's dt and writes their row in place. The sensors read the data as it
-stands after the run has read its state (post-step positions and velocities, the step's
+``MjData`` with the step's dt (one :class:`~runtime.run.lab_set.LabSensorSet`: contact
+sensors and IMUs in one compiled call) and writes their row in place. The sensors read the
+data as it stands after the run has read its state (post-step positions and velocities, the step's
 contacts); when a lab IMU without MuJoCo-computed accelerations or a joint wrench is present,
 ``mujoco.mj_forward`` first brings the accelerations up to the post-step state (as the
 vector environments do; the next ``mj_step`` recomputes everything it uses, so the
@@ -126,6 +127,8 @@ class LabChannels:
 
     Attributes:
         sensors: enabled sensors by sensor prim path.
+        set: the :class:`~runtime.run.lab_set.LabSensorSet` of ``sensors`` over the engine's
+            ``MjData``.
         forward: ``mujoco.mj_forward`` runs before each update (a lab IMU without
             accelerations computed in the step, or a joint wrench).
         plan: per channel: (recorder slot, sensor, data attribute, image type or None).
@@ -136,6 +139,9 @@ class LabChannels:
         self.sensors = dict(sensors)
         self.dt = float(dt)
         self.datas = [engine.data]
+        from runtime.run.lab_set import LabSensorSet
+
+        self.set = LabSensorSet(self.sensors, self.datas)
         self.forward = any(
             s.kind == "joint_wrench" or (s.kind == "imu" and not s.step_accelerations)
             for s in self.sensors.values()
@@ -200,9 +206,7 @@ class LabChannels:
             import mujoco
 
             mujoco.mj_forward(self.engine.model, self.engine.data)
-        datas, dt = self.datas, self.dt
-        for sensor in self.sensors.values():
-            sensor.update(datas, dt)
+        self.set.update(self.dt)
         for slot, sensor, attribute, key in self.plan:  # (read each row: data may be rebound)
             value = getattr(sensor.data, attribute)
             buffers[slot][row] = (value if key is None else value[key])[0]
