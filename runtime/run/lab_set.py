@@ -121,6 +121,13 @@ class LabSensorSet:
                 raise ValueError(
                     f"lab sensor set: {name} has {sensor.num_envs} worlds, the set {n} MjData"
                 )
+        for env, data in enumerate(self.datas):
+            for name, sensor in self.sensors.items():
+                if sensor.enabled and not _same_structure(data.model, sensor.model):
+                    raise ValueError(
+                        f"lab sensor set: the model of world {env} has other bodies, dofs or "
+                        f"geoms than the model of {name}"
+                    )
         self._params = np.zeros(2)  # dt, force_recompute: the compiled call reads them
         self._bound: list[tuple[LabSensor, Any]] = []  # (sensor, its data object)
         self._tables: tuple[Any, ...] = ()  # the compiled call's arrays (kept alive)
@@ -149,12 +156,6 @@ class LabSensorSet:
         if any(layout(d) != offsets for d in self.datas[1:]):
             return None
         model = chosen[0].model
-        for env, data in enumerate(self.datas):
-            if not _same_structure(data.model, model):
-                raise ValueError(
-                    f"lab sensor set: the model of world {env} has other bodies, dofs or geoms "
-                    "than the sensors' model"
-                )
         import mujoco
 
         sleeping = int(mujoco.mjtEnableBit.mjENBL_SLEEP)
