@@ -350,11 +350,74 @@ def test_bucket_order_is_a_stable_sort_on_the_top_morton_bits():
     np.testing.assert_array_equal(dd, d[expected])
     np.testing.assert_array_equal(mm, max_d[expected])
     assert len(np.unique(codes >> 48)) > 200  # the rays spread over many buckets
+    # the parallel twin (rays cut into one part per thread) gives the same stable order,
+    # whatever the part count (also more parts than Numba has threads here)
+    for parts in (2, 3, 7):
+        got = np.empty(count, np.int64)
+        po, pd, pm = np.empty((count, 3)), np.empty((count, 3)), np.empty(count)
+        casts.ray_bucket_order_parallel_kernel(
+            o, d, max_d, np.empty(count, np.int64), got, po, pd, pm, parts
+        )
+        np.testing.assert_array_equal(got, expected)
+        np.testing.assert_array_equal(po, o[expected])
+        np.testing.assert_array_equal(pd, d[expected])
+        np.testing.assert_array_equal(pm, max_d[expected])
     # non-finite rays (never hit) still get a bucket: no write outside the counts
     o[5] = np.nan
     d[7] = [np.inf, 0.0, np.nan]
     casts.ray_bucket_order_kernel(o, d, max_d, np.empty(count, np.int64), order, oo, dd, mm)
     np.testing.assert_array_equal(np.sort(order), np.arange(count))
+    got = np.empty(count, np.int64)
+    casts.ray_bucket_order_parallel_kernel(o, d, max_d, np.empty(count, np.int64), got,
+                                           oo, dd, mm, 2)  # fmt: skip
+    np.testing.assert_array_equal(got, order)
+
+
+def test_scatter_back_to_caller_order_on_one_and_several_parts():
+    """``out[order[k]] = in[k]`` (NumPy's fancy assignment as the oracle), in one part or
+    in several on the parallel twin."""
+    rng = np.random.default_rng(4)
+    count = 10_001
+    order = rng.permutation(count).astype(np.int64)
+    distances = rng.uniform(0.0, 5.0, count)
+    faces = rng.integers(-1, 1000, count).astype(np.int64)
+    want_d = np.empty(count)
+    want_f = np.empty(count, np.int64)
+    want_d[order] = distances
+    want_f[order] = faces
+    for parts in (None, 1, 2, 5):
+        got_d = np.full(count, np.nan)
+        got_f = np.full(count, -7, np.int64)
+        if parts is None:
+            casts.scatter_hits_kernel(order, distances, faces, got_d, got_f)
+        else:
+            casts.scatter_hits_parallel_kernel(order, distances, faces, got_d, got_f, parts)
+        np.testing.assert_array_equal(got_d, want_d)
+        np.testing.assert_array_equal(got_f, want_f)
+
+
+def test_work_queue_counter_hands_out_each_block_once():
+    """``fetch_add`` from several threads at once hands out every number exactly once (the
+    work queue of the parallel casts); a non-atomic add would repeat or skip numbers."""
+    numba = pytest.importorskip("numba")
+    from runtime._compile.jit import JIT_DISABLED
+    from runtime.rays._simd import fetch_add
+
+    if JIT_DISABLED:
+        pytest.skip("plain Python: no threads")
+
+    @numba.njit(parallel=True)
+    def take_all(counter, taken, per_worker, workers):
+        for w in numba.prange(workers):
+            for k in range(per_worker):
+                taken[w * per_worker + k] = fetch_add(counter, 1)
+
+    workers, per_worker = 4, 20_000
+    counter = np.zeros(1, np.int64)
+    taken = np.empty(workers * per_worker, np.int64)
+    take_all(counter, taken, per_worker, workers)
+    assert counter[0] == workers * per_worker
+    np.testing.assert_array_equal(np.sort(taken), np.arange(workers * per_worker))
 
 
 @pytest.mark.parametrize("sort_threshold", [NumbaBvhBackend.coherent_sort_threshold, 0])
@@ -405,7 +468,7 @@ def test_two_threads_are_bit_identical_to_one(sort_threshold):
 
 
 def test_parallel_cast_restores_numba_settings():
-    """``run_parallel`` sets Numba's thread count and chunk size for the call only."""
+    """``run_parallel`` leaves Numba's thread count and chunk size as they were."""
     import numba
 
     mesh = trimesh.creation.icosphere(subdivisions=2)

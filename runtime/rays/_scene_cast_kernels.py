@@ -6,7 +6,17 @@ poses, closest hits (:mod:`~runtime.rays._traversal_kernels`), solids
 is the same body compiled with ``parallel=True``, whose blocks of rays go to Numba's thread
 pool (results bit-identical to one thread). The backend's triangle-only casts order a large
 scattered batch by the rays' 6-D Morton codes first (:func:`ray_bucket_order_kernel`) and
-put the results back in caller order (:func:`scatter_hits_kernel`).
+put the results back in caller order (:func:`scatter_hits_kernel`); both have a parallel
+twin of the same body, so that a cast on several threads has no single-threaded phase.
+
+Parallel casts hand their blocks of rays to the threads through a work queue (an atomic
+counter, :func:`~runtime.rays._simd.fetch_add`): a thread takes the next block when it is
+done with its last, so blocks of very different cost (sky and ground of a camera fan) and a
+thread slowed by other load leave no thread idle. Numba's own ``prange`` scheduling cannot
+do this: its OpenMP layer splits the iterations into one contiguous chunk per thread
+whatever ``numba.set_parallel_chunksize`` says (measured: the first half of a camera fan,
+mostly sky, went to one thread and the ground to the other: 1.37x on 2 threads; with the
+queue 1.95x).
 """
 
 from __future__ import annotations
@@ -16,6 +26,7 @@ import types
 import numpy as np
 
 from runtime._compile.jit import JIT_DISABLED, jit
+from runtime.rays._simd import fetch_add
 from runtime.rays._solid_kernels import scene_inside_solid_kernel, scene_solid_hits_kernel
 from runtime.rays._traversal_kernels import (
     rotate_inverse_kernel,
@@ -26,10 +37,14 @@ from runtime.rays._traversal_kernels import (
 __all__ = [
     "MORTON_BUCKET_BITS",
     "PARALLEL_BLOCK",
+    "PARALLEL_SMALLEST_BLOCK",
     "gather_rays_kernel",
+    "parallel_block_size",
     "ray_bucket_order_kernel",
+    "ray_bucket_order_parallel_kernel",
     "ray_morton_codes_kernel",
     "scatter_hits_kernel",
+    "scatter_hits_parallel_kernel",
     "scene_cast_kernel",
     "scene_cast_parallel_kernel",
     "scene_cast_rays_kernel",
@@ -41,11 +56,28 @@ __all__ = [
 
 
 PARALLEL_BLOCK = 1024
-"""Rays per work item of the parallel kernels (items handed to the threads dynamically).
+"""Most rays per work item of the parallel kernels (items handed out by a work queue).
 
-Measured on 100k-ray casts with 2 threads: 1024 scaled better than 256 (a thread keeps
-longer runs of neighbouring rays, whose nodes are in its own cache) and kept 4 items for the
-smallest parallel batch (4096 rays) to balance."""
+Measured on 100k-ray casts with 2 threads and the queue (benchmarks/raycast.py scenes):
+1024 scaled as well as or better than 128-512 (a thread keeps longer runs of neighbouring
+rays, whose nodes are in its own cache); smaller batches get smaller blocks
+(:func:`parallel_block_size`)."""
+
+PARALLEL_SMALLEST_BLOCK = 128
+"""Fewest rays per work item of the parallel kernels (:func:`parallel_block_size`)."""
+
+
+@jit(inline=True)
+def parallel_block_size(ray_count, threads):
+    """Rays per work item: all rays for one thread, else about 8 items per thread.
+
+    Clamped to :data:`PARALLEL_SMALLEST_BLOCK` .. :data:`PARALLEL_BLOCK`: the smallest
+    parallel batch (4096 rays on 2 threads) gets 16 items of 256 rays, so that the queue can
+    balance it; large batches get blocks of :data:`PARALLEL_BLOCK`.
+    """
+    if threads <= 1:
+        return max(ray_count, 1)
+    return min(PARALLEL_BLOCK, max(PARALLEL_SMALLEST_BLOCK, ray_count // (8 * threads)))
 
 
 def _jit_parallel(function):
@@ -362,11 +394,12 @@ def _scene_cast(
     """One full ray-scene query in a single call, its rays in blocks on ``threads`` threads.
 
     The body of :func:`scene_cast_kernel` (compiled for one thread) and of
-    :func:`scene_cast_parallel_kernel` (compiled with ``parallel=True``, blocks of
-    :data:`PARALLEL_BLOCK` rays on Numba's thread pool, sized and scheduled by the caller:
-    :func:`runtime.rays.backends.run_parallel`). Group poses are set once, then every ray is
-    cast by :func:`scene_cast_rays_kernel` on its block, so the results are bit-identical
-    whatever the thread count (``threads`` 1: one block of all rays).
+    :func:`scene_cast_parallel_kernel` (compiled with ``parallel=True``: ``threads`` workers
+    on Numba's thread pool, whose size the caller sets with
+    :func:`runtime.rays.backends.run_parallel`, take blocks of
+    :func:`parallel_block_size` rays from a work queue). Group poses are set once, then every
+    ray is cast by :func:`scene_cast_rays_kernel` on its block, so the results are
+    bit-identical whatever the thread count (``threads`` 1: one block of all rays).
 
     Group poses, closest hit, hit attributes and the "ray starts inside a solid" rule
     (distance 0, normal ``-direction``), as :func:`scene_group_poses_kernel`,
@@ -411,7 +444,8 @@ def _scene_cast(
         out_distances: hit distance or ``inf``, shape (R,), float64 (written).
         out_actors: actor index or -1, shape (R,), int64 (written).
         out_normals: unit world hit normal or zeros, shape (R, 3), float64 (written).
-        threads: 1 for one block of all rays, else blocks of :data:`PARALLEL_BLOCK` rays.
+        threads: 1 for one block of all rays, else that many workers taking blocks of
+            :func:`parallel_block_size` rays from a work queue.
     """
     scene_group_poses_kernel(
         group_body,
@@ -424,20 +458,25 @@ def _scene_cast(
         out_world_boxes,
     )
     ray_count = origins.shape[0]
-    size = PARALLEL_BLOCK if threads > 1 else max(ray_count, 1)
+    size = parallel_block_size(ray_count, threads)
     blocks = (ray_count + size - 1) // size
-    for b in _prange(blocks):
-        s = b * size
-        e = min(ray_count, s + size)
-        scene_cast_rays_kernel(
-            wide_nodes, leaf_triangles, leaf_ids, group_roots, face_groups,
-            face_actors, face_normals, solid_groups, solid_kinds, solid_positions,
-            solid_orientations, solid_params, solid_plane_ranges, planes, solid_bounds,
-            solid_actors, group_solid_ranges, group_solid_boxes, origins[s:e],
-            directions[s:e], max_distances[s:e], double_sided, io_group_positions,
-            io_group_orientations, out_world_boxes, out_faces[s:e], out_inside[s:e],
-            out_distances[s:e], out_actors[s:e], out_normals[s:e],
-        )  # fmt: skip
+    queue = np.zeros(1, np.int64)  # the next block to cast
+    for _worker in _prange(max(threads, 1)):
+        while True:
+            b = fetch_add(queue, 1)
+            if b >= blocks:
+                break
+            s = b * size
+            e = min(ray_count, s + size)
+            scene_cast_rays_kernel(
+                wide_nodes, leaf_triangles, leaf_ids, group_roots, face_groups,
+                face_actors, face_normals, solid_groups, solid_kinds, solid_positions,
+                solid_orientations, solid_params, solid_plane_ranges, planes, solid_bounds,
+                solid_actors, group_solid_ranges, group_solid_boxes, origins[s:e],
+                directions[s:e], max_distances[s:e], double_sided, io_group_positions,
+                io_group_orientations, out_world_boxes, out_faces[s:e], out_inside[s:e],
+                out_distances[s:e], out_actors[s:e], out_normals[s:e],
+            )  # fmt: skip
 
 
 def _named(function, name):
@@ -480,25 +519,30 @@ def scene_closest_hit_parallel_kernel(
     out_triangle_ids,
     threads,
 ):
-    """:func:`scene_closest_hit_kernel` over blocks of :data:`PARALLEL_BLOCK` rays in parallel.
+    """:func:`scene_closest_hit_kernel` over blocks of rays, in parallel.
 
     Same arguments plus ``threads``, and bit-identical results (every ray is cast by the
-    sequential kernel): 1 casts all rays as one block; more splits them into blocks for
-    Numba's thread pool, whose size and scheduling the caller sets
-    (:func:`runtime.rays.backends.run_parallel`: ``threads`` threads taking the
-    blocks dynamically, so that a thread slowed by other load takes fewer).
+    sequential kernel): 1 casts all rays as one block; more starts that many workers on
+    Numba's thread pool (whose size the caller sets: :func:`runtime.rays.backends.run_parallel`),
+    each taking the next block of :func:`parallel_block_size` rays from a work queue when
+    done with its last, so that a thread slowed by other load or by costly rays takes fewer.
     """
     ray_count = origins.shape[0]
-    size = PARALLEL_BLOCK if threads > 1 else max(ray_count, 1)
+    size = parallel_block_size(ray_count, threads)
     blocks = (ray_count + size - 1) // size
-    for b in _prange(blocks):
-        s = b * size
-        e = min(ray_count, s + size)
-        scene_closest_hit_kernel(
-            wide_nodes, leaf_triangles, leaf_ids, group_roots, group_positions,
-            group_orientations, group_world_boxes, origins[s:e], directions[s:e],
-            max_distances[s:e], double_sided, out_distances[s:e], out_triangle_ids[s:e],
-        )  # fmt: skip
+    queue = np.zeros(1, np.int64)  # the next block to cast
+    for _worker in _prange(max(threads, 1)):
+        while True:
+            b = fetch_add(queue, 1)
+            if b >= blocks:
+                break
+            s = b * size
+            e = min(ray_count, s + size)
+            scene_closest_hit_kernel(
+                wide_nodes, leaf_triangles, leaf_ids, group_roots, group_positions,
+                group_orientations, group_world_boxes, origins[s:e], directions[s:e],
+                max_distances[s:e], double_sided, out_distances[s:e], out_triangle_ids[s:e],
+            )  # fmt: skip
 
 
 @jit
@@ -566,8 +610,25 @@ def _quantise_kernel(x):
     return int(x)
 
 
-@jit
-def ray_bucket_order_kernel(
+@jit(inline=True)
+def _bucket_key_kernel(origins, directions, i, lo0, lo1, lo2, s0, s1, s2):
+    """The top :data:`MORTON_BUCKET_BITS` bits of ray ``i``'s 6-D Morton code.
+
+    The quantisation of :func:`ray_morton_codes_kernel` (NaN to 0), bits 9 and 8 of each
+    quantised coordinate, interleaved as there.
+    """
+    q0 = _quantise_kernel((origins[i, 0] - lo0) * s0) >> 8
+    q1 = _quantise_kernel((origins[i, 1] - lo1) * s1) >> 8
+    q2 = _quantise_kernel((origins[i, 2] - lo2) * s2) >> 8
+    q3 = _quantise_kernel((directions[i, 0] + 1.0) * 511.5) >> 8
+    q4 = _quantise_kernel((directions[i, 1] + 1.0) * 511.5) >> 8
+    q5 = _quantise_kernel((directions[i, 2] + 1.0) * 511.5) >> 8
+    high = (q0 >> 1) << 5 | (q1 >> 1) << 4 | (q2 >> 1) << 3 | (q3 >> 1) << 2 | (q4 >> 1) << 1
+    low = (q0 & 1) << 5 | (q1 & 1) << 4 | (q2 & 1) << 3 | (q3 & 1) << 2 | (q4 & 1) << 1
+    return (high | (q5 >> 1)) << 6 | low | (q5 & 1)
+
+
+def _ray_bucket_order(
     origins,
     directions,
     max_distances,
@@ -576,6 +637,7 @@ def ray_bucket_order_kernel(
     out_origins,
     out_directions,
     out_max_distances,
+    threads=1,
 ):
     """Rays in coarse 6-D Morton order: a stable counting sort on the code's top 12 bits.
 
@@ -586,6 +648,12 @@ def ray_bucket_order_kernel(
     sort and a gather; casts gain about as much as from the full 60-bit order, since rays of a
     bucket already share the upper levels of the BVH.
 
+    The body of :func:`ray_bucket_order_kernel` (one thread) and of
+    :func:`ray_bucket_order_parallel_kernel` (``parallel=True``): the rays are cut into
+    ``threads`` contiguous parts, each part's bounds and bucket counts are taken on its own
+    thread, the parts' slots in each bucket follow in part order, and each part moves its
+    rays on its own thread; so the order is the same stable sort whatever ``threads``.
+
     Args:
         origins: ray origins [stage units], shape (R, 3), float64.
         directions: unit ray directions, shape (R, 3), float64.
@@ -595,53 +663,82 @@ def ray_bucket_order_kernel(
         out_origins: ordered origins, shape (R, 3), float64 (written).
         out_directions: ordered directions, shape (R, 3), float64 (written).
         out_max_distances: ordered distances, shape (R,), float64 (written).
+        threads: parts of the rays (1: one part; the parallel kernel runs one per thread).
     """
     ray_count = origins.shape[0]
+    parts = max(1, min(threads, ray_count))
+    part = (ray_count + parts - 1) // parts
+    part_bounds = np.empty((parts, 6))
+    for p in _prange(parts):
+        lo0 = np.inf
+        lo1 = np.inf
+        lo2 = np.inf
+        hi0 = -np.inf
+        hi1 = -np.inf
+        hi2 = -np.inf
+        for i in range(p * part, min(ray_count, (p + 1) * part)):
+            lo0 = min(lo0, origins[i, 0])
+            lo1 = min(lo1, origins[i, 1])
+            lo2 = min(lo2, origins[i, 2])
+            hi0 = max(hi0, origins[i, 0])
+            hi1 = max(hi1, origins[i, 1])
+            hi2 = max(hi2, origins[i, 2])
+        part_bounds[p, 0] = lo0
+        part_bounds[p, 1] = lo1
+        part_bounds[p, 2] = lo2
+        part_bounds[p, 3] = hi0
+        part_bounds[p, 4] = hi1
+        part_bounds[p, 5] = hi2
+    # (min and max skip NaN here as in ray_morton_codes_kernel: the same bounds)
     lo0 = np.inf
     lo1 = np.inf
     lo2 = np.inf
     hi0 = -np.inf
     hi1 = -np.inf
     hi2 = -np.inf
-    for i in range(ray_count):
-        lo0 = min(lo0, origins[i, 0])
-        lo1 = min(lo1, origins[i, 1])
-        lo2 = min(lo2, origins[i, 2])
-        hi0 = max(hi0, origins[i, 0])
-        hi1 = max(hi1, origins[i, 1])
-        hi2 = max(hi2, origins[i, 2])
+    for p in range(parts):
+        lo0 = min(lo0, part_bounds[p, 0])
+        lo1 = min(lo1, part_bounds[p, 1])
+        lo2 = min(lo2, part_bounds[p, 2])
+        hi0 = max(hi0, part_bounds[p, 3])
+        hi1 = max(hi1, part_bounds[p, 4])
+        hi2 = max(hi2, part_bounds[p, 5])
     s0 = 1023.0 / max(hi0 - lo0, 1e-300)
     s1 = 1023.0 / max(hi1 - lo1, 1e-300)
     s2 = 1023.0 / max(hi2 - lo2, 1e-300)
     buckets = 1 << MORTON_BUCKET_BITS
-    start = np.zeros(buckets, np.int64)
-    for i in range(ray_count):
-        # the quantisation of ray_morton_codes_kernel (NaN to 0); bits 9 and 8 of each value
-        q0 = _quantise_kernel((origins[i, 0] - lo0) * s0) >> 8
-        q1 = _quantise_kernel((origins[i, 1] - lo1) * s1) >> 8
-        q2 = _quantise_kernel((origins[i, 2] - lo2) * s2) >> 8
-        q3 = _quantise_kernel((directions[i, 0] + 1.0) * 511.5) >> 8
-        q4 = _quantise_kernel((directions[i, 1] + 1.0) * 511.5) >> 8
-        q5 = _quantise_kernel((directions[i, 2] + 1.0) * 511.5) >> 8
-        high = (q0 >> 1) << 5 | (q1 >> 1) << 4 | (q2 >> 1) << 3 | (q3 >> 1) << 2 | (q4 >> 1) << 1
-        low = (q0 & 1) << 5 | (q1 & 1) << 4 | (q2 & 1) << 3 | (q3 & 1) << 2 | (q4 & 1) << 1
-        key = (high | (q5 >> 1)) << 6 | low | (q5 & 1)
-        scratch_keys[i] = key
-        start[key] += 1
+    start = np.zeros((parts, buckets), np.int64)
+    for p in _prange(parts):
+        for i in range(p * part, min(ray_count, (p + 1) * part)):
+            key = _bucket_key_kernel(origins, directions, i, lo0, lo1, lo2, s0, s1, s2)
+            scratch_keys[i] = key
+            start[p, key] += 1
     total = 0
     for b in range(buckets):
-        count = start[b]
-        start[b] = total
-        total += count
-    for i in range(ray_count):
-        key = scratch_keys[i]
-        k = start[key]
-        start[key] = k + 1
-        out_order[k] = i
-        for a in range(3):
-            out_origins[k, a] = origins[i, a]
-            out_directions[k, a] = directions[i, a]
-        out_max_distances[k] = max_distances[i]
+        for p in range(parts):
+            count = start[p, b]
+            start[p, b] = total
+            total += count
+    for p in _prange(parts):
+        for i in range(p * part, min(ray_count, (p + 1) * part)):
+            key = scratch_keys[i]
+            k = start[p, key]
+            start[p, key] = k + 1
+            out_order[k] = i
+            for a in range(3):
+                out_origins[k, a] = origins[i, a]
+                out_directions[k, a] = directions[i, a]
+            out_max_distances[k] = max_distances[i]
+
+
+ray_bucket_order_kernel = jit(_named(_ray_bucket_order, "ray_bucket_order_kernel"))
+"""The coarse Morton order of a batch on the calling thread (:func:`_ray_bucket_order`)."""
+
+ray_bucket_order_parallel_kernel = _jit_parallel(
+    _named(_ray_bucket_order, "ray_bucket_order_parallel_kernel")
+)
+"""The coarse Morton order of a batch, one part of the rays per thread (:func:`_ray_bucket_order`;
+the caller sets the thread count: :func:`runtime.rays.backends.run_parallel`)."""
 
 
 @jit
@@ -667,9 +764,12 @@ def gather_rays_kernel(
         out_max_distances[k] = max_distances[i]
 
 
-@jit
-def scatter_hits_kernel(order, distances, faces, out_distances, out_faces):
+def _scatter_hits(order, distances, faces, out_distances, out_faces, threads=1):
     """Results back in caller order: ``out[order[k]] = in[k]``.
+
+    The body of :func:`scatter_hits_kernel` (one thread) and of
+    :func:`scatter_hits_parallel_kernel` (``parallel=True``, ``threads`` contiguous parts of
+    the rows, one per thread; ``order`` is a permutation, so no two rows write one slot).
 
     Args:
         order: ray index of each row, shape (R,), int64.
@@ -677,7 +777,19 @@ def scatter_hits_kernel(order, distances, faces, out_distances, out_faces):
         faces: hit face per row, shape (R,), int64.
         out_distances: hit distance per caller ray, shape (R,), float64 (written).
         out_faces: hit face per caller ray, shape (R,), int64 (written).
+        threads: parts of the rows (1: one part).
     """
-    for k in range(order.shape[0]):
-        out_distances[order[k]] = distances[k]
-        out_faces[order[k]] = faces[k]
+    count = order.shape[0]
+    parts = max(1, min(threads, count))
+    part = (count + parts - 1) // parts
+    for p in _prange(parts):
+        for k in range(p * part, min(count, (p + 1) * part)):
+            out_distances[order[k]] = distances[k]
+            out_faces[order[k]] = faces[k]
+
+
+scatter_hits_kernel = jit(_named(_scatter_hits, "scatter_hits_kernel"))
+"""Results back in caller order on the calling thread (:func:`_scatter_hits`)."""
+
+scatter_hits_parallel_kernel = _jit_parallel(_named(_scatter_hits, "scatter_hits_parallel_kernel"))
+"""Results back in caller order, one part of the rows per thread (:func:`_scatter_hits`)."""

@@ -8,7 +8,9 @@ branch per test. These helpers are Numba intrinsics that emit the vector code di
   node (8 lanes) and returns the bit mask of the children it enters;
 * :func:`leaf_triangle_test` runs Möller–Trumbore on the :data:`LEAF_WIDTH` triangles of a
   leaf (8 lanes) and returns the bit mask of the accepted hits;
-* :func:`lowest_bit` and :func:`prefetch_lines` are ``cttz`` and ``llvm.prefetch``.
+* :func:`lowest_bit` and :func:`prefetch_lines` are ``cttz`` and ``llvm.prefetch``;
+* :func:`fetch_add` is an atomic add on a counter (the work queue that hands blocks of rays
+  to the threads of a parallel cast).
 
 The triangle test does exactly the scalar kernels' operations in the same order, lane by
 lane (``(a * b) - (c * d)``, no fused multiply-add), so its distances and its accept /
@@ -33,6 +35,7 @@ from runtime._compile.jit import JIT_DISABLED
 __all__ = [
     "LEAF_WIDTH",
     "NODE_WIDTH",
+    "fetch_add",
     "leaf_triangle_test",
     "lowest_bit",
     "prefetch_lines",
@@ -110,11 +113,18 @@ def _python_prefetch(array, offset, lines):
     return None
 
 
+def _python_fetch_add(counter, value):
+    previous = int(counter[0])
+    counter[0] = previous + value
+    return previous
+
+
 if JIT_DISABLED:
     wide_box_test = _python_box_test
     leaf_triangle_test = _python_leaf_test
     lowest_bit = _python_lowest_bit
     prefetch_lines = _python_prefetch
+    fetch_add = _python_fetch_add
 else:
     from llvmlite import ir
     from numba.core import cgutils, types
@@ -352,5 +362,30 @@ else:
                 args_ = [line, ir.Constant(_I32, 0), ir.Constant(_I32, 3), ir.Constant(_I32, 1)]
                 builder.call(fetch, args_)
             return context.get_dummy_value()
+
+        return sig, codegen
+
+    @intrinsic
+    def fetch_add(typingctx, counter, value):
+        """Add ``value`` to ``counter[0]`` atomically; returns the value before the add.
+
+        Threads calling it on one counter each get a distinct previous value (``monotonic``
+        ordering: the counter only hands out numbers; the results the threads write are
+        published by the end of the parallel region).
+
+        Args:
+            typingctx: Numba's typing context.
+            counter: C-contiguous int64 array; element 0 is the counter.
+            value: the integer to add.
+        """
+        _c_array("fetch_add", counter, (types.int64,))
+        if not isinstance(value, types.Integer):
+            raise TypingError(f"fetch_add: expects an integer value, got {value}")
+        sig = types.int64(counter, value)
+
+        def codegen(context, builder, signature, args):
+            data = context.make_array(signature.args[0])(context, builder, args[0]).data
+            amount = context.cast(builder, args[1], signature.args[1], types.int64)
+            return builder.atomic_rmw("add", data, amount, "monotonic")
 
         return sig, codegen

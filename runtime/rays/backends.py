@@ -15,7 +15,9 @@ counter-clockwise winding ``(v1 - v0) x (v2 - v0)`` points towards the ray origi
 Threads: the Numba backend casts batches of at least :data:`PARALLEL_MIN_RAYS` rays on
 ``threads`` threads of Numba's pool (default: Numba's thread count, i.e.
 ``NUMBA_NUM_THREADS`` or ``numba.set_num_threads``), blocks of rays handed to the threads
-dynamically; the results are bit-identical to the single-threaded cast.
+by a work queue (``runtime.rays._scene_cast_kernels``); the Morton sort and the scatter
+back to caller order of a large batch run on the same threads. The results are
+bit-identical to the single-threaded cast.
 """
 
 from __future__ import annotations
@@ -112,14 +114,14 @@ def resolve_threads(threads: int | None) -> int:
 
 
 def run_parallel(kernel: Callable[..., Any], args: tuple, threads: int) -> None:
-    """Call a parallel ray kernel on ``threads`` threads with dynamic block scheduling.
+    """Call a parallel ray kernel on ``threads`` threads of Numba's pool.
 
-    Numba's thread count and chunk size are set around the call and restored after:
-    blocks go to the threads one at a time, so a thread slowed by other load on the
-    machine takes fewer of them.
+    Numba's thread count is set around the call and restored after. The kernel starts one
+    worker per thread; the cast kernels' workers take blocks of rays from a work queue, so
+    a thread slowed by other load on the machine, or by costlier rays, takes fewer of them.
 
     Args:
-        kernel: ``scene_closest_hit_parallel_kernel`` or ``scene_cast_parallel_kernel``.
+        kernel: a ``*_parallel_kernel`` of ``runtime.rays._scene_cast_kernels``.
         args: its arguments without ``threads``.
         threads: thread count, 1 .. ``NUMBA_NUM_THREADS`` (see :func:`resolve_threads`).
     """
@@ -127,11 +129,9 @@ def run_parallel(kernel: Callable[..., Any], args: tuple, threads: int) -> None:
 
     saved = numba.get_num_threads()
     numba.set_num_threads(threads)
-    chunk = numba.set_parallel_chunksize(1)
     try:
         kernel(*args, threads)
     finally:
-        numba.set_parallel_chunksize(chunk)
         numba.set_num_threads(saved)
 
 
@@ -277,14 +277,15 @@ class NumbaBvhBackend:
             resolve_threads(value)  # validates
         self._threads = value
 
-    def _closest_hit(self, *args: object) -> None:
-        """The closest-hit kernel on one thread or, for large batches, several."""
-        ray_count = args[7].shape[0]  # type: ignore[attr-defined]
-        threads = resolve_threads(self._threads) if ray_count >= PARALLEL_MIN_RAYS else 1
+    @staticmethod
+    def _run(
+        one: Callable[..., Any], parallel: Callable[..., Any], args: tuple, threads: int
+    ) -> None:
+        """Kernel ``one`` on the calling thread, or its twin ``parallel`` on ``threads``."""
         if threads > 1:
-            run_parallel(self._kernels.scene_closest_hit_parallel_kernel, args, threads)
+            run_parallel(parallel, args, threads)
         else:
-            self._kernels.scene_closest_hit_kernel(*args)
+            one(*args)
 
     def _already_coherent(self, origins: np.ndarray, directions: np.ndarray) -> bool:
         """Whether the batch comes in a coherent order already (e.g. lidar columns).
@@ -332,9 +333,10 @@ class NumbaBvhBackend:
             self._world_boxes[:, :3] = world.min(axis=1) - pad[:, None]
             self._world_boxes[:, 3:] = world.max(axis=1) + pad[:, None]
         ray_count = origins.shape[0]
+        threads = resolve_threads(self._threads) if ray_count >= PARALLEL_MIN_RAYS else 1
         threshold = self.coherent_sort_threshold
         if threshold <= 0 or ray_count < threshold or self._already_coherent(origins, directions):
-            self._closest_hit(
+            args = (
                 self.wide_nodes,
                 self.leaf_triangles,
                 self.leaf_ids,
@@ -349,6 +351,9 @@ class NumbaBvhBackend:
                 out_distances,
                 out_faces,
             )
+            kernels = self._kernels
+            self._run(kernels.scene_closest_hit_kernel, kernels.scene_closest_hit_parallel_kernel,
+                      args, threads)  # fmt: skip
             return
         # large batch: cast in coarse 6-D Morton order of (origin, direction) so that
         # consecutive rays visit the same nodes while they are cached; results go back in
@@ -367,8 +372,10 @@ class NumbaBvhBackend:
             )
             self._sort_scratch = scratch
         keys, order, o, d, m, distances, faces = (a[:ray_count] for a in scratch)
-        kernels.ray_bucket_order_kernel(origins, directions, max_distances, keys, order, o, d, m)
-        self._closest_hit(
+        sort = (origins, directions, max_distances, keys, order, o, d, m)
+        self._run(kernels.ray_bucket_order_kernel, kernels.ray_bucket_order_parallel_kernel, sort,
+                  threads)  # fmt: skip
+        args = (
             self.wide_nodes,
             self.leaf_triangles,
             self.leaf_ids,
@@ -383,7 +390,11 @@ class NumbaBvhBackend:
             distances,
             faces,
         )
-        kernels.scatter_hits_kernel(order, distances, faces, out_distances, out_faces)
+        self._run(kernels.scene_closest_hit_kernel, kernels.scene_closest_hit_parallel_kernel,
+                  args, threads)  # fmt: skip
+        scatter = (order, distances, faces, out_distances, out_faces)
+        self._run(kernels.scatter_hits_kernel, kernels.scatter_hits_parallel_kernel, scatter,
+                  threads)  # fmt: skip
 
 
 def __getattr__(name: str) -> object:
