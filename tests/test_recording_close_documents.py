@@ -106,3 +106,46 @@ def test_close_syncs_the_documents_once_when_durable(tmp_path, monkeypatch, dura
 
 def _twice(buffers, derived, first, stop):
     derived[0][first:stop] = 2 * buffers[0][first:stop]
+
+
+def _record(path, rows, *, expected, chunk=10):
+    writer = StoreWriter(path, expected_rows=expected, chunk_rows=chunk, background=False)
+    writer.add_channel(ChannelInfo("v", (2,), "float32"))
+    writer.add_channel(ChannelInfo("s", (), "float64"))
+    for k in range(rows):
+        buffers, row = writer.begin_row()
+        buffers[0][row] = (k, -k)
+        buffers[1][row] = k
+        writer.end_row(k, 0.1 * k)
+    return writer
+
+
+def test_the_next_chunks_files_are_made_ahead_and_filled_by_its_write(tmp_path):
+    path = tmp_path / "r.zarr"
+    writer = _record(path, 10, expected=30)
+    # chunk 0 written: chunk 1's files exist, empty (the write then only opens them)
+    assert (path / "v" / "c" / "1" / "0").stat().st_size == 0
+    assert (path / "s" / "c" / "1").stat().st_size == 0
+    for k in range(10, 15):
+        buffers, row = writer.begin_row()
+        buffers[0][row] = (k, -k)
+        buffers[1][row] = k
+        writer.end_row(k, 0.1 * k)
+    writer.close(complete=False, reason="stopped")
+    assert (path / "v" / "c" / "1" / "0").stat().st_size > 0
+    assert load_recording(path).data["v"][14].tolist() == [14.0, -14.0]
+
+
+@pytest.mark.parametrize("rows", [0, 10, 20])
+def test_files_made_ahead_for_rows_that_never_came_are_removed(tmp_path, rows):
+    """A run stopping at a chunk's end (or before its first row) leaves no empty chunk file
+    and no folder of a chunk it never wrote."""
+    path = tmp_path / "r.zarr"
+    writer = _record(path, rows, expected=40)
+    writer.close(complete=False, reason="stopped")
+    written = [str(i) for i in range(rows // 10)]
+    for key in ("v", "s"):
+        names = sorted(p.name for p in (path / key / "c").iterdir())
+        assert names == written, key
+    assert all(p.stat().st_size > 0 for p in path.rglob("c/**/*") if p.is_file())
+    assert len(load_recording(path)) == rows

@@ -34,8 +34,9 @@ memory), so a run holds ``max_pending + 1`` chunk buffers whatever its length.
 Crash semantics: a killed process (SIGKILL, power cut) leaves every committed row loadable;
 the rows lost are those not yet committed (the chunk being filled, at most about
 ``commit_interval`` seconds of steps, plus chunks still queued for the writer). Chunk files
-are written in place (no temporary files); a chunk torn by a kill lies beyond the committed
-rows or is the tail chunk, which the reader then drops. :meth:`StoreWriter.close` (called
+are written in place (no temporary files; the writer thread makes the next chunk's files,
+empty, ahead of their write); a chunk torn by a kill (or still empty) lies beyond the
+committed rows or is the tail chunk, which the reader then drops. :meth:`StoreWriter.close` (called
 from ``finally`` blocks, also on Ctrl-C / SIGTERM; it writes the chunks the writer thread
 has not started and the last one itself) commits every row, trims the arrays to the
 rows written and records ``complete`` and the reason. A failed write (disk full, folder
@@ -204,6 +205,9 @@ class StoreWriter:
         self._derived_arrays: list[ArrayDocument] = []
         self._derived_encoders: list[ChunkEncoder] = []
         self._derived_chunk, self._derived_done = -1, 0  # chunk index, its rows filled
+        # the writer thread fills the derived rows of the chunk being recorded every
+        # `_prefill_rows` rows (0: never), so that closing the store has few left to fill
+        self._prefill_rows, self._prefilled = 0, 0
         self.wait_seconds = 0.0  # step-loop time spent waiting for the writer (backpressure)
 
     # ------------------------------------------------------------------ channels
@@ -261,9 +265,10 @@ class StoreWriter:
         them. ``fill(buffers, derived, first, stop)`` writes rows ``first:stop`` of the
         ``derived`` arrays (one per info, shape ``(chunk_rows, *shape)``) from the same
         rows of ``buffers`` (the chunk's buffers by slot, then ``step`` and ``time``). It
-        is called once for every row, in row order, just before the rows are written: on
-        the writer thread (in :meth:`close` for the last ones; in the caller's thread
-        without a writer thread), never concurrently. A fill that raises stops the run
+        is called once for every row, in row order, never concurrently, before the rows are
+        written: on the writer thread, as each eighth of a chunk is recorded and at the
+        chunk's write (in :meth:`close` for the rows not filled yet; in the caller's thread,
+        at each write, without a writer thread). A fill that raises stops the run
         (:class:`RecordingError`, as a failed write).
 
         Raises:
@@ -314,6 +319,8 @@ class StoreWriter:
             self._hand_over(full=True)
         elif not self._count & 31 and time_module.perf_counter() >= self._next_commit:
             self._hand_over(full=False)
+        elif self._prefill_rows and row - self._prefilled >= self._prefill_rows:
+            self._prefill()
         if self._error is not None:
             self._raise_error()
 
@@ -338,6 +345,8 @@ class StoreWriter:
             self._hand_over(full=True)
         elif time_module.perf_counter() >= self._next_commit:
             self._hand_over(full=False)
+        elif self._prefill_rows and row - self._prefilled >= self._prefill_rows:
+            self._prefill()
         if self._error is not None:
             self._raise_error()
 
@@ -385,6 +394,8 @@ class StoreWriter:
         self._derived_buffers = [
             np.zeros((self.chunk_rows, *info.shape), info.dtype) for info in self._derived.values()
         ]
+        if self._derived_fills and self._background:  # (8 fills a chunk, the last one's too)
+            self._prefill_rows = max(1, rows // 8)
         # a run of more than one chunk needs a second set when the first is handed over:
         # the writer thread prepares it (touching new memory takes as long as many steps)
         self._prepare_set = self._background and self._expected_rows > rows
@@ -429,7 +440,17 @@ class StoreWriter:
     def _take_buffers(self, buffers: list[np.ndarray]) -> None:
         self._buffers = buffers
         self._steps, self._times = buffers[-2], buffers[-1]
-        self._row = 0
+        self._row, self._prefilled = 0, 0
+
+    def _prefill(self) -> None:
+        """Have the writer thread fill the derived rows recorded so far of the current chunk.
+
+        Those rows are final (the loop only writes rows past them) and the writer thread
+        fills them after the chunks queued before (which use the derived buffers): rows and
+        derived channels never change hands while one thread uses them.
+        """
+        self._prefilled = self._row
+        self._queue.put((self._buffers, self._chunk_start, self._row, None))
 
     def _hand_over(self, *, full: bool) -> None:
         """Queue the current chunk's rows for the writer (a full chunk: take a fresh one)."""
@@ -509,8 +530,15 @@ class StoreWriter:
                 if item is not None:
                     self._write_item(item)
 
-    def _write_item(self, item: tuple[list[np.ndarray], int, int, bool]) -> None:
+    def _write_item(self, item: tuple[list[np.ndarray], int, int, bool | None]) -> None:
         buffers, start, rows, full = item
+        if full is None:  # (derived rows filled ahead: nothing written)
+            try:
+                if self._error is None:
+                    self._fill_derived(buffers, start // self.chunk_rows, rows)
+            except BaseException as error:  # noqa: BLE001 - reported on the loop's thread
+                self._error = error
+            return
         try:
             if self._error is None:
                 began = time_module.perf_counter()
@@ -690,6 +718,8 @@ class StoreWriter:
             if self._log_fd is not None:
                 os.close(self._log_fd)
                 self._log_fd = None
+            for encoder in self._encoders + self._derived_encoders:
+                encoder.discard_ahead()  # (a chunk prepared for rows that never came)
             sets = [self._buffers] if self._buffers and not failed else []
             while not self._free.empty():
                 sets.append(self._free.get_nowait())
