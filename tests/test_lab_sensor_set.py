@@ -15,7 +15,18 @@ import pytest
 
 from runtime._compile.jit import JIT_DISABLED
 from runtime.run.lab_set import LabSensorSet
-from runtime.sensors.lab import ContactSensor, ContactSensorConfig, Imu, ImuConfig, Offset
+from runtime.sensors.lab import (
+    ContactSensor,
+    ContactSensorConfig,
+    FrameTarget,
+    FrameTransformer,
+    FrameTransformerConfig,
+    Imu,
+    ImuConfig,
+    JointWrenchConfig,
+    JointWrenchSensor,
+    Offset,
+)
 from tests.test_sensors_lab_contact_imu import BOXES, IMU_MODEL, SENSORS, check_imu, oracle_forces
 
 GO2 = "scenes/go2_lab_sensors.usda"
@@ -111,6 +122,9 @@ def test_go2_set_equals_per_sensor_updates(n, period_steps):
             ),
             n,
         )
+        scene["wrench"] = JointWrenchSensor(
+            engine, JointWrenchConfig(prim_path="/World/Go2/.*_(calf|thigh)"), n
+        )
         scene["calves"] = ContactSensor(
             engine,
             ContactSensorConfig(
@@ -122,7 +136,7 @@ def test_go2_set_equals_per_sensor_updates(n, period_steps):
 
     fast = _run_pair(engine, make, n, 250)
     assert set(fast.compiled) == (set() if JIT_DISABLED else set(fast.sensors))
-    assert len(fast.sensors) == 4
+    assert len(fast.sensors) == 5
 
 
 def test_talos_set_equals_per_sensor_updates():
@@ -155,10 +169,35 @@ def test_talos_set_equals_per_sensor_updates():
                 3,
             ),
             "hand_imu": Imu(engine, ImuConfig(prim_path="/World/Talos/.*/arm_right_7_link"), 3),
+            "frames": FrameTransformer(
+                engine,
+                FrameTransformerConfig(
+                    prim_path="/World/Talos/Geometry/base_link",
+                    source_frame_offset=Offset(pos=(0.1, 0.0, -0.05), rot=(0.8, 0.0, 0.6, 0.0)),
+                    target_frames=[
+                        FrameTarget(prim_path="/World/Talos/.*_sole_link"),
+                        FrameTarget(
+                            prim_path="/World/Ground",
+                            name="ground",
+                            offset=Offset(pos=(1.0, 2.0, 0.0), rot=(0.6, 0.0, 0.0, 0.8)),
+                        ),
+                        FrameTarget(prim_path="/World/Talos/.*/arm_left_7_link", name="hand"),
+                    ],
+                    history_length=2,
+                    update_period=2 * dt,
+                ),
+                3,
+            ),
+            "legs": JointWrenchSensor(
+                engine,
+                JointWrenchConfig(prim_path="/World/Talos/.*/leg_.*_[46]_link", history_length=2),
+                3,
+            ),
         }
 
     fast = _run_pair(engine, make, 3, 200, forward=(1,), seed=5)
-    assert set(fast.compiled) == (set() if JIT_DISABLED else {"soles", "imu", "hand_imu"})
+    everything = {"soles", "imu", "hand_imu", "frames", "legs"}
+    assert set(fast.compiled) == (set() if JIT_DISABLED else everything)
 
 
 @pytest.mark.parametrize("cone", ["pyramidal", "elliptic"])
@@ -261,3 +300,34 @@ def test_set_checks_its_inputs():
     lab = LabSensorSet({"off": disabled}, datas)
     lab.update(m.opt.timestep)
     assert lab.compiled == () and disabled.timestamp[0] == 0.0
+
+
+def test_set_worlds_with_their_own_models():
+    """Randomised worlds (own MjModel copies): the joint wrench uses each world's masses."""
+    models = [mujoco.MjModel.from_xml_string(IMU_MODEL.format(sensors="")) for _ in range(3)]
+    models[1].body_mass[2] *= 3.0
+    models[2].body_inertia[2] *= 2.0
+
+    def make():
+        return {
+            "imu": Imu(models[0], ImuConfig(prim_path="arm", update_period=0.004), 3),
+            "wrench": JointWrenchSensor(models[0], JointWrenchConfig(prim_path="arm|base"), 3),
+        }
+
+    sets = []
+    for compiled in (False, True):
+        datas = [mujoco.MjData(m) for m in models]
+        for d in datas:
+            d.qvel[:] = [0.3, -0.2, 0.1, 1.0, -2.0, 0.5, 3.0]
+        sets.append(LabSensorSet(make(), datas, compiled=compiled))
+    reference, fast = sets
+    assert fast.compiled == (() if JIT_DISABLED else ("imu", "wrench"))
+    for step in range(120):
+        for lab in sets:
+            for m, d in zip(models, lab.datas, strict=True):
+                mujoco.mj_step(m, d)
+                mujoco.mj_forward(m, d)
+            lab.update(models[0].opt.timestep)
+        _same(reference, fast, step)
+    wrench = fast.sensors["wrench"].data.force_b
+    assert not np.allclose(wrench[0], wrench[1])  # the heavier arm pulls harder

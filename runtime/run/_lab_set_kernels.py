@@ -1,4 +1,6 @@
-"""One compiled call updates the contact sensors and IMUs of a lab sensor set over N worlds.
+"""One compiled call updates the lab sensors of a set (all kinds but ray casts) over N worlds.
+
+Contact sensors, IMUs, frame transformers and joint wrenches.
 
 :func:`lab_set_kernel` does for every sensor of the set what
 :meth:`runtime.sensors.lab.base.LabSensor.update` does in Python: it advances each world's
@@ -7,7 +9,10 @@ histories. It reads each ``mjData`` at its address (the byte offsets of
 :func:`runtime.run._mujoco_native.layout`: counts, the contact array, ``efc_force`` and the
 body arrays) and calls the sensors' own per-world kernels
 (:mod:`runtime.sensors.lab._lab_kernels`) on views of that memory, so its readings are the
-Python path's bit for bit.
+Python path's bit for bit. Frame transformers and joint wrenches, whose Python path is NumPy
+quaternion algebra (:mod:`runtime.sensors.lab._math`), are computed here in NumPy's order
+of operations (the same doubles); a joint wrench calls libmujoco's ``mj_rnePostConstraint``
+where its ``update`` does (the world's own model).
 
 The IMU reads MuJoCo's ``cacc`` when ``mjData`` holds it (``flg_rnepost``); otherwise, where
 the Python path calls ``mj_rnePostConstraint`` (every body's acceleration, the contact and
@@ -23,7 +28,7 @@ from __future__ import annotations
 
 from runtime._compile.jit import JIT_DISABLED, jit
 from runtime._compile.numba_compat import build_array
-from runtime.run._native_kernels import _f64p, _i32p, _i64p, _u8p, raw_array
+from runtime.run._native_kernels import _call_c, _f64p, _i32p, _i64p, _u8p, raw_array
 from runtime.sensors.lab._lab_kernels import (
     contact_update_kernel,
     history_push_kernel,
@@ -74,7 +79,7 @@ else:  # (no compiled set without the JIT: runtime.run.lab_set checks)
 _PERIOD_TOLERANCE = 1e-6  # (runtime.sensors.lab.base: Isaac Lab's slack in the due test)
 
 # ---- a sensor's int64 row: kind, clock arrays, histories, then the kind's own fields
-KIND_CONTACT, KIND_IMU = 0, 1
+KIND_CONTACT, KIND_IMU, KIND_FRAMES, KIND_WRENCH = 0, 1, 2, 3
 R_KIND, R_N, R_TIMESTAMP, R_LAST, R_OUTDATED, R_ELAPSED, R_HISTORIES = range(7)
 R_HISTORY = 7  # up to MAX_HISTORIES x (values address, history address, K, H)
 MAX_HISTORIES = 5
@@ -87,6 +92,12 @@ R_K = R_HISTORY + 4 * MAX_HISTORIES
 (I_BODY, I_ROOT, I_OFFSET_POS, I_OFFSET_ROT, I_GRAVITY, I_BIAS, I_POS, I_QUAT, I_PROJECTED,
  I_LIN_VEL, I_ANG_VEL, I_LIN_ACC, I_ANG_ACC, I_CHAIN, I_CHAIN_LENGTH, I_CACC,
  I_GRAVITY_ON) = range(R_K, R_K + 17)  # fmt: skip
+# frame transformer: the source and the M targets as (body or -1, offset pos, offset rot,
+# static pos, static rot) rows of 14 floats / one int
+(T_M, T_BODIES, T_FRAMES, T_SOURCE_POS, T_SOURCE_QUAT, T_TARGET_POS_W, T_TARGET_QUAT_W,
+ T_TARGET_POS, T_TARGET_QUAT) = range(R_K, R_K + 9)  # fmt: skip
+# joint wrench: J child bodies, their roots, the wrench (N, J, 6)
+W_J, W_BODIES, W_ROOTS, W_WRENCH = range(R_K, R_K + 4)
 R_SIZE = R_K + 20
 # ---- a sensor's float64 row
 F_PERIOD, F_THRESHOLD = range(2)
@@ -94,8 +105,9 @@ F_SIZE = 2
 # ---- shared int64: mjData byte offsets, mjContact's layout, model sizes
 (D_NCON, D_NEFC, D_CONTACT, D_EFC_FORCE, D_XPOS, D_XQUAT, D_CVEL, D_CACC, D_SUBTREE_COM,
  D_QVEL, D_QACC, D_CDOF, D_CDOF_DOT, D_FLG_RNEPOST, CON_SIZE, CON_GEOM, CON_EFC_ADDRESS,
- CON_DIM, CON_FRAME, CON_FRICTION, CON_POS, M_NBODY, M_NV) = range(23)  # fmt: skip
-S_SIZE = 23
+ CON_DIM, CON_FRAME, CON_FRICTION, CON_POS, M_NBODY, M_NV, D_CFRC_INT,
+ FN_RNE_POST) = range(25)  # fmt: skip
+S_SIZE = 25
 
 
 @jit(nrt=False)
@@ -105,7 +117,7 @@ def lab_set_kernel(rows, floats, worlds, shared, params):  # pragma: no cover - 
     Args:
         rows: int64 (S, R_SIZE): one row per sensor (``R_*``, ``C_*`` / ``I_*``).
         floats: float64 (S, F_SIZE): update period [s], contact force threshold [N].
-        worlds: int64 (N,): each world's ``mjData`` address.
+        worlds: int64 (N, 2): each world's ``mjData`` and ``mjModel`` addresses.
         shared: int64 (S_SIZE,): ``mjData`` byte offsets, ``mjContact`` layout, model sizes.
         params: float64 (2,): dt [s]; 1.0 to recompute every world (``force_recompute``).
     """
@@ -136,10 +148,16 @@ def lab_set_kernel(rows, floats, worlds, shared, params):  # pragma: no cover - 
         for e in range(n):
             if not every and outdated[e] == 0:
                 continue
-            if r[R_KIND] == KIND_CONTACT:
-                _contact_world(r, floats[s], e, n, elapsed[e], worlds[e], shared)
+            kind = r[R_KIND]
+            data = worlds[e, 0]
+            if kind == KIND_CONTACT:
+                _contact_world(r, floats[s], e, n, elapsed[e], data, shared)
+            elif kind == KIND_IMU:
+                _imu_world(r, e, n, data, shared)
+            elif kind == KIND_FRAMES:
+                _frames_world(r, e, n, data, shared)
             else:
-                _imu_world(r, e, n, worlds[e], shared)
+                _wrench_world(r, e, n, data, worlds[e, 1], shared)
             for h in range(r[R_HISTORIES]):
                 k = R_HISTORY + 4 * h
                 size, length = r[k + 2], r[k + 3]
@@ -271,3 +289,112 @@ def _dof_product(motion, rate, first, count, k):  # pragma: no cover - compiled
         if rate[i] != 0.0:
             total += motion[i, k] * rate[i]
     return total
+
+
+@jit(inline=True)
+def _rotate(qw, qx, qy, qz, vx, vy, vz):  # pragma: no cover - compiled
+    """``runtime.sensors.lab._math.quat_rotate`` of one vector, in its order of operations.
+
+    ``t = 2 cross(u, v)``, ``v + w t + cross(u, t)`` with NumPy's ``cross`` (each
+    component ``a_i b_j - a_j b_i``).
+    """
+    tx = 2.0 * (qy * vz - qz * vy)
+    ty = 2.0 * (qz * vx - qx * vz)
+    tz = 2.0 * (qx * vy - qy * vx)
+    return (
+        vx + qw * tx + (qy * tz - qz * ty),
+        vy + qw * ty + (qz * tx - qx * tz),
+        vz + qw * tz + (qx * ty - qy * tx),
+    )
+
+
+@jit(inline=True)
+def _multiply(aw, ax, ay, az, bw, bx, by, bz):  # pragma: no cover - compiled
+    """``runtime.sensors.lab._math.quat_multiply`` of two quaternions, in its order."""
+    return (
+        aw * bw - ax * bx - ay * by - az * bz,
+        aw * bx + ax * bw + ay * bz - az * by,
+        aw * by - ax * bz + ay * bw + az * bx,
+        aw * bz + ax * by - ay * bx + az * bw,
+    )
+
+
+@jit(inline=True)
+def _frame_pose(frame, xpos, xquat, body):  # pragma: no cover - compiled
+    """World pose of one frame row: its body's pose (or the static one) moved by the offset.
+
+    ``frame``: offset pos (3), offset rot (4), static pos (3), static rot (4).
+    """
+    if body < 0:
+        px, py, pz = frame[7], frame[8], frame[9]
+        qw, qx, qy, qz = frame[10], frame[11], frame[12], frame[13]
+    else:
+        px, py, pz = xpos[3 * body], xpos[3 * body + 1], xpos[3 * body + 2]
+        k = 4 * body
+        qw, qx, qy, qz = xquat[k], xquat[k + 1], xquat[k + 2], xquat[k + 3]
+    ox, oy, oz = _rotate(qw, qx, qy, qz, frame[0], frame[1], frame[2])
+    q = _multiply(qw, qx, qy, qz, frame[3], frame[4], frame[5], frame[6])
+    return px + ox, py + oy, pz + oz, q
+
+
+@jit(nrt=False)
+def _frames_world(r, e, n, data, shared):  # pragma: no cover - compiled
+    """World ``e`` of one frame transformer (as its ``_update_world``, the same doubles)."""
+    m = r[T_M]
+    bodies = raw_array(_i64p(r[T_BODIES]), (m + 1,))
+    frames = raw_array(_f64p(r[T_FRAMES]), (m + 1, 14))
+    xpos = _f64p(_i64p(data + shared[D_XPOS])[0])
+    xquat = _f64p(_i64p(data + shared[D_XQUAT])[0])
+    source_pos = raw_array(_f64p(r[T_SOURCE_POS]), (n, 3))
+    source_quat = raw_array(_f64p(r[T_SOURCE_QUAT]), (n, 4))
+    target_pos_w = raw_array(_f64p(r[T_TARGET_POS_W]), (n, m, 3))
+    target_quat_w = raw_array(_f64p(r[T_TARGET_QUAT_W]), (n, m, 4))
+    target_pos = raw_array(_f64p(r[T_TARGET_POS]), (n, m, 3))
+    target_quat = raw_array(_f64p(r[T_TARGET_QUAT]), (n, m, 4))
+    sx, sy, sz, sq = _frame_pose(frames[0], xpos, xquat, bodies[0])
+    source_pos[e, 0], source_pos[e, 1], source_pos[e, 2] = sx, sy, sz
+    for k in range(4):
+        source_quat[e, k] = sq[k]
+    cw, cx, cy, cz = sq[0], -sq[1], -sq[2], -sq[3]  # (the conjugate)
+    for t in range(m):
+        tx, ty, tz, tq = _frame_pose(frames[t + 1], xpos, xquat, bodies[t + 1])
+        target_pos_w[e, t, 0], target_pos_w[e, t, 1], target_pos_w[e, t, 2] = tx, ty, tz
+        for k in range(4):
+            target_quat_w[e, t, k] = tq[k]
+        lx, ly, lz = _rotate(cw, cx, cy, cz, tx - sx, ty - sy, tz - sz)
+        target_pos[e, t, 0], target_pos[e, t, 1], target_pos[e, t, 2] = lx, ly, lz
+        lq = _multiply(cw, cx, cy, cz, tq[0], tq[1], tq[2], tq[3])
+        for k in range(4):
+            target_quat[e, t, k] = lq[k]
+
+
+@jit(nrt=False)
+def _wrench_world(r, e, n, data, model, shared):  # pragma: no cover - compiled
+    """World ``e`` of one joint wrench sensor, as its ``_update_world``.
+
+    ``mj_rnePostConstraint`` of the world's own model first when ``mjData`` lacks it.
+    """
+    if _u8p(data + shared[D_FLG_RNEPOST])[0] == 0:
+        _call_c(shared[FN_RNE_POST], model, data)
+    j = r[W_J]
+    bodies = raw_array(_i64p(r[W_BODIES]), (j,))
+    roots = raw_array(_i64p(r[W_ROOTS]), (j,))
+    wrench = raw_array(_f64p(r[W_WRENCH]), (n, j, 6))
+    cfrc = _f64p(_i64p(data + shared[D_CFRC_INT])[0])
+    xpos = _f64p(_i64p(data + shared[D_XPOS])[0])
+    xquat = _f64p(_i64p(data + shared[D_XQUAT])[0])
+    com = _f64p(_i64p(data + shared[D_SUBTREE_COM])[0])
+    for i in range(j):
+        b = bodies[i]
+        root = roots[i]
+        cx, cy, cz = cfrc[6 * b], cfrc[6 * b + 1], cfrc[6 * b + 2]
+        fx, fy, fz = cfrc[6 * b + 3], cfrc[6 * b + 4], cfrc[6 * b + 5]
+        lx = com[3 * root] - xpos[3 * b]
+        ly = com[3 * root + 1] - xpos[3 * b + 1]
+        lz = com[3 * root + 2] - xpos[3 * b + 2]
+        tx = cx + (ly * fz - lz * fy)
+        ty = cy + (lz * fx - lx * fz)
+        tz = cz + (lx * fy - ly * fx)
+        qw, qx, qy, qz = xquat[4 * b], -xquat[4 * b + 1], -xquat[4 * b + 2], -xquat[4 * b + 3]
+        wrench[e, i, 0], wrench[e, i, 1], wrench[e, i, 2] = _rotate(qw, qx, qy, qz, fx, fy, fz)
+        wrench[e, i, 3], wrench[e, i, 4], wrench[e, i, 5] = _rotate(qw, qx, qy, qz, tx, ty, tz)

@@ -2,18 +2,20 @@
 
 ``LabSensorSet(sensors, datas).update(dt)`` does what calling ``sensor.update(datas, dt)``
 on each sensor does (:meth:`runtime.sensors.lab.base.LabSensor.update`: clocks, due worlds,
-histories), with the contact sensors and IMUs of all worlds in one compiled call
-(:func:`runtime.run._lab_set_kernels.lab_set_kernel`, GIL-free, no Python per world or per
-sensor) and the other sensors (ray casters, cameras, frame transformers, joint wrenches)
-through their own ``update``. The readings are the per-sensor path's bit for bit; the
-per-sensor path stays the reference (``compiled=False`` uses it for every sensor).
+histories), with the contact sensors, IMUs, frame transformers and joint wrenches of all
+worlds in one compiled call (:func:`runtime.run._lab_set_kernels.lab_set_kernel`, GIL-free,
+no Python per world or per sensor) and the ray casters and cameras through their own
+``update``. The readings are the per-sensor path's bit for bit; the per-sensor path stays
+the reference (``compiled=False`` uses it for every sensor).
 
 The set binds the sensors' arrays and the worlds' ``mjData`` when it is built: it works on
 the same arrays as the sensors (``sensor.data``, ``sensor.reset`` and the clocks stay the
 sensors' own), and reads each ``mjData`` at its address, so the list of worlds must keep
 the same ``mjData`` objects. Without the compiled path (JIT disabled, an ``mjData`` layout
-that cannot be verified, a subclass or a model with sleeping bodies) a sensor is updated
-through its own ``update``; :attr:`LabSensorSet.compiled` lists those that are not.
+that cannot be verified, a sensor subclass, an IMU of a model with sleeping bodies, a joint
+wrench without libmujoco's entry points, :func:`runtime.run._mujoco_native.native`) a
+sensor is updated through its own ``update``; :attr:`LabSensorSet.compiled` names those the
+compiled call updates.
 """
 
 from __future__ import annotations
@@ -27,9 +29,15 @@ import numpy as np
 from runtime._compile.jit import JIT_DISABLED
 from runtime._compile.native_call import native_kernel
 from runtime.run import _lab_set_kernels as kernels
-from runtime.run._mujoco_native import layout
+from runtime.run._mujoco_native import layout, native
 from runtime.run._native_kernels import array_address
-from runtime.sensors.lab import ContactSensor, Imu, LabSensor
+from runtime.sensors.lab import (
+    ContactSensor,
+    FrameTransformer,
+    Imu,
+    JointWrenchSensor,
+    LabSensor,
+)
 
 __all__ = ["LabSensorSet"]
 
@@ -90,8 +98,9 @@ class LabSensorSet:
             of N worlds. Disabled sensors are kept and do nothing, as their ``update``.
         datas: the N ``mujoco.MjData`` (world i at index i), the same objects at every
             update.
-        compiled: update contact sensors and IMUs in one compiled call (False: every sensor
-            through its own ``update``, the reference path).
+        compiled: update contact sensors, IMUs, frame transformers and joint wrenches in one
+            compiled call (False: every sensor through its own ``update``, the reference
+            path).
 
     Attributes:
         sensors: name -> sensor.
@@ -140,11 +149,12 @@ class LabSensorSet:
     # ------------------------------------------------------------------ building
 
     def _build(self) -> Any:
-        """The compiled call of the set's contact sensors and IMUs, or None (none / no path).
+        """The compiled call of the set's sensors of those kinds, or None (none / no path).
 
         Binds (``self._bound``) the sensors it updates.
         """
-        chosen = [s for s in self.sensors.values() if s.enabled and type(s) in (ContactSensor, Imu)]
+        kinds = (ContactSensor, Imu, FrameTransformer, JointWrenchSensor)
+        chosen = [s for s in self.sensors.values() if s.enabled and type(s) in kinds]
         if not chosen or JIT_DISABLED or not self.datas:
             return None
         offsets = layout(self.datas[0])
@@ -159,10 +169,13 @@ class LabSensorSet:
         import mujoco
 
         sleeping = int(mujoco.mjtEnableBit.mjENBL_SLEEP)
+        functions = native() if any(type(s) is JointWrenchSensor for s in chosen) else None
         chosen = [
             s
             for s in chosen
-            if s.model is model and not (isinstance(s, Imu) and s.model.opt.enableflags & sleeping)
+            if s.model is model
+            and not (isinstance(s, Imu) and s.model.opt.enableflags & sleeping)
+            and not (isinstance(s, JointWrenchSensor) and functions is None)
         ]
         if not chosen:
             return None
@@ -186,6 +199,9 @@ class LabSensorSet:
             shared[index] = contact[name]
         shared[kernels.M_NBODY] = model.nbody
         shared[kernels.M_NV] = model.nv
+        shared[kernels.D_CFRC_INT] = offsets["cfrc_int"]
+        if functions is not None:  # (mj_rnePostConstraint: the joint wrenches)
+            shared[kernels.FN_RNE_POST] = functions["functions"][4]
         rows = np.zeros((len(chosen), kernels.R_SIZE), np.int64)
         floats = np.zeros((len(chosen), kernels.F_SIZE))
         keep: list[Any] = []  # arrays made here, whose addresses the rows hold
@@ -193,10 +209,16 @@ class LabSensorSet:
             self._clock_row(sensor, rows[s], floats[s])
             if isinstance(sensor, ContactSensor):
                 self._contact_row(sensor, rows[s], floats[s], keep)
-            else:
+            elif isinstance(sensor, Imu):
                 self._imu_row(sensor, rows[s], keep)
+            elif isinstance(sensor, FrameTransformer):
+                self._frames_row(sensor, rows[s], keep)
+            else:
+                self._wrench_row(sensor, rows[s], keep)
             self._bound.append((sensor, sensor.data))
-        worlds = np.array([int(d._address) for d in self.datas], np.int64)
+        worlds = np.array(
+            [(int(d._address), int(d.model._address)) for d in self.datas], np.int64
+        ).reshape(-1, 2)
         arguments = (rows, floats, worlds, shared, self._params)
         self._tables = (*arguments, keep)
         call = native_kernel(kernels.lab_set_kernel, arguments)
@@ -314,6 +336,48 @@ class LabSensorSet:
         row[kernels.I_CHAIN_LENGTH] = chain_array.shape[0]
         row[kernels.I_CACC] = array_address(scratch)
         row[kernels.I_GRAVITY_ON] = 0 if gravity_off else 1
+
+    @staticmethod
+    def _frames_row(sensor: FrameTransformer, row: np.ndarray, keep: list[Any]) -> None:
+        bodies = sensor.bodies
+        entities = [sensor._source_entity] + [t[0] for t in sensor._targets]
+        offsets = [sensor._source_offset] + [(t[1], t[2]) for t in sensor._targets]
+        ids = np.array(
+            [-1 if bodies.is_static[e] else int(bodies.body_ids[e]) for e in entities], np.int64
+        )
+        frames = np.zeros((len(entities), 14))
+        for i, (entity, (pos, rot)) in enumerate(zip(entities, offsets, strict=True)):
+            frames[i, :3], frames[i, 3:7] = pos, rot
+            if bodies.is_static[entity]:
+                frames[i, 7:10] = bodies.static_positions[entity]
+                frames[i, 10:] = bodies.static_orientations[entity]
+        keep += [ids, frames]
+        d = sensor.data
+        row[kernels.R_KIND] = kernels.KIND_FRAMES
+        row[kernels.T_M] = len(entities) - 1
+        row[kernels.T_BODIES] = array_address(ids)
+        row[kernels.T_FRAMES] = array_address(frames)
+        for index, array in (
+            (kernels.T_SOURCE_POS, d.source_pos_w), (kernels.T_SOURCE_QUAT, d.source_quat_w),
+            (kernels.T_TARGET_POS_W, d.target_pos_w), (kernels.T_TARGET_QUAT_W, d.target_quat_w),
+            (kernels.T_TARGET_POS, d.target_pos_source),
+            (kernels.T_TARGET_QUAT, d.target_quat_source),
+        ):  # fmt: skip
+            assert array.dtype == np.float64 and array.flags.c_contiguous
+            row[index] = array_address(array)
+
+    @staticmethod
+    def _wrench_row(sensor: JointWrenchSensor, row: np.ndarray, keep: list[Any]) -> None:
+        ids = np.ascontiguousarray(sensor._ids, np.int64)
+        roots = np.ascontiguousarray(sensor._roots, np.int64)
+        keep += [ids, roots]
+        wrench = sensor.data.body_incoming_joint_wrench_b
+        assert wrench.dtype == np.float64 and wrench.flags.c_contiguous
+        row[kernels.R_KIND] = kernels.KIND_WRENCH
+        row[kernels.W_J] = ids.shape[0]
+        row[kernels.W_BODIES] = array_address(ids)
+        row[kernels.W_ROOTS] = array_address(roots)
+        row[kernels.W_WRENCH] = array_address(wrench)
 
     # ------------------------------------------------------------------ stepping
 
