@@ -38,7 +38,7 @@ embreex backend against raw Embree on the same world-frame triangles, per ray).
 Usage::
 
     python benchmarks/raycast.py [--scenes dense,terrain,room,panda] [--rays 100000]
-        [--repeats 5] [--threads 1,2] [--keep-cache] [--no-sensor-path]
+        [--repeats 5] [--threads 1,2] [--keep-cache] [--no-sensor-path] [--phases]
 """
 
 from __future__ import annotations
@@ -468,6 +468,60 @@ def _print_rates(rates, threads_list):
                   "overhead: the wall speedup is then up to the free cores)")  # fmt: skip
 
 
+def _phases(np, kernels, backend, o, d, repeats: int, threads_list):
+    """Milliseconds of each phase of a sorted cast (sort, cast, scatter) and of the cast as
+    given, on each thread count (best of interleaved rounds; the kernels called directly)."""
+    from runtime.rays.backends import run_parallel
+
+    count = len(o)
+    max_d = np.full(count, np.inf)
+    pose = (np.zeros((1, 3)), np.array([[1.0, 0.0, 0.0, 0.0]]))
+    keys, order = np.empty(count, np.int64), np.empty(count, np.int64)
+    so, sd, sm = np.empty((count, 3)), np.empty((count, 3)), np.empty(count)
+    dist, face = np.empty(count), np.empty(count, np.int64)
+    out_d, out_f = np.empty(count), np.empty(count, np.int64)
+    bvh = (backend.wide_nodes, backend.leaf_triangles, backend.leaf_ids, backend.wide_roots)
+    boxes = np.zeros((1, 6))
+
+    def call(one, parallel, args, threads):
+        if threads > 1:
+            return lambda: run_parallel(parallel, args, threads)
+        return lambda: one(*args)
+
+    calls = {}
+    for t in threads_list:
+        calls["sort", t] = call(kernels.ray_bucket_order_kernel,
+                                kernels.ray_bucket_order_parallel_kernel,
+                                (o, d, max_d, keys, order, so, sd, sm), t)  # fmt: skip
+        for what, rays in (("cast", (so, sd, sm)), ("as given", (o, d, max_d))):
+            args = (*bvh, *pose, boxes, *rays, True, dist, face)
+            calls[what, t] = call(kernels.scene_closest_hit_kernel,
+                                  kernels.scene_closest_hit_parallel_kernel, args, t)  # fmt: skip
+        calls["scatter", t] = call(kernels.scatter_hits_kernel,
+                                   kernels.scatter_hits_parallel_kernel,
+                                   (order, dist, face, out_d, out_f), t)  # fmt: skip
+    for f in calls.values():
+        f()
+    times = {k: [] for k in calls}
+    for _ in range(repeats):
+        for k, f in calls.items():
+            t0 = time.perf_counter()
+            f()
+            times[k].append(time.perf_counter() - t0)
+    best = {k: _best(v) * 1e3 for k, v in times.items()}
+    cells = []
+    for t in threads_list:
+        total = best["sort", t] + best["cast", t] + best["scatter", t]
+        cells.append(f"{t} thr: sort {best['sort', t]:.2f} + cast {best['cast', t]:.2f} + "
+                     f"scatter {best['scatter', t]:.2f} = {total:.2f}, as given "
+                     f"{best['as given', t]:.2f}")  # fmt: skip
+    one, many = min(threads_list), max(threads_list)
+    if many > one:
+        ratio = {k: best[k, one] / best[k, many] for k in ("sort", "cast", "scatter", "as given")}
+        cells.append(f"{many}/{one} thr: " + ", ".join(f"{k} {v:.2f}x" for k, v in ratio.items()))
+    print("  phases [ms]: " + "; ".join(cells))
+
+
 def _trimesh_rate(np, trimesh, vertices, faces, o, d, count: int):
     from trimesh.ray.ray_triangle import RayMeshIntersector
 
@@ -611,6 +665,11 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=2024)
     parser.add_argument("--keep-cache", action="store_true", help="reuse Numba's disk cache")
     parser.add_argument("--no-sensor-path", action="store_true")
+    parser.add_argument(
+        "--phases",
+        action="store_true",
+        help="also time the phases of a sorted cast (sort, cast, scatter) per thread count",
+    )
     args = parser.parse_args()
     if not args.keep_cache:
         os.environ["NUMBA_CACHE_DIR"] = tempfile.mkdtemp(prefix="simrt-bench-")
@@ -652,6 +711,8 @@ def main() -> int:
                   f"Embree's within 1e-5 on {agree * 100:.3f} % of common hits, same hit/miss "
                   f"on {same * 100:.3f} % of rays")  # fmt: skip
             _print_rates(rates, threads_list)
+            if args.phases:
+                _phases(np, kernels, backend, o, d, args.repeats, threads_list)
             summary.append((name, label, len(o), *_summary_row(rates, threads_list),
                             parse_ours / parse_embree))  # fmt: skip
             if args.trimesh_rays > 0 and label == "scattered" and name == "dense":
