@@ -149,3 +149,19 @@ def test_files_made_ahead_for_rows_that_never_came_are_removed(tmp_path, rows):
         assert names == written, key
     assert all(p.stat().st_size > 0 for p in path.rglob("c/**/*") if p.is_file())
     assert len(load_recording(path)) == rows
+
+
+def test_a_document_created_growing_is_grown_in_place_and_read_by_zarr(tmp_path):
+    zarr = pytest.importorskip("zarr")
+    document = _metadata.ArrayDocument(
+        tmp_path, "v", (0, 3), (8, 3), "float32", ["row", "v.0"], {"simrt": {"name": "v"}}, 0, "lz4"
+    )
+    document.create(False, growing=True)
+    path = tmp_path / "v" / "zarr.json"
+    inode = path.stat().st_ino
+    assert json.loads(path.read_text())["shape"] == [0, 3] and document.growing
+    assert zarr.open_array(tmp_path / "v", mode="r").shape == (0, 3)
+    document.grow(5)
+    assert path.stat().st_ino == inode  # (overwritten in place: no new file)
+    assert json.loads(path.read_text())["shape"] == [5, 3]
+    assert zarr.open_array(tmp_path / "v", mode="r").shape == (5, 3)

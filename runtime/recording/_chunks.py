@@ -296,7 +296,9 @@ def create_array(
         level,
         cname,
     )
-    document.create(False)  # made durable with the first commit's chunk files
+    # made durable with the first commit's chunk files; its length a growing field at once
+    # (the commits overwrite it in place; closing writes the document zarr writes)
+    document.create(False, growing=True)
     encoder = ChunkEncoder(root, key, tuple(shape), np.dtype(dtype), level, cname)
     encoder.document = document
     encoder.prepare(0)  # (the writer thread's job, while the loop steps)

@@ -207,15 +207,19 @@ class ArrayDocument:
         if self._slot is not None:
             _overwrite(path, self._slot, _slot_bytes(rows))
             return path
+        data, slot = self._growing_bytes(rows)
+        atomic_write_bytes(path, data, durable=False)
+        self._slot = slot
+        return path
+
+    def _growing_bytes(self, rows: int) -> tuple[bytes, int]:
+        """The document with ``rows`` as a growing field, and that field's offset."""
         self.document["shape"][0] = _SLOT
         try:
             data = _dump(self.document)
         finally:
             self.document["shape"][0] = int(rows)
-        data, slot = _with_slot(data, b'"shape"', rows)
-        atomic_write_bytes(path, data, durable=False)
-        self._slot = slot
-        return path
+        return _with_slot(data, b'"shape"', rows)
 
     @property
     def rows(self) -> int:
@@ -225,9 +229,18 @@ class ArrayDocument:
     def _bytes(self) -> bytes:
         return _dump(self.document)
 
-    def create(self, durable: bool) -> None:
-        """Create the array's folder and document (the folder must not exist yet)."""
-        _create(self.folder, self._bytes(), durable)
+    def create(self, durable: bool, *, growing: bool = False) -> None:
+        """Create the array's folder and document (the folder must not exist yet).
+
+        ``growing``: the document holds its length as a growing field from the start (its
+        first :meth:`grow` then overwrites it in place instead of writing a new file).
+        """
+        if not growing:
+            _create(self.folder, self._bytes(), durable)
+            return
+        data, slot = self._growing_bytes(self.rows)
+        _create(self.folder, data, durable)
+        self._slot = slot
 
     def update(
         self,
