@@ -433,3 +433,45 @@ def test_camera_and_ray_caster_histories(go2):
             np.testing.assert_array_equal(scan.data.ray_hits_w_history[:, k], hits[k])
     # looking straight down from 1 m above the base: the centre ray's distance is the height
     assert seen[0][0, 3, 4, 0] == pytest.approx(1.7, abs=1e-9)  # pixel (4, 3) is the axis
+
+
+@pytest.mark.parametrize("alignment", ["base", "yaw", "world"])
+def test_box_scene_update_equals_the_general_path(go2, alignment):
+    """A ground-only scan is cast by the box kernel: the general path's numbers, bit for bit."""
+    rng = np.random.default_rng(5)
+    starts = rng.uniform(-0.5, 0.5, (64, 3))
+    dirs = rng.normal(size=(64, 3))  # some up (misses), some grazing, some down
+    cfg = RayCasterConfig(
+        prim_path=".*/base",
+        ray_alignment=alignment,
+        pattern_cfg=RayListPattern(ray_starts=starts, ray_directions=dirs),
+        mesh_prim_paths=["/World/Ground"],
+        max_distance=2.5,  # some hits beyond it
+        drift_range=(-0.05, 0.05),
+        ray_cast_drift_range={"x": (-0.02, 0.02), "y": (0.0, 0.01), "z": (-0.01, 0.01)},
+        seed=3,
+    )
+    boxes = RayCaster(go2, cfg, num_envs=4)
+    general = RayCaster(go2, cfg, num_envs=4)
+    assert boxes._boxes is not None
+    general._boxes = None  # the frame kernel, RayScene.cast_trusted, the hits kernel
+    datas = []
+    for i in range(4):
+        d = mujoco.MjData(go2.model)
+        d.qpos[:] = go2.data.qpos
+        # world 3's base is in the ground box: rays starting inside have distance 0
+        d.qpos[0:3] = (0.3 * i, -0.1 * i, (0.2, 1.0, 2.0, -0.04)[i])
+        d.qpos[3:7] = axis_quat(rng.normal(size=3), rng.uniform(0, math.pi))
+        mujoco.mj_forward(go2.model, d)
+        datas.append(d)
+    for _ in range(3):
+        boxes.update(datas, go2.dt)
+        general.update(datas, go2.dt)
+        for name in ("pos_w", "quat_w", "ray_hits_w", "ray_distances", "ray_hit_ids"):
+            np.testing.assert_array_equal(getattr(boxes.data, name), getattr(general.data, name))
+        for d in datas:
+            d.qpos[0] += 0.05
+            mujoco.mj_forward(go2.model, d)
+    distances = boxes.data.ray_distances
+    assert np.any(distances[3] == 0.0)
+    assert np.isinf(distances[:3]).mean() > 0.2 and np.isfinite(distances[:3]).mean() > 0.2

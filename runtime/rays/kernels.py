@@ -7,6 +7,7 @@ inside its own compiled code, so it binds them directly rather than through
 
 from __future__ import annotations
 
+from runtime.rays._box_kernels import BOX_COLUMNS, box_scene_hit_kernel
 from runtime.rays._simd import NODE_WIDTH
 from runtime.rays._solid_kernels import (
     SOLID_BOX,
@@ -23,10 +24,12 @@ from runtime.rays._traversal_kernels import (
 from runtime.rays._wide_bvh_kernels import WIDE_STACK_SIZE, wide_traverse_kernel
 
 __all__ = [
+    "BOX_COLUMNS",
     "NODE_WIDTH",
     "SOLID_BOX",
     "SOLID_CONVEX",
     "WIDE_STACK_SIZE",
+    "box_scene_hit_kernel",
     "group_solid_hit_kernel",
     "inside_solid_kernel",
     "inverse_direction_kernel",

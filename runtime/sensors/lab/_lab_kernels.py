@@ -12,12 +12,14 @@ from typing import Any
 import numpy as np
 
 from runtime._compile.jit import jit
+from runtime.rays.kernels import box_scene_hit_kernel
 
 __all__ = [
     "camera_images_kernel",
     "contact_update_kernel",
     "history_push_kernel",
     "imu_kernel",
+    "ray_caster_boxes_kernel",
     "ray_frame_kernel",
     "ray_hits_kernel",
 ]
@@ -322,6 +324,33 @@ def ray_frame_kernel(
         out_origins: (R, 3) [m], world (written).
         out_directions: (R, 3) unit, world (written).
     """
+    px, py, pz, turn = _sensor_pose(
+        env, body_position, body_orientation, offset_pos, offset_rot, drift, alignment,
+        out_pos, out_quat,
+    )  # fmt: skip
+    for i in range(ray_starts.shape[0]):
+        ox, oy, oz, dx, dy, dz = _pattern_ray(
+            turn, px, py, pz, alignment, ray_starts, ray_directions, i
+        )
+        out_origins[i, 0] = ox
+        out_origins[i, 1] = oy
+        out_origins[i, 2] = oz
+        out_directions[i, 0] = dx
+        out_directions[i, 1] = dy
+        out_directions[i, 2] = dz
+
+
+@jit(inline=True)
+def _sensor_pose(
+    env, body_position, body_orientation, offset_pos, offset_rot, drift, alignment, out_pos,
+    out_quat,
+):  # fmt: skip
+    """Sensor pose of :func:`ray_frame_kernel` (rows ``env`` written), its ray origin and turn.
+
+    Returns:
+        ``(px, py, pz, turn)``: the rays' frame origin [m], world, and the quaternion that
+        turns the pattern's starts (4-tuple).
+    """
     q = body_orientation
     ox, oy, oz = _rotate(q, offset_pos[0], offset_pos[1], offset_pos[2], 1.0)
     a0, a1, a2, a3 = q[0], q[1], q[2], q[3]
@@ -346,20 +375,90 @@ def ray_frame_kernel(
     out_pos[env, 0] = px
     out_pos[env, 1] = py
     out_pos[env, 2] = pz
-    for i in range(ray_starts.shape[0]):
-        r = _rotate(turn, ray_starts[i, 0], ray_starts[i, 1], ray_starts[i, 2], 1.0)
-        out_origins[i, 0] = px + r[0]
-        out_origins[i, 1] = py + r[1]
-        out_origins[i, 2] = pz + r[2]
-        if alignment == 0:
-            r = _rotate(turn, ray_directions[i, 0], ray_directions[i, 1], ray_directions[i, 2], 1.0)
-            out_directions[i, 0] = r[0]
-            out_directions[i, 1] = r[1]
-            out_directions[i, 2] = r[2]
-        else:
-            out_directions[i, 0] = ray_directions[i, 0]
-            out_directions[i, 1] = ray_directions[i, 1]
-            out_directions[i, 2] = ray_directions[i, 2]
+    return px, py, pz, turn
+
+
+@jit(inline=True)
+def _pattern_ray(turn, px, py, pz, alignment, ray_starts, ray_directions, i):
+    """World origin and direction of pattern ray ``i`` (:func:`ray_frame_kernel`'s)."""
+    r = _rotate(turn, ray_starts[i, 0], ray_starts[i, 1], ray_starts[i, 2], 1.0)
+    if alignment == 0:
+        d = _rotate(turn, ray_directions[i, 0], ray_directions[i, 1], ray_directions[i, 2], 1.0)
+    else:
+        d = (ray_directions[i, 0], ray_directions[i, 1], ray_directions[i, 2])
+    return px + r[0], py + r[1], pz + r[2], d[0], d[1], d[2]
+
+
+@jit(nrt=False)
+def ray_caster_boxes_kernel(
+    envs,
+    body_positions,
+    body_orientations,
+    offset_pos,
+    offset_rot,
+    drift,
+    alignment,
+    ray_starts,
+    ray_directions,
+    max_distance,
+    boxes,
+    box_actors,
+    out_pos,
+    out_quat,
+    out_hits,
+    out_distances,
+    out_hit_ids,
+):
+    """A ray caster's whole update over a box scene, every due world in one call.
+
+    Per world: the sensor pose and rays (:func:`ray_frame_kernel`), each ray's closest hit
+    among the boxes (:func:`runtime.rays.kernels.box_scene_hit_kernel`: the scene cast's
+    result), the hit points with the z drift (:func:`ray_hits_kernel`).
+
+    Args:
+        envs: the worlds to update, shape (K,), int64.
+        body_positions: each world's body origin [m], shape (N, 3), world (rows ``envs``
+            read).
+        body_orientations: each world's body orientation, shape (N, 4).
+        offset_pos: (3,) sensor position in the body frame [m].
+        offset_rot: (4,) sensor orientation in the body frame.
+        drift: (N, 6) per world: drift x y z [m], ray-start drift x y [m], hit z drift [m].
+        alignment: 0 base, 1 yaw, 2 world.
+        ray_starts: (R, 3) [m], sensor frame.
+        ray_directions: (R, 3) unit, sensor frame.
+        max_distance: largest accepted distance [m].
+        boxes: the box scene's rows, shape (B, BOX_COLUMNS), float64.
+        box_actors: actor of each box, shape (B,), int64.
+        out_pos: (N, 3) sensor positions [m] (rows ``envs`` written).
+        out_quat: (N, 4) sensor orientations (rows written).
+        out_hits: (N, R, 3) hit points [m], inf for misses (rows written).
+        out_distances: (N, R) distances [m] or inf (rows written).
+        out_hit_ids: (N, R) hit actors or -1, int64 (rows written).
+    """
+    for j in range(envs.shape[0]):
+        env = envs[j]
+        px, py, pz, turn = _sensor_pose(
+            env, body_positions[env], body_orientations[env], offset_pos, offset_rot,
+            drift[env], alignment, out_pos, out_quat,
+        )  # fmt: skip
+        z_drift = drift[env, 5]
+        for i in range(ray_starts.shape[0]):
+            ox, oy, oz, dx, dy, dz = _pattern_ray(
+                turn, px, py, pz, alignment, ray_starts, ray_directions, i
+            )
+            t, actor, _, _, _ = box_scene_hit_kernel(
+                boxes, box_actors, ox, oy, oz, dx, dy, dz, max_distance
+            )
+            out_distances[env, i] = t
+            out_hit_ids[env, i] = actor
+            if math.isinf(t):
+                out_hits[env, i, 0] = math.inf
+                out_hits[env, i, 1] = math.inf
+                out_hits[env, i, 2] = math.inf
+            else:
+                out_hits[env, i, 0] = ox + t * dx
+                out_hits[env, i, 1] = oy + t * dy
+                out_hits[env, i, 2] = oz + t * dz + z_drift
 
 
 @jit

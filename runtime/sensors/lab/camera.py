@@ -4,15 +4,25 @@ The camera is a :class:`~runtime.sensors.lab.ray_caster.RayCaster` whose pattern
 :class:`~runtime.sensors.lab.config.PinholeCameraPattern` (always base-aligned); each update
 turns the rays' distances and normals into images: depth to the image plane, distance to
 the camera and world-frame normals, H x W per world.
+
+A camera mounted on a static prim without drift (``drift_range`` and
+``ray_cast_drift_range`` zero) casts the same rays at every update: it goes through a
+:class:`~runtime.rays.views.PinholeView`, which casts the static colliders once and, per
+update and world, only the moving bodies on the pixels their bounds can cover, and rewrites
+only the pixels that changed (the images are then written in place: do not write into
+them). The result equals the full cast of every ray. A camera on a moving body, with drift,
+or over a scene other than the Numba backend's casts every ray at every update.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
+from runtime.rays.views import PinholeView
 from runtime.sensors.lab._lab_kernels import camera_images_kernel
 from runtime.sensors.lab._math import quat_conjugate, quat_from_matrix, quat_multiply
 from runtime.sensors.lab.config import PinholeCameraPattern
@@ -106,6 +116,29 @@ class RayCasterCamera(RayCaster):
             raise self.fail("depth_clipping_behavior", f"must be one of {_CLIPPING}")
         self._clipping = _CLIPPING.index(cfg.depth_clipping_behavior)
 
+    def _setup(self) -> None:
+        super()._setup()
+        self._boxes = None  # (images need the normals: the view or the full cast)
+        self._view = None
+        drifts = [self._drift_range, *self._cast_drift_ranges]
+        if not self._static or any(r != (0.0, 0.0) for r in drifts):
+            return
+        if not PinholeView.supports(self.ray_scene):
+            return
+        # the fixed camera's pose and rays: the same in every world, written once
+        buffers = self._buffers[0]
+        for env in range(self.num_envs):
+            self._frame(env, None, buffers)
+            self._camera_quats(env)
+        rows, positions, orientations = self.group_poses()
+        k = self._matrix
+        self._view = PinholeView(
+            self.ray_scene, self.data.pos_w[0], self.data.quat_w_world[0], buffers[1],
+            self._shape[1], self._shape[0], (k[0, 0], k[1, 1], k[0, 2], k[1, 2]),
+            float(self._max[0]), rows, positions, orientations, self._forward,
+            self._clipping, self.num_envs,
+        )  # fmt: skip
+
     def _setup_pattern(self) -> None:
         pattern = self.config.pattern_cfg
         if not isinstance(pattern, PinholeCameraPattern):
@@ -151,6 +184,7 @@ class RayCasterCamera(RayCaster):
         )
 
     def _setup_disabled(self) -> None:
+        self._view = None
         self._shape = (0, 0)
         self._matrix = np.eye(3)
         super()._setup_disabled()
@@ -159,12 +193,26 @@ class RayCasterCamera(RayCaster):
     def _ray_data(self) -> Any:
         return self._rays
 
-    def _finish(self, env: int, buffers: tuple) -> None:
-        super()._finish(env, buffers)
+    def _camera_quats(self, env: int) -> None:
         camera = self.data
         quat = camera.quat_w_world[env]
         camera.quat_w_ros[env] = quat_multiply(quat, _INVERSE_QUATS["ros"])
         camera.quat_w_opengl[env] = quat_multiply(quat, _INVERSE_QUATS["opengl"])
+
+    def _update_worlds(self, envs: Sequence[int], datas: Sequence[Any]) -> None:
+        view = self._view
+        if view is None:
+            super()._update_worlds(envs, datas)
+            return
+        plane, camera, normals = self._images
+        ids = self.data.ray_hit_ids
+        for env in envs:
+            data = datas[env]
+            view.update(env, data.xpos, data.xquat, plane, camera, normals, ids)
+
+    def _finish(self, env: int, buffers: tuple) -> None:
+        super()._finish(env, buffers)
+        self._camera_quats(env)
         camera_images_kernel(
             env, buffers[2], buffers[4], self._forward, float(self._max[0]), self._clipping,
             *self._images,

@@ -24,7 +24,12 @@ from typing import Any
 
 import numpy as np
 
-from runtime.sensors.lab._lab_kernels import ray_frame_kernel, ray_hits_kernel
+from runtime.rays.box_scenes import box_scene_rows
+from runtime.sensors.lab._lab_kernels import (
+    ray_caster_boxes_kernel,
+    ray_frame_kernel,
+    ray_hits_kernel,
+)
 from runtime.sensors.lab.base import LabSensor
 from runtime.sensors.lab.bodies import compile_path_expression
 from runtime.sensors.lab.imu import check_offset
@@ -183,6 +188,18 @@ class RayCaster(LabSensor):
         self._allocate_data(r)
         for env in range(self.num_envs):
             self._reset_world(env)
+        # a scene of static world-aligned boxes only (a ground box): one call per update
+        # casts every due world's rays without the BVH (runtime.rays.box_scenes)
+        self._boxes = None
+        if self._batched:
+            _, positions, orientations = self.group_poses()
+            self._boxes = box_scene_rows(self.ray_scene, positions, orientations)
+        self._all_envs = np.arange(self.num_envs, dtype=np.int64)
+        self._body_poses = (
+            np.tile(self.bodies.static_positions[self._entity], (self.num_envs, 1)),
+            np.tile(self.bodies.static_orientations[self._entity], (self.num_envs, 1)),
+        )
+        self._max_distance = float(distance)
 
     def _setup_alignment(self) -> None:
         alignment = self.config.ray_alignment
@@ -242,6 +259,30 @@ class RayCaster(LabSensor):
         self._scene_pos = np.ascontiguousarray(self.bodies.static_positions[entities])
         self._scene_quat = np.ascontiguousarray(self.bodies.static_orientations[entities])
 
+    def group_poses(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Which scene groups move, and the poses of those that do not.
+
+        Returns:
+            ``(rows, positions, orientations)``: per scene group the MuJoCo body id of
+            its moving body or -1, shape (G,), int64; the pose of each group that does not
+            move (the scene's fixed pose, or its static body's), (G, 3) and (G, 4)
+            (rows of moving groups: the scene's default).
+        """
+        scene = self.ray_scene
+        positions, orientations = (a.copy() for a in scene.group_poses(None, None))
+        rows = np.full(scene.group_count, -1, np.int64)
+        index = {p: i for i, p in enumerate(self.bodies.paths)}
+        for g, path in enumerate(scene.group_paths):
+            entity = index.get(path, -1) if path else -1
+            if entity < 0:
+                continue  # the static world group, or a body the model does not know
+            if self.bodies.is_static[entity]:
+                positions[g] = self.bodies.static_positions[entity]
+                orientations[g] = self.bodies.static_orientations[entity]
+            else:
+                rows[g] = self.bodies.body_ids[entity]
+        return rows, positions, orientations
+
     def _allocate_data(self, r: int) -> None:
         n = self.num_envs
         self.data = RayCasterData(
@@ -254,6 +295,7 @@ class RayCaster(LabSensor):
 
     def _setup_disabled(self) -> None:
         self._batched = False
+        self._boxes = None
         self.ray_starts = self.ray_directions = np.zeros((0, 3))
         self.actor_paths = ()
         self.body_path = ""
@@ -313,7 +355,28 @@ class RayCaster(LabSensor):
         self._cast_buffers(data, buffers)
         self._finish(env, buffers)
 
+    def _update_boxes(self, envs: Sequence[int], datas: Sequence[Any]) -> None:
+        """Every due world over a box scene: one kernel call (pose, cast, hits)."""
+        positions, orientations = self._body_poses
+        if not self._static:
+            body = self._body
+            for env in envs:
+                data = datas[env]
+                positions[env] = data.xpos[body]
+                orientations[env] = data.xquat[body]
+        rows = self._all_envs if len(envs) == self.num_envs else np.asarray(envs, np.int64)
+        boxes, actors = self._boxes
+        out = self._ray_data
+        ray_caster_boxes_kernel(
+            rows, positions, orientations, self._offset_pos, self._offset_rot, self._drift,
+            self._alignment, self.ray_starts, self.ray_directions, self._max_distance, boxes,
+            actors, out.pos_w, out.quat_w, out.ray_hits_w, out.ray_distances, out.ray_hit_ids,
+        )  # fmt: skip
+
     def _update_worlds(self, envs: Sequence[int], datas: Sequence[Any]) -> None:
+        if self._boxes is not None:
+            self._update_boxes(envs, datas)
+            return
         if not self._batched or len(envs) != self.num_envs or self.num_envs == 1:
             for env in envs:
                 self._update_world(env, datas[env])
