@@ -29,7 +29,7 @@ import numpy as np
 from runtime._compile.jit import JIT_DISABLED
 from runtime._compile.native_call import native_kernel
 from runtime.run import _lab_set_kernels as kernels
-from runtime.run._mujoco_native import layout, native
+from runtime.run._mujoco_native import _FUNCTIONS, layout, native
 from runtime.run._native_kernels import array_address
 from runtime.sensors.lab import (
     ContactSensor,
@@ -68,16 +68,37 @@ def _contact_layout() -> dict[str, int] | None:
     return _CONTACT_LAYOUT
 
 
-def _flag_offset(offsets: dict[str, int]) -> int | None:
-    """Byte offset of ``flg_rnepost`` (the last flag byte before ``time``), or None."""
+def _flag_offset(data: Any, offsets: dict[str, int]) -> int | None:
+    """Byte offset of ``flg_rnepost`` in ``mjData``, verified on ``data``; or None.
+
+    From the struct's declaration: the int counts from ``ncon`` on, then the one-byte flags.
+    Verified by setting the flag through the bindings and reading the byte back.
+    """
+    import ctypes
+
     from mujoco.introspect import structs
 
-    names = [f.name for f in structs.STRUCTS["mjData"].fields]
-    kinds = [str(f.type) for f in structs.STRUCTS["mjData"].fields]
-    k = names.index("flg_rnepost") if "flg_rnepost" in names else -1
-    if k < 0 or names[k + 1] != "time" or kinds[k] != "mjtBool":
+    fields = structs.STRUCTS["mjData"].fields
+    names = [f.name for f in fields]
+    kinds = [str(f.type) for f in fields]
+    if "flg_rnepost" not in names or "ncon" not in names:
         return None
-    return offsets["time"] - 1 if "double" in kinds[k + 1] or "mjtNum" in kinds[k + 1] else None
+    first, flag = names.index("ncon"), names.index("flg_rnepost")
+    ints = [k for k in range(first, flag) if "int" in kinds[k] and "[" not in kinds[k]]
+    flags = [k for k in range(first, flag + 1) if "mjtBool" in kinds[k]]
+    if len(ints) + len(flags) != flag + 1 - first:
+        return None  # (another layout: something else between the counts and the flag)
+    offset = offsets["ncon"] + 4 * len(ints) + len(flags) - 1
+    byte = ctypes.c_uint8.from_address(int(data._address) + offset)
+    kept = bool(data.flg_rnepost)
+    try:
+        for value in (1, 0):
+            data.flg_rnepost = value
+            if byte.value != value:
+                return None
+    finally:
+        data.flg_rnepost = kept
+    return offset
 
 
 def _same_structure(a: Any, b: Any) -> bool:
@@ -159,13 +180,13 @@ class LabSensorSet:
             return None
         offsets = layout(self.datas[0])
         contact = _contact_layout()
-        flag = None if offsets is None else _flag_offset(offsets)
+        flag = None if offsets is None else _flag_offset(self.datas[0], offsets)
         if offsets is None or contact is None or flag is None:
             LOGGER.debug("lab sensor set: no compiled path (mjData layout not verified)")
             return None
         if any(layout(d) != offsets for d in self.datas[1:]):
             return None
-        model = chosen[0].model
+        model = chosen[0].model  # (every sensor's model has the worlds' structure: checked)
         import mujoco
 
         sleeping = int(mujoco.mjtEnableBit.mjENBL_SLEEP)
@@ -173,8 +194,7 @@ class LabSensorSet:
         chosen = [
             s
             for s in chosen
-            if s.model is model
-            and not (isinstance(s, Imu) and s.model.opt.enableflags & sleeping)
+            if not (isinstance(s, Imu) and s.model.opt.enableflags & sleeping)
             and not (isinstance(s, JointWrenchSensor) and functions is None)
         ]
         if not chosen:
@@ -201,7 +221,8 @@ class LabSensorSet:
         shared[kernels.M_NV] = model.nv
         shared[kernels.D_CFRC_INT] = offsets["cfrc_int"]
         if functions is not None:  # (mj_rnePostConstraint: the joint wrenches)
-            shared[kernels.FN_RNE_POST] = functions["functions"][4]
+            rne_post = _FUNCTIONS.index("mj_rnePostConstraint")
+            shared[kernels.FN_RNE_POST] = functions["functions"][rne_post]
         rows = np.zeros((len(chosen), kernels.R_SIZE), np.int64)
         floats = np.zeros((len(chosen), kernels.F_SIZE))
         keep: list[Any] = []  # arrays made here, whose addresses the rows hold
