@@ -331,3 +331,35 @@ def test_set_worlds_with_their_own_models():
         _same(reference, fast, step)
     wrench = fast.sensors["wrench"].data.force_b
     assert not np.allclose(wrench[0], wrench[1])  # the heavier arm pulls harder
+
+
+@pytest.mark.parametrize("case", ["gravity_disabled", "other_gravity", "sleep"])
+def test_set_imu_gravity_and_sleep(case):
+    """Gravity off: the chain starts from zero; a world with other gravity or sleeping
+    bodies: the IMU goes through its own update. Both equal the per-sensor path."""
+    models = [mujoco.MjModel.from_xml_string(IMU_MODEL.format(sensors="")) for _ in range(2)]
+    if case == "gravity_disabled":
+        for m in models:
+            m.opt.disableflags |= int(mujoco.mjtDisableBit.mjDSBL_GRAVITY)
+    elif case == "other_gravity":
+        models[1].opt.gravity[:] = (0.5, 0.0, -3.0)
+    else:
+        for m in models:
+            m.opt.enableflags |= int(mujoco.mjtEnableBit.mjENBL_SLEEP)
+    sets = []
+    for compiled in (False, True):
+        datas = [mujoco.MjData(m) for m in models]
+        for d in datas:
+            d.qvel[:] = [0.3, -0.2, 0.1, 1.0, -2.0, 0.5, 3.0]
+        imu = Imu(models[0], ImuConfig(prim_path="arm", offset=Offset(pos=(0.1, 0.0, 0.0))), 2)
+        sets.append(LabSensorSet({"imu": imu}, datas, compiled=compiled))
+    reference, fast = sets
+    expected = () if JIT_DISABLED or case != "gravity_disabled" else ("imu",)
+    assert fast.compiled == expected
+    for step in range(60):
+        for lab in sets:
+            for m, d in zip(models, lab.datas, strict=True):
+                mujoco.mj_step(m, d)
+                mujoco.mj_forward(m, d)
+            lab.update(models[0].opt.timestep)
+        _same(reference, fast, step)

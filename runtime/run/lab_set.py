@@ -187,14 +187,11 @@ class LabSensorSet:
         if any(layout(d) != offsets for d in self.datas[1:]):
             return None
         model = chosen[0].model  # (every sensor's model has the worlds' structure: checked)
-        import mujoco
-
-        sleeping = int(mujoco.mjtEnableBit.mjENBL_SLEEP)
         functions = native() if any(type(s) is JointWrenchSensor for s in chosen) else None
         chosen = [
             s
             for s in chosen
-            if not (isinstance(s, Imu) and s.model.opt.enableflags & sleeping)
+            if not (isinstance(s, Imu) and not self._chain_exact(s))
             and not (isinstance(s, JointWrenchSensor) and functions is None)
         ]
         if not chosen:
@@ -250,6 +247,25 @@ class LabSensorSet:
                 kernel(*arguments)
 
         return call
+
+    def _chain_exact(self, imu: Imu) -> bool:
+        """The IMU's chain accelerations are ``mj_rnePostConstraint``'s in every world.
+
+        Every world's model has the IMU model's gravity and gravity flag, and no sleeping
+        bodies (``mjENBL_SLEEP``: MuJoCo then skips the bodies of sleeping trees).
+        """
+        import mujoco
+
+        sleeping = int(mujoco.mjtEnableBit.mjENBL_SLEEP)
+        off = int(mujoco.mjtDisableBit.mjDSBL_GRAVITY)
+        own = imu.model.opt
+        for data in self.datas:
+            opt = data.model.opt
+            if opt.enableflags & sleeping or (opt.disableflags & off) != (own.disableflags & off):
+                return False
+            if not np.array_equal(opt.gravity, own.gravity):
+                return False
+        return True
 
     @staticmethod
     def _clock_row(sensor: LabSensor, row: np.ndarray, floats: np.ndarray) -> None:
