@@ -12,6 +12,7 @@ import pytest
 import trimesh
 
 from runtime.rays import _traversal_kernels as kernels
+from runtime.rays import _wide_bvh_kernels as wide_kernels
 from runtime.rays._simd import LEAF_WIDTH
 from runtime.rays._wide_bvh_kernels import NODE_ROWS, compact_leaves, leaf_edges
 from runtime.rays.backends import NumbaBvhBackend
@@ -73,15 +74,19 @@ def _binary_oracle(backend, positions, orientations, origins, directions, max_d,
 
 @pytest.mark.parametrize("float32", [False, True])
 @pytest.mark.parametrize("double_sided", [False, True])
-def test_wide_traversal_matches_the_binary_traversal(float32, double_sided):
+def test_wide_traversal_matches_the_binary_traversal(float32, double_sided, monkeypatch):
     """Same hits as the binary BVH of the same build, over moving groups, both leaf layouts.
 
     The oracle traverses the binary BVH in plain group frames; the scene kernel traverses
     the wide BVH with its vector tests. Distances agree to 1e-12 (the frames are computed
-    differently), faces exactly.
+    differently), faces exactly. (Leaves this small stay float64 unless the size above which
+    they are compacted is lowered, as here.)
     """
     rng = np.random.default_rng(7)
     meshes = _meshes(rng, float32)
+    small = NumbaBvhBackend(meshes, double_sided=double_sided)
+    assert small.leaf_triangles.size == 9 * LEAF_WIDTH * small.leaf_ids.shape[0]
+    monkeypatch.setattr(wide_kernels, "COMPACT_LEAVES_ABOVE_BYTES", 0)
     backend = NumbaBvhBackend(meshes, double_sided=double_sided)
     compact = backend.leaf_triangles.size == 9 * LEAF_WIDTH // 2 * backend.leaf_ids.shape[0]
     assert compact == float32
@@ -165,6 +170,8 @@ def test_plain_python_wide_traversal_gives_the_compiled_hits(tmp_path):
         "if sys.argv[3] == '1':\n"
         "    v = v.astype(np.float32).astype(np.float64)\n"
         "meshes = [(v, f), (v * 0.5, f)]\n"
+        "import runtime.rays._wide_bvh_kernels as wide\n"
+        "wide.COMPACT_LEAVES_ABOVE_BYTES = 0  # (small leaves stay float64 otherwise)\n"
         "b = NumbaBvhBackend(meshes, double_sided=bool(int(sys.argv[2])))\n"
         "compact = b.leaf_triangles.size < 9 * b.leaf_ids.size\n"
         "assert compact == (sys.argv[3] == '1')\n"
