@@ -165,3 +165,49 @@ def test_a_document_created_growing_is_grown_in_place_and_read_by_zarr(tmp_path)
     assert path.stat().st_ino == inode  # (overwritten in place: no new file)
     assert json.loads(path.read_text())["shape"] == [5, 3]
     assert zarr.open_array(tmp_path / "v", mode="r").shape == (5, 3)
+
+
+@pytest.mark.parametrize(("rows", "made_ahead"), [(30, True), (25, True), (15, False)])
+def test_closing_fills_temporary_files_made_while_the_last_chunk_was_recorded(
+    tmp_path, monkeypatch, rows, made_ahead
+):
+    """A run of 30 expected rows (chunks of 10): once chunk 1 is written, the writer makes
+    every array document's temporary file; closing then creates none. A run stopped before
+    that creates them at close. Either way no temporary file is left."""
+    created = []
+    real = _metadata._temporary
+
+    def temporary(path):
+        created.append(path)
+        return real(path)
+
+    path = tmp_path / "r.zarr"
+    writer = _record(path, rows, expected=30)
+    monkeypatch.setattr(_metadata, "_temporary", temporary)
+    writer.close(complete=rows == 30)
+    assert (created == []) == made_ahead
+    if not made_ahead:
+        assert len(created) == 5  # (v, s, step, time and the group)
+    assert not [p for p in path.rglob(".zarr.json.*")]
+    assert len(load_recording(path)) == rows
+    assert json.loads((path / "v" / "zarr.json").read_text())["shape"] == [rows, 2]
+
+
+def test_spares_of_no_document_are_removed(tmp_path):
+    paths = _documents(tmp_path, 2)
+    spare = tmp_path / "a1" / ".zarr.json.spare.json"
+    spare.write_bytes(b"")
+    _metadata.replace_documents(
+        tmp_path, [(paths[0], b"{}")], spares={paths[1]: str(spare)}, durable=False
+    )
+    assert paths[0].read_bytes() == b"{}" and paths[1].read_bytes() == b'{"old": 1}'
+    assert not spare.exists()
+
+
+def test_a_store_killed_with_its_spares_made_loads_its_committed_rows(tmp_path):
+    zarr = pytest.importorskip("zarr")
+    path = tmp_path / "r.zarr"
+    _record(path, 25, expected=30)  # (never closed, as by a kill: chunks 0 and 1 committed)
+    assert len(list(path.rglob(".zarr.json.*"))) == 5  # (left, empty)
+    assert len(load_recording(path)) == 20
+    assert zarr.open_group(path, mode="r")["v"].shape == (20, 2)

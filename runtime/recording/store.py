@@ -36,7 +36,10 @@ the rows lost are those not yet committed (the chunk being filled, at most about
 ``commit_interval`` seconds of steps, plus chunks still queued for the writer). Chunk files
 are written in place (no temporary files; the writer thread makes the next chunk's files,
 empty, ahead of their write); a chunk torn by a kill (or still empty) lies beyond the
-committed rows or is the tail chunk, which the reader then drops. :meth:`StoreWriter.close` (called
+committed rows or is the tail chunk, which the reader then drops. While the last expected
+chunk is recorded, the writer also makes the (empty) temporary files with which closing
+rewrites the documents; a kill then leaves them beside the documents, where readers
+ignore them. :meth:`StoreWriter.close` (called
 from ``finally`` blocks, also on Ctrl-C / SIGTERM; it writes the chunks the writer thread
 has not started and the last one itself) commits every row, trims the arrays to the
 rows written and records ``complete`` and the reason. A failed write (disk full, folder
@@ -432,6 +435,18 @@ class StoreWriter:
         ).create(False)
         self._unsynced.append(self.path / COMMIT_GROUP / "zarr.json")
         self._log_fd = os.open(self.path / COMMIT_LOG, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
+        if 0 < self._expected_rows <= self.chunk_rows:  # (one chunk: the last one)
+            self._make_spares()
+
+    def _make_spares(self) -> None:
+        """Make the temporary files of closing's document rewrite ahead.
+
+        The writer's job while the loop records the last chunk it expects: closing then
+        creates no file.
+        """
+        for node in [*self._arrays, *self._derived_arrays, self._group]:
+            if node is not None:
+                node.make_spare()
 
     def _new_buffers(self) -> list[np.ndarray]:
         """A chunk buffer set: a closed writer's of this layout, or new (and touched)."""
@@ -578,9 +593,11 @@ class StoreWriter:
                 _LOG.warning("%s: a recording observer failed and is dropped: %r", self.path, error)
                 self._observers.remove(observer)
                 self.failed_observers.append(observer)
-        if rows == self.chunk_rows and stop < self._expected_rows:  # the next chunk's folders
+        if rows == self.chunk_rows and stop < self._expected_rows:  # the next chunk's files
             for encoder in self._encoders + self._derived_encoders:
                 encoder.prepare(index + 1)
+            if stop + self.chunk_rows >= self._expected_rows:  # (the last chunk's: close's)
+                self._make_spares()
 
     def _fill_derived(self, buffers: list[np.ndarray], index: int, rows: int) -> None:
         """Fill the derived channels' rows of chunk ``index`` not filled yet, up to ``rows``."""
@@ -710,7 +727,11 @@ class StoreWriter:
                 attrs = self._attrs(complete)
                 attrs["reason"] = reason
                 documents.append(self._group.revise({"simrt": attrs}))
-                replace_documents(self.path, documents, durable=self._durable)
+                nodes = [*self._arrays, *self._derived_arrays, self._group]
+                spares = {node.folder / "zarr.json": node.spare for node in nodes}
+                replace_documents(self.path, documents, durable=self._durable, spares=spares)
+                for node in nodes:
+                    node.spare = None  # (filled and renamed)
                 self._commit(rows, *self._last_stamp, complete=bool(complete), reason=reason)
         except OSError as error:
             self._error = error
@@ -720,6 +741,9 @@ class StoreWriter:
                 self._log_fd = None
             for encoder in self._encoders + self._derived_encoders:
                 encoder.discard_ahead()  # (a chunk prepared for rows that never came)
+            for node in [*self._arrays, *self._derived_arrays, self._group]:
+                if node is not None:
+                    node.drop_spare()  # (a close that failed before using it)
             sets = [self._buffers] if self._buffers and not failed else []
             while not self._free.empty():
                 sets.append(self._free.get_nowait())
