@@ -11,6 +11,9 @@ i.e. compilation or cache loads, are made before timing):
 * the same with 16 worlds (16 ``MjData``; the height scans are one cast);
 * Panda (scenes/panda_lab_camera.usda): a 64 x 48 depth camera (image-plane depth and
   normals) on one thread; target <= 1x ``mj_step``.
+* cameras the shortcuts were not designed for: the same camera on the Panda's hand (a
+  moving mount: every ray is cast at every update), and a 64 x 48 camera on a static mount
+  in front of go2 looking at the standing robot (its convex-hull links).
 
 What is timed is what runs and vector environments call after each step: one
 ``LabSensorSet.update`` of all the scene's sensors (contact sensors and IMUs in one compiled
@@ -25,8 +28,10 @@ microseconds per step, the ratio and the load average.
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import time
+from typing import Any
 
 import numpy as np
 
@@ -43,9 +48,12 @@ def _blocks(function, steps: int, block: int = 50) -> float:
 
 
 def measure(
-    scene: str, steps: int, worlds: int = 1
+    scene: str, steps: int, worlds: int = 1, camera: Any = None
 ) -> tuple[float, float, dict[str, tuple[float, bool]], float]:
-    """mj_step [us], the set's update [us], per sensor (us, compiled), per-sensor path [us]."""
+    """mj_step [us], the set's update [us], per sensor (us, compiled), per-sensor path [us].
+
+    ``camera``: a ``RayCasterCameraConfig`` timed alone instead of the scene's sensors.
+    """
     import mujoco
     from pxr import Usd
 
@@ -55,7 +63,12 @@ def measure(
     from runtime.sensors.lab import make_lab_sensors
 
     engine = MujocoEngine(Usd.Stage.Open(scene))
-    sensors = make_lab_sensors(engine, num_envs=worlds)
+    if camera is None:
+        sensors = make_lab_sensors(engine, num_envs=worlds)
+    else:
+        from runtime.sensors.lab import RayCasterCamera
+
+        sensors = {"/Camera": RayCasterCamera(engine, camera, num_envs=worlds)}
     for path, sensor in sensors.items():
         if sensor is None or not sensor.enabled:
             raise SystemExit(f"{path}: sensor disabled")
@@ -107,6 +120,38 @@ def measure(
     return min(step_us), min(sensor_us), per_sensor, reference
 
 
+def _hand_camera() -> Any:
+    """The Panda scene's camera moved to the hand, looking along the gripper."""
+    from runtime.sensors.lab import CameraOffset, PinholeCameraPattern, RayCasterCameraConfig
+
+    return RayCasterCameraConfig(
+        prim_path=".*/panda_hand",
+        offset=CameraOffset(pos=(0.0, 0.0, 0.05), rot=(1.0, 0.0, 0.0, 0.0), convention="ros"),
+        pattern_cfg=PinholeCameraPattern(width=64, height=48, focal_length=12.0),
+        data_types=["distance_to_image_plane", "normals"],
+        mesh_prim_paths=["/World/Ground", "/World/Table", "/World/RedBox", "/World/Panda"],
+    )
+
+
+def _go2_camera() -> Any:
+    """A camera on the ground prim, 1.2 m in front of go2 and 0.6 m up, facing it."""
+    from runtime.sensors.lab import CameraOffset, PinholeCameraPattern, RayCasterCameraConfig
+
+    half_yaw, half_pitch = math.pi / 2.0, 0.15  # yaw 180 degrees, then pitch down 0.3 rad
+    rot = (
+        math.cos(half_yaw) * math.cos(half_pitch),
+        -math.sin(half_yaw) * math.sin(half_pitch),
+        math.cos(half_yaw) * math.sin(half_pitch),
+        math.sin(half_yaw) * math.cos(half_pitch),
+    )
+    return RayCasterCameraConfig(
+        prim_path="/World/Ground",
+        offset=CameraOffset(pos=(1.2, 0.0, 0.65), rot=rot, convention="world"),
+        pattern_cfg=PinholeCameraPattern(width=64, height=48, focal_length=12.0),
+        data_types=["distance_to_image_plane", "normals"],
+    )
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=2000)
@@ -114,14 +159,19 @@ def main() -> int:
     import numba
 
     numba.set_num_threads(1)
-    for label, scene, target, worlds in (
+    for label, scene, target, worlds, camera in (
         ("go2: 4-foot contact (air time, history 3) + IMU + 187-ray height scan",
-         "scenes/go2_lab_sensors.usda", 0.3, 1),
+         "scenes/go2_lab_sensors.usda", 0.3, 1, None),
         ("go2, 16 worlds (mj_step of each world; sensors of all)",
-         "scenes/go2_lab_sensors.usda", 0.3, 16),
-        ("panda: 64 x 48 depth camera, one thread", "scenes/panda_lab_camera.usda", 1.0, 1),
+         "scenes/go2_lab_sensors.usda", 0.3, 16, None),
+        ("panda: 64 x 48 depth camera, one thread", "scenes/panda_lab_camera.usda", 1.0, 1,
+         None),
+        ("panda: the 64 x 48 camera on the hand (moving mount), one thread",
+         "scenes/panda_lab_camera.usda", 1.0, 1, _hand_camera()),
+        ("go2: a 64 x 48 camera on a static mount looking at the robot, one thread",
+         "scenes/go2_lab_sensors.usda", 1.0, 1, _go2_camera()),
     ):  # fmt: skip
-        step, sensors, parts, reference = measure(scene, args.steps, worlds)
+        step, sensors, parts, reference = measure(scene, args.steps, worlds, camera)
         ratio = sensors / step
         print(f"{label}   (load average {os.getloadavg()[0]:.2f})")  # noqa: T201
         print(  # noqa: T201

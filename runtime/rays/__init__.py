@@ -16,8 +16,10 @@ Typical use::
 
 Modules: :mod:`~runtime.rays.scene` (``RayScene``), :mod:`~runtime.rays.backends` (the
 ``RayBackend`` protocol, the Numba backend, threads), :mod:`~runtime.rays.embree` (the
-embreex backend), :mod:`~runtime.rays.kernels` (the compiled face other packages' kernels
-call).
+embreex backend), :mod:`~runtime.rays.views` (``PinholeView``: a fixed camera's images,
+the static part cast once), :mod:`~runtime.rays.box_scenes` (``box_scene_rows``: scenes of
+world-aligned boxes cast without the BVH), :mod:`~runtime.rays.kernels` (the compiled face
+other packages' kernels call).
 
 Importing this package loads neither ``pxr`` nor ``numba`` nor ``trimesh``.
 """
@@ -33,15 +35,19 @@ from runtime.rays.backends import (
     make_ray_backend,
     resolve_threads,
 )
+from runtime.rays.box_scenes import box_scene_rows
 from runtime.rays.scene import RayScene
+from runtime.rays.views import PinholeView
 
 __all__ = [
     "BACKEND_NAMES",
     "PARALLEL_MIN_RAYS",
     "NumbaBvhBackend",
+    "PinholeView",
     "RayBackend",
     "RayScene",
     "SolidShape",
+    "box_scene_rows",
     "make_ray_backend",
     "resolve_threads",
 ]

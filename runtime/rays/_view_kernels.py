@@ -146,7 +146,7 @@ def view_update_kernel(
     solid_actors,
     group_solid_ranges,
     group_solid_boxes,
-    moving_solid_ranges,
+    solid_ranges_by_group,
     view_f,
     view_i,
     moving_groups,
@@ -189,7 +189,7 @@ def view_update_kernel(
     of its box, ``group_bounds``, one pixel of margin; the whole image when a corner is not
     in front of the camera), each pixel's ray through the group's world box and BVH with
     the pixel's best hit so far as the limit; the analytic solids of the moving groups
-    (``moving_solid_ranges``) on the union of their groups' rectangles
+    group by group on the rectangle of its analytic solids' bounding spheres
     (:func:`scene_solid_hits_kernel` on the gathered rays); the images of the pixels that
     changed now or last update.
 
@@ -215,7 +215,8 @@ def view_update_kernel(
         solid_actors: actor per solid, shape (S,), int64.
         group_solid_ranges: (first solid, count) per group, shape (G, 2), int64.
         group_solid_boxes: group-frame box around each group's solids, shape (G, 6).
-        moving_solid_ranges: ``group_solid_ranges`` with the static groups' counts 0.
+        solid_ranges_by_group: per moving group k, ``group_solid_ranges`` with every
+            other group's count 0, shape (K, G, 2), int64.
         view_f: camera position (3), orientation (4, w x y z; x forward, y left, z up),
             fx, fy, cx, cy [pixels], max distance [m]; shape (12,), float64.
         view_i: width, height, clipping, first static solid containing the camera (-1
@@ -321,24 +322,37 @@ def view_update_kernel(
             )  # fmt: skip
         io_changed_count[env] = -1
         return
-    # -- 3. triangles of the moving groups on their pixel rectangles; the rays of the
-    # analytic solids' rectangles gathered (each pixel once)
-    hit_count, solid_count = view_moving_kernel(
+    # -- 3. triangles of the moving groups on their pixel rectangles; the rectangles of
+    # their analytic solids
+    hit_count = view_moving_kernel(
         stamp, ox, oy, oz, wide_nodes, leaf_triangles, leaf_ids, wide_roots, face_actors,
-        face_normals, double_sided, solid_kinds, moving_solid_ranges, view_f, view_i,
+        face_normals, double_sided, solid_kinds, solid_ranges_by_group, view_f, view_i,
         moving_groups, group_bounds, directions, inverse_directions, max_distances, io_t,
         io_actors, io_normals, io_group_positions, io_group_orientations, io_world_boxes,
         scratch_i, scratch_f,
     )  # fmt: skip
-    # -- 4. analytic solids of the moving groups on the gathered rays
-    if solid_count > 0:
-        g_origins = scratch_3[0, :solid_count]
-        g_directions = scratch_3[1, :solid_count]
-        g_normals = scratch_3[2, :solid_count]
-        g_max = gather_max[:solid_count]
-        g_t = gather_t[:solid_count]
-        g_actors = g_actors_all[:solid_count]
-        for j in range(solid_count):
+    # -- 4. analytic solids of the moving groups, group by group on their rectangles
+    width = view_i[0]
+    solid_rects = scratch_i[1]
+    for k in range(moving_count):
+        u0 = solid_rects[4 * k]
+        u1 = solid_rects[4 * k + 1]
+        v0 = solid_rects[4 * k + 2]
+        v1 = solid_rects[4 * k + 3]
+        if u0 > u1 or v0 > v1:
+            continue
+        count = 0
+        for v in range(v0, v1 + 1):
+            for u in range(u0, u1 + 1):
+                gathered[count] = v * width + u
+                count += 1
+        g_origins = scratch_3[0, :count]
+        g_directions = scratch_3[1, :count]
+        g_normals = scratch_3[2, :count]
+        g_max = gather_max[:count]
+        g_t = gather_t[:count]
+        g_actors = g_actors_all[:count]
+        for j in range(count):
             p = gathered[j]
             for a in range(3):
                 g_origins[j, a] = origins[p, a]
@@ -349,10 +363,10 @@ def view_update_kernel(
             g_actors[j] = -2  # (a solid hit writes its actor)
         scene_solid_hits_kernel(
             solid_kinds, solid_positions, solid_orientations, solid_params, solid_bounds,
-            solid_actors, moving_solid_ranges, group_solid_boxes, io_group_positions,
+            solid_actors, solid_ranges_by_group[k], group_solid_boxes, io_group_positions,
             io_group_orientations, g_origins, g_directions, g_max, g_t, g_actors, g_normals,
         )  # fmt: skip
-        for j in range(solid_count):
+        for j in range(count):
             if g_actors[j] == -2:
                 continue
             p = gathered[j]
@@ -465,7 +479,7 @@ def view_moving_kernel(
     face_normals,
     double_sided,
     solid_kinds,
-    moving_solid_ranges,
+    solid_ranges_by_group,
     view_f,
     view_i,
     moving_groups,
@@ -487,17 +501,17 @@ def view_moving_kernel(
     Without Numba's runtime (no reference counting of the arrays in the pixel loops).
     Arguments as :func:`view_update_kernel` documents them; ``stamp`` is this call's
     stamp, (ox, oy, oz) the camera position. The pixels whose hit changed are listed in
-    ``scratch_i[2]``, the pixels of the analytic solids' rectangles in ``scratch_i[3]``.
+    ``scratch_i[2]``; each moving group's rectangle of analytic solids (u0, u1, v0, v1;
+    empty when u0 > u1) in ``scratch_i[1, 4 k : 4 k + 4]``.
 
     Returns:
-        ``(hit_count, solid_count)``: the lengths of the two lists.
+        The length of the list of changed pixels.
     """
     width = view_i[0]
     height = view_i[1]
     stamp_pixels = scratch_i[0]
-    stamp_solids = scratch_i[1]
+    solid_rects = scratch_i[1]
     hits = scratch_i[2]
-    gathered = scratch_i[3]
     stack_ref = scratch_i[5, :WIDE_STACK_SIZE]
     stack_count = scratch_i[5, WIDE_STACK_SIZE : 2 * WIDE_STACK_SIZE]
     order_c = scratch_i[5, 2 * WIDE_STACK_SIZE : 2 * WIDE_STACK_SIZE + NODE_WIDTH]
@@ -518,29 +532,25 @@ def view_moving_kernel(
     cx = view_f[9]
     cy = view_f[10]
     hit_count = 0
-    solid_count = 0
     for k in range(moving_count):
         g = moving_groups[k]
         has_triangles = wide_roots[g] >= 0
         has_solids = False
-        first = moving_solid_ranges[g, 0]
-        for s in range(first, first + moving_solid_ranges[g, 1]):
+        first = solid_ranges_by_group[k, g, 0]
+        for s in range(first, first + solid_ranges_by_group[k, g, 1]):
             if solid_kinds[s] != SOLID_CONVEX:
                 has_solids = True
-        if not has_triangles and not has_solids:
-            continue
-        if has_solids:  # the rays the solids pass are gathered (each pixel once)
+        # the pixel rectangle of the group's analytic solids (empty: none)
+        u0, u1, v0, v1 = 1, 0, 1, 0
+        if has_solids:
             u0, u1, v0, v1 = _pixel_rectangle(
                 view_f, group_positions, group_orientations, g, group_bounds, k, 6, fx,
                 fy, cx, cy, width, height,
             )  # fmt: skip
-            for v in range(v0, v1 + 1):
-                for u in range(u0, u1 + 1):
-                    p = v * width + u
-                    if stamp_solids[p] != stamp:
-                        stamp_solids[p] = stamp
-                        gathered[solid_count] = p
-                        solid_count += 1
+        solid_rects[4 * k] = u0
+        solid_rects[4 * k + 1] = u1
+        solid_rects[4 * k + 2] = v0
+        solid_rects[4 * k + 3] = v1
         if not has_triangles:
             continue
         u0, u1, v0, v1 = _pixel_rectangle(
@@ -615,4 +625,4 @@ def view_moving_kernel(
                     stamp_pixels[p] = stamp
                     hits[hit_count] = p
                     hit_count += 1
-    return hit_count, solid_count
+    return hit_count

@@ -24,6 +24,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from runtime._compile.jit import compiled_entry
+
 __all__ = ["PinholeView"]
 
 
@@ -118,8 +120,9 @@ class PinholeView:
         static_ranges_all = np.array(group_solid_ranges, np.int64).reshape(g, 2)
         static_ranges = static_ranges_all.copy()
         static_ranges[moving, 1] = 0
-        moving_ranges = np.array(group_solid_ranges, np.int64).reshape(g, 2)
-        moving_ranges[np.setdiff1d(np.arange(g), moving), 1] = 0
+        ranges_by_group = np.zeros((moving.size, g, 2), np.int64)
+        for k, group in enumerate(moving):
+            ranges_by_group[k, group] = np.reshape(group_solid_ranges, (g, 2))[group]
         self._positions = group_positions.copy()
         self._orientations = group_orientations.copy()
         self._world_boxes = np.zeros((g, 6))
@@ -185,12 +188,13 @@ class PinholeView:
             self.static_normals.copy(),
         )
         self._kernel = kernels.view_update_kernel
+        self._entry = None  # the compiled entry point, after the first call
         self._arguments_scene = (
             b.wide_nodes, b.leaf_triangles, b.leaf_ids, roots, local_boxes, face_actors,
             face_normals, double_sided, solid_kinds, solid_positions, solid_orientations,
             solid_params, solid_plane_ranges, planes, solid_bounds, solid_actors,
             np.ascontiguousarray(np.reshape(group_solid_ranges, (g, 2)), np.int64),
-            group_solid_boxes, np.ascontiguousarray(moving_ranges), view_f, self._view_i,
+            group_solid_boxes, ranges_by_group, view_f, self._view_i,
             self.moving_groups, np.ascontiguousarray(group_rows[moving]), bounds, origins,
             directions, inverse, max_distances, forward, self.static_distances, self.static_actors,
             self.static_normals, *self._work, self._positions, self._orientations,
@@ -230,16 +234,69 @@ class PinholeView:
 
         Args:
             env: the world (row of the outputs).
-            body_positions: body origins [stage units], shape (B, 3), float64,
-                C-contiguous, world (rows per ``group_rows``).
+            body_positions: body origins [stage units], shape (B, 3), float64, world (rows
+                per ``group_rows``).
             body_orientations: body orientations (w, x, y, z), shape (B, 4), float64.
             out_plane: distance to the image plane, shape (N, P), float64 (row updated).
             out_camera: distance to the camera, shape (N, P), float64 (row updated).
             out_normals: world normals (misses inf), shape (N, P, 3), float64.
             out_actors: hit actor (index into the scene's ``actor_paths``) or -1, shape
                 (N, P), int64.
+
+        Raises:
+            ValueError: an array of the wrong shape or dtype, or ``env`` out of range.
         """
-        self._kernel(
+        n, p = self.num_envs, self.width * self.height
+        rows = int(self._arguments_scene[22].max(initial=-1)) + 1
+        for name, array, shape, dtype in (
+            ("body_positions", body_positions, (None, 3), np.float64),
+            ("body_orientations", body_orientations, (None, 4), np.float64),
+            ("out_plane", out_plane, (n, p), np.float64),
+            ("out_camera", out_camera, (n, p), np.float64),
+            ("out_normals", out_normals, (n, p, 3), np.float64),
+            ("out_actors", out_actors, (n, p), np.int64),
+        ):
+            good = (
+                isinstance(array, np.ndarray)
+                and array.dtype == dtype
+                and array.flags.c_contiguous
+                and array.ndim == len(shape)
+                and all(s is None or s == a for s, a in zip(shape, array.shape, strict=True))
+            )
+            if not good:
+                raise ValueError(f"{name}: expected C-contiguous {np.dtype(dtype).name} {shape}")
+        if body_positions.shape[0] < rows or body_orientations.shape[0] < rows:
+            raise ValueError(f"body poses: {rows} rows needed")
+        if not 0 <= int(env) < n:
+            raise ValueError(f"env {env} out of range for {n} worlds")
+        self.update_trusted(
+            int(env), body_positions, body_orientations, out_plane, out_camera, out_normals,
+            out_actors,
+        )  # fmt: skip
+
+    def update_trusted(
+        self,
+        env: int,
+        body_positions: np.ndarray,
+        body_orientations: np.ndarray,
+        out_plane: np.ndarray,
+        out_camera: np.ndarray,
+        out_normals: np.ndarray,
+        out_actors: np.ndarray,
+    ) -> None:
+        """:meth:`update` without its checks, for callers that own checked arrays.
+
+        Every array must already have the documented dtype, shape and C order (MuJoCo's
+        ``xpos`` / ``xquat`` do), ``env`` an int in range: the compiled entry point
+        converts them without checking.
+        """
+        args = (
             env, body_positions, body_orientations, *self._arguments_scene, out_plane,
             out_camera, out_normals, out_actors,
         )  # fmt: skip
+        entry = self._entry
+        if entry is None:
+            self._kernel(*args)
+            self._entry = compiled_entry(self._kernel, args)
+        else:
+            entry(*args)

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from runtime.rays.views import PinholeView
+from runtime.rays import PinholeView
 from runtime.sensors.lab._lab_kernels import camera_images_kernel
 from runtime.sensors.lab._math import quat_conjugate, quat_from_matrix, quat_multiply
 from runtime.sensors.lab.config import PinholeCameraPattern
@@ -208,7 +208,7 @@ class RayCasterCamera(RayCaster):
         ids = self.data.ray_hit_ids
         for env in envs:
             data = datas[env]
-            view.update(env, data.xpos, data.xquat, plane, camera, normals, ids)
+            view.update_trusted(env, data.xpos, data.xquat, plane, camera, normals, ids)
 
     def _finish(self, env: int, buffers: tuple) -> None:
         super()._finish(env, buffers)

@@ -24,7 +24,8 @@ from typing import Any
 
 import numpy as np
 
-from runtime.rays.box_scenes import box_scene_rows
+from runtime._compile.jit import compiled_entry
+from runtime.rays import box_scene_rows
 from runtime.sensors.lab._lab_kernels import (
     ray_caster_boxes_kernel,
     ray_frame_kernel,
@@ -200,6 +201,15 @@ class RayCaster(LabSensor):
             np.tile(self.bodies.static_orientations[self._entity], (self.num_envs, 1)),
         )
         self._max_distance = float(distance)
+        if self._boxes is not None:
+            out = self._ray_data
+            self._boxes_arguments = (
+                *self._body_poses, self._offset_pos, self._offset_rot, self._drift,
+                self._alignment, self.ray_starts, self.ray_directions, self._max_distance,
+                *self._boxes, out.pos_w, out.quat_w, out.ray_hits_w, out.ray_distances,
+                out.ray_hit_ids,
+            )  # fmt: skip
+        self._boxes_entry = None
 
     def _setup_alignment(self) -> None:
         alignment = self.config.ray_alignment
@@ -365,13 +375,13 @@ class RayCaster(LabSensor):
                 positions[env] = data.xpos[body]
                 orientations[env] = data.xquat[body]
         rows = self._all_envs if len(envs) == self.num_envs else np.asarray(envs, np.int64)
-        boxes, actors = self._boxes
-        out = self._ray_data
-        ray_caster_boxes_kernel(
-            rows, positions, orientations, self._offset_pos, self._offset_rot, self._drift,
-            self._alignment, self.ray_starts, self.ray_directions, self._max_distance, boxes,
-            actors, out.pos_w, out.quat_w, out.ray_hits_w, out.ray_distances, out.ray_hit_ids,
-        )  # fmt: skip
+        args = (rows, *self._boxes_arguments)
+        entry = self._boxes_entry
+        if entry is None:  # (the first call compiles or loads, then its entry point is kept)
+            ray_caster_boxes_kernel(*args)
+            self._boxes_entry = compiled_entry(ray_caster_boxes_kernel, args)
+        else:
+            entry(*args)
 
     def _update_worlds(self, envs: Sequence[int], datas: Sequence[Any]) -> None:
         if self._boxes is not None:
