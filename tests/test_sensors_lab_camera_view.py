@@ -140,3 +140,25 @@ def test_camera_on_a_moving_link_casts_every_ray(panda):
         got = camera.data.output["distance_to_camera"][0].reshape(-1)
         np.testing.assert_array_equal(got, distances)
     assert math.isfinite(got.min())
+
+
+def test_view_checks_its_inputs_and_rewrites_after_invalidate(panda):
+    camera = next(iter(make_lab_sensors(panda).values()))
+    view = camera._view
+    data = mujoco.MjData(panda.model)
+    mujoco.mj_kinematics(panda.model, data)
+    with pytest.raises(ValueError, match="env"):
+        view.update(1, data.xpos, data.xquat)
+    with pytest.raises(ValueError, match="body_positions"):
+        view.update(0, np.asfortranarray(np.tile(data.xpos, (1, 2)))[:, :3], data.xquat)
+    with pytest.raises(ValueError, match="body_orientations"):
+        view.update(0, data.xpos, data.xquat[:-1])
+    camera.update([data], panda.dt)
+    image = camera.data.output["distance_to_image_plane"]
+    expected = image.copy()
+    image[:] = -1.0  # written over: only invalidate() makes the view rewrite every pixel
+    camera.update([data], panda.dt)
+    assert np.count_nonzero(image == -1.0) > 1000
+    view.invalidate()
+    camera.update([data], panda.dt)
+    np.testing.assert_array_equal(image, expected)

@@ -24,7 +24,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from runtime._compile.jit import compiled_entry
+from runtime._compile.native_call import In, Out, native_kernel
 
 __all__ = ["PinholeView"]
 
@@ -50,13 +50,19 @@ class PinholeView:
             (G, 3), world (rows of moving groups unused).
         group_orientations: their orientations (w, x, y, z), shape (G, 4).
         forward: each ray's component along the optical axis, shape (P,).
+        out_plane: distance to the image plane per world, shape (N, P), float64,
+            C-contiguous (written by :meth:`update`; kept).
+        out_camera: distance to the camera, shape (N, P), float64 (the same).
+        out_normals: world normals (misses inf), shape (N, P, 3), float64 (the same).
+        out_actors: hit actor (index into the scene's ``actor_paths``) or -1, shape (N, P),
+            int64 (the same).
         clipping: 0 none (misses inf), 1 max (misses and farther: ``max_distance``),
             2 zero (misses and farther: 0).
-        num_envs: worlds N (each keeps its own list of changed pixels).
+        body_count: rows of the pose arrays :meth:`update` takes (B).
 
     Raises:
         ValueError: the scene is not a Numba-backend scene, or an array has the wrong
-            shape.
+            shape, dtype or order.
     """
 
     def __init__(
@@ -73,10 +79,14 @@ class PinholeView:
         group_positions: np.ndarray,
         group_orientations: np.ndarray,
         forward: np.ndarray,
+        out_plane: np.ndarray,
+        out_camera: np.ndarray,
+        out_normals: np.ndarray,
+        out_actors: np.ndarray,
         clipping: int = 0,
-        num_envs: int = 1,
+        body_count: int = 0,
     ) -> None:
-        from runtime.rays import _view_kernels as kernels
+        from runtime.rays import _view_kernels as k
         from runtime.rays._scene_cast_kernels import scene_cast_kernel
         from runtime.rays._solid_kernels import SOLID_CONVEX, scene_inside_solid_kernel
 
@@ -84,25 +94,36 @@ class PinholeView:
             raise ValueError("PinholeView needs a RayScene with the Numba backend")
         width, height = int(width), int(height)
         pixels = width * height
+        num_envs = out_plane.shape[0] if out_plane.ndim == 2 else -1
         directions = np.ascontiguousarray(directions, np.float64)
         forward = np.ascontiguousarray(forward, np.float64)
         g = scene.group_count
         group_rows = np.ascontiguousarray(group_rows, np.int64)
         group_positions = np.ascontiguousarray(np.array(group_positions, np.float64))
         group_orientations = np.ascontiguousarray(np.array(group_orientations, np.float64))
-        for name, array, shape in (
-            ("directions", directions, (pixels, 3)),
-            ("forward", forward, (pixels,)),
-            ("group_rows", group_rows, (g,)),
-            ("group_positions", group_positions, (g, 3)),
-            ("group_orientations", group_orientations, (g, 4)),
+        for name, array, shape, dtype in (
+            ("directions", directions, (pixels, 3), np.float64),
+            ("forward", forward, (pixels,), np.float64),
+            ("group_rows", group_rows, (g,), np.int64),
+            ("group_positions", group_positions, (g, 3), np.float64),
+            ("group_orientations", group_orientations, (g, 4), np.float64),
+            ("out_plane", out_plane, (num_envs, pixels), np.float64),
+            ("out_camera", out_camera, (num_envs, pixels), np.float64),
+            ("out_normals", out_normals, (num_envs, pixels, 3), np.float64),
+            ("out_actors", out_actors, (num_envs, pixels), np.int64),
         ):
-            if array.shape != shape:
-                raise ValueError(f"{name}: expected shape {shape}, got {array.shape}")
+            if array.shape != shape or array.dtype != dtype or not array.flags.c_contiguous:
+                raise ValueError(
+                    f"{name}: expected C-contiguous {np.dtype(dtype).name} {shape}, got "
+                    f"{array.dtype} {array.shape}"
+                )
+        if group_rows.max(initial=-1) >= body_count:
+            raise ValueError(f"group_rows: rows up to {group_rows.max()}, body_count {body_count}")
         self.scene = scene
         self.width, self.height = width, height
         self.num_envs = int(num_envs)
-        head, tail = scene.fused_arguments(pixels)
+        self.body_count = int(body_count)
+        _, tail = scene.fused_arguments(pixels)
         b = scene.backend
         (face_groups, face_actors, face_normals, solid_groups, solid_kinds, solid_positions,
          solid_orientations, solid_params, solid_plane_ranges, planes, solid_bounds,
@@ -110,64 +131,61 @@ class PinholeView:
          _) = tail  # fmt: skip
         roots = np.asarray(b.wide_roots, np.int64)
         local_boxes = np.ascontiguousarray(b.local_boxes, np.float64)
+        ranges = np.array(group_solid_ranges, np.int64).reshape(g, 2)
+        kinds = np.asarray(solid_kinds, np.int64)
         moving = np.flatnonzero(group_rows >= 0)
-        self.moving_groups = np.ascontiguousarray(moving, np.int64)
         origins = np.ascontiguousarray(np.tile(np.asarray(position, np.float64), (pixels, 1)))
         max_distances = np.full(pixels, float(max_distance))
         # -- the static cast: the scene's own kernel with the moving groups left out
         static_roots = roots.copy()
         static_roots[moving] = -1
-        static_ranges_all = np.array(group_solid_ranges, np.int64).reshape(g, 2)
-        static_ranges = static_ranges_all.copy()
+        static_ranges = ranges.copy()
         static_ranges[moving, 1] = 0
-        ranges_by_group = np.zeros((moving.size, g, 2), np.int64)
-        for k, group in enumerate(moving):
-            ranges_by_group[k, group] = np.reshape(group_solid_ranges, (g, 2))[group]
-        self._positions = group_positions.copy()
-        self._orientations = group_orientations.copy()
-        self._world_boxes = np.zeros((g, 6))
-        self.static_distances = np.empty(pixels)
-        self.static_actors = np.empty(pixels, np.int64)
-        self.static_normals = np.empty((pixels, 3))
+        positions = group_positions.copy()
+        orientations = group_orientations.copy()
+        world_boxes = np.zeros((g, 6))
+        static_t = np.empty(pixels)
+        static_actors = np.empty(pixels, np.int64)
+        static_normals = np.empty((pixels, 3))
         scene_cast_kernel(
             b.wide_nodes, b.leaf_triangles, b.leaf_ids, static_roots, local_boxes,
             np.full(g, -1, np.int64), np.zeros((0, 3)), np.zeros((0, 4)), face_groups,
             face_actors, face_normals, solid_groups, solid_kinds, solid_positions,
             solid_orientations, solid_params, solid_plane_ranges, planes, solid_bounds,
             solid_actors, static_ranges, group_solid_boxes, origins, directions,
-            max_distances, double_sided, self._positions, self._orientations,
-            self._world_boxes, np.empty(pixels, np.int64), np.empty(pixels, np.int64),
-            self.static_distances, self.static_actors, self.static_normals, 1,
+            max_distances, double_sided, positions, orientations, world_boxes,
+            np.empty(pixels, np.int64), np.empty(pixels, np.int64), static_t, static_actors,
+            static_normals, 1,
         )  # fmt: skip
         inside = np.empty(1, np.int64)
         scene_inside_solid_kernel(
             solid_groups, solid_kinds, solid_positions, solid_orientations, solid_params,
             solid_plane_ranges, planes, solid_bounds, static_ranges, group_solid_boxes,
-            self._positions, self._orientations, origins[:1], inside,
+            positions, orientations, origins[:1], inside,
         )  # fmt: skip
-        # -- bounds of the moving groups, group frame: their triangles' box, and the box
-        # around the bounding spheres of their analytic solids (empty: lo > hi)
+        self.static_distances, self.static_actors = static_t, static_actors
+        self.static_normals = static_normals
+        # -- the moving groups' boxes, group frame: their triangles', and the box around
+        # the bounding spheres of their analytic solids
         bounds = np.zeros((moving.size, 12))
-        bounds[:, 6:9] = np.inf
-        bounds[:, 9:] = -np.inf
-        kinds = np.asarray(solid_kinds)
-        sphere_bounds = np.asarray(solid_bounds).reshape(-1, 4)
-        for k, group in enumerate(moving):
+        sphere_bounds = np.asarray(solid_bounds, np.float64).reshape(-1, 4)
+        most_solids = 1
+        for k_, group in enumerate(moving):
             if roots[group] >= 0:
-                bounds[k, :6] = local_boxes[group]
-            first, count = static_ranges_all[group]
-            for s in range(first, first + count):
-                if kinds[s] == SOLID_CONVEX:
-                    continue  # (their triangles are in the triangle box)
-                c, r = sphere_bounds[s, :3], sphere_bounds[s, 3]
-                bounds[k, 6:9] = np.minimum(bounds[k, 6:9], c - r)
-                bounds[k, 9:] = np.maximum(bounds[k, 9:], c + r)
-        with np.errstate(divide="ignore"):  # (inverse_direction_kernel's values)
-            inverse = np.where(np.abs(directions) > 1e-30, 1.0 / directions, 0.0)
-        inverse[np.abs(directions) <= 1e-30] = 1e30
-        inverse[(np.abs(directions) <= 1e-30) & (directions < 0.0)] = -1e30
+                bounds[k_, :6] = local_boxes[group]
+            first, count = ranges[group]
+            analytic = [s for s in range(first, first + count) if kinds[s] != SOLID_CONVEX]
+            most_solids = max(most_solids, len(analytic))
+            if analytic:
+                spheres = sphere_bounds[analytic]
+                bounds[k_, 6:9] = (spheres[:, :3] - spheres[:, 3:]).min(axis=0)
+                bounds[k_, 9:] = (spheres[:, :3] + spheres[:, 3:]).max(axis=0)
+        with np.errstate(divide="ignore"):  # inverse_direction_kernel's values
+            inverse = 1.0 / directions
+        tiny = np.abs(directions) <= 1e-30
+        inverse[tiny] = np.where(directions[tiny] >= 0.0, 1e30, -1e30)
         fx, fy, cx, cy = (float(v) for v in intrinsics)
-        view_f = np.array(
+        view = np.array(
             [
                 *np.asarray(position, np.float64),
                 *np.asarray(orientation, np.float64),
@@ -178,30 +196,76 @@ class PinholeView:
                 float(max_distance),
             ]  # fmt: skip
         )
-        self._view_i = np.array([width, height, int(clipping), int(inside[0]), 0], np.int64)
-        self._changed = np.zeros((self.num_envs, pixels), np.int64)
-        self._changed_count = np.full(self.num_envs, -1, np.int64)
-        columns = kernels.view_scratch_width(pixels)
-        self._work = (
-            self.static_distances.copy(),
-            self.static_actors.copy(),
-            self.static_normals.copy(),
-        )
-        self._kernel = kernels.view_update_kernel
-        self._entry = None  # the compiled entry point, after the first call
-        self._arguments_scene = (
-            b.wide_nodes, b.leaf_triangles, b.leaf_ids, roots, local_boxes, face_actors,
-            face_normals, double_sided, solid_kinds, solid_positions, solid_orientations,
-            solid_params, solid_plane_ranges, planes, solid_bounds, solid_actors,
-            np.ascontiguousarray(np.reshape(group_solid_ranges, (g, 2)), np.int64),
-            group_solid_boxes, ranges_by_group, view_f, self._view_i,
-            self.moving_groups, np.ascontiguousarray(group_rows[moving]), bounds, origins,
-            directions, inverse, max_distances, forward, self.static_distances, self.static_actors,
-            self.static_normals, *self._work, self._positions, self._orientations,
-            self._world_boxes, self._changed, self._changed_count,
-            np.zeros((kernels.VIEW_SCRATCH_INTS, columns), np.int64),
-            np.zeros((kernels.VIEW_SCRATCH_FLOATS, columns)), np.zeros((3, pixels, 3)),
+        params = np.zeros(k.V_SLOTS, np.int64)
+        params[[k.V_WIDTH, k.V_HEIGHT, k.V_CLIPPING, k.V_INSIDE, k.V_DOUBLE_SIDED]] = (
+            width, height, int(clipping), int(inside[0]), int(bool(double_sided)),
         )  # fmt: skip
+        floats = {
+            k.F_LOCAL_BOXES: local_boxes,
+            k.F_FACE_NORMALS: np.reshape(face_normals, (-1, 3)),
+            k.F_SOLID_POSITIONS: np.reshape(solid_positions, (-1, 3)),
+            k.F_SOLID_ORIENTATIONS: np.reshape(solid_orientations, (-1, 4)),
+            k.F_SOLID_PARAMS: np.reshape(solid_params, (-1, 3)),
+            k.F_PLANES: np.reshape(planes, (-1, 4)),
+            k.F_SOLID_BOUNDS: sphere_bounds,
+            k.F_GROUP_SOLID_BOXES: np.reshape(group_solid_boxes, (g, 6)),
+            k.F_VIEW: view.reshape(1, -1),
+            k.F_GROUP_BOUNDS: bounds,
+            k.F_DIRECTIONS: directions,
+            k.F_INVERSE: inverse,
+            k.F_MAX: max_distances.reshape(-1, 1),
+            k.F_FORWARD: forward.reshape(-1, 1),
+            k.F_STATIC_T: static_t.reshape(-1, 1),
+            k.F_STATIC_NORMALS: static_normals,
+            k.F_T: static_t.reshape(-1, 1),
+            k.F_NORMALS: static_normals,
+            k.F_GROUP_POSITIONS: positions,
+            k.F_GROUP_ORIENTATIONS: orientations,
+            k.F_WORLD_BOXES: world_boxes,
+            k.F_FRAMES: np.zeros((most_solids, 16)),
+            k.F_STACK: np.zeros((k.WIDE_STACK_SIZE + 3 * k.NODE_WIDTH, 1)),
+        }
+        ints = {
+            k.I_ROOTS: roots.reshape(-1, 1),
+            k.I_FACE_ACTORS: np.reshape(face_actors, (-1, 1)),
+            k.I_SOLID_KINDS: kinds.reshape(-1, 1),
+            k.I_PLANE_RANGES: np.reshape(solid_plane_ranges, (-1, 2)),
+            k.I_SOLID_ACTORS: np.reshape(solid_actors, (-1, 1)),
+            k.I_GROUP_SOLID_RANGES: ranges,
+            k.I_PARAMS: params.reshape(1, -1),
+            k.I_MOVING: moving.reshape(-1, 1),
+            k.I_ROWS: group_rows[moving].reshape(-1, 1),
+            k.I_STATIC_ACTORS: static_actors.reshape(-1, 1),
+            k.I_ACTORS: static_actors.reshape(-1, 1),
+            k.I_CHANGED: np.zeros((self.num_envs, pixels), np.int64),
+            k.I_CHANGED_COUNT: np.full((self.num_envs, 1), -1, np.int64),
+            k.I_STAMPS: np.zeros((pixels, 1), np.int64),
+            k.I_HITS: np.zeros((pixels, 1), np.int64),
+            k.I_STACK: np.zeros((2 * k.WIDE_STACK_SIZE + k.NODE_WIDTH, 1), np.int64),
+            k.I_FRAME_ROWS: np.zeros((most_solids, 1), np.int64),
+        }
+        self._block_f, self._block_i, self._slots = _pack(floats, ints, k.F_SLOTS, k.I_SLOTS)
+        self._env_at = self._slots[("i", k.I_PARAMS)] + k.V_ENV
+        self._count_at = self._slots[("i", k.I_CHANGED_COUNT)]
+        self._arguments = (
+            np.ascontiguousarray(b.wide_nodes).reshape(-1),
+            np.ascontiguousarray(b.leaf_triangles).reshape(-1),
+            np.ascontiguousarray(b.leaf_ids).reshape(-1),
+            self._block_f, self._block_i, out_plane.reshape(-1), out_camera.reshape(-1),
+            out_normals.reshape(-1), out_actors.reshape(-1),
+        )  # fmt: skip
+        self._kernel = k.view_kernel
+        self._call = None
+        if self.body_count > 0:
+            self._call = native_kernel(
+                k.view_kernel,
+                (
+                    In(np.float64, (self.body_count, 3)),
+                    In(np.float64, (self.body_count, 4)),
+                    *self._arguments,
+                    Out(np.int64, (1,)),
+                ),  # fmt: skip
+            )
 
     @staticmethod
     def supports(scene) -> bool:
@@ -211,92 +275,81 @@ class PinholeView:
 
     def invalidate(self, env: int | None = None) -> None:
         """Rewrite every pixel of world ``env`` (None: every world) at its next update."""
+        counts = self._block_i[self._count_at : self._count_at + self.num_envs]
         if env is None:
-            self._changed_count[:] = -1
+            counts[:] = -1
         else:
-            self._changed_count[env] = -1
+            counts[env] = -1
 
-    def update(
-        self,
-        env: int,
-        body_positions: np.ndarray,
-        body_orientations: np.ndarray,
-        out_plane: np.ndarray,
-        out_camera: np.ndarray,
-        out_normals: np.ndarray,
-        out_actors: np.ndarray,
-    ) -> None:
+    def update(self, env: int, body_positions: np.ndarray, body_orientations: np.ndarray) -> None:
         """World ``env``'s images at the given body poses (only changed pixels written).
 
-        The output arrays must be the same ones at every update of a world (the view
-        rewrites only the pixels that changed since that world's last update; call
-        :meth:`invalidate` after writing to them).
+        The view rewrites only the pixels of its output arrays that changed since that
+        world's last update: call :meth:`invalidate` after writing to them yourself.
 
         Args:
-            env: the world (row of the outputs).
-            body_positions: body origins [stage units], shape (B, 3), float64, world (rows
-                per ``group_rows``).
-            body_orientations: body orientations (w, x, y, z), shape (B, 4), float64.
-            out_plane: distance to the image plane, shape (N, P), float64 (row updated).
-            out_camera: distance to the camera, shape (N, P), float64 (row updated).
-            out_normals: world normals (misses inf), shape (N, P, 3), float64.
-            out_actors: hit actor (index into the scene's ``actor_paths``) or -1, shape
-                (N, P), int64.
+            env: the world (row of the outputs), 0 <= env < N.
+            body_positions: body origins [stage units], shape (body_count, 3), float64,
+                C-contiguous, world (rows per ``group_rows``; MuJoCo's ``xpos``).
+            body_orientations: body orientations (w, x, y, z), shape (body_count, 4)
+                (MuJoCo's ``xquat``).
 
         Raises:
-            ValueError: an array of the wrong shape or dtype, or ``env`` out of range.
+            ValueError: ``env`` out of range, or a pose array of another shape, dtype or
+                order.
         """
-        n, p = self.num_envs, self.width * self.height
-        rows = int(self._arguments_scene[22].max(initial=-1)) + 1
-        for name, array, shape, dtype in (
-            ("body_positions", body_positions, (None, 3), np.float64),
-            ("body_orientations", body_orientations, (None, 4), np.float64),
-            ("out_plane", out_plane, (n, p), np.float64),
-            ("out_camera", out_camera, (n, p), np.float64),
-            ("out_normals", out_normals, (n, p, 3), np.float64),
-            ("out_actors", out_actors, (n, p), np.int64),
+        if not 0 <= env < self.num_envs:
+            raise ValueError(f"env {env} out of range for {self.num_envs} worlds")
+        self._block_i[self._env_at] = env
+        call = self._call
+        if call is not None and call(body_positions, body_orientations) is not None:
+            return  # (the native call: None when an input does not match its plan)
+        for name, array, columns in (
+            ("body_positions", body_positions, 3),
+            ("body_orientations", body_orientations, 4),
         ):
-            good = (
-                isinstance(array, np.ndarray)
-                and array.dtype == dtype
-                and array.flags.c_contiguous
-                and array.ndim == len(shape)
-                and all(s is None or s == a for s, a in zip(shape, array.shape, strict=True))
-            )
-            if not good:
-                raise ValueError(f"{name}: expected C-contiguous {np.dtype(dtype).name} {shape}")
-        if body_positions.shape[0] < rows or body_orientations.shape[0] < rows:
-            raise ValueError(f"body poses: {rows} rows needed")
-        if not 0 <= int(env) < n:
-            raise ValueError(f"env {env} out of range for {n} worlds")
-        self.update_trusted(
-            int(env), body_positions, body_orientations, out_plane, out_camera, out_normals,
-            out_actors,
-        )  # fmt: skip
+            shape = (self.body_count, columns)
+            if (
+                not isinstance(array, np.ndarray)
+                or array.shape != shape
+                or array.dtype != np.float64
+                or not array.flags.c_contiguous
+            ):
+                raise ValueError(f"{name}: expected a C-contiguous float64 array {shape}")
+        self._kernel(body_positions, body_orientations, *self._arguments, np.empty(1, np.int64))
 
-    def update_trusted(
-        self,
-        env: int,
-        body_positions: np.ndarray,
-        body_orientations: np.ndarray,
-        out_plane: np.ndarray,
-        out_camera: np.ndarray,
-        out_normals: np.ndarray,
-        out_actors: np.ndarray,
-    ) -> None:
-        """:meth:`update` without its checks, for callers that own checked arrays.
 
-        Every array must already have the documented dtype, shape and C order (MuJoCo's
-        ``xpos`` / ``xquat`` do), ``env`` an int in range: the compiled entry point
-        converts them without checking.
-        """
-        args = (
-            env, body_positions, body_orientations, *self._arguments_scene, out_plane,
-            out_camera, out_normals, out_actors,
-        )  # fmt: skip
-        entry = self._entry
-        if entry is None:
-            self._kernel(*args)
-            self._entry = compiled_entry(self._kernel, args)
-        else:
-            entry(*args)
+def _pack(
+    floats: dict[int, np.ndarray], ints: dict[int, np.ndarray], f_slots: int, i_slots: int
+) -> tuple[np.ndarray, np.ndarray, dict[tuple[str, int], int]]:
+    """The float64 and int64 blocks of the view kernel (layout first in the int block).
+
+    Returns:
+        ``(block_f, block_i, offsets)``: the blocks, and each slot's first element
+        (``("f", slot)`` / ``("i", slot)``).
+    """
+    header = 3 * (f_slots + i_slots)
+    layout = np.zeros(header, np.int64)
+    offsets: dict[tuple[str, int], int] = {}
+    start = 0
+    for slot in range(f_slots):
+        rows, cols = floats[slot].shape
+        layout[3 * slot : 3 * slot + 3] = (start, rows, cols)
+        offsets[("f", slot)] = start
+        start += rows * cols
+    block_f = np.zeros(max(start, 1))
+    for slot in range(f_slots):
+        at = offsets[("f", slot)]
+        block_f[at : at + floats[slot].size] = floats[slot].reshape(-1)
+    start = header
+    for slot in range(i_slots):
+        rows, cols = ints[slot].shape
+        layout[3 * (f_slots + slot) : 3 * (f_slots + slot) + 3] = (start, rows, cols)
+        offsets[("i", slot)] = start
+        start += rows * cols
+    block_i = np.zeros(start, np.int64)
+    block_i[:header] = layout
+    for slot in range(i_slots):
+        at = offsets[("i", slot)]
+        block_i[at : at + ints[slot].size] = ints[slot].reshape(-1)
+    return block_f, block_i, offsets

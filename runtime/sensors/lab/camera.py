@@ -132,11 +132,12 @@ class RayCasterCamera(RayCaster):
             self._camera_quats(env)
         rows, positions, orientations = self.group_poses()
         k = self._matrix
+        plane, camera, normals = self._images
         self._view = PinholeView(
             self.ray_scene, self.data.pos_w[0], self.data.quat_w_world[0], buffers[1],
             self._shape[1], self._shape[0], (k[0, 0], k[1, 1], k[0, 2], k[1, 2]),
-            float(self._max[0]), rows, positions, orientations, self._forward,
-            self._clipping, self.num_envs,
+            float(self._max[0]), rows, positions, orientations, self._forward, plane, camera,
+            normals, self.data.ray_hit_ids, self._clipping, self.model.nbody,
         )  # fmt: skip
 
     def _setup_pattern(self) -> None:
@@ -204,11 +205,9 @@ class RayCasterCamera(RayCaster):
         if view is None:
             super()._update_worlds(envs, datas)
             return
-        plane, camera, normals = self._images
-        ids = self.data.ray_hit_ids
         for env in envs:
             data = datas[env]
-            view.update_trusted(env, data.xpos, data.xquat, plane, camera, normals, ids)
+            view.update(env, data.xpos, data.xquat)
 
     def _finish(self, env: int, buffers: tuple) -> None:
         super()._finish(env, buffers)
