@@ -9,13 +9,13 @@ angular velocity and orientation, the lidar's depths and the robot's joint posit
 velocities and efforts (767 values a step), each with a realistic mix of noise (noise
 density + bias random walk, Gaussian + resolution + saturation, range noise + ray dropout,
 latency). Per step: the loop's wall time after the first step plus the store's close
-(which writes the last chunk: the noise of its rows is computed there), over the steps
-after the first; the stepping thread's CPU time per step (it steps, records the rows and,
-at close, writes the last chunk: the noise of its rows included); and the process's CPU time
-per step (every thread: the store's writer thread computes the noise of the other chunks
-and compresses the noisy channels), both over the whole ``run_scene`` call.
-The two runs alternate, and the minimum over repeats is reported (the machine is shared).
-Acceptance: noise adds <= 5 % per step.
+(which writes the last chunk: its noisy rows are mostly filled already, by the writer
+thread as the rows were recorded), over the steps after the first; the stepping thread's
+CPU time per step (it steps, records the rows and, at close, writes the last chunk); and
+the process's CPU time per step (every thread: the store's writer thread computes the
+noise, compresses the noisy channels and writes their files), both over the whole
+``run_scene`` call. The two runs alternate, and the minimum over repeats is reported (the
+machine is shared), with the load average. Acceptance: noise adds <= 5 % per step.
 
 ``--all-float`` also puts noise on the lidar's hit positions, normals and ray end points
 (every float channel of every sensor: 7247 values a step), for reference.
@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import tempfile
 import time
 from pathlib import Path
@@ -118,6 +119,7 @@ def main() -> int:
     ratio = noisy / base - 1.0
     numbers = {
         "scene": args.scene,
+        "load_average": [round(x, 2) for x in os.getloadavg()],
         "steps": args.steps,
         "repeats": args.repeats,
         "noisy_channels": len(noisy_channels),
@@ -139,7 +141,8 @@ def main() -> int:
     else:
         print(  # noqa: T201
             f"{Path(args.scene).name}: {len(noisy_channels)} noisy channels, {values} values "
-            f"a step, {args.steps} steps, min of {args.repeats}\n"
+            f"a step, {args.steps} steps, min of {args.repeats}; load average "
+            f"{' '.join(f'{x:.2f}' for x in numbers['load_average'])}\n"
             f"  without noise {1e6 * base:8.2f} us/step\n"
             f"  with noise    {1e6 * noisy:8.2f} us/step  ({100 * ratio:+.1f} %; "
             f"acceptance <= +5 %)\n"
