@@ -1,7 +1,8 @@
-"""LabSensorSet: the compiled update of contact sensors and IMUs against the per-sensor path.
+"""LabSensorSet: the compiled update of the lab sensors against the per-sensor path.
 
 Bit-identical data (every field, histories, clocks) to each sensor's own ``update`` on go2
-and Talos, 1 and 16 worlds, with resets, update periods and forced recomputes; and the
+and Talos, 1 and 16 worlds, with resets, update periods and forced recomputes (contact
+sensors, IMUs, frame transformers, joint wrenches, ray casters over box scenes); and the
 set's readings against MuJoCo's own (mj_contactForce, accelerometer / gyro).
 """
 
@@ -21,11 +22,14 @@ from runtime.sensors.lab import (
     FrameTarget,
     FrameTransformer,
     FrameTransformerConfig,
+    GridPattern,
     Imu,
     ImuConfig,
     JointWrenchConfig,
     JointWrenchSensor,
     Offset,
+    RayCaster,
+    RayCasterConfig,
 )
 from tests.test_sensors_lab_contact_imu import BOXES, IMU_MODEL, SENSORS, check_imu, oracle_forces
 
@@ -137,6 +141,66 @@ def test_go2_set_equals_per_sensor_updates(n, period_steps):
     fast = _run_pair(engine, make, n, 250)
     assert set(fast.compiled) == (set() if JIT_DISABLED else set(fast.sensors))
     assert len(fast.sensors) == 5
+
+
+@pytest.mark.parametrize(("n", "period_steps"), [(1, 0), (1, 3), (16, 0), (16, 2)])
+def test_go2_height_scans_equal_per_sensor_updates(n, period_steps):
+    """The scene's height scan and others (alignments, drift, a static mount, misses, a
+    short period) in the compiled call; a caster over the robot's links on its own."""
+    engine = _engine(GO2)
+    dt = engine.dt
+    grid = GridPattern(resolution=0.1, size=(1.6, 1.0))
+
+    def caster(**fields):
+        base = {
+            "prim_path": "/World/Go2/Geometry/base",
+            "mesh_prim_paths": ["/World/Ground"],
+            "pattern_cfg": grid,
+            "offset": Offset(pos=(0.0, 0.0, 20.0)),
+        }
+        return RayCaster(engine, RayCasterConfig(**{**base, **fields}), n)
+
+    def make():
+        from runtime.sensors.lab import make_lab_sensors
+
+        scene = dict(make_lab_sensors(engine, n))
+        assert sorted(s.kind for s in scene.values()) == ["contact", "imu", "ray_caster"]
+        for sensor in scene.values():
+            sensor.update_period = period_steps * dt
+        tilted = Offset(pos=(0.1, -0.05, 0.4), rot=(0.95, 0.1, -0.2, 0.2))
+        scene["base"] = caster(
+            ray_alignment="base",
+            offset=tilted,
+            drift_range=(-0.2, 0.3),
+            ray_cast_drift_range={"x": (-0.1, 0.1), "y": (0.0, 0.2), "z": (-0.05, 0.05)},
+            max_distance=0.7,  # (the far half of the tilted grid misses)
+            history_length=2,
+            update_period=2 * period_steps * dt,
+            seed=3,
+        )
+        scene["world"] = caster(
+            ray_alignment="world",
+            drift_range=(-0.1, 0.1),
+            update_period=dt,
+            seed=4,
+        )
+        scene["yaw"] = caster(ray_alignment="yaw", history_length=1, seed=5)
+        scene["static"] = caster(
+            prim_path="/World/Ground",
+            offset=Offset(pos=(0.3, 0.0, 1.0), rot=(0.9, 0.3, 0.0, 0.1)),
+            pattern_cfg=GridPattern(resolution=0.5, size=(2.0, 1.0), direction=(0.3, 0.0, -1.0)),
+        )
+        scene["links"] = caster(mesh_prim_paths=[], offset=Offset(pos=(0.0, 0.0, 1.0)))
+        return scene
+
+    fast = _run_pair(engine, make, n, 120)
+    boxes = {k for k, s in fast.sensors.items() if isinstance(s, RayCaster) and k != "links"}
+    assert len(boxes) == 5 and all(fast.sensors[k]._boxes is not None for k in boxes)
+    assert fast.sensors["links"]._boxes is None
+    assert set(fast.compiled) == (set() if JIT_DISABLED else set(fast.sensors) - {"links"})
+    tilted = fast.sensors["base"].data
+    assert np.isinf(tilted.ray_distances).any() and np.isfinite(tilted.ray_distances).any()
+    assert (fast.sensors["base"].data.ray_hits_w_history != 0).any()
 
 
 def test_talos_set_equals_per_sensor_updates():

@@ -1,18 +1,21 @@
-"""One compiled call updates the lab sensors of a set (all kinds but ray casts) over N worlds.
+"""One compiled call updates the lab sensors of a set over N worlds.
 
-Contact sensors, IMUs, frame transformers and joint wrenches.
+Contact sensors, IMUs, frame transformers, joint wrenches and ray casters over box scenes
+(a height scan over the ground box; cameras and ray casters over BVH scenes are not here).
 
 :func:`lab_set_kernel` does for every sensor of the set what
 :meth:`runtime.sensors.lab.base.LabSensor.update` does in Python: it advances each world's
 clock, finds the due worlds, recomputes them from their ``mjData`` and pushes their
-histories. It reads each ``mjData`` at its address (the byte offsets of
-:func:`runtime.run._mujoco_native.layout`: counts, the contact array, ``efc_force`` and the
-body arrays) and calls the sensors' own per-world kernels
+histories (element copies, as ``history_push_kernel``). It reads each ``mjData`` at its
+address (the byte offsets of :func:`runtime.run._mujoco_native.layout`: counts, the contact
+array, ``efc_force`` and the body arrays) and calls the sensors' own per-world kernels
 (:mod:`runtime.sensors.lab._lab_kernels`) on views of that memory, so its readings are the
 Python path's bit for bit. Frame transformers and joint wrenches, whose Python path is NumPy
 quaternion algebra (:mod:`runtime.sensors.lab._math`), are computed here in NumPy's order
 of operations (the same doubles); a joint wrench calls libmujoco's ``mj_rnePostConstraint``
-where its ``update`` does (the world's own model).
+where its ``update`` does (the world's own model). A ray caster over a box scene copies the
+body's pose of each due world from ``mjData`` into its pose rows and calls its own
+``ray_caster_boxes_kernel`` for that world (what its ``_update_boxes`` does, per world).
 
 The IMU reads MuJoCo's ``cacc`` when ``mjData`` holds it (``flg_rnepost``); otherwise, where
 the Python path calls ``mj_rnePostConstraint`` (every body's acceleration, the contact and
@@ -31,8 +34,8 @@ from runtime._compile.numba_compat import build_array
 from runtime.run._native_kernels import _call_c, _f64p, _i32p, _i64p, _u8p, raw_array
 from runtime.sensors.lab._lab_kernels import (
     contact_update_kernel,
-    history_push_kernel,
     imu_kernel,
+    ray_caster_boxes_kernel,
 )
 
 __all__ = ["lab_set_kernel"]
@@ -79,7 +82,7 @@ else:  # (no compiled set without the JIT: runtime.run.lab_set checks)
 _PERIOD_TOLERANCE = 1e-6  # (runtime.sensors.lab.base: Isaac Lab's slack in the due test)
 
 # ---- a sensor's int64 row: kind, clock arrays, histories, then the kind's own fields
-KIND_CONTACT, KIND_IMU, KIND_FRAMES, KIND_WRENCH = 0, 1, 2, 3
+KIND_CONTACT, KIND_IMU, KIND_FRAMES, KIND_WRENCH, KIND_RAY_BOXES = 0, 1, 2, 3, 4
 R_KIND, R_N, R_TIMESTAMP, R_LAST, R_OUTDATED, R_ELAPSED, R_HISTORIES = range(7)
 R_HISTORY = 7  # up to MAX_HISTORIES x (values address, history address, K, H)
 MAX_HISTORIES = 5
@@ -98,10 +101,16 @@ R_K = R_HISTORY + 4 * MAX_HISTORIES
  T_TARGET_POS, T_TARGET_QUAT) = range(R_K, R_K + 9)  # fmt: skip
 # joint wrench: J child bodies, their roots, the wrench (N, J, 6)
 W_J, W_BODIES, W_ROOTS, W_WRENCH = range(R_K, R_K + 4)
+# ray caster over a box scene: its body (-1: static), pose rows (N, 3) / (N, 4), offset,
+# drift (N, 6), alignment, R pattern rays, the boxes (B, columns) and their actors, the
+# outputs, a one-int scratch (the world)
+(B_BODY, B_POSITIONS, B_ORIENTATIONS, B_OFFSET_POS, B_OFFSET_ROT, B_DRIFT, B_ALIGNMENT,
+ B_RAYS, B_STARTS, B_DIRECTIONS, B_BOXES, B_NBOXES, B_COLUMNS, B_ACTORS, B_POS, B_QUAT,
+ B_HITS, B_DISTANCES, B_HIT_IDS, B_ENV) = range(R_K, R_K + 20)  # fmt: skip
 R_SIZE = R_K + 20
 # ---- a sensor's float64 row
-F_PERIOD, F_THRESHOLD = range(2)
-F_SIZE = 2
+F_PERIOD, F_THRESHOLD, F_MAX_DISTANCE = range(3)
+F_SIZE = 3
 # ---- shared int64: mjData byte offsets, mjContact's layout, model sizes
 (D_NCON, D_NEFC, D_CONTACT, D_EFC_FORCE, D_XPOS, D_XQUAT, D_CVEL, D_CACC, D_SUBTREE_COM,
  D_QVEL, D_QACC, D_CDOF, D_CDOF_DOT, D_FLG_RNEPOST, CON_SIZE, CON_GEOM, CON_EFC_ADDRESS,
@@ -115,8 +124,10 @@ def lab_set_kernel(rows, floats, worlds, shared, params):  # pragma: no cover - 
     """Advance the clocks of every sensor of the set and recompute its due worlds.
 
     Args:
-        rows: int64 (S, R_SIZE): one row per sensor (``R_*``, ``C_*`` / ``I_*``).
-        floats: float64 (S, F_SIZE): update period [s], contact force threshold [N].
+        rows: int64 (S, R_SIZE): one row per sensor (``R_*``, then the kind's ``C_*``,
+            ``I_*``, ``T_*``, ``W_*`` or ``B_*``).
+        floats: float64 (S, F_SIZE): update period [s], contact force threshold [N], ray
+            caster's max distance [m].
         worlds: int64 (N, 2): each world's ``mjData`` and ``mjModel`` addresses.
         shared: int64 (S_SIZE,): ``mjData`` byte offsets, ``mjContact`` layout, model sizes.
         params: float64 (2,): dt [s]; 1.0 to recompute every world (``force_recompute``).
@@ -156,18 +167,33 @@ def lab_set_kernel(rows, floats, worlds, shared, params):  # pragma: no cover - 
                 _imu_world(r, e, n, data, shared)
             elif kind == KIND_FRAMES:
                 _frames_world(r, e, n, data, shared)
-            else:
+            elif kind == KIND_WRENCH:
                 _wrench_world(r, e, n, data, worlds[e, 1], shared)
+            else:
+                _ray_boxes_world(r, floats[s], e, n, data, shared)
             for h in range(r[R_HISTORIES]):
                 k = R_HISTORY + 4 * h
                 size, length = r[k + 2], r[k + 3]
-                history_push_kernel(
-                    e,
-                    raw_array(_f64p(r[k]), (n, size)),
-                    raw_array(_f64p(r[k + 1]), (n, length, size)),
+                _push_history(
+                    raw_array(_f64p(r[k] + 8 * e * size), (size,)),
+                    raw_array(_f64p(r[k + 1] + 8 * e * length * size), (length, size)),
                 )
             last[e] = timestamp[e]
             outdated[e] = 0
+
+
+@jit(inline=True)
+def _push_history(values, history):  # pragma: no cover - compiled
+    """``history_push_kernel`` of one world: entries one back, ``values`` first.
+
+    Element by element (the same copies): its slice assignments may allocate a temporary
+    (Numba's overlap check), which a kernel without Numba's runtime cannot compile.
+    """
+    for h in range(history.shape[0] - 1, 0, -1):
+        for k in range(history.shape[1]):
+            history[h, k] = history[h - 1, k]
+    for k in range(history.shape[1]):
+        history[0, k] = values[k]
 
 
 @jit(nrt=False)
@@ -398,3 +424,41 @@ def _wrench_world(r, e, n, data, model, shared):  # pragma: no cover - compiled
         qw, qx, qy, qz = xquat[4 * b], -xquat[4 * b + 1], -xquat[4 * b + 2], -xquat[4 * b + 3]
         wrench[e, i, 0], wrench[e, i, 1], wrench[e, i, 2] = _rotate(qw, qx, qy, qz, fx, fy, fz)
         wrench[e, i, 3], wrench[e, i, 4], wrench[e, i, 5] = _rotate(qw, qx, qy, qz, tx, ty, tz)
+
+
+@jit(nrt=False)
+def _ray_boxes_world(r, f, e, n, data, shared):  # pragma: no cover - compiled
+    """World ``e`` of one ray caster over a box scene (as its ``_update_boxes``)."""
+    body = r[B_BODY]
+    positions = raw_array(_f64p(r[B_POSITIONS]), (n, 3))
+    orientations = raw_array(_f64p(r[B_ORIENTATIONS]), (n, 4))
+    if body >= 0:  # (a static body's rows keep its pose)
+        xpos = _f64p(_i64p(data + shared[D_XPOS])[0])
+        xquat = _f64p(_i64p(data + shared[D_XQUAT])[0])
+        for k in range(3):
+            positions[e, k] = xpos[3 * body + k]
+        for k in range(4):
+            orientations[e, k] = xquat[4 * body + k]
+    envs = raw_array(_i64p(r[B_ENV]), (1,))
+    envs[0] = e
+    rays = r[B_RAYS]
+    boxes = r[B_NBOXES]
+    ray_caster_boxes_kernel(
+        envs,
+        positions,
+        orientations,
+        raw_array(_f64p(r[B_OFFSET_POS]), (3,)),
+        raw_array(_f64p(r[B_OFFSET_ROT]), (4,)),
+        raw_array(_f64p(r[B_DRIFT]), (n, 6)),
+        r[B_ALIGNMENT],
+        raw_array(_f64p(r[B_STARTS]), (rays, 3)),
+        raw_array(_f64p(r[B_DIRECTIONS]), (rays, 3)),
+        f[F_MAX_DISTANCE],
+        raw_array(_f64p(r[B_BOXES]), (boxes, r[B_COLUMNS])),
+        raw_array(_i64p(r[B_ACTORS]), (boxes,)),
+        raw_array(_f64p(r[B_POS]), (n, 3)),
+        raw_array(_f64p(r[B_QUAT]), (n, 4)),
+        raw_array(_f64p(r[B_HITS]), (n, rays, 3)),
+        raw_array(_f64p(r[B_DISTANCES]), (n, rays)),
+        raw_array(_i64p(r[B_HIT_IDS]), (n, rays)),
+    )

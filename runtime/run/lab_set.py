@@ -2,9 +2,10 @@
 
 ``LabSensorSet(sensors, datas).update(dt)`` does what calling ``sensor.update(datas, dt)``
 on each sensor does (:meth:`runtime.sensors.lab.base.LabSensor.update`: clocks, due worlds,
-histories), with the contact sensors, IMUs, frame transformers and joint wrenches of all
-worlds in one compiled call (:func:`runtime.run._lab_set_kernels.lab_set_kernel`, GIL-free,
-no Python per world or per sensor) and the ray casters and cameras through their own
+histories), with the contact sensors, IMUs, frame transformers, joint wrenches and ray
+casters over box scenes (a height scan over the ground) of all worlds in one compiled call
+(:func:`runtime.run._lab_set_kernels.lab_set_kernel`, GIL-free, no Python per world or per
+sensor) and the other ray casters (over a BVH scene) and cameras through their own
 ``update``. The readings are the per-sensor path's bit for bit; the per-sensor path stays
 the reference (``compiled=False`` uses it for every sensor).
 
@@ -37,6 +38,7 @@ from runtime.sensors.lab import (
     Imu,
     JointWrenchSensor,
     LabSensor,
+    RayCaster,
 )
 
 __all__ = ["LabSensorSet"]
@@ -119,9 +121,9 @@ class LabSensorSet:
             of N worlds. Disabled sensors are kept and do nothing, as their ``update``.
         datas: the N ``mujoco.MjData`` (world i at index i), the same objects at every
             update.
-        compiled: update contact sensors, IMUs, frame transformers and joint wrenches in one
-            compiled call (False: every sensor through its own ``update``, the reference
-            path).
+        compiled: update contact sensors, IMUs, frame transformers, joint wrenches and ray
+            casters over box scenes in one compiled call (False: every sensor through its
+            own ``update``, the reference path).
 
     Attributes:
         sensors: name -> sensor.
@@ -175,7 +177,11 @@ class LabSensorSet:
         Binds (``self._bound``) the sensors it updates.
         """
         kinds = (ContactSensor, Imu, FrameTransformer, JointWrenchSensor)
-        chosen = [s for s in self.sensors.values() if s.enabled and type(s) in kinds]
+        chosen = [
+            s
+            for s in self.sensors.values()
+            if s.enabled and (type(s) in kinds or (type(s) is RayCaster and s._boxes is not None))
+        ]
         if not chosen or JIT_DISABLED or not self.datas:
             return None
         offsets = layout(self.datas[0])
@@ -231,8 +237,10 @@ class LabSensorSet:
                 self._imu_row(sensor, rows[s], keep)
             elif isinstance(sensor, FrameTransformer):
                 self._frames_row(sensor, rows[s], keep)
-            else:
+            elif isinstance(sensor, JointWrenchSensor):
                 self._wrench_row(sensor, rows[s], keep)
+            else:
+                self._ray_boxes_row(sensor, rows[s], floats[s], keep)
             self._bound.append((sensor, sensor.data))
         worlds = np.array(
             [(int(d._address), int(d.model._address)) for d in self.datas], np.int64
@@ -415,6 +423,40 @@ class LabSensorSet:
         row[kernels.W_BODIES] = array_address(ids)
         row[kernels.W_ROOTS] = array_address(roots)
         row[kernels.W_WRENCH] = array_address(wrench)
+
+    @staticmethod
+    def _ray_boxes_row(
+        sensor: RayCaster, row: np.ndarray, floats: np.ndarray, keep: list[Any]
+    ) -> None:
+        positions, orientations = sensor._body_poses
+        boxes, actors = sensor._boxes
+        d = sensor.data
+        env = np.zeros(1, np.int64)
+        keep.append(env)
+        floating = (positions, orientations, sensor._offset_pos, sensor._offset_rot,
+                    sensor._drift, sensor.ray_starts, sensor.ray_directions, boxes, d.pos_w,
+                    d.quat_w, d.ray_hits_w, d.ray_distances)  # fmt: skip
+        for array in floating:
+            assert array.dtype == np.float64 and array.flags.c_contiguous
+        for array in (actors, d.ray_hit_ids):
+            assert array.dtype == np.int64 and array.flags.c_contiguous
+        row[kernels.R_KIND] = kernels.KIND_RAY_BOXES
+        row[kernels.B_BODY] = -1 if sensor._static else sensor._body
+        row[kernels.B_ALIGNMENT] = sensor._alignment
+        row[kernels.B_RAYS] = sensor.ray_starts.shape[0]
+        row[kernels.B_NBOXES], row[kernels.B_COLUMNS] = boxes.shape
+        row[kernels.B_ENV] = array_address(env)
+        for index, array in zip(
+            (kernels.B_POSITIONS, kernels.B_ORIENTATIONS, kernels.B_OFFSET_POS,
+             kernels.B_OFFSET_ROT, kernels.B_DRIFT, kernels.B_STARTS, kernels.B_DIRECTIONS,
+             kernels.B_BOXES, kernels.B_POS, kernels.B_QUAT, kernels.B_HITS,
+             kernels.B_DISTANCES),
+            floating, strict=True,
+        ):  # fmt: skip
+            row[index] = array_address(array)
+        row[kernels.B_ACTORS] = array_address(actors)
+        row[kernels.B_HIT_IDS] = array_address(d.ray_hit_ids)
+        floats[kernels.F_MAX_DISTANCE] = sensor._max_distance
 
     # ------------------------------------------------------------------ stepping
 
