@@ -472,6 +472,20 @@ def test_box_scene_update_equals_the_general_path(go2, alignment):
         for d in datas:
             d.qpos[0] += 0.05
             mujoco.mj_forward(go2.model, d)
-    distances = boxes.data.ray_distances
+    distances = boxes.data.ray_distances.copy()
+    before = boxes.data.ray_hits_w.copy()
+    # other MjData objects (other poses): the box kernel reads the new worlds' poses
+    fresh = []
+    for d in datas:
+        e = mujoco.MjData(go2.model)
+        e.qpos[:] = d.qpos
+        e.qpos[1] += 0.2
+        mujoco.mj_forward(go2.model, e)
+        fresh.append(e)
+    boxes.update(fresh, go2.dt)
+    general.update(fresh, go2.dt)
+    np.testing.assert_array_equal(boxes.data.ray_hits_w, general.data.ray_hits_w)
+    np.testing.assert_array_equal(boxes.data.pos_w, general.data.pos_w)
+    assert not np.array_equal(boxes.data.ray_hits_w[:3], before[:3])
     assert np.any(distances[3] == 0.0)
     assert np.isinf(distances[:3]).mean() > 0.2 and np.isfinite(distances[:3]).mean() > 0.2

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from runtime._compile.jit import jit
+from runtime._compile.jit import JIT_DISABLED, jit
 from runtime.rays.kernels import box_scene_hit_kernel
 
 __all__ = [
@@ -389,9 +389,32 @@ def _pattern_ray(turn, px, py, pz, alignment, ray_starts, ray_directions, i):
     return px + r[0], py + r[1], pz + r[2], d[0], d[1], d[2]
 
 
+if not JIT_DISABLED:
+    from numba import types as _types
+    from numba.extending import intrinsic as _intrinsic
+
+    @_intrinsic
+    def _float64_at(typingctx, address):
+        """The float64 pointer at ``address`` (an integer): an ``MjData`` field's row."""
+        if not isinstance(address, _types.Integer):
+            return None
+        signature = _types.CPointer(_types.float64)(address)
+
+        def codegen(context, builder, sig, args):
+            return builder.inttoptr(args[0], context.get_value_type(sig.return_type))
+
+        return signature, codegen
+
+else:  # the kernels run as Python: the callers gather the poses themselves
+
+    def _float64_at(address: int) -> Any:
+        raise RuntimeError("pose addresses need the compiled kernels")
+
+
 @jit(nrt=False)
 def ray_caster_boxes_kernel(
     envs,
+    pose_addresses,
     body_positions,
     body_orientations,
     offset_pos,
@@ -417,9 +440,13 @@ def ray_caster_boxes_kernel(
 
     Args:
         envs: the worlds to update, shape (K,), int64.
+        pose_addresses: per world, the addresses of its body's position (3 float64) and
+            orientation (4 float64) in its ``MjData`` (``xpos[body]``, ``xquat[body]``),
+            copied into ``body_positions`` / ``body_orientations`` first; shape (N, 2),
+            int64, or (0, 2) to read those arrays as they are.
         body_positions: each world's body origin [m], shape (N, 3), world (rows ``envs``
-            read).
-        body_orientations: each world's body orientation, shape (N, 4).
+            read; written from ``pose_addresses`` when given).
+        body_orientations: each world's body orientation, shape (N, 4) (the same).
         offset_pos: (3,) sensor position in the body frame [m].
         offset_rot: (4,) sensor orientation in the body frame.
         drift: (N, 6) per world: drift x y z [m], ray-start drift x y [m], hit z drift [m].
@@ -437,6 +464,13 @@ def ray_caster_boxes_kernel(
     """
     for j in range(envs.shape[0]):
         env = envs[j]
+        if pose_addresses.shape[0] > 0:
+            position = _float64_at(pose_addresses[env, 0])
+            orientation = _float64_at(pose_addresses[env, 1])
+            for a in range(3):
+                body_positions[env, a] = position[a]
+            for a in range(4):
+                body_orientations[env, a] = orientation[a]
         px, py, pz, turn = _sensor_pose(
             env, body_positions[env], body_orientations[env], offset_pos, offset_rot,
             drift[env], alignment, out_pos, out_quat,

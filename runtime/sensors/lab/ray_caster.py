@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from runtime._compile.jit import compiled_entry
+from runtime._compile.jit import JIT_DISABLED, compiled_entry
 from runtime.rays import box_scene_rows
 from runtime.sensors.lab._lab_kernels import (
     ray_caster_boxes_kernel,
@@ -210,6 +210,9 @@ class RayCaster(LabSensor):
                 out.ray_hit_ids,
             )  # fmt: skip
         self._boxes_entry = None
+        self._no_addresses = np.zeros((0, 2), np.int64)
+        self._pose_addresses = np.zeros((self.num_envs, 2), np.int64)
+        self._address_worlds: tuple = ()
 
     def _setup_alignment(self) -> None:
         alignment = self.config.ray_alignment
@@ -366,22 +369,50 @@ class RayCaster(LabSensor):
         self._finish(env, buffers)
 
     def _update_boxes(self, envs: Sequence[int], datas: Sequence[Any]) -> None:
-        """Every due world over a box scene: one kernel call (pose, cast, hits)."""
-        positions, orientations = self._body_poses
+        """Every due world over a box scene: one kernel call (pose, cast, hits).
+
+        A moving sensor's body pose is read by the kernel at its address in each world's
+        ``MjData`` (the addresses are taken again whenever the worlds are other objects;
+        the sensor keeps them alive meanwhile); without the compiled kernels it is copied
+        here.
+        """
+        addresses = self._no_addresses
         if not self._static:
-            body = self._body
-            for env in envs:
-                data = datas[env]
-                positions[env] = data.xpos[body]
-                orientations[env] = data.xquat[body]
+            if JIT_DISABLED:
+                positions, orientations = self._body_poses
+                for env in envs:
+                    positions[env] = datas[env].xpos[self._body]
+                    orientations[env] = datas[env].xquat[self._body]
+            else:
+                worlds = tuple(datas)
+                if worlds != self._address_worlds:  # (identity first: cheap when the same)
+                    self._bind_addresses(worlds)
+                addresses = self._pose_addresses
         rows = self._all_envs if len(envs) == self.num_envs else np.asarray(envs, np.int64)
-        args = (rows, *self._boxes_arguments)
+        args = (rows, addresses, *self._boxes_arguments)
         entry = self._boxes_entry
         if entry is None:  # (the first call compiles or loads, then its entry point is kept)
             ray_caster_boxes_kernel(*args)
             self._boxes_entry = compiled_entry(ray_caster_boxes_kernel, args)
         else:
             entry(*args)
+
+    def _bind_addresses(self, worlds: tuple) -> None:
+        """The addresses of the sensor body's pose in each world's ``MjData``."""
+        body = self._body
+        for env, data in enumerate(worlds):
+            xpos, xquat = data.xpos, data.xquat
+            if (
+                xpos.dtype != np.float64
+                or xquat.dtype != np.float64
+                or not (xpos.flags.c_contiguous and xquat.flags.c_contiguous)
+                or xpos.shape[0] <= body
+                or xquat.shape[0] <= body
+            ):
+                raise ValueError(f"{self._prefix}: world {env}: unexpected MjData xpos / xquat")
+            self._pose_addresses[env, 0] = xpos[body].ctypes.data
+            self._pose_addresses[env, 1] = xquat[body].ctypes.data
+        self._address_worlds = worlds  # (kept alive: the addresses stay valid)
 
     def _update_worlds(self, envs: Sequence[int], datas: Sequence[Any]) -> None:
         if self._boxes is not None:
