@@ -162,3 +162,34 @@ def test_view_checks_its_inputs_and_rewrites_after_invalidate(panda):
     view.invalidate()
     camera.update([data], panda.dt)
     np.testing.assert_array_equal(image, expected)
+
+
+@pytest.mark.parametrize("clipping", ["none", "max", "zero"])
+def test_view_images_equal_the_general_path(panda, clipping):
+    """Every image type and clipping: the view's images = the per-ray path's (reference)."""
+    cfg = next(iter(make_lab_sensors(panda).values())).config
+    cfg = RayCasterCameraConfig(
+        **{
+            **cfg.__dict__,
+            "data_types": ["distance_to_image_plane", "distance_to_camera", "normals"],
+            "depth_clipping_behavior": clipping,
+            "max_distance": 1.6,  # the far table and ground beyond it
+        }
+    )
+    fast, general = RayCasterCamera(panda, cfg, num_envs=2), RayCasterCamera(panda, cfg, 2)
+    assert fast._view is not None
+    general._view = None  # the frame kernel, RayScene.cast_trusted, the image kernel
+    datas = [mujoco.MjData(panda.model) for _ in range(2)]
+    rng = np.random.default_rng(11)
+    for _ in range(10):
+        for data in datas:
+            random_pose(panda, data, rng, box_near_camera=False)
+        fast.update(datas, panda.dt)
+        general.update(datas, panda.dt)
+        for name, image in fast.data.output.items():
+            np.testing.assert_array_equal(image, general.data.output[name])
+        np.testing.assert_array_equal(fast.data.ray_hit_ids, general.data.ray_hit_ids)
+        for name in ("pos_w", "quat_w_world", "quat_w_ros", "quat_w_opengl"):
+            np.testing.assert_array_equal(getattr(fast.data, name), getattr(general.data, name))
+    depth = fast.data.output["distance_to_camera"]
+    assert np.any(depth == {"none": np.inf, "max": 1.6, "zero": 0.0}[clipping])
