@@ -19,6 +19,7 @@ __all__ = [
     "contact_update_kernel",
     "history_push_kernel",
     "imu_kernel",
+    "ray_caster_boxes_at_kernel",
     "ray_caster_boxes_kernel",
     "ray_frame_kernel",
     "ray_hits_kernel",
@@ -414,7 +415,6 @@ else:  # the kernels run as Python: the callers gather the poses themselves
 @jit(nrt=False)
 def ray_caster_boxes_kernel(
     envs,
-    pose_addresses,
     body_positions,
     body_orientations,
     offset_pos,
@@ -440,13 +440,9 @@ def ray_caster_boxes_kernel(
 
     Args:
         envs: the worlds to update, shape (K,), int64.
-        pose_addresses: per world, the addresses of its body's position (3 float64) and
-            orientation (4 float64) in its ``MjData`` (``xpos[body]``, ``xquat[body]``),
-            copied into ``body_positions`` / ``body_orientations`` first; shape (N, 2),
-            int64, or (0, 2) to read those arrays as they are.
         body_positions: each world's body origin [m], shape (N, 3), world (rows ``envs``
-            read; written from ``pose_addresses`` when given).
-        body_orientations: each world's body orientation, shape (N, 4) (the same).
+            read).
+        body_orientations: each world's body orientation, shape (N, 4).
         offset_pos: (3,) sensor position in the body frame [m].
         offset_rot: (4,) sensor orientation in the body frame.
         drift: (N, 6) per world: drift x y z [m], ray-start drift x y [m], hit z drift [m].
@@ -462,11 +458,93 @@ def ray_caster_boxes_kernel(
         out_distances: (N, R) distances [m] or inf (rows written).
         out_hit_ids: (N, R) hit actors or -1, int64 (rows written).
     """
+    _ray_caster_boxes(
+        envs, envs[:0], body_positions, body_orientations, offset_pos, offset_rot, drift,
+        alignment, ray_starts, ray_directions, max_distance, boxes, box_actors, out_pos,
+        out_quat, out_hits, out_distances, out_hit_ids,
+    )  # fmt: skip
+
+
+@jit(nrt=False)
+def ray_caster_boxes_at_kernel(
+    envs,
+    pose_addresses,
+    body_positions,
+    body_orientations,
+    offset_pos,
+    offset_rot,
+    drift,
+    alignment,
+    ray_starts,
+    ray_directions,
+    max_distance,
+    boxes,
+    box_actors,
+    out_pos,
+    out_quat,
+    out_hits,
+    out_distances,
+    out_hit_ids,
+):
+    """:func:`ray_caster_boxes_kernel` reading each world's body pose at its address.
+
+    Args:
+        envs: the worlds to update, shape (K,), int64.
+        pose_addresses: per world, the addresses of its body's position (3 float64) and
+            orientation (4 float64) in its ``MjData`` (``xpos[body]``, ``xquat[body]``),
+            shape (2 N,), int64: copied into rows ``envs`` of ``body_positions`` /
+            ``body_orientations``, then as :func:`ray_caster_boxes_kernel`.
+        body_positions: (N, 3) [m] (rows ``envs`` written, then read).
+        body_orientations: (N, 4) (the same).
+        offset_pos: the other arguments as :func:`ray_caster_boxes_kernel` documents them.
+        offset_rot: (4,).
+        drift: (N, 6).
+        alignment: 0, 1 or 2.
+        ray_starts: (R, 3).
+        ray_directions: (R, 3).
+        max_distance: [m].
+        boxes: (B, BOX_COLUMNS).
+        box_actors: (B,).
+        out_pos: (N, 3).
+        out_quat: (N, 4).
+        out_hits: (N, R, 3).
+        out_distances: (N, R).
+        out_hit_ids: (N, R).
+    """
+    _ray_caster_boxes(
+        envs, pose_addresses, body_positions, body_orientations, offset_pos, offset_rot,
+        drift, alignment, ray_starts, ray_directions, max_distance, boxes, box_actors,
+        out_pos, out_quat, out_hits, out_distances, out_hit_ids,
+    )  # fmt: skip
+
+
+@jit(inline=True)
+def _ray_caster_boxes(
+    envs,
+    pose_addresses,
+    body_positions,
+    body_orientations,
+    offset_pos,
+    offset_rot,
+    drift,
+    alignment,
+    ray_starts,
+    ray_directions,
+    max_distance,
+    boxes,
+    box_actors,
+    out_pos,
+    out_quat,
+    out_hits,
+    out_distances,
+    out_hit_ids,
+):
+    """:func:`ray_caster_boxes_kernel` (``pose_addresses`` flat (2 N,) or empty)."""
     for j in range(envs.shape[0]):
         env = envs[j]
         if pose_addresses.shape[0] > 0:
-            position = _float64_at(pose_addresses[env, 0])
-            orientation = _float64_at(pose_addresses[env, 1])
+            position = _float64_at(pose_addresses[2 * env])
+            orientation = _float64_at(pose_addresses[2 * env + 1])
             for a in range(3):
                 body_positions[env, a] = position[a]
             for a in range(4):

@@ -27,7 +27,7 @@ import numpy as np
 from runtime._compile.jit import JIT_DISABLED, compiled_entry
 from runtime.rays import box_scene_rows
 from runtime.sensors.lab._lab_kernels import (
-    ray_caster_boxes_kernel,
+    ray_caster_boxes_at_kernel,
     ray_frame_kernel,
     ray_hits_kernel,
 )
@@ -210,8 +210,8 @@ class RayCaster(LabSensor):
                 out.ray_hit_ids,
             )  # fmt: skip
         self._boxes_entry = None
-        self._no_addresses = np.zeros((0, 2), np.int64)
-        self._pose_addresses = np.zeros((self.num_envs, 2), np.int64)
+        self._no_addresses = np.zeros(0, np.int64)
+        self._pose_addresses = np.zeros(2 * self.num_envs, np.int64)
         self._address_worlds: tuple = ()
 
     def _setup_alignment(self) -> None:
@@ -392,8 +392,8 @@ class RayCaster(LabSensor):
         args = (rows, addresses, *self._boxes_arguments)
         entry = self._boxes_entry
         if entry is None:  # (the first call compiles or loads, then its entry point is kept)
-            ray_caster_boxes_kernel(*args)
-            self._boxes_entry = compiled_entry(ray_caster_boxes_kernel, args)
+            ray_caster_boxes_at_kernel(*args)
+            self._boxes_entry = compiled_entry(ray_caster_boxes_at_kernel, args)
         else:
             entry(*args)
 
@@ -410,8 +410,8 @@ class RayCaster(LabSensor):
                 or xquat.shape[0] <= body
             ):
                 raise ValueError(f"{self._prefix}: world {env}: unexpected MjData xpos / xquat")
-            self._pose_addresses[env, 0] = xpos[body].ctypes.data
-            self._pose_addresses[env, 1] = xquat[body].ctypes.data
+            self._pose_addresses[2 * env] = xpos[body].ctypes.data
+            self._pose_addresses[2 * env + 1] = xquat[body].ctypes.data
         self._address_worlds = worlds  # (kept alive: the addresses stay valid)
 
     def _update_worlds(self, envs: Sequence[int], datas: Sequence[Any]) -> None:
