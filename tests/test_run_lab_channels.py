@@ -12,6 +12,7 @@ from pxr import Usd
 import runtime.schema  # noqa: F401  (registers the schemas)
 from runtime.engine.mujoco_engine import MujocoEngine
 from runtime.recording import load_recording
+from runtime.run.blocks import StepBlocks
 from runtime.run.fused import FusedStep
 from runtime.run.loop import run_scene
 from runtime.sensors.lab import make_lab_sensors
@@ -83,20 +84,42 @@ def test_lab_sensors_leave_every_other_channel_bit_identical(go2_runs):
     for name in others:
         np.testing.assert_array_equal(lab.data[name], plain.data[name], err_msg=name)
     np.testing.assert_array_equal(lab.time, plain.time)
-    # the fused step recorded the lab run; its compiled blocks did not (a block writes
-    # many rows in one call)
-    assert lab_result.timings["fused"] > 0.0 and lab_result.timings["compiled"] == 0.0
+    # the compiled step blocks recorded the lab run (the lab sensors' update and row inside)
+    assert lab_result.timings["compiled"] > 0.0
 
 
-def test_general_path_records_the_same_lab_rows(go2_runs, tmp_path, monkeypatch):
-    _, fused, _, _ = go2_runs
+@pytest.mark.parametrize("path", ["general", "fused steps"])
+def test_general_path_records_the_same_lab_rows(go2_runs, tmp_path, monkeypatch, path):
+    """The general path (lab sensors through their set's update in Python) and fused steps
+    without blocks (the set's compiled part, one step per call) record the blocks' rows."""
+    _, blocked, _, _ = go2_runs
+    if path == "general":
+        monkeypatch.setattr(FusedStep, "ENABLED", False)
+    else:
+        monkeypatch.setattr(StepBlocks, "ENABLED", False)
+    result = run_scene(GO2_LAB, out=tmp_path / "other.zarr", steps=STEPS, summary=False)
+    assert result.timings["compiled"] == 0.0
+    assert (result.timings["fused"] == 0.0) == (path == "general")
+    other = load_recording(tmp_path / "other.zarr")
+    assert set(other.channels) == set(blocked.channels)
+    for name in other.channels:
+        np.testing.assert_array_equal(other.data[name], blocked.data[name], err_msg=name)
+    np.testing.assert_array_equal(other.time, blocked.time)
+    assert any(info.kind == "lab" for info in other.channels.values())
+
+
+def test_a_lab_camera_keeps_its_python_row_writer(tmp_path, monkeypatch):
+    """A camera is updated in Python: the run's fused steps call its row writer, no blocks;
+    the recording is the general path's."""
+    scene = REPO / "scenes" / "panda_lab_camera.usda"
+    fused = run_scene(scene, out=tmp_path / "fused.zarr", steps=12, summary=False)
+    assert fused.timings["fused"] > 0.0 and fused.timings["compiled"] == 0.0
     monkeypatch.setattr(FusedStep, "ENABLED", False)
-    result = run_scene(GO2_LAB, out=tmp_path / "general.zarr", steps=40, summary=False)
-    assert result.timings["fused"] == 0.0
-    general = load_recording(tmp_path / "general.zarr")
-    for name in general.channels:
-        np.testing.assert_array_equal(general.data[name], fused.data[name][:40], err_msg=name)
-    assert any(info.kind == "lab" for info in general.channels.values())
+    run_scene(scene, out=tmp_path / "general.zarr", steps=12, summary=False)
+    a, b = load_recording(tmp_path / "fused.zarr"), load_recording(tmp_path / "general.zarr")
+    assert any(info.kind == "lab" for info in a.channels.values())
+    for name in a.channels:
+        np.testing.assert_array_equal(a.data[name], b.data[name], err_msg=name)
 
 
 def test_a_disabled_lab_sensor_is_named_and_records_nothing(tmp_path):

@@ -52,6 +52,9 @@ def plan(
         part = hook(fused)
         if part is None or not fused.add_part(part):
             return False
+    for part in fused.row_parts:  # (after the batches: they read MjData as the step left it)
+        if part.kernel is None or not fused.add_part(part):
+            return False
     for sensor in runtime.sensors:
         if getattr(sensor, "disabled_reason", None) and not _is_silent(fused, sensor):
             return False

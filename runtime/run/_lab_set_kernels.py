@@ -25,20 +25,29 @@ with ``cacc[world] = -gravity``, in MuJoCo's order of operations (the same doubl
 
 Each sensor is one int64 row (``R_*``; addresses and sizes of its arrays) and one float64 row
 (``F_*``); the kernel trusts them (:class:`runtime.run.lab_set.LabSensorSet` builds them).
+
+:func:`lab_set_part_kernel` is the same call as a part of ``simrt run``'s compiled step
+(:mod:`runtime.run.fused`, the part-kernel arguments of
+:data:`runtime.sensors.kinds.PART_SIGNATURE`): ``mj_forward`` first where the run's lab
+channels need it, the set's update with the run's dt, then the sensors' values copied into
+the step's recording row (:mod:`runtime.run.lab_channels`), so step blocks run lab sensors
+too.
 """
 
 from __future__ import annotations
 
 from runtime._compile.jit import JIT_DISABLED, jit
 from runtime._compile.numba_compat import build_array
-from runtime.run._native_kernels import _call_c, _f64p, _i32p, _i64p, _u8p, raw_array
+from runtime.run._fused_kernels import S_CONTACTS, S_ROW
+from runtime.run._native_kernels import _call_c, _f64p, _i32p, _i64p, _u8p, memcpy, raw_array
+from runtime.run._row_kernels import T_FIRST_CHANNEL
 from runtime.sensors.lab._lab_kernels import (
     contact_update_kernel,
     imu_kernel,
     ray_caster_boxes_kernel,
 )
 
-__all__ = ["lab_set_kernel"]
+__all__ = ["lab_set_kernel", "lab_set_part_kernel"]
 
 if not JIT_DISABLED:
     from numba import types
@@ -462,3 +471,57 @@ def _ray_boxes_world(r, f, e, n, data, shared):  # pragma: no cover - compiled
         raw_array(_f64p(r[B_DISTANCES]), (n, rays)),
         raw_array(_i64p(r[B_HIT_IDS]), (n, rays)),
     )
+
+
+# ---- the part kernel's int64 block (one row): the fused step's table and step integers
+# (written by it), the set's arrays, mj_forward (0: not called) with the world, the copies
+# (channel, source address, bytes) of the recording row
+(P_TABLE, P_SI, P_ROWS, P_SENSORS, P_FLOATS, P_WORLDS, P_NWORLDS, P_SHARED, P_PARAMS,
+ P_FORWARD, P_MODEL, P_DATA, P_COPIES, P_NCOPIES) = range(14)  # fmt: skip
+P_SIZE = 14
+# its float64 block (one row): the update's dt [s]
+P_DT = 0
+
+
+@jit(nrt=False)
+def lab_set_part_kernel(
+    positions, orientations, velocities, angular, time, step, floats, ints
+):  # pragma: no cover - compiled
+    """The set's update as a part of the compiled step, and its recording row.
+
+    After ``mj_forward`` (``P_FORWARD``), ``si[S_CONTACTS]`` is the contact count ``mjData``
+    then holds.
+
+    Args:
+        positions: body positions of the step (unused: the set reads ``mjData``).
+        orientations: unused.
+        velocities: unused.
+        angular: unused.
+        time: simulation time [s] (unused).
+        step: the step (unused).
+        floats: float64 (1, 1): ``P_DT``.
+        ints: int64 (1, P_SIZE): ``P_*``.
+    """
+    b = ints[0]
+    shared = raw_array(_i64p(b[P_SHARED]), (S_SIZE,))
+    if b[P_FORWARD] != 0:  # (the post-step accelerations, as mujoco.mj_forward)
+        _call_c(b[P_FORWARD], b[P_MODEL], b[P_DATA])
+        # the contact count mjData now holds (the step block compares it with the bindings')
+        _i64p(b[P_SI])[S_CONTACTS] = _i32p(b[P_DATA] + shared[D_NCON])[0]
+    params = raw_array(_f64p(b[P_PARAMS]), (2,))
+    params[0] = floats[0, P_DT]
+    params[1] = 0.0
+    n = b[P_NWORLDS]
+    lab_set_kernel(
+        raw_array(_i64p(b[P_ROWS]), (b[P_SENSORS], R_SIZE)),
+        raw_array(_f64p(b[P_FLOATS]), (b[P_SENSORS], F_SIZE)),
+        raw_array(_i64p(b[P_WORLDS]), (n, 2)),
+        shared,
+        params,
+    )
+    table = b[P_TABLE]
+    row = _i64p(b[P_SI])[S_ROW]
+    copies = raw_array(_i64p(b[P_COPIES]), (b[P_NCOPIES], 3))
+    for c in range(copies.shape[0]):
+        slot = _i64p(table + 32 * (T_FIRST_CHANNEL + copies[c, 0]))  # (address, row bytes)
+        memcpy(slot[0] + row * slot[1], copies[c, 1], copies[c, 2])

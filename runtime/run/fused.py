@@ -83,6 +83,7 @@ class FusedStep:
         self._buffers: Any = None
         self.stamps = (0, 0)  # addresses of the chunk's step and time columns
         self.row_writers: list[Any] = []  # write(buffers, row) after the compiled call
+        self.row_parts: list[Any] = []  # parts that write their own channels of the row
         self.writer_slots: set[int] = set()  # the recorder slots they fill
         self.call = CompiledCall(F.fused_step_kernel)
         # block arguments of a single step (a block count of 0)
@@ -100,6 +101,7 @@ class FusedStep:
         body_slots: Mapping[str, int],
         targets: np.ndarray | None,
         row_writers: Sequence[tuple[Any, Sequence[int]]] = (),
+        row_parts: Sequence[tuple[Any, Sequence[int]]] = (),
     ) -> FusedStep | None:
         """The fused step of this run, or None (the general path keeps the run).
 
@@ -115,12 +117,21 @@ class FusedStep:
             row_writers: ``(write, slots)`` pairs: ``write(buffers, row)`` fills the
                 recorder ``slots`` of each fused row after the compiled call, before the
                 row ends (the run's lab sensors, :mod:`runtime.run.lab_channels`).
+            row_parts: ``(part, slots)`` pairs: a :class:`~runtime.sensors.kinds.FusedPart`
+                whose kernel also fills the recorder ``slots`` of the row itself (the run's
+                lab sensors when compiled); it runs after the sensor batches' parts, and
+                the fused step writes the addresses of its table and of ``si`` into the
+                first two columns of the part's int block (the kernel reads the row
+                ``si[S_ROW]`` and the channels' buffers from the table).
         """
         if JIT_DISABLED or not cls.ENABLED or not hasattr(engine, "_state_inputs"):
             return None
         fused = cls(engine, sensors, recorder)
         fused.row_writers = [write for write, _ in row_writers]
-        fused.writer_slots = {int(slot) for _, slots in row_writers for slot in slots}
+        fused.writer_slots = {
+            int(slot) for _, slots in (*row_writers, *row_parts) for slot in slots
+        }
+        fused.row_parts = [part for part, _ in row_parts]
         try:
             ok = plan(fused, taps, joint_slots, body_slots, targets)
         except Exception as error:  # noqa: BLE001 - an unforeseen shape: the general path
@@ -129,6 +140,9 @@ class FusedStep:
         if not ok:
             return None
         fused._build_table()  # (first: its parts name the part kernels the step calls)
+        for part in fused.row_parts:
+            part.ints[0, 0] = N.array_address(fused.table)
+            part.ints[0, 1] = N.array_address(fused.si)
         addresses = N.kernel_addresses(F.part_kernels(int(fused.si[F.S_PARTS])))
         if addresses is None:
             return None

@@ -14,7 +14,13 @@ frame its values are expressed in and ``attrs`` with ``sensor_kind`` (``contact`
 
 After every physics step, :meth:`LabChannels.write` updates the sensors from the engine's
 ``MjData`` with the step's dt (one :class:`~runtime.run.lab_set.LabSensorSet`: contact
-sensors and IMUs in one compiled call) and writes their row in place. The sensors read the
+sensors, IMUs, frame transformers, joint wrenches and box-scene ray casters in one compiled
+call) and writes their row in place. When that call updates every sensor of the run,
+:attr:`LabChannels.row_parts` hands it to the run's compiled step instead
+(:func:`runtime.run._lab_set_kernels.lab_set_part_kernel`: the update and the row's
+copies inside the fused step and its step blocks, no Python per step); otherwise
+:attr:`LabChannels.row_writers` has the fused step call :meth:`LabChannels.write` after
+each step (and the run takes no step blocks). The sensors read the
 data as it stands after the run has read its state (post-step positions and velocities, the step's
 contacts); when a lab IMU without MuJoCo-computed accelerations or a joint wrench is present,
 ``mujoco.mj_forward`` first brings the accelerations up to the post-step state (as the
@@ -147,11 +153,29 @@ class LabChannels:
             for s in self.sensors.values()
         )
         self.plan: list[tuple[int, Any, str, str | None]] = []
+        self.part: Any = None  # the compiled step's part (runtime.sensors.kinds.FusedPart)
+        self._copies = np.zeros((0, 3), np.int64)
 
     @property
     def row_writers(self) -> list[tuple[Any, list[int]]]:
-        """``[(write, slots)]`` for :meth:`runtime.run.fused.FusedStep.bind`."""
+        """``[(write, slots)]`` for :meth:`runtime.run.fused.FusedStep.bind`.
+
+        Empty when the compiled step writes the row (:attr:`row_parts`).
+        """
+        if self.part is not None:
+            return []
         return [(self.write, [slot for slot, *_ in self.plan])]
+
+    @property
+    def row_parts(self) -> list[tuple[Any, list[int]]]:
+        """``[(part, slots)]`` for :meth:`runtime.run.fused.FusedStep.bind`.
+
+        The set's update and the row's copies as a part of the compiled step (empty: the
+        run uses :attr:`row_writers`).
+        """
+        if self.part is None:
+            return []
+        return [(self.part, [slot for slot, *_ in self.plan])]
 
     @classmethod
     def build(cls, stage: Any, engine: Any, disabled: dict[str, str]) -> LabChannels | None:
@@ -199,6 +223,42 @@ class LabChannels:
                     field, unit, {**common, "units": unit}, frame,
                 )  # fmt: skip
                 self.plan.append((recorder.add_channel(info), sensor, attribute, key))
+        self.part = self._compiled_part()
+
+    def _compiled_part(self) -> Any:
+        """The set's part of the compiled step, or None.
+
+        None: a sensor updated in Python (a camera, a ray caster over a BVH scene), no
+        MuJoCo entry points for ``mj_forward``.
+        """
+        from runtime.run import _lab_set_kernels
+        from runtime.run._mujoco_native import native
+        from runtime.run._native_kernels import array_address
+        from runtime.sensors.kinds import FusedPart
+
+        copies = []
+        for slot, sensor, attribute, key in self.plan:
+            value = getattr(sensor.data, attribute)
+            if key is not None or not value.flags.c_contiguous or value.shape[0] != 1:
+                return None
+            copies.append((slot, array_address(value), value[0].nbytes))
+        self._copies = np.array(copies, np.int64).reshape(-1, 3)
+        forward = None
+        if self.forward:
+            functions = native()
+            if functions is None:
+                return None
+            engine = self.engine
+            forward = (
+                int(functions["forward"]),
+                int(engine.model._address),
+                int(engine.data._address),
+            )
+        blocks = self.set.part_blocks(self.dt, forward, self._copies)
+        if blocks is None:
+            return None
+        kernel = _lab_set_kernels.lab_set_part_kernel
+        return FusedPart("lab", self, kernel, blocks[0], blocks[1])
 
     def write(self, buffers: list[np.ndarray], row: int) -> None:
         """Update every sensor after the step just taken; write its values into ``row``."""

@@ -458,6 +458,49 @@ class LabSensorSet:
         row[kernels.B_HIT_IDS] = array_address(d.ray_hit_ids)
         floats[kernels.F_MAX_DISTANCE] = sensor._max_distance
 
+    # ------------------------------------------------------------------ compiled step
+
+    def part_blocks(
+        self, dt: float, forward: tuple[int, int, int] | None, copies: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray] | None:
+        """The blocks of :func:`runtime.run._lab_set_kernels.lab_set_part_kernel`, or None.
+
+        The set's update as a part of ``simrt run``'s compiled step: only when the compiled
+        call updates every enabled sensor of the set (None otherwise). Its int block's
+        ``P_TABLE`` / ``P_SI`` columns are left for the fused step (its table and step
+        integers). The sensors' data objects must not be replaced afterwards (not checked
+        per step).
+
+        Args:
+            dt: each update's dt [s].
+            forward: ``(mj_forward's address, mjModel address, mjData address)`` to call
+                before each update, or None.
+            copies: int64 (C, 3), kept alive by the caller: per recorded array its
+                recorder channel, source address and bytes (copied into the step's row).
+
+        Returns:
+            ``(floats (1, 1), ints (1, P_SIZE))``.
+        """
+        if self._call is None or self._python or len(self.datas) < 1:
+            return None
+        assert copies.dtype == np.int64 and copies.flags.c_contiguous and copies.shape[1:] == (3,)
+        rows, floats, worlds, shared, params = self._tables[:5]
+        ints = np.zeros((1, kernels.P_SIZE), np.int64)
+        b = ints[0]
+        b[kernels.P_ROWS] = array_address(rows)
+        b[kernels.P_SENSORS] = rows.shape[0]
+        b[kernels.P_FLOATS] = array_address(floats)
+        b[kernels.P_WORLDS] = array_address(worlds)
+        b[kernels.P_NWORLDS] = worlds.shape[0]
+        b[kernels.P_SHARED] = array_address(shared)
+        b[kernels.P_PARAMS] = array_address(params)
+        if forward is not None:
+            b[kernels.P_FORWARD], b[kernels.P_MODEL], b[kernels.P_DATA] = forward
+        b[kernels.P_COPIES] = array_address(copies) if copies.size else 0
+        b[kernels.P_NCOPIES] = copies.shape[0]
+        blocks = np.full((1, 1), float(dt)), ints
+        return blocks
+
     # ------------------------------------------------------------------ stepping
 
     def update(self, dt: float, force_recompute: bool = False) -> None:

@@ -347,8 +347,10 @@ def run_scene(
                         body_slots,
                         ik.targets if ik is not None else None,
                         lab.row_writers if lab is not None else (),
+                        lab.row_parts if lab is not None else (),
                     )
-                    if fused is not None and lab is None:  # (a block writes many rows)
+                    # (a block writes many rows: not with a row writer in Python)
+                    if fused is not None and not fused.row_writers:
                         blocks = StepBlocks.bind(fused, ik, robot_contacts)
             else:
                 timings["ik"] += t1 - t0
