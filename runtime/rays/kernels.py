@@ -21,6 +21,7 @@ from runtime.rays._traversal_kernels import (
     store_world_box_kernel,
     world_box_kernel,
 )
+from runtime.rays._view_kernels import view_kernel
 from runtime.rays._wide_bvh_kernels import WIDE_STACK_SIZE, wide_traverse_kernel
 
 __all__ = [
@@ -35,6 +36,7 @@ __all__ = [
     "inverse_direction_kernel",
     "rotate_inverse_kernel",
     "store_world_box_kernel",
+    "view_kernel",
     "wide_traverse_kernel",
     "world_box_kernel",
 ]

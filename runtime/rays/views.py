@@ -267,6 +267,18 @@ class PinholeView:
                 ),  # fmt: skip
             )
 
+    @property
+    def kernel_arrays(self) -> tuple[tuple[np.ndarray, ...], int]:
+        """What a compiled caller passes to :func:`runtime.rays.kernels.view_kernel`.
+
+        Returns:
+            ``(arrays, env_index)``: the kernel's arguments after the two pose arrays and
+            before its (1,) int64 count output (all bound: the same objects at every call),
+            and the index in ``arrays[4]`` (the int64 block) where the caller writes the
+            world to update before each call.
+        """
+        return self._arguments, self._env_at
+
     @staticmethod
     def supports(scene) -> bool:
         """Whether ``scene`` can be viewed (a RayScene whose backend is Numba's BVH)."""
