@@ -78,7 +78,10 @@ class RayCasterCamera(RayCaster):
     """A depth camera made of the pinhole pattern's rays (always base-aligned).
 
     Same arguments as :class:`RayCaster`; ``config`` is a
-    :class:`~runtime.sensors.lab.config.RayCasterCameraConfig`.
+    :class:`~runtime.sensors.lab.config.RayCasterCameraConfig`. Mounted on a static prim
+    without drift (and over a Numba-backend scene), it updates through a
+    :class:`~runtime.rays.views.PinholeView` (``_view``): the same images, rewritten in
+    place only where they change; otherwise every ray is cast at every update.
     """
 
     kind = "ray_caster_camera"

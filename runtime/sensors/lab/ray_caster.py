@@ -14,6 +14,11 @@ scan stays level); ``"world"`` only translates the starts. ``drift_range`` moves
 by a per-world offset drawn at reset (uniform, each axis); ``ray_cast_drift_range`` moves
 the starts in x / y (in the aligned frame) and the hits in z. Hits beyond
 ``max_distance`` are misses (``inf``).
+
+A sensor whose colliders are only static world-aligned boxes (a height scan of the ground
+box: :func:`runtime.rays.box_scene_rows`) updates every due world in one kernel call
+without the BVH, reading each world's body pose at its address in the ``MjData``; the
+results equal the general path's (frame kernel, ``cast_trusted``, hits kernel) bit for bit.
 """
 
 from __future__ import annotations
