@@ -16,10 +16,13 @@ i.e. compilation or cache loads, are made before timing):
   in front of go2 looking at the standing robot (its convex-hull links).
 
 What is timed is what runs and vector environments call after each step: one
-``LabSensorSet.update`` of all the scene's sensors (contact sensors and IMUs in one compiled
-call, the others through their own ``update``). Per sensor: that sensor alone in a set (the
-compiled call, or its ``update``), and the per-sensor ``update`` path of all sensors (the
-reference path) for comparison.
+``LabSensorSet.update`` of all the scene's sensors (contact sensors, IMUs, frame
+transformers, joint wrenches and ray casters over box scenes, e.g. the go2 height scan, in
+one compiled call; cameras and ray casters over BVH scenes through their own ``update``).
+(``simrt run`` calls that compiled call from its compiled step blocks when it covers every
+lab sensor of the scene, without the ``update`` method's Python around it.) Per sensor:
+that sensor alone in a set (the compiled call, or its ``update``), and the per-sensor
+``update`` path of all sensors (the reference path) for comparison.
 
 The peer is ``mujoco.mj_step`` of the same model, timed in the same blocks. Prints
 microseconds per step, the ratio and the load average.
