@@ -124,12 +124,16 @@ def measure(
 
 
 def _hand_camera() -> Any:
-    """The Panda scene's camera moved to the hand, looking along the gripper."""
+    """The Panda scene's camera moved to the hand: beside it, looking along the gripper.
+
+    (Closer to the hand's origin the camera would start inside the hand's convex hull and
+    see nothing but distance 0.)
+    """
     from runtime.sensors.lab import CameraOffset, PinholeCameraPattern, RayCasterCameraConfig
 
     return RayCasterCameraConfig(
         prim_path=".*/panda_hand",
-        offset=CameraOffset(pos=(0.0, 0.0, 0.05), rot=(1.0, 0.0, 0.0, 0.0), convention="ros"),
+        offset=CameraOffset(pos=(0.06, 0.0, 0.02), rot=(1.0, 0.0, 0.0, 0.0), convention="ros"),
         pattern_cfg=PinholeCameraPattern(width=64, height=48, focal_length=12.0),
         data_types=["distance_to_image_plane", "normals"],
         mesh_prim_paths=["/World/Ground", "/World/Table", "/World/RedBox", "/World/Panda"],
