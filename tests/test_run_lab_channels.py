@@ -47,7 +47,11 @@ def _oracle(steps: int) -> list[dict[str, np.ndarray]]:
 @pytest.fixture(scope="module")
 def go2_runs(tmp_path_factory):
     folder = tmp_path_factory.mktemp("lab_runs")
-    lab = run_scene(GO2_LAB, out=folder / "lab.zarr", steps=STEPS, summary=False)
+    # (small chunks: blocks end at every chunk's end, the next ones write new buffers)
+    lab = run_scene(
+        GO2_LAB, out=folder / "lab.zarr", steps=STEPS, summary=False,
+        store_options={"chunk_rows": 37},
+    )  # fmt: skip
     plain = run_scene(GO2, out=folder / "plain.zarr", steps=STEPS, summary=False)
     return lab, load_recording(folder / "lab.zarr"), plain, load_recording(folder / "plain.zarr")
 
