@@ -14,6 +14,7 @@ import pytest
 from pxr import Usd
 
 import runtime.schema  # noqa: F401
+from runtime._compile.jit import JIT_DISABLED
 from runtime.engine.mujoco_engine import MujocoEngine
 from runtime.sensors.lab import (
     BpearlPattern,
@@ -489,3 +490,38 @@ def test_box_scene_update_equals_the_general_path(go2, alignment):
     assert not np.array_equal(boxes.data.ray_hits_w[:3], before[:3])
     assert np.any(distances[3] == 0.0)
     assert np.isinf(distances[:3]).mean() > 0.2 and np.isfinite(distances[:3]).mean() > 0.2
+
+
+def test_scene_update_equals_the_general_path(go2):
+    """A scan that sees the robot is one kernel call: the per-world calls' numbers."""
+    cfg = RayCasterConfig(
+        prim_path=".*/base",
+        offset=Offset(pos=(0.0, 0.0, 2.0)),
+        ray_alignment="yaw",
+        pattern_cfg=GridPattern(resolution=0.05, size=(1.0, 0.6)),
+        mesh_prim_paths=[],  # every collider: the ground and the robot's links
+        drift_range=(-0.02, 0.02),
+        seed=2,
+    )
+    fused = RayCaster(go2, cfg, num_envs=3)
+    general = RayCaster(go2, cfg, num_envs=3)
+    assert (fused._scene_arguments is None) == JIT_DISABLED  # (reads MjData by address)
+    general._scene_arguments = None  # frame kernel, RayScene.cast_trusted, hits kernel
+    rng = np.random.default_rng(9)
+    datas = []
+    for _ in range(3):
+        d = mujoco.MjData(go2.model)
+        d.qpos[:] = go2.data.qpos
+        d.qpos[7:] += rng.uniform(-0.4, 0.4, d.qpos.size - 7)  # the legs moved
+        d.qpos[3:7] = axis_quat(rng.normal(size=3), rng.uniform(0, 0.5))
+        mujoco.mj_forward(go2.model, d)
+        datas.append(d)
+    for step in range(3):
+        if step == 2:  # other MjData objects: their poses are read
+            datas = [datas[2], datas[0], datas[1]]
+        fused.update(datas, go2.dt)
+        general.update(datas, go2.dt)
+        for name in ("pos_w", "quat_w", "ray_hits_w", "ray_distances", "ray_hit_ids"):
+            np.testing.assert_array_equal(getattr(fused.data, name), getattr(general.data, name))
+    robot = [p for p in fused.hit_paths(0) if p and p.startswith("/World/Go2")]
+    assert len(robot) > 20

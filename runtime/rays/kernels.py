@@ -8,6 +8,7 @@ inside its own compiled code, so it binds them directly rather than through
 from __future__ import annotations
 
 from runtime.rays._box_kernels import BOX_COLUMNS, box_scene_hit_kernel
+from runtime.rays._scene_cast_kernels import scene_cast_kernel
 from runtime.rays._simd import NODE_WIDTH
 from runtime.rays._solid_kernels import (
     SOLID_BOX,
@@ -35,6 +36,7 @@ __all__ = [
     "inside_solid_kernel",
     "inverse_direction_kernel",
     "rotate_inverse_kernel",
+    "scene_cast_kernel",
     "store_world_box_kernel",
     "view_kernel",
     "wide_traverse_kernel",

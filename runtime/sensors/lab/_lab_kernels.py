@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from runtime._compile.jit import JIT_DISABLED, jit
-from runtime.rays.kernels import box_scene_hit_kernel
+from runtime.rays.kernels import box_scene_hit_kernel, scene_cast_kernel
 
 __all__ = [
     "camera_images_kernel",
@@ -21,6 +21,7 @@ __all__ = [
     "imu_kernel",
     "ray_caster_boxes_at_kernel",
     "ray_caster_boxes_kernel",
+    "ray_caster_scene_kernel",
     "ray_frame_kernel",
     "ray_hits_kernel",
 ]
@@ -516,6 +517,174 @@ def ray_caster_boxes_at_kernel(
         drift, alignment, ray_starts, ray_directions, max_distance, boxes, box_actors,
         out_pos, out_quat, out_hits, out_distances, out_hit_ids,
     )  # fmt: skip
+
+
+@jit
+def ray_caster_scene_kernel(
+    envs,
+    world_addresses,
+    body,
+    static,
+    scene_rows,
+    scene_ids,
+    scene_positions,
+    scene_orientations,
+    body_positions,
+    body_orientations,
+    offset_pos,
+    offset_rot,
+    drift,
+    alignment,
+    ray_starts,
+    ray_directions,
+    max_distances,
+    io_origins,
+    io_directions,
+    io_distances,
+    io_hit_ids,
+    io_normals,
+    scratch_faces,
+    scratch_inside,
+    wide_nodes,
+    leaf_triangles,
+    leaf_ids,
+    group_roots,
+    group_local_boxes,
+    group_body,
+    face_groups,
+    face_actors,
+    face_normals,
+    solid_groups,
+    solid_kinds,
+    solid_positions,
+    solid_orientations,
+    solid_params,
+    solid_plane_ranges,
+    planes,
+    solid_bounds,
+    solid_actors,
+    group_solid_ranges,
+    group_solid_boxes,
+    double_sided,
+    io_group_positions,
+    io_group_orientations,
+    io_world_boxes,
+    out_pos,
+    out_quat,
+    out_hits,
+    out_distances,
+    out_hit_ids,
+):
+    """A ray caster's whole update over any Numba ray scene, every due world in one call.
+
+    Per world: the poses of the scene's moving bodies and of the sensor's body read at
+    their addresses in the world's ``MjData``, the sensor pose and rays
+    (:func:`ray_frame_kernel`), one scene cast
+    (:func:`runtime.rays.kernels.scene_cast_kernel`, one thread: what
+    :meth:`~runtime.rays.scene.RayScene.cast_trusted` runs) and the hit points
+    (:func:`ray_hits_kernel`): the per-call path's numbers bit for bit.
+
+    Args:
+        envs: the worlds to update, shape (K,), int64.
+        world_addresses: per world, the addresses of its ``MjData``'s ``xpos`` and
+            ``xquat`` (row 0), shape (2 N,), int64.
+        body: the sensor's MuJoCo body id.
+        static: the sensor's body does not move (its pose rows are kept).
+        scene_rows: rows of the scene's moving bodies in the scene pose arrays, (M,).
+        scene_ids: their MuJoCo body ids, (M,).
+        scene_positions: the scene's body positions, (B, 3) (rows ``scene_rows`` written).
+        scene_orientations: their orientations, (B, 4) (the same).
+        body_positions: (N, 3) the sensor body's position per world (rows written unless
+            ``static``).
+        body_orientations: (N, 4) (the same).
+        offset_pos: (3,) sensor position in the body frame [m].
+        offset_rot: (4,) sensor orientation in the body frame.
+        drift: (N, 6) per-world drifts (:func:`ray_frame_kernel`, :func:`ray_hits_kernel`).
+        alignment: 0 base, 1 yaw, 2 world.
+        ray_starts: (R, 3) [m], sensor frame.
+        ray_directions: (R, 3) unit, sensor frame.
+        max_distances: (R,) [m].
+        io_origins: (R, 3) scratch: the world rays' origins (the last world's on return).
+        io_directions: (R, 3) scratch: their directions.
+        io_distances: (R,) scratch: the cast's distances.
+        io_hit_ids: (R,) scratch: its actors.
+        io_normals: (R, 3) scratch: its normals.
+        scratch_faces: (R,) int64 scratch of the cast.
+        scratch_inside: (R,) int64 scratch of the cast.
+        wide_nodes: the scene's arrays, as :func:`runtime.rays.kernels.scene_cast_kernel`
+            documents them (through ``io_world_boxes``).
+        leaf_triangles: (the same).
+        leaf_ids: (the same).
+        group_roots: (the same).
+        group_local_boxes: (the same).
+        group_body: (the same).
+        face_groups: (the same).
+        face_actors: (the same).
+        face_normals: (the same).
+        solid_groups: (the same).
+        solid_kinds: (the same).
+        solid_positions: (the same).
+        solid_orientations: (the same).
+        solid_params: (the same).
+        solid_plane_ranges: (the same).
+        planes: (the same).
+        solid_bounds: (the same).
+        solid_actors: (the same).
+        group_solid_ranges: (the same).
+        group_solid_boxes: (the same).
+        double_sided: (the same).
+        io_group_positions: (the same).
+        io_group_orientations: (the same).
+        io_world_boxes: (the same).
+        out_pos: (N, 3) sensor positions [m] (rows ``envs`` written).
+        out_quat: (N, 4) sensor orientations (rows written).
+        out_hits: (N, R, 3) hit points [m], inf for misses (rows written).
+        out_distances: (N, R) distances [m] or inf (rows written).
+        out_hit_ids: (N, R) hit actors or -1, int64 (rows written).
+    """
+    for j in range(envs.shape[0]):
+        env = envs[j]
+        xpos = _float64_at(world_addresses[2 * env])
+        xquat = _float64_at(world_addresses[2 * env + 1])
+        for k in range(scene_rows.shape[0]):
+            row = scene_rows[k]
+            b = scene_ids[k]
+            for a in range(3):
+                scene_positions[row, a] = xpos[3 * b + a]
+            for a in range(4):
+                scene_orientations[row, a] = xquat[4 * b + a]
+        if not static:
+            for a in range(3):
+                body_positions[env, a] = xpos[3 * body + a]
+            for a in range(4):
+                body_orientations[env, a] = xquat[4 * body + a]
+        px, py, pz, turn = _sensor_pose(
+            env, body_positions[env], body_orientations[env], offset_pos, offset_rot,
+            drift[env], alignment, out_pos, out_quat,
+        )  # fmt: skip
+        for i in range(ray_starts.shape[0]):
+            ox, oy, oz, dx, dy, dz = _pattern_ray(
+                turn, px, py, pz, alignment, ray_starts, ray_directions, i
+            )
+            io_origins[i, 0] = ox
+            io_origins[i, 1] = oy
+            io_origins[i, 2] = oz
+            io_directions[i, 0] = dx
+            io_directions[i, 1] = dy
+            io_directions[i, 2] = dz
+        scene_cast_kernel(
+            wide_nodes, leaf_triangles, leaf_ids, group_roots, group_local_boxes, group_body,
+            scene_positions, scene_orientations, face_groups, face_actors, face_normals,
+            solid_groups, solid_kinds, solid_positions, solid_orientations, solid_params,
+            solid_plane_ranges, planes, solid_bounds, solid_actors, group_solid_ranges,
+            group_solid_boxes, io_origins, io_directions, max_distances, double_sided,
+            io_group_positions, io_group_orientations, io_world_boxes, scratch_faces,
+            scratch_inside, io_distances, io_hit_ids, io_normals, 1,
+        )  # fmt: skip
+        ray_hits_kernel(
+            env, io_origins, io_directions, io_distances, io_hit_ids, drift[env, 5], out_hits,
+            out_distances, out_hit_ids,
+        )  # fmt: skip
 
 
 @jit(inline=True)

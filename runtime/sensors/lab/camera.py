@@ -86,6 +86,7 @@ class RayCasterCamera(RayCaster):
 
     kind = "ray_caster_camera"
     _history_fields = ()
+    _scene_call_allowed = False
 
     def _allocate_history(self) -> None:
         """Histories of the output images: ``data.output_history[name]``, (N, H, h, w, c)."""

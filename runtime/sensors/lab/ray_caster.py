@@ -33,6 +33,7 @@ from runtime._compile.jit import JIT_DISABLED, compiled_entry
 from runtime.rays import box_scene_rows
 from runtime.sensors.lab._lab_kernels import (
     ray_caster_boxes_at_kernel,
+    ray_caster_scene_kernel,
     ray_frame_kernel,
     ray_hits_kernel,
 )
@@ -217,7 +218,9 @@ class RayCaster(LabSensor):
         self._boxes_entry = None
         self._no_addresses = np.zeros(0, np.int64)
         self._pose_addresses = np.zeros(2 * self.num_envs, np.int64)
+        self._world_addresses = np.zeros(2 * self.num_envs, np.int64)
         self._address_worlds: tuple = ()
+        self._setup_scene_call()
 
     def _setup_alignment(self) -> None:
         alignment = self.config.ray_alignment
@@ -277,6 +280,38 @@ class RayCaster(LabSensor):
         self._scene_pos = np.ascontiguousarray(self.bodies.static_positions[entities])
         self._scene_quat = np.ascontiguousarray(self.bodies.static_orientations[entities])
 
+    _scene_call_allowed = True
+    """Whether the one-call path over the general scene may replace the per-world calls
+    (not for cameras, whose images need each world's normals)."""
+
+    def _setup_scene_call(self) -> None:
+        """Arguments of :func:`ray_caster_scene_kernel` (moving geometry, Numba scene)."""
+        self._scene_arguments = None
+        self._scene_entry = None
+        scene = self.ray_scene
+        if not self._scene_call_allowed or self._boxes is not None or self._batched:
+            return
+        if JIT_DISABLED or not hasattr(scene, "fused_arguments"):
+            return
+        r = self.ray_starts.shape[0]
+        fused = scene.fused_arguments(r)
+        if fused is None:
+            return
+        head, tail = fused
+        b = scene.backend
+        origins, directions, distances, hit_ids, normals, max_distances = self._buffers[0]
+        out = self._ray_data
+        self._scene_arguments = (
+            self._body, self._static, self._scene_rows, self._scene_ids, self._scene_pos,
+            self._scene_quat, *self._body_poses, self._offset_pos, self._offset_rot,
+            self._drift, self._alignment, self.ray_starts, self.ray_directions,
+            max_distances, origins, directions, distances, hit_ids, normals,
+            np.zeros(r, np.int64), np.zeros(r, np.int64), b.wide_nodes, b.leaf_triangles,
+            b.leaf_ids, head[4], head[5], head[6], *tail[:15], tail[15].copy(),
+            tail[16].copy(), tail[17].copy(), out.pos_w, out.quat_w,
+            out.ray_hits_w, out.ray_distances, out.ray_hit_ids,
+        )  # fmt: skip
+
     def group_poses(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Which scene groups move, and the poses of those that do not.
 
@@ -314,6 +349,7 @@ class RayCaster(LabSensor):
     def _setup_disabled(self) -> None:
         self._batched = False
         self._boxes = None
+        self._scene_arguments = None
         self.ray_starts = self.ray_directions = np.zeros((0, 3))
         self.actor_paths = ()
         self.body_path = ""
@@ -403,7 +439,7 @@ class RayCaster(LabSensor):
             entry(*args)
 
     def _bind_addresses(self, worlds: tuple) -> None:
-        """The addresses of the sensor body's pose in each world's ``MjData``."""
+        """The addresses of each world's ``xpos`` / ``xquat`` and of the sensor body's rows."""
         body = self._body
         for env, data in enumerate(worlds):
             xpos, xquat = data.xpos, data.xquat
@@ -411,17 +447,40 @@ class RayCaster(LabSensor):
                 xpos.dtype != np.float64
                 or xquat.dtype != np.float64
                 or not (xpos.flags.c_contiguous and xquat.flags.c_contiguous)
-                or xpos.shape[0] <= body
-                or xquat.shape[0] <= body
+                or xpos.shape != (self.model.nbody, 3)
+                or xquat.shape != (self.model.nbody, 4)
             ):
                 raise ValueError(f"{self._prefix}: world {env}: unexpected MjData xpos / xquat")
             self._pose_addresses[2 * env] = xpos[body].ctypes.data
             self._pose_addresses[2 * env + 1] = xquat[body].ctypes.data
+            self._world_addresses[2 * env] = xpos.ctypes.data
+            self._world_addresses[2 * env + 1] = xquat.ctypes.data
         self._address_worlds = worlds  # (kept alive: the addresses stay valid)
+
+    def _update_scene(self, envs: Sequence[int], datas: Sequence[Any]) -> None:
+        """Every due world over a scene with moving geometry: one kernel call.
+
+        The poses are read at their addresses in each world's ``MjData`` (taken again
+        whenever the worlds are other objects; the sensor keeps them alive meanwhile).
+        """
+        worlds = tuple(datas)
+        if worlds != self._address_worlds:  # (identity first: cheap when the same)
+            self._bind_addresses(worlds)
+        rows = self._all_envs if len(envs) == self.num_envs else np.asarray(envs, np.int64)
+        args = (rows, self._world_addresses, *self._scene_arguments)
+        entry = self._scene_entry
+        if entry is None:  # (the first call compiles or loads, then its entry point is kept)
+            ray_caster_scene_kernel(*args)
+            self._scene_entry = compiled_entry(ray_caster_scene_kernel, args)
+        else:
+            entry(*args)
 
     def _update_worlds(self, envs: Sequence[int], datas: Sequence[Any]) -> None:
         if self._boxes is not None:
             self._update_boxes(envs, datas)
+            return
+        if self._scene_arguments is not None:
+            self._update_scene(envs, datas)
             return
         if not self._batched or len(envs) != self.num_envs or self.num_envs == 1:
             for env in envs:
