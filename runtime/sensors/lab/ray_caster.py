@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from runtime._compile.jit import JIT_DISABLED, compiled_entry
-from runtime.rays import box_scene_rows
+from runtime.rays import PARALLEL_MIN_RAYS, box_scene_rows
 from runtime.sensors.lab._lab_kernels import (
     ray_caster_boxes_at_kernel,
     ray_caster_scene_kernel,
@@ -285,7 +285,11 @@ class RayCaster(LabSensor):
     (not for cameras, whose images need each world's normals)."""
 
     def _setup_scene_call(self) -> None:
-        """Arguments of :func:`ray_caster_scene_kernel` (moving geometry, Numba scene)."""
+        """Arguments of :func:`ray_caster_scene_kernel` (moving geometry, Numba scene).
+
+        Only for fewer rays than :data:`~runtime.rays.PARALLEL_MIN_RAYS` per world (the
+        kernel casts on the calling thread; larger casts keep ``cast_trusted``'s threads).
+        """
         self._scene_arguments = None
         self._scene_entry = None
         scene = self.ray_scene
@@ -294,6 +298,8 @@ class RayCaster(LabSensor):
         if JIT_DISABLED or not hasattr(scene, "fused_arguments"):
             return
         r = self.ray_starts.shape[0]
+        if r >= PARALLEL_MIN_RAYS:  # (large casts keep cast_trusted's threads)
+            return
         fused = scene.fused_arguments(r)
         if fused is None:
             return
