@@ -19,6 +19,8 @@ A sensor whose colliders are only static world-aligned boxes (a height scan of t
 box: :func:`runtime.rays.box_scene_rows`) updates every due world in one kernel call
 without the BVH, reading each world's body pose at its address in the ``MjData``; the
 results equal the general path's (frame kernel, ``cast_trusted``, hits kernel) bit for bit.
+Over a scene with moving geometry and fewer than ``PARALLEL_MIN_RAYS`` rays, every due world
+is one kernel call too (the bodies' poses read in each ``MjData``, the scene's own cast).
 """
 
 from __future__ import annotations
