@@ -2,8 +2,9 @@
 
 Bit-identical data (every field, histories, clocks) to each sensor's own ``update`` on go2
 and Talos, 1 and 16 worlds, with resets, update periods and forced recomputes (contact
-sensors, IMUs, frame transformers, joint wrenches, ray casters over box scenes); and the
-set's readings against MuJoCo's own (mj_contactForce, accelerometer / gyro).
+sensors, IMUs, frame transformers, joint wrenches, ray casters over box scenes, fixed
+cameras); and the set's readings against MuJoCo's own (mj_contactForce, accelerometer /
+gyro).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import pytest
 from runtime._compile.jit import JIT_DISABLED
 from runtime.run.lab_set import LabSensorSet
 from runtime.sensors.lab import (
+    CameraOffset,
     ContactSensor,
     ContactSensorConfig,
     FrameTarget,
@@ -29,12 +31,14 @@ from runtime.sensors.lab import (
     JointWrenchSensor,
     Offset,
     RayCaster,
+    RayCasterCamera,
     RayCasterConfig,
 )
 from tests.test_sensors_lab_contact_imu import BOXES, IMU_MODEL, SENSORS, check_imu, oracle_forces
 
 GO2 = "scenes/go2_lab_sensors.usda"
 TALOS = "scenes/talos_standing.usda"
+PANDA = "scenes/panda_lab_camera.usda"
 
 
 def _engine(path):
@@ -65,9 +69,15 @@ def _same(reference, fast, step):
         other = fast.sensors[name]
         for field in dataclasses.fields(sensor.data):
             a, b = getattr(sensor.data, field.name), getattr(other.data, field.name)
-            if isinstance(a, np.ndarray):
-                assert a.shape == b.shape and a.dtype == b.dtype
-                assert np.array_equal(a.view(np.uint8), b.view(np.uint8)), (step, name, field.name)
+            if isinstance(a, dict):  # (a camera's images by type)
+                assert a.keys() == b.keys()
+                pairs = [(f"{field.name}[{k}]", a[k], b[k]) for k in a]
+            else:
+                pairs = [(field.name, a, b)]
+            for label, x, y in pairs:
+                if isinstance(x, np.ndarray):
+                    assert x.shape == y.shape and x.dtype == y.dtype
+                    assert np.array_equal(x.view(np.uint8), y.view(np.uint8)), (step, name, label)
         for clock in ("timestamp", "timestamp_last_update"):
             assert np.array_equal(getattr(sensor, clock), getattr(other, clock)), (step, clock)
 
@@ -201,6 +211,55 @@ def test_go2_height_scans_equal_per_sensor_updates(n, period_steps):
     tilted = fast.sensors["base"].data
     assert np.isinf(tilted.ray_distances).any() and np.isfinite(tilted.ray_distances).any()
     assert (fast.sensors["base"].data.ray_hits_w_history != 0).any()
+
+
+@pytest.mark.parametrize(("n", "period_steps"), [(1, 0), (2, 3)])
+def test_panda_fixed_cameras_equal_per_sensor_updates(n, period_steps):
+    """Fixed cameras (their pinhole view) in the compiled call: every image type, clipping,
+    histories, update periods; a camera on the hand stays on its own update."""
+    engine = _engine(PANDA)
+    dt = engine.dt
+
+    def make():
+        from runtime.sensors.lab import make_lab_sensors
+
+        scene = dict(make_lab_sensors(engine, n))
+        (camera,) = scene.values()
+        camera.update_period = period_steps * dt
+        config = camera.config
+        scene["all_types"] = RayCasterCamera(
+            engine,
+            dataclasses.replace(
+                config,
+                data_types=["distance_to_image_plane", "distance_to_camera", "normals"],
+                depth_clipping_behavior="max",
+                max_distance=1.5,
+                history_length=2,
+                update_period=2 * period_steps * dt,
+            ),
+            n,
+        )
+        scene["hand"] = RayCasterCamera(
+            engine,
+            dataclasses.replace(
+                config,
+                prim_path=".*/panda_hand",
+                offset=CameraOffset(pos=(0.0, 0.0, 0.05), convention="ros"),
+            ),
+            n,
+        )
+        return scene
+
+    fast = _run_pair(engine, make, n, 60)
+    assert fast.sensors["all_types"]._view is not None and fast.sensors["hand"]._view is None
+    assert set(fast.compiled) == (set() if JIT_DISABLED else set(fast.sensors) - {"hand"})
+    data = fast.sensors["all_types"].data
+    images = data.output
+    depth = images["distance_to_camera"]
+    assert (depth == 1.5).any() and (depth < 1.5).any()  # clipped misses and hits
+    assert np.isinf(images["normals"]).any() and np.isfinite(images["normals"]).any()
+    assert np.isfinite(data.output_history["distance_to_image_plane"]).all()
+    assert (data.output_history["distance_to_image_plane"][:, 1] > 0.0).any()
 
 
 def test_talos_set_equals_per_sensor_updates():

@@ -7,7 +7,7 @@ from pathlib import Path
 import mujoco
 import numpy as np
 import pytest
-from pxr import Usd
+from pxr import Sdf, Usd
 
 import runtime.schema  # noqa: F401  (registers the schemas)
 from runtime.engine.mujoco_engine import MujocoEngine
@@ -112,16 +112,42 @@ def test_general_path_records_the_same_lab_rows(go2_runs, tmp_path, monkeypatch,
     assert any(info.kind == "lab" for info in other.channels.values())
 
 
-def test_a_lab_camera_keeps_its_python_row_writer(tmp_path, monkeypatch):
-    """A camera is updated in Python: the run's fused steps call its row writer, no blocks;
-    the recording is the general path's."""
-    scene = REPO / "scenes" / "panda_lab_camera.usda"
-    fused = run_scene(scene, out=tmp_path / "fused.zarr", steps=12, summary=False)
-    assert fused.timings["fused"] > 0.0 and fused.timings["compiled"] == 0.0
+def _panda_camera(mount: str | None, history: int = 0) -> Usd.Stage:
+    """The Panda camera scene, its camera moved to ``mount`` (None: the table) with images
+    kept ``history`` updates (session-layer edits)."""
+    stage = Usd.Stage.Open(str(REPO / "scenes" / "panda_lab_camera.usda"))
+    stage.SetEditTarget(stage.GetSessionLayer())
+    prim = stage.GetPrimAtPath("/World/LabSensors/DepthCamera")
+    if mount is not None:
+        prim.GetAttribute("simrt:lab:primPath").Set(mount)
+    if history:
+        prim.CreateAttribute("simrt:lab:historyLength", Sdf.ValueTypeNames.Int).Set(history)
+    return stage
+
+
+@pytest.mark.parametrize(
+    ("mount", "blocks"), [(None, True), (".*/panda_hand", False)], ids=["fixed", "on the hand"]
+)
+def test_lab_camera_runs_record_the_general_rows(tmp_path, monkeypatch, mount, blocks):
+    """A fixed camera runs inside the compiled step blocks; a camera on a moving body is
+    updated in Python after each fused step (no blocks). Both record the general path's
+    rows."""
+    steps = 60
+    fused = run_scene(
+        _panda_camera(mount, history=2), out=tmp_path / "fused.zarr", steps=steps,
+        summary=False, store_options={"chunk_rows": 23},
+    )  # fmt: skip
+    assert fused.timings["fused"] > 0.0
+    assert (fused.timings["compiled"] > 0.0) == blocks
     monkeypatch.setattr(FusedStep, "ENABLED", False)
-    run_scene(scene, out=tmp_path / "general.zarr", steps=12, summary=False)
+    run_scene(_panda_camera(mount, history=2), out=tmp_path / "general.zarr", steps=steps,
+              summary=False)  # fmt: skip
     a, b = load_recording(tmp_path / "fused.zarr"), load_recording(tmp_path / "general.zarr")
-    assert any(info.kind == "lab" for info in a.channels.values())
+    depth = "/World/LabSensors/DepthCamera:distance_to_image_plane"
+    assert a.channels[depth].shape == (48, 64, 1)
+    assert a.channels[depth + "_history"].shape == (2, 48, 64, 1)
+    assert np.isfinite(a.data[depth][-1]).any()
+    assert set(a.channels) == set(b.channels)
     for name in a.channels:
         np.testing.assert_array_equal(a.data[name], b.data[name], err_msg=name)
 

@@ -1,7 +1,8 @@
 """One compiled call updates the lab sensors of a set over N worlds.
 
-Contact sensors, IMUs, frame transformers, joint wrenches and ray casters over box scenes
-(a height scan over the ground box; cameras and ray casters over BVH scenes are not here).
+Contact sensors, IMUs, frame transformers, joint wrenches, ray casters over box scenes (a
+height scan over the ground box) and fixed depth cameras (their pinhole view); ray casters
+over BVH scenes and cameras on moving bodies are not here.
 
 :func:`lab_set_kernel` does for every sensor of the set what
 :meth:`runtime.sensors.lab.base.LabSensor.update` does in Python: it advances each world's
@@ -15,7 +16,9 @@ quaternion algebra (:mod:`runtime.sensors.lab._math`), are computed here in NumP
 of operations (the same doubles); a joint wrench calls libmujoco's ``mj_rnePostConstraint``
 where its ``update`` does (the world's own model). A ray caster over a box scene copies the
 body's pose of each due world from ``mjData`` into its pose rows and calls its own
-``ray_caster_boxes_kernel`` for that world (what its ``_update_boxes`` does, per world).
+``ray_caster_boxes_kernel`` for that world (what its ``_update_boxes`` does, per world). A
+fixed camera calls its view's ``view_kernel`` (:class:`runtime.rays.views.PinholeView`) with
+the world's ``xpos`` / ``xquat``, as its ``_update_worlds`` does through ``view.update``.
 
 The IMU reads MuJoCo's ``cacc`` when ``mjData`` holds it (``flg_rnepost``); otherwise, where
 the Python path calls ``mj_rnePostConstraint`` (every body's acceleration, the contact and
@@ -38,8 +41,18 @@ from __future__ import annotations
 
 from runtime._compile.jit import JIT_DISABLED, jit
 from runtime._compile.numba_compat import build_array
+from runtime.rays.kernels import view_kernel
 from runtime.run._fused_kernels import S_CONTACTS, S_ROW
-from runtime.run._native_kernels import _call_c, _f64p, _i32p, _i64p, _u8p, memcpy, raw_array
+from runtime.run._native_kernels import (
+    _call_c,
+    _f32p,
+    _f64p,
+    _i32p,
+    _i64p,
+    _u8p,
+    memcpy,
+    raw_array,
+)
 from runtime.run._row_kernels import T_FIRST_CHANNEL
 from runtime.sensors.lab._lab_kernels import (
     contact_update_kernel,
@@ -91,7 +104,7 @@ else:  # (no compiled set without the JIT: runtime.run.lab_set checks)
 _PERIOD_TOLERANCE = 1e-6  # (runtime.sensors.lab.base: Isaac Lab's slack in the due test)
 
 # ---- a sensor's int64 row: kind, clock arrays, histories, then the kind's own fields
-KIND_CONTACT, KIND_IMU, KIND_FRAMES, KIND_WRENCH, KIND_RAY_BOXES = 0, 1, 2, 3, 4
+KIND_CONTACT, KIND_IMU, KIND_FRAMES, KIND_WRENCH, KIND_RAY_BOXES, KIND_VIEW = range(6)
 R_KIND, R_N, R_TIMESTAMP, R_LAST, R_OUTDATED, R_ELAPSED, R_HISTORIES = range(7)
 R_HISTORY = 7  # up to MAX_HISTORIES x (values address, history address, K, H)
 MAX_HISTORIES = 5
@@ -116,6 +129,10 @@ W_J, W_BODIES, W_ROOTS, W_WRENCH = range(R_K, R_K + 4)
 (B_BODY, B_POSITIONS, B_ORIENTATIONS, B_OFFSET_POS, B_OFFSET_ROT, B_DRIFT, B_ALIGNMENT,
  B_RAYS, B_STARTS, B_DIRECTIONS, B_BOXES, B_NBOXES, B_COLUMNS, B_ACTORS, B_POS, B_QUAT,
  B_HITS, B_DISTANCES, B_HIT_IDS, B_ENV) = range(R_K, R_K + 20)  # fmt: skip
+# fixed camera: its view's 9 bound arrays (address, length each: wide nodes float32, leaf
+# triangles float64, leaf ids int64, float block, int block, plane / camera distances,
+# normals float64, hit ids int64), the world's index in the int block, a (1,) int64 scratch
+V_ARRAY, V_ENV_AT, V_COUNT = R_K, R_K + 18, R_K + 19
 R_SIZE = R_K + 20
 # ---- a sensor's float64 row
 F_PERIOD, F_THRESHOLD, F_MAX_DISTANCE = range(3)
@@ -134,7 +151,7 @@ def lab_set_kernel(rows, floats, worlds, shared, params):  # pragma: no cover - 
 
     Args:
         rows: int64 (S, R_SIZE): one row per sensor (``R_*``, then the kind's ``C_*``,
-            ``I_*``, ``T_*``, ``W_*`` or ``B_*``).
+            ``I_*``, ``T_*``, ``W_*``, ``B_*`` or ``V_*``).
         floats: float64 (S, F_SIZE): update period [s], contact force threshold [N], ray
             caster's max distance [m].
         worlds: int64 (N, 2): each world's ``mjData`` and ``mjModel`` addresses.
@@ -178,8 +195,10 @@ def lab_set_kernel(rows, floats, worlds, shared, params):  # pragma: no cover - 
                 _frames_world(r, e, n, data, shared)
             elif kind == KIND_WRENCH:
                 _wrench_world(r, e, n, data, worlds[e, 1], shared)
-            else:
+            elif kind == KIND_RAY_BOXES:
                 _ray_boxes_world(r, floats[s], e, n, data, shared)
+            else:
+                _view_world(r, e, data, shared)
             for h in range(r[R_HISTORIES]):
                 k = R_HISTORY + 4 * h
                 size, length = r[k + 2], r[k + 3]
@@ -470,6 +489,29 @@ def _ray_boxes_world(r, f, e, n, data, shared):  # pragma: no cover - compiled
         raw_array(_f64p(r[B_HITS]), (n, rays, 3)),
         raw_array(_f64p(r[B_DISTANCES]), (n, rays)),
         raw_array(_i64p(r[B_HIT_IDS]), (n, rays)),
+    )
+
+
+@jit(nrt=False)
+def _view_world(r, e, data, shared):  # pragma: no cover - compiled
+    """World ``e`` of one fixed camera (its view's ``view.update(e, xpos, xquat)``)."""
+    nbody = shared[M_NBODY]
+    a = V_ARRAY
+    block_i = raw_array(_i64p(r[a + 8]), (r[a + 9],))
+    block_i[r[V_ENV_AT]] = e
+    view_kernel(
+        raw_array(_f64p(_i64p(data + shared[D_XPOS])[0]), (nbody, 3)),
+        raw_array(_f64p(_i64p(data + shared[D_XQUAT])[0]), (nbody, 4)),
+        raw_array(_f32p(r[a]), (r[a + 1],)),
+        raw_array(_f64p(r[a + 2]), (r[a + 3],)),
+        raw_array(_i64p(r[a + 4]), (r[a + 5],)),
+        raw_array(_f64p(r[a + 6]), (r[a + 7],)),
+        block_i,
+        raw_array(_f64p(r[a + 10]), (r[a + 11],)),
+        raw_array(_f64p(r[a + 12]), (r[a + 13],)),
+        raw_array(_f64p(r[a + 14]), (r[a + 15],)),
+        raw_array(_i64p(r[a + 16]), (r[a + 17],)),
+        raw_array(_i64p(r[V_COUNT]), (1,)),
     )
 
 

@@ -228,8 +228,8 @@ class LabChannels:
     def _compiled_part(self) -> Any:
         """The set's part of the compiled step, or None.
 
-        None: a sensor updated in Python (a camera, a ray caster over a BVH scene), no
-        MuJoCo entry points for ``mj_forward``.
+        None: a sensor updated in Python (a camera on a moving body, a ray caster over a
+        BVH scene), no MuJoCo entry points for ``mj_forward``.
         """
         from runtime.run import _lab_set_kernels
         from runtime.run._mujoco_native import native
@@ -239,7 +239,9 @@ class LabChannels:
         copies = []
         for slot, sensor, attribute, key in self.plan:
             value = getattr(sensor.data, attribute)
-            if key is not None or not value.flags.c_contiguous or value.shape[0] != 1:
+            if key is not None:  # (a camera's image of that type)
+                value = value[key]
+            if not value.flags.c_contiguous or value.shape[0] != 1:
                 return None
             copies.append((slot, array_address(value), value[0].nbytes))
         self._copies = np.array(copies, np.int64).reshape(-1, 3)

@@ -39,6 +39,7 @@ from runtime.sensors.lab import (
     JointWrenchSensor,
     LabSensor,
     RayCaster,
+    RayCasterCamera,
 )
 
 __all__ = ["LabSensorSet"]
@@ -46,6 +47,9 @@ __all__ = ["LabSensorSet"]
 LOGGER = logging.getLogger("runtime.run")
 
 _CONTACT_FIELDS = ("geom", "efc_address", "dim", "frame", "friction", "pos")
+# the dtypes of a pinhole view's bound arrays (runtime.rays.views.PinholeView.kernel_arrays)
+_VIEW_TYPES = (np.float32, np.float64, np.int64, np.float64, np.int64, np.float64, np.float64,
+               np.float64, np.int64)  # fmt: skip
 _CONTACT_LAYOUT: dict[str, int] = {}
 
 
@@ -111,6 +115,26 @@ def _same_structure(a: Any, b: Any) -> bool:
         np.array_equal(getattr(a, name), getattr(b, name))
         for name in ("body_parentid", "body_dofadr", "body_dofnum", "geom_bodyid")
     )
+
+
+def _view_arrays(camera: RayCasterCamera) -> tuple[tuple[np.ndarray, ...], int] | None:
+    """A fixed camera's view arrays and the world's index in its int block, or None.
+
+    None: no view (a camera on a moving body, drift), or arrays of other types than the
+    compiled call's (the camera then goes through its own ``update``).
+    """
+    view = getattr(camera, "_view", None)
+    if view is None:
+        return None
+    arrays, env_at = view.kernel_arrays
+    if len(arrays) != len(_VIEW_TYPES):
+        return None
+    for array, dtype in zip(arrays, _VIEW_TYPES, strict=True):
+        if array.dtype != dtype or array.ndim != 1 or not array.flags.c_contiguous:
+            return None
+    if not 0 <= int(env_at) < arrays[4].shape[0]:
+        return None
+    return tuple(arrays), int(env_at)
 
 
 class LabSensorSet:
@@ -180,7 +204,12 @@ class LabSensorSet:
         chosen = [
             s
             for s in self.sensors.values()
-            if s.enabled and (type(s) in kinds or (type(s) is RayCaster and s._boxes is not None))
+            if s.enabled
+            and (
+                type(s) in kinds
+                or (type(s) is RayCaster and s._boxes is not None)
+                or (type(s) is RayCasterCamera and _view_arrays(s) is not None)
+            )
         ]
         if not chosen or JIT_DISABLED or not self.datas:
             return None
@@ -239,6 +268,8 @@ class LabSensorSet:
                 self._frames_row(sensor, rows[s], keep)
             elif isinstance(sensor, JointWrenchSensor):
                 self._wrench_row(sensor, rows[s], keep)
+            elif isinstance(sensor, RayCasterCamera):
+                self._view_row(sensor, rows[s], keep)
             else:
                 self._ray_boxes_row(sensor, rows[s], floats[s], keep)
             self._bound.append((sensor, sensor.data))
@@ -457,6 +488,18 @@ class LabSensorSet:
         row[kernels.B_ACTORS] = array_address(actors)
         row[kernels.B_HIT_IDS] = array_address(d.ray_hit_ids)
         floats[kernels.F_MAX_DISTANCE] = sensor._max_distance
+
+    @staticmethod
+    def _view_row(sensor: RayCasterCamera, row: np.ndarray, keep: list[Any]) -> None:
+        arrays, env_at = _view_arrays(sensor)
+        count = np.zeros(1, np.int64)
+        keep += [count, arrays]
+        row[kernels.R_KIND] = kernels.KIND_VIEW
+        for k, array in enumerate(arrays):
+            row[kernels.V_ARRAY + 2 * k] = array_address(array)
+            row[kernels.V_ARRAY + 2 * k + 1] = array.shape[0]
+        row[kernels.V_ENV_AT] = env_at
+        row[kernels.V_COUNT] = array_address(count)
 
     # ------------------------------------------------------------------ compiled step
 
