@@ -193,3 +193,22 @@ def test_view_images_equal_the_general_path(panda, clipping):
             np.testing.assert_array_equal(getattr(fast.data, name), getattr(general.data, name))
     depth = fast.data.output["distance_to_camera"]
     assert np.any(depth == {"none": np.inf, "max": 1.6, "zero": 0.0}[clipping])
+
+
+def test_camera_with_drift_casts_every_ray(panda):
+    cfg = next(iter(make_lab_sensors(panda).values())).config
+    cfg = RayCasterCameraConfig(**{**cfg.__dict__, "drift_range": (-0.01, 0.01), "seed": 1})
+    camera = RayCasterCamera(panda, cfg, num_envs=2)
+    assert camera._view is None  # (each world's rays move with its drift)
+    datas = [mujoco.MjData(panda.model) for _ in range(2)]
+    rng = np.random.default_rng(5)
+    for data in datas:
+        random_pose(panda, data, rng, box_near_camera=False)
+    camera.update(datas, panda.dt)
+    assert not np.array_equal(camera.data.pos_w[0], camera.data.pos_w[1])
+    for w, data in enumerate(datas):
+        camera._frame(w, data, camera._buffers[0])
+        distances, _, _ = full_cast(camera, data)
+        got = camera.data.output["distance_to_image_plane"][w].reshape(-1)
+        expected = np.where(np.isfinite(distances), distances * camera._forward, np.inf)
+        np.testing.assert_array_equal(got, expected)
