@@ -76,16 +76,18 @@ def test_a_missing_folder_fails_and_leaves_no_temporary_file(tmp_path):
 @pytest.mark.parametrize("durable", [True, False])
 def test_close_syncs_the_documents_once_when_durable(tmp_path, monkeypatch, durable):
     """A closed store's documents are trimmed to its rows; a durable store syncs them in one
-    call that names every document's new content (a store that is not durable: none)."""
+    call that names every document's new content (a store that is not durable: none). (21
+    rows of 300 expected: a length narrower than the documents' growing field, so every
+    document is rewritten.)"""
     calls = []
     real = _metadata.make_durable
     monkeypatch.setattr(_metadata, "make_durable", lambda root, files: calls.append(files))
     path = tmp_path / "r.zarr"
-    writer = StoreWriter(path, expected_rows=30, chunk_rows=8, durable=durable)
+    writer = StoreWriter(path, expected_rows=300, chunk_rows=8, durable=durable)
     writer.add_channel(ChannelInfo("a", (2,), "float32"))
     writer.add_channel(ChannelInfo("b", (), "float64"))
     writer.add_derived([ChannelInfo("a.twice", (2,), "float32")], _twice)
-    for k in range(21):  # (the run stops early: 21 of 30 rows)
+    for k in range(21):  # (the run stops early: 21 of 300 rows)
         buffers, row = writer.begin_row()
         buffers[0][row] = (k, -k)
         buffers[1][row] = 0.5 * k
@@ -167,13 +169,15 @@ def test_a_document_created_growing_is_grown_in_place_and_read_by_zarr(tmp_path)
     assert zarr.open_array(tmp_path / "v", mode="r").shape == (5, 3)
 
 
-@pytest.mark.parametrize(("rows", "made_ahead"), [(30, True), (25, True), (15, False)])
-def test_closing_fills_temporary_files_made_while_the_last_chunk_was_recorded(
-    tmp_path, monkeypatch, rows, made_ahead
+@pytest.mark.parametrize(("rows", "created_at_close"), [(30, 0), (25, 0), (15, 1), (5, 5)])
+def test_closing_creates_no_file_for_a_run_of_the_expected_rows_digits(
+    tmp_path, monkeypatch, rows, created_at_close
 ):
-    """A run of 30 expected rows (chunks of 10): once chunk 1 is written, the writer makes
-    every array document's temporary file; closing then creates none. A run stopped before
-    that creates them at close. Either way no temporary file is left."""
+    """A run of 30 expected rows (chunks of 10): the array documents' growing length is two
+    digits wide, so a closing length of two digits leaves them as zarr writes them; once
+    chunk 1 is written the writer makes the group document's temporary file. Closing then
+    creates no file (30, 25 rows); a run stopped before chunk 1 creates the group's (15),
+    and one of fewer digits every document's (5). No temporary file is left."""
     created = []
     real = _metadata._temporary
 
@@ -185,9 +189,7 @@ def test_closing_fills_temporary_files_made_while_the_last_chunk_was_recorded(
     writer = _record(path, rows, expected=30)
     monkeypatch.setattr(_metadata, "_temporary", temporary)
     writer.close(complete=rows == 30)
-    assert (created == []) == made_ahead
-    if not made_ahead:
-        assert len(created) == 5  # (v, s, step, time and the group)
+    assert len(created) == created_at_close  # (5: v, s, step, time and the group)
     assert not [p for p in path.rglob(".zarr.json.*")]
     assert len(load_recording(path)) == rows
     assert json.loads((path / "v" / "zarr.json").read_text())["shape"] == [rows, 2]
@@ -208,6 +210,50 @@ def test_a_store_killed_with_its_spares_made_loads_its_committed_rows(tmp_path):
     zarr = pytest.importorskip("zarr")
     path = tmp_path / "r.zarr"
     _record(path, 25, expected=30)  # (never closed, as by a kill: chunks 0 and 1 committed)
-    assert len(list(path.rglob(".zarr.json.*"))) == 5  # (left, empty)
+    assert len(list(path.rglob(".zarr.json.*"))) == 1  # (the group's: left, empty)
     assert len(load_recording(path)) == 20
     assert zarr.open_group(path, mode="r")["v"].shape == (20, 2)
+
+
+@pytest.mark.parametrize(
+    ("rows", "expected", "kept"),
+    [(1000, 1000, True), (1280, 2000, True), (640, 1000, False), (1000, 0, False)],
+)
+def test_documents_left_as_they_grew_are_what_zarr_writes(tmp_path, rows, expected, kept):
+    """The oracle: zarr writes the same arrays. A store expecting 1000 (2000) rows grows
+    4-digit length fields: closing at 1000 (1280) rows leaves the documents it grew (only
+    the group's is rewritten), and they are byte for byte zarr's; closing at 640 rows, or
+    without expected rows, rewrites every document, to the same bytes."""
+    zarr = pytest.importorskip("zarr")
+    path = tmp_path / "ours.zarr"
+    writer = StoreWriter(path, expected_rows=expected, chunk_rows=128)
+    writer.add_channel(ChannelInfo("v", (3,), "float32"))
+    writer.add_channel(ChannelInfo("s", (), "float64"))
+    writer.add_derived([ChannelInfo("v.twice", (3,), "float32")], _twice)
+    for k in range(rows):
+        buffers, row = writer.begin_row()
+        buffers[0][row] = k
+        buffers[1][row] = -k
+        writer.end_row(k, 0.01 * k)
+    inodes = {key: (path / key / "zarr.json").stat().st_ino for key in ("v", "s", "v.twice")}
+    writer.close()
+    for key in ("v", "s", "v.twice", "step", "time"):
+        ours = zarr.open_array(path / key, mode="r")
+        theirs = zarr.create_array(
+            tmp_path / "theirs" / key,
+            shape=ours.shape,
+            chunks=ours.chunks,
+            dtype=ours.dtype,
+            fill_value=0,
+            compressors=ours.compressors,
+            zarr_format=3,
+            config={"write_empty_chunks": True},
+            dimension_names=ours.metadata.dimension_names,
+            attributes=dict(ours.attrs),
+        )
+        assert theirs.shape[0] == rows
+        mine = (path / key / "zarr.json").read_bytes()
+        assert mine == (tmp_path / "theirs" / key / "zarr.json").read_bytes(), key
+    same = {key: (path / key / "zarr.json").stat().st_ino == ino for key, ino in inodes.items()}
+    assert same == dict.fromkeys(inodes, kept)
+    assert len(load_recording(path)) == rows

@@ -198,7 +198,7 @@ class ChunkEncoder:
             if len(plain.encode(sample)) <= 1.1 * len(self._codec.encode(sample)) + 256:
                 self._codec = plain
                 if self.document is not None:
-                    self.document.update(shuffle="noshuffle", durable=False)
+                    self.document.set_shuffle("noshuffle")
         return self._codec.encode(raw)
 
     def prepare(self, index: int) -> None:
@@ -267,6 +267,7 @@ def create_array(
     rows: int,
     level: int,
     cname: str,
+    final_rows: int = 0,
 ) -> tuple[ArrayDocument, ChunkEncoder]:
     """Create one store array (its ``zarr.json``, not synced) and the first chunk's folders.
 
@@ -280,6 +281,8 @@ def create_array(
         rows: rows per chunk.
         level: Blosc level (0: none).
         cname: Blosc's compressor.
+        final_rows: the rows the store expects (0: unknown): the width of the document's
+            growing length (:meth:`ArrayDocument.create`).
 
     Returns:
         The array's document and the encoder of its chunks.
@@ -298,7 +301,7 @@ def create_array(
     )
     # made durable with the first commit's chunk files; its length a growing field at once
     # (the commits overwrite it in place; closing writes the document zarr writes)
-    document.create(False, growing=True)
+    document.create(False, growing=True, final_rows=final_rows)
     encoder = ChunkEncoder(root, key, tuple(shape), np.dtype(dtype), level, cname)
     encoder.document = document
     encoder.prepare(0)  # (the writer thread's job, while the loop steps)

@@ -51,17 +51,17 @@ _SLOT = 1234567890123456789
 _SLOT_WIDTH = len(str(_SLOT))
 
 
-def _slot_bytes(rows: int) -> bytes:
-    return f"{int(rows):<{_SLOT_WIDTH}d}".encode()
+def _slot_bytes(rows: int, width: int = _SLOT_WIDTH) -> bytes:
+    return f"{int(rows):<{width}d}".encode()
 
 
-def _with_slot(data: bytes, after: bytes, rows: int) -> tuple[bytes, int]:
+def _with_slot(data: bytes, after: bytes, rows: int, width: int = _SLOT_WIDTH) -> tuple[bytes, int]:
     """``data`` (dumped with the sentinel row count) with ``rows`` in its slot; the offset.
 
     The slot is the first sentinel after ``after`` in ``data``.
     """
     at = data.index(str(_SLOT).encode(), data.index(after))
-    return data[:at] + _slot_bytes(rows) + data[at + _SLOT_WIDTH :], at
+    return data[:at] + _slot_bytes(rows, width) + data[at + _SLOT_WIDTH :], at
 
 
 def _overwrite(path: Path, offset: int, data: bytes) -> None:
@@ -214,6 +214,7 @@ class ArrayDocument(_Document):
         self.document["dimension_names"] = list(dimension_names)
         self.document["attributes"] = attributes
         self._slot: int | None = None  # the row count's offset while it is a growing field
+        self._width = _SLOT_WIDTH  # and its width
 
     @property
     def growing(self) -> bool:
@@ -232,22 +233,34 @@ class ArrayDocument(_Document):
         """
         path = self.folder / "zarr.json"
         self.document["shape"][0] = int(rows)
-        if self._slot is not None:
-            _overwrite(path, self._slot, _slot_bytes(rows))
+        if self._slot is not None and len(str(int(rows))) <= self._width:
+            _overwrite(path, self._slot, _slot_bytes(rows, self._width))
             return path
-        data, slot = self._growing_bytes(rows)
+        data, slot = self._growing_bytes(rows, _SLOT_WIDTH)  # (a field of any int64)
         atomic_write_bytes(path, data, durable=False)
-        self._slot = slot
+        self._slot, self._width = slot, _SLOT_WIDTH
         return path
 
-    def _growing_bytes(self, rows: int) -> tuple[bytes, int]:
-        """The document with ``rows`` as a growing field, and that field's offset."""
+    def _growing_bytes(self, rows: int, width: int) -> tuple[bytes, int]:
+        """The document with ``rows`` as a growing field of ``width``, and its offset."""
         self.document["shape"][0] = _SLOT
         try:
             data = _dump(self.document)
         finally:
             self.document["shape"][0] = int(rows)
-        return _with_slot(data, b'"shape"', rows)
+        return _with_slot(data, b'"shape"', rows, width)
+
+    @property
+    def as_zarr_writes(self) -> bool:
+        """Whether the document on disk is the one zarr writes (closing need not rewrite it).
+
+        So it is when its length fills its growing field (no padding).
+        """
+        return self.filled_by(self.rows)
+
+    def filled_by(self, rows: int) -> bool:
+        """Whether a length of ``rows`` fills the growing field (see :attr:`as_zarr_writes`)."""
+        return self._slot is not None and len(str(int(rows))) == self._width
 
     @property
     def rows(self) -> int:
@@ -257,18 +270,38 @@ class ArrayDocument(_Document):
     def _bytes(self) -> bytes:
         return _dump(self.document)
 
-    def create(self, durable: bool, *, growing: bool = False) -> None:
+    def create(self, durable: bool, *, growing: bool = False, final_rows: int = 0) -> None:
         """Create the array's folder and document (the folder must not exist yet).
 
         ``growing``: the document holds its length as a growing field from the start (its
-        first :meth:`grow` then overwrites it in place instead of writing a new file).
+        first :meth:`grow` then overwrites it in place instead of writing a new file), as
+        wide as ``final_rows``' digits (0: any int64): a length of that many digits then
+        fills it, and the document is the one zarr writes (:attr:`as_zarr_writes`); a
+        longer one makes :meth:`grow` rewrite it with a field of any int64.
         """
         if not growing:
             _create(self.folder, self._bytes(), durable)
             return
-        data, slot = self._growing_bytes(self.rows)
+        width = len(str(int(final_rows))) if final_rows > 0 else _SLOT_WIDTH
+        width = max(width, len(str(self.rows)))
+        data, slot = self._growing_bytes(self.rows, width)
         _create(self.folder, data, durable)
-        self._slot = slot
+        self._slot, self._width = slot, width
+
+    def set_shuffle(self, shuffle: str) -> None:
+        """Name Blosc's ``shuffle`` in the document, rewritten atomically but not synced.
+
+        (A document the next commit makes durable.) A growing document stays one, with its
+        field's width.
+        """
+        for codec in self.document["codecs"]:
+            if codec.get("name") == "blosc":
+                codec["configuration"]["shuffle"] = shuffle
+        if self._slot is None:
+            data = self._bytes()
+        else:
+            data, self._slot = self._growing_bytes(self.rows, self._width)
+        atomic_write_bytes(self.folder / "zarr.json", data, durable=False)
 
     def update(
         self,

@@ -424,6 +424,7 @@ class StoreWriter:
             document, encoder = create_array(
                 self.path, name, self._channels.get(name) or self._derived.get(name), shape,
                 dtype, self._capacity, self.chunk_rows, self._level, self._cname,
+                self._expected_rows,
             )  # fmt: skip
             self._unsynced.append(document.folder / "zarr.json")
             derived = number >= len(self._channels) + 2
@@ -444,9 +445,23 @@ class StoreWriter:
         The writer's job while the loop records the last chunk it expects: closing then
         creates no file.
         """
-        for node in [*self._arrays, *self._derived_arrays, self._group]:
-            if node is not None:
+        arrays = self._arrays + self._derived_arrays
+        tables = self._path_tables()
+        expected = self._expected_rows
+        for node, table in [*zip(arrays, tables, strict=True), (self._group, None)]:
+            # (the group's and path-table arrays' attributes change; a document whose
+            # growing length the expected rows' digits fill needs no rewrite)
+            if node is self._group or table is not None or not node.filled_by(expected):
                 node.make_spare()
+
+    def _path_tables(self) -> list[dict[str, Any] | None]:
+        """Per array (in order), the closing attributes of a channel with a path table."""
+        infos = [*self._channels.values(), None, None, *self._derived.values()]
+        tables = []
+        for info in infos:
+            table = info is not None and info.attrs and info.attrs.get("path_table")
+            tables.append({"simrt": _channel_json(info)} if isinstance(table, list) else None)
+        return tables
 
     def _new_buffers(self) -> list[np.ndarray]:
         """A chunk buffer set: a closed writer's of this layout, or new (and touched)."""
@@ -714,15 +729,15 @@ class StoreWriter:
             if not failed:
                 rows = self._committed
                 # every document as zarr writes it, trimmed (no chunk lies past the length:
-                # chunks are written up to the last row only), synced together
+                # chunks are written up to the last row only), synced together; a document
+                # whose growing length its number fills already is (a run of the expected
+                # rows' digits: most)
                 documents = []
-                infos = [*self._channels.values(), None, None, *self._derived.values()]
-                for array, info in zip(self._arrays + self._derived_arrays, infos, strict=True):
-                    table = info is not None and info.attrs and info.attrs.get("path_table")
-                    if isinstance(table, list):
-                        attributes = {"simrt": _channel_json(info)}
-                        documents.append(array.revise(rows=rows, attributes=attributes))
-                    elif array.rows != rows or array.growing:  # (the plain document)
+                for array, table in zip(self._arrays + self._derived_arrays,
+                                        self._path_tables(), strict=True):  # fmt: skip
+                    if table is not None:
+                        documents.append(array.revise(rows=rows, attributes=table))
+                    elif array.rows != rows or (array.growing and not array.as_zarr_writes):
                         documents.append(array.revise(rows=rows))
                 attrs = self._attrs(complete)
                 attrs["reason"] = reason
