@@ -17,9 +17,9 @@ i.e. compilation or cache loads, are made before timing):
 
 What is timed is what runs and vector environments call after each step: one
 ``LabSensorSet.update`` of all the scene's sensors (contact sensors, IMUs, frame
-transformers, joint wrenches, ray casters over box scenes, e.g. the go2 height scan, and
-fixed cameras in one compiled call; cameras on moving bodies and ray casters over BVH scenes
-through their own ``update``).
+transformers, joint wrenches, ray casters (the go2 height scan; below 4,096 rays over moving
+geometry) and fixed cameras in one compiled call; cameras on moving bodies and larger ray
+casters over moving geometry through their own ``update``).
 (``simrt run`` calls that compiled call from its compiled step blocks when it covers every
 lab sensor of the scene, without the ``update`` method's Python around it.) Per sensor:
 that sensor alone in a set (the compiled call, or its ``update``), and the per-sensor

@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 from runtime._compile.jit import JIT_DISABLED
+from runtime.rays import PARALLEL_MIN_RAYS
 from runtime.run.lab_set import LabSensorSet
 from runtime.sensors.lab import (
     CameraOffset,
@@ -156,7 +157,8 @@ def test_go2_set_equals_per_sensor_updates(n, period_steps):
 @pytest.mark.parametrize(("n", "period_steps"), [(1, 0), (1, 3), (16, 0), (16, 2)])
 def test_go2_height_scans_equal_per_sensor_updates(n, period_steps):
     """The scene's height scan and others (alignments, drift, a static mount, misses, a
-    short period) in the compiled call; a caster over the robot's links on its own."""
+    short period) and a scan of the robot's links in the compiled call; a dense scan of the
+    links (a parallel cast) on its own update."""
     engine = _engine(GO2)
     dt = engine.dt
     grid = GridPattern(resolution=0.1, size=(1.6, 1.0))
@@ -200,14 +202,40 @@ def test_go2_height_scans_equal_per_sensor_updates(n, period_steps):
             offset=Offset(pos=(0.3, 0.0, 1.0), rot=(0.9, 0.3, 0.0, 0.1)),
             pattern_cfg=GridPattern(resolution=0.5, size=(2.0, 1.0), direction=(0.3, 0.0, -1.0)),
         )
-        scene["links"] = caster(mesh_prim_paths=[], offset=Offset(pos=(0.0, 0.0, 1.0)))
+        if JIT_DISABLED:  # (BVH casts as plain Python: too slow; no compiled call anyway)
+            return scene
+        # over the robot's links (moving geometry): its one-call scene path ...
+        scene["links"] = caster(
+            mesh_prim_paths=[],
+            offset=Offset(pos=(0.05, 0.0, 0.6), rot=(0.98, 0.0, 0.2, 0.0)),
+            ray_alignment="base",
+            drift_range=(-0.02, 0.02),
+            history_length=2,
+            update_period=period_steps * dt,
+            seed=6,
+        )
+        # ... and a grid of PARALLEL_MIN_RAYS rays or more (the parallel cast: its own update)
+        scene["dense"] = caster(
+            mesh_prim_paths=[],
+            pattern_cfg=GridPattern(resolution=0.025, size=(2.0, 1.3)),
+            offset=Offset(pos=(0.0, 0.0, 0.6)),
+            update_period=10 * dt,
+        )
         return scene
 
     fast = _run_pair(engine, make, n, 120)
-    boxes = {k for k, s in fast.sensors.items() if isinstance(s, RayCaster) and k != "links"}
+    if JIT_DISABLED:
+        assert fast.compiled == ()
+        return
+    casters = {k for k, s in fast.sensors.items() if isinstance(s, RayCaster)}
+    boxes = casters - {"links", "dense"}
     assert len(boxes) == 5 and all(fast.sensors[k]._boxes is not None for k in boxes)
-    assert fast.sensors["links"]._boxes is None
-    assert set(fast.compiled) == (set() if JIT_DISABLED else set(fast.sensors) - {"links"})
+    links, dense = fast.sensors["links"], fast.sensors["dense"]
+    assert links._boxes is None and links._scene_arguments is not None
+    assert dense.ray_starts.shape[0] >= PARALLEL_MIN_RAYS and dense._scene_arguments is None
+    assert set(fast.compiled) == set(fast.sensors) - {"dense"}
+    seen = {links.actor_paths[i] for i in np.unique(links.data.ray_hit_ids) if i >= 0}
+    assert any("/Go2/" in p for p in seen) and "/World/Ground" in seen  # legs and ground
     tilted = fast.sensors["base"].data
     assert np.isinf(tilted.ray_distances).any() and np.isfinite(tilted.ray_distances).any()
     assert (fast.sensors["base"].data.ray_hits_w_history != 0).any()

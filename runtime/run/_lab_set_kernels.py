@@ -1,8 +1,9 @@
 """One compiled call updates the lab sensors of a set over N worlds.
 
 Contact sensors, IMUs, frame transformers, joint wrenches, ray casters over box scenes (a
-height scan over the ground box) and fixed depth cameras (their pinhole view); ray casters
-over BVH scenes and cameras on moving bodies are not here.
+height scan over the ground box) and over scenes with moving geometry (a scan that sees the
+robot, below ``PARALLEL_MIN_RAYS`` rays), and fixed depth cameras (their pinhole view); other
+ray casters and cameras on moving bodies are not here.
 
 :func:`lab_set_kernel` does for every sensor of the set what
 :meth:`runtime.sensors.lab.base.LabSensor.update` does in Python: it advances each world's
@@ -17,6 +18,8 @@ of operations (the same doubles); a joint wrench calls libmujoco's ``mj_rnePostC
 where its ``update`` does (the world's own model). A ray caster over a box scene copies the
 body's pose of each due world from ``mjData`` into its pose rows and calls its own
 ``ray_caster_boxes_kernel`` for that world (what its ``_update_boxes`` does, per world). A
+ray caster over moving geometry calls its ``ray_caster_scene_kernel`` for the world (its 47
+arrays in a table of addresses and sizes, ``SC_TABLE``), as its ``_update_scene`` does. A
 fixed camera calls its view's ``view_kernel`` (:class:`runtime.rays.views.PinholeView`) with
 the world's ``xpos`` / ``xquat``, as its ``_update_worlds`` does through ``view.update``.
 
@@ -58,6 +61,7 @@ from runtime.sensors.lab._lab_kernels import (
     contact_update_kernel,
     imu_kernel,
     ray_caster_boxes_kernel,
+    ray_caster_scene_kernel,
 )
 
 __all__ = ["lab_set_kernel", "lab_set_part_kernel"]
@@ -105,6 +109,7 @@ _PERIOD_TOLERANCE = 1e-6  # (runtime.sensors.lab.base: Isaac Lab's slack in the 
 
 # ---- a sensor's int64 row: kind, clock arrays, histories, then the kind's own fields
 KIND_CONTACT, KIND_IMU, KIND_FRAMES, KIND_WRENCH, KIND_RAY_BOXES, KIND_VIEW = range(6)
+KIND_RAY_SCENE = 6
 R_KIND, R_N, R_TIMESTAMP, R_LAST, R_OUTDATED, R_ELAPSED, R_HISTORIES = range(7)
 R_HISTORY = 7  # up to MAX_HISTORIES x (values address, history address, K, H)
 MAX_HISTORIES = 5
@@ -133,6 +138,11 @@ W_J, W_BODIES, W_ROOTS, W_WRENCH = range(R_K, R_K + 4)
 # triangles float64, leaf ids int64, float block, int block, plane / camera distances,
 # normals float64, hit ids int64), the world's index in the int block, a (1,) int64 scratch
 V_ARRAY, V_ENV_AT, V_COUNT = R_K, R_K + 18, R_K + 19
+# ray caster over moving geometry: the table (SCENE_ARRAYS, 4) of its kernel's array
+# arguments (address, then the shape), its scalars, scratch: (2 N,) pose addresses, (1,) world
+(SC_TABLE, SC_BODY, SC_STATIC, SC_ALIGNMENT, SC_DOUBLE_SIDED, SC_ADDRESSES,
+ SC_ENV) = range(R_K, R_K + 7)  # fmt: skip
+SCENE_ARRAYS = 47
 R_SIZE = R_K + 20
 # ---- a sensor's float64 row
 F_PERIOD, F_THRESHOLD, F_MAX_DISTANCE = range(3)
@@ -197,8 +207,10 @@ def lab_set_kernel(rows, floats, worlds, shared, params):  # pragma: no cover - 
                 _wrench_world(r, e, n, data, worlds[e, 1], shared)
             elif kind == KIND_RAY_BOXES:
                 _ray_boxes_world(r, floats[s], e, n, data, shared)
-            else:
+            elif kind == KIND_VIEW:
                 _view_world(r, e, data, shared)
+            else:
+                _ray_scene_world(r, e, n, data, shared)
             for h in range(r[R_HISTORIES]):
                 k = R_HISTORY + 4 * h
                 size, length = r[k + 2], r[k + 3]
@@ -513,6 +525,61 @@ def _view_world(r, e, data, shared):  # pragma: no cover - compiled
         raw_array(_i64p(r[a + 16]), (r[a + 17],)),
         raw_array(_i64p(r[V_COUNT]), (1,)),
     )
+
+
+@jit(inline=True)
+def _f1(t, k):  # pragma: no cover - compiled
+    return raw_array(_f64p(t[k, 0]), (t[k, 1],))
+
+
+@jit(inline=True)
+def _f2(t, k):  # pragma: no cover - compiled
+    return raw_array(_f64p(t[k, 0]), (t[k, 1], t[k, 2]))
+
+
+@jit(inline=True)
+def _f3(t, k):  # pragma: no cover - compiled
+    return raw_array(_f64p(t[k, 0]), (t[k, 1], t[k, 2], t[k, 3]))
+
+
+@jit(inline=True)
+def _i1(t, k):  # pragma: no cover - compiled
+    return raw_array(_i64p(t[k, 0]), (t[k, 1],))
+
+
+@jit(inline=True)
+def _i2(t, k):  # pragma: no cover - compiled
+    return raw_array(_i64p(t[k, 0]), (t[k, 1], t[k, 2]))
+
+
+@jit(nrt=False)
+def _ray_scene_world(r, e, n, data, shared):  # pragma: no cover - compiled
+    """World ``e`` of one ray caster over moving geometry (as its ``_update_scene``).
+
+    ``SC_TABLE`` rows, in ``ray_caster_scene_kernel``'s order of array arguments (the four
+    scalars in the row): scene rows, scene ids, scene poses (2), body poses (2), offset (2),
+    drift, starts, directions, max distances, the cast's buffers (5) and scratch (2), the
+    wide BVH (nodes float32 3-D, leaf triangles, leaf ids), the scene's group, face and
+    solid arrays (19), its group poses and world boxes (3), the outputs (5).
+    """
+    t = raw_array(_i64p(r[SC_TABLE]), (SCENE_ARRAYS, 4))
+    addresses = raw_array(_i64p(r[SC_ADDRESSES]), (2 * n,))
+    addresses[2 * e] = _i64p(data + shared[D_XPOS])[0]
+    addresses[2 * e + 1] = _i64p(data + shared[D_XQUAT])[0]
+    envs = raw_array(_i64p(r[SC_ENV]), (1,))
+    envs[0] = e
+    ray_caster_scene_kernel(
+        envs, addresses, r[SC_BODY], r[SC_STATIC] != 0,
+        _i1(t, 0), _i1(t, 1), _f2(t, 2), _f2(t, 3), _f2(t, 4), _f2(t, 5), _f1(t, 6), _f1(t, 7),
+        _f2(t, 8), r[SC_ALIGNMENT], _f2(t, 9), _f2(t, 10), _f1(t, 11), _f2(t, 12), _f2(t, 13),
+        _f1(t, 14), _i1(t, 15), _f2(t, 16), _i1(t, 17), _i1(t, 18),
+        raw_array(_f32p(t[19, 0]), (t[19, 1], t[19, 2], t[19, 3])),
+        _f1(t, 20), _i2(t, 21), _i1(t, 22), _f2(t, 23), _i1(t, 24), _i1(t, 25), _i1(t, 26),
+        _f2(t, 27), _i1(t, 28), _i1(t, 29), _f2(t, 30), _f2(t, 31), _f2(t, 32), _i2(t, 33),
+        _f2(t, 34), _f2(t, 35), _i1(t, 36), _i2(t, 37), _f2(t, 38), r[SC_DOUBLE_SIDED] != 0,
+        _f2(t, 39), _f2(t, 40), _f2(t, 41), _f2(t, 42), _f2(t, 43), _f3(t, 44), _f2(t, 45),
+        _i2(t, 46),
+    )  # fmt: skip
 
 
 # ---- the part kernel's int64 block (one row): the fused step's table and step integers

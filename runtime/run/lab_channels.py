@@ -228,8 +228,9 @@ class LabChannels:
     def _compiled_part(self) -> Any:
         """The set's part of the compiled step, or None.
 
-        None: a sensor updated in Python (a camera on a moving body, a ray caster over a
-        BVH scene), no MuJoCo entry points for ``mj_forward``.
+        None: a sensor updated in Python (a camera on a moving body, a ray caster of
+        ``PARALLEL_MIN_RAYS`` rays or more over a BVH scene), no MuJoCo entry points for
+        ``mj_forward``.
         """
         from runtime.run import _lab_set_kernels
         from runtime.run._mujoco_native import native

@@ -2,10 +2,11 @@
 
 ``LabSensorSet(sensors, datas).update(dt)`` does what calling ``sensor.update(datas, dt)``
 on each sensor does (:meth:`runtime.sensors.lab.base.LabSensor.update`: clocks, due worlds,
-histories), with the contact sensors, IMUs, frame transformers, joint wrenches and ray
-casters over box scenes (a height scan over the ground) of all worlds in one compiled call
+histories), with the contact sensors, IMUs, frame transformers, joint wrenches, ray
+casters (over box scenes: a height scan over the ground; over scenes with moving geometry
+below ``PARALLEL_MIN_RAYS`` rays) and fixed cameras of all worlds in one compiled call
 (:func:`runtime.run._lab_set_kernels.lab_set_kernel`, GIL-free, no Python per world or per
-sensor) and the other ray casters (over a BVH scene) and cameras through their own
+sensor) and the other ray casters and cameras (on moving bodies) through their own
 ``update``. The readings are the per-sensor path's bit for bit; the per-sensor path stays
 the reference (``compiled=False`` uses it for every sensor).
 
@@ -14,8 +15,9 @@ the same arrays as the sensors (``sensor.data``, ``sensor.reset`` and the clocks
 sensors' own), and reads each ``mjData`` at its address, so the list of worlds must keep
 the same ``mjData`` objects. Without the compiled path (JIT disabled, an ``mjData`` layout
 that cannot be verified, a sensor subclass, an IMU of a model with sleeping bodies, a joint
-wrench without libmujoco's entry points, :func:`runtime.run._mujoco_native.native`) a
-sensor is updated through its own ``update``; :attr:`LabSensorSet.compiled` names those the
+wrench without libmujoco's entry points, :func:`runtime.run._mujoco_native.native`, a ray
+caster or camera whose kernel arrays have other types than the compiled call's) a sensor
+is updated through its own ``update``; :attr:`LabSensorSet.compiled` names those the
 compiled call updates.
 """
 
@@ -137,6 +139,72 @@ def _view_arrays(camera: RayCasterCamera) -> tuple[tuple[np.ndarray, ...], int] 
     return tuple(arrays), int(env_at)
 
 
+_F, _I = np.float64, np.int64
+# ray_caster_scene_kernel's arguments after (envs, world addresses), as RayCaster's
+# _scene_arguments holds them: "int" / "bool" scalars, else (dtype, dimensions)
+_SCENE_SPEC = (
+    "int", "bool", (_I, 1), (_I, 1), (_F, 2), (_F, 2), (_F, 2), (_F, 2), (_F, 1), (_F, 1),
+    (_F, 2), "int", (_F, 2), (_F, 2), (_F, 1), (_F, 2), (_F, 2), (_F, 1), (_I, 1), (_F, 2),
+    (_I, 1), (_I, 1), (np.float32, 3), (_F, 1), (_I, 2), (_I, 1), (_F, 2), (_I, 1), (_I, 1),
+    (_I, 1), (_F, 2), (_I, 1), (_I, 1), (_F, 2), (_F, 2), (_F, 2), (_I, 2), (_F, 2), (_F, 2),
+    (_I, 1), (_I, 2), (_F, 2), "bool", (_F, 2), (_F, 2), (_F, 2), (_F, 2), (_F, 2), (_F, 3),
+    (_F, 2), (_I, 2),
+)  # fmt: skip
+
+
+def _scene_arguments(caster: RayCaster) -> tuple[list[np.ndarray], list[Any]] | None:
+    """A ray caster's ``ray_caster_scene_kernel`` arrays and scalars, or None.
+
+    None: no one-call scene path (a box scene, no moving geometry, many rays), or
+    arguments of other types than the compiled call's (the caster then goes through its
+    own ``update``).
+    """
+    arguments = getattr(caster, "_scene_arguments", None)
+    if caster._boxes is not None or arguments is None or len(arguments) != len(_SCENE_SPEC):
+        return None
+    arrays: list[np.ndarray] = []
+    scalars: list[Any] = []
+    for value, spec in zip(arguments, _SCENE_SPEC, strict=True):
+        if spec == "bool":
+            if not isinstance(value, (bool, np.bool_)):
+                return None
+            scalars.append(bool(value))
+        elif spec == "int":
+            if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+                return None
+            scalars.append(int(value))
+        else:
+            dtype, ndim = spec
+            if not isinstance(value, np.ndarray) or value.dtype != dtype or value.ndim != ndim:
+                return None
+            if not value.flags.c_contiguous or not value.flags.writeable:
+                return None
+            arrays.append(value)
+    return arrays, scalars
+
+
+def _compile_scene_kernel() -> None:
+    """``ray_caster_scene_kernel`` compiled (or loaded) for the set's call's types.
+
+    The set's call (compiled without Numba's runtime) calls it; its scene cast allocates, so
+    it must be compiled with the runtime first, here: compiled from inside the set's call
+    it could not be. Done before the set's call is compiled, whatever its sensors.
+    """
+    from numba import from_dtype, types
+
+    def numba_type(spec: Any) -> Any:
+        if spec == "int":
+            return types.int64
+        if spec == "bool":
+            return types.boolean
+        dtype, ndim = spec
+        return types.Array(from_dtype(np.dtype(dtype)), ndim, "C")
+
+    index = types.Array(types.int64, 1, "C")
+    signature = (index, index, *(numba_type(spec) for spec in _SCENE_SPEC))
+    kernels.ray_caster_scene_kernel.compile(signature)
+
+
 class LabSensorSet:
     """Lab sensors updated together over N worlds.
 
@@ -145,8 +213,8 @@ class LabSensorSet:
             of N worlds. Disabled sensors are kept and do nothing, as their ``update``.
         datas: the N ``mujoco.MjData`` (world i at index i), the same objects at every
             update.
-        compiled: update contact sensors, IMUs, frame transformers, joint wrenches and ray
-            casters over box scenes in one compiled call (False: every sensor through its
+        compiled: update contact sensors, IMUs, frame transformers, joint wrenches, ray
+            casters and fixed cameras in one compiled call (False: every sensor through its
             own ``update``, the reference path).
 
     Attributes:
@@ -208,6 +276,7 @@ class LabSensorSet:
             and (
                 type(s) in kinds
                 or (type(s) is RayCaster and s._boxes is not None)
+                or (type(s) is RayCaster and _scene_arguments(s) is not None)
                 or (type(s) is RayCasterCamera and _view_arrays(s) is not None)
             )
         ]
@@ -270,14 +339,17 @@ class LabSensorSet:
                 self._wrench_row(sensor, rows[s], keep)
             elif isinstance(sensor, RayCasterCamera):
                 self._view_row(sensor, rows[s], keep)
-            else:
+            elif sensor._boxes is not None:
                 self._ray_boxes_row(sensor, rows[s], floats[s], keep)
+            else:
+                self._ray_scene_row(sensor, rows[s], keep)
             self._bound.append((sensor, sensor.data))
         worlds = np.array(
             [(int(d._address), int(d.model._address)) for d in self.datas], np.int64
         ).reshape(-1, 2)
         arguments = (rows, floats, worlds, shared, self._params)
         self._tables = (*arguments, keep)
+        _compile_scene_kernel()
         call = native_kernel(kernels.lab_set_kernel, arguments)
         if call is None:  # (no native calls: the dispatcher)
             kernel = kernels.lab_set_kernel
@@ -488,6 +560,26 @@ class LabSensorSet:
         row[kernels.B_ACTORS] = array_address(actors)
         row[kernels.B_HIT_IDS] = array_address(d.ray_hit_ids)
         floats[kernels.F_MAX_DISTANCE] = sensor._max_distance
+
+    @staticmethod
+    def _ray_scene_row(sensor: RayCaster, row: np.ndarray, keep: list[Any]) -> None:
+        arrays, (body, static, alignment, double_sided) = _scene_arguments(sensor)
+        assert len(arrays) == kernels.SCENE_ARRAYS
+        table = np.zeros((len(arrays), 4), np.int64)
+        for k, array in enumerate(arrays):
+            table[k, 0] = array_address(array)
+            table[k, 1 : 1 + array.ndim] = array.shape
+        addresses = np.zeros(2 * sensor.num_envs, np.int64)
+        env = np.zeros(1, np.int64)
+        keep += [table, addresses, env, arrays]
+        row[kernels.R_KIND] = kernels.KIND_RAY_SCENE
+        row[kernels.SC_TABLE] = array_address(table)
+        row[kernels.SC_BODY] = body
+        row[kernels.SC_STATIC] = int(static)
+        row[kernels.SC_ALIGNMENT] = alignment
+        row[kernels.SC_DOUBLE_SIDED] = int(double_sided)
+        row[kernels.SC_ADDRESSES] = array_address(addresses)
+        row[kernels.SC_ENV] = array_address(env)
 
     @staticmethod
     def _view_row(sensor: RayCasterCamera, row: np.ndarray, keep: list[Any]) -> None:
