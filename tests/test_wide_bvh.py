@@ -11,10 +11,11 @@ import numpy as np
 import pytest
 import trimesh
 
+from runtime.rays import _scene_cast_kernels as casts
 from runtime.rays import _traversal_kernels as kernels
 from runtime.rays import _wide_bvh_kernels as wide_kernels
 from runtime.rays._simd import LEAF_WIDTH
-from runtime.rays._wide_bvh_kernels import NODE_ROWS, compact_leaves, leaf_edges
+from runtime.rays._wide_bvh_kernels import NODE_ROWS, compact_leaves, leaf_blocks, leaf_edges
 from runtime.rays.backends import NumbaBvhBackend
 
 REPO = Path(__file__).resolve().parents[1]
@@ -85,10 +86,14 @@ def test_wide_traversal_matches_the_binary_traversal(float32, double_sided, monk
     rng = np.random.default_rng(7)
     meshes = _meshes(rng, float32)
     small = NumbaBvhBackend(meshes, double_sided=double_sided)
-    assert small.leaf_triangles.size == 9 * LEAF_WIDTH * small.leaf_ids.shape[0]
+    # float64 rows then the 8 int32 ids: 76 float64 values per block
+    assert small.leaf_triangles.size == (9 * LEAF_WIDTH + LEAF_WIDTH // 2) * len(small.leaf_ids)
     monkeypatch.setattr(wide_kernels, "COMPACT_LEAVES_ABOVE_BYTES", 0)
     backend = NumbaBvhBackend(meshes, double_sided=double_sided)
-    compact = backend.leaf_triangles.size == 9 * LEAF_WIDTH // 2 * backend.leaf_ids.shape[0]
+    # float32 corners then the ids: 40 float64 values per block
+    compact = backend.leaf_triangles.size == (9 * LEAF_WIDTH + LEAF_WIDTH) // 2 * len(
+        backend.leaf_ids
+    )
     assert compact == float32
     positions, orientations = _poses(rng, len(meshes))
     count = 3000
@@ -158,6 +163,56 @@ def test_compact_leaves_only_when_the_edges_come_back_to_the_bit():
     np.testing.assert_array_equal(leaf_edges(stored, 20), leaves)
 
 
+@pytest.mark.parametrize("double_sided", [False, True])
+def test_every_leaf_layout_gives_the_same_hits(double_sided):
+    """Ids inside the blocks or beside them, float64 rows or float32 corners: same hits.
+
+    The stored blocks carry each lane's id after the triangle rows (int32), equal to
+    ``leaf_ids``; blocks without ids (``compact_leaves`` alone, what callers packing their
+    own blocks pass) are told apart by their size and read ``leaf_ids`` instead. The
+    layout with ids is checked against the binary traversal above; here the other three
+    give its distances and faces to the bit.
+    """
+    rng = np.random.default_rng(21)
+    meshes = _meshes(rng, True)
+    b = NumbaBvhBackend(meshes, double_sided=double_sided)
+    count = b.leaf_ids.shape[0]
+    rows = leaf_edges(b.leaf_triangles, count)
+    with_ids = b.leaf_triangles.reshape(count, -1)[:, 9 * LEAF_WIDTH :]
+    np.testing.assert_array_equal(with_ids.view(np.int32), b.leaf_ids)
+    layouts = {
+        "float64 + ids": leaf_blocks(rows, b.leaf_ids, compact=False),
+        "corners + ids": leaf_blocks(rows, b.leaf_ids, compact=True),
+        "float64": rows.reshape(-1).copy(),
+        "corners": compact_leaves(rows),
+    }
+    sizes = {k: v.size // count for k, v in layouts.items()}
+    assert sizes == {"float64 + ids": 76, "corners + ids": 40, "float64": 72, "corners": 36}
+    assert all(v.ctypes.data % 64 == 0 for k, v in layouts.items() if "ids" in k)
+    positions, orientations = _poses(rng, len(meshes))
+    n = 2000
+    o = rng.normal(size=(n, 3))
+    o = 2.5 * o / np.linalg.norm(o, axis=1, keepdims=True)
+    d = rng.uniform(-0.8, 0.8, (n, 3)) - o
+    d /= np.linalg.norm(d, axis=1, keepdims=True)
+    max_d = np.where(rng.random(n) < 0.2, rng.uniform(0.5, 3.0, n), np.inf)
+    b.cast(o, d, max_d, positions, orientations, np.empty(n), np.empty(n, np.int64))  # boxes
+    results = {}
+    for name, leaves in layouts.items():
+        dist = np.empty(n)
+        face = np.empty(n, np.int64)
+        casts.scene_closest_hit_kernel(
+            b.wide_nodes, leaves, b.leaf_ids, b.wide_roots, positions, orientations,
+            b._world_boxes, o, d, max_d, double_sided, dist, face,
+        )  # fmt: skip
+        results[name] = (dist, face)
+    dist, face = results["float64"]
+    assert 0.3 < np.isfinite(dist).mean() < 0.95
+    for name, (other_dist, other_face) in results.items():
+        np.testing.assert_array_equal(other_dist, dist, err_msg=name)
+        np.testing.assert_array_equal(other_face, face, err_msg=name)
+
+
 def test_plain_python_wide_traversal_gives_the_compiled_hits(tmp_path):
     """``SIMRT_DISABLE_JIT=1`` runs the NumPy versions of the vector tests: same results."""
     script = tmp_path / "cast.py"
@@ -203,7 +258,7 @@ def test_scales_beyond_float32_keep_every_hit(scale):
     rng = np.random.default_rng(9)
     meshes = [(v * scale, f) for v, f in _meshes(rng, False)]
     backend = NumbaBvhBackend(meshes, double_sided=True)
-    assert backend.leaf_triangles.size == 9 * backend.leaf_ids.size  # not float32 values
+    assert backend.leaf_triangles.size > 9 * backend.leaf_ids.size  # not float32 values
     positions, orientations = _poses(rng, len(meshes))
     positions *= scale
     count = 500

@@ -9,6 +9,7 @@ branch per test. These helpers are Numba intrinsics that emit the vector code di
 * :func:`leaf_triangle_test` runs Möller–Trumbore on the :data:`LEAF_WIDTH` triangles of a
   leaf (8 lanes) and returns the bit mask of the accepted hits;
 * :func:`lowest_bit` and :func:`prefetch_lines` are ``cttz`` and ``llvm.prefetch``;
+* :func:`load_int32` reads an int32 stored inside a float array (a leaf block's face ids);
 * :func:`fetch_add` is an atomic add on a counter (the work queue that hands blocks of rays
   to the threads of a parallel cast).
 
@@ -37,6 +38,7 @@ __all__ = [
     "NODE_WIDTH",
     "fetch_add",
     "leaf_triangle_test",
+    "load_int32",
     "lowest_bit",
     "prefetch_lines",
     "wide_box_test",
@@ -113,6 +115,10 @@ def _python_prefetch(array, offset, lines):
     return None
 
 
+def _python_load_int32(array, index):
+    return int(array.reshape(-1).view(np.int32)[index])
+
+
 def _python_fetch_add(counter, value):
     previous = int(counter[0])
     counter[0] = previous + value
@@ -125,6 +131,7 @@ if JIT_DISABLED:
     lowest_bit = _python_lowest_bit
     prefetch_lines = _python_prefetch
     fetch_add = _python_fetch_add
+    load_int32 = _python_load_int32
 else:
     from llvmlite import ir
     from numba.core import cgutils, types
@@ -362,6 +369,32 @@ else:
                 args_ = [line, ir.Constant(_I32, 0), ir.Constant(_I32, 3), ir.Constant(_I32, 1)]
                 builder.call(fetch, args_)
             return context.get_dummy_value()
+
+        return sig, codegen
+
+    @intrinsic
+    def load_int32(typingctx, array, index):
+        """The int32 at int32 index ``index`` of a C-contiguous array's data, as an int64.
+
+        Reads ids stored inside a float64 array (a leaf block's face ids) without a view
+        of another type (a view costs reference counting in kernels compiled with Numba's
+        runtime).
+
+        Args:
+            typingctx: Numba's typing context.
+            array: C-contiguous float32, float64, int32 or int64 array.
+            index: position counted in int32 values from the start of the data.
+        """
+        _c_array("load_int32", array, (types.float32, types.float64, types.int32, types.int64))
+        if not isinstance(index, types.Integer):
+            raise TypingError(f"load_int32: expects an integer index, got {index}")
+        sig = types.int64(array, index)
+
+        def codegen(context, builder, signature, args):
+            data = context.make_array(signature.args[0])(context, builder, args[0]).data
+            at = context.cast(builder, args[1], signature.args[1], types.int64)
+            pointer = builder.gep(builder.bitcast(data, _I32.as_pointer()), [at])
+            return builder.sext(builder.load(pointer, align=4), _I64)
 
         return sig, codegen
 

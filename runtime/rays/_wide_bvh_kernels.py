@@ -16,12 +16,19 @@ Layout (all groups of a scene concatenated, like the binary arrays):
   through ``wide_nodes.view(np.int32)``): the child reference and its count. Count 0: an
   inner child, the reference is a wide node. Count 1-8: a leaf of that many triangles, the
   reference is a leaf block. Count -1: an empty lane (box ``+inf .. -inf``, never entered).
-* ``leaf_triangles`` flat float64: per leaf block, 9 rows of 8 lanes, ``v0 x, v0 y, v0 z,
-  e1 x, ... e2 z`` (72 L values), or the float32 corners ``v0, v1, v2`` stored two per
-  float64 (36 L values) when that gives the same triangles to the bit (:func:`compact_leaves`:
-  half the memory) and the float64 blocks would take more than
-  :data:`COMPACT_LEAVES_ABOVE_BYTES`. Unused lanes are zero: never hit.
-* ``leaf_ids`` (L, 8) int64: the ``triangle_ids`` of each lane (-1 unused).
+* ``leaf_triangles`` flat float64, 64-byte aligned: per leaf block, 9 rows of 8 lanes,
+  ``v0 x, v0 y, v0 z, e1 x, ... e2 z``, then the block's 8 face ids as int32 (76 float64
+  values per block), or the float32 corners ``v0, v1, v2`` then the 8 int32 ids (80 float32
+  values, two per float64: 40 per block; 320 bytes, 5 cache lines) when that gives the
+  same triangles to the bit (:func:`compact_leaves`: half the memory) and the float64
+  blocks would take more than :data:`COMPACT_LEAVES_ABOVE_BYTES`. Unused lanes are zero:
+  never hit. The ids inside the block are read on a hit from the lines the triangle test
+  just loaded (a separate ``leaf_ids`` row costs a cache miss per hit on scenes larger
+  than the cache: 5-10 % of a terrain lidar's time). Blocks without ids (72 or 36 values,
+  :func:`compact_leaves` alone, or ids beyond int32) are traversed as well: the traversal
+  tells the four layouts apart by the sizes of ``leaf_triangles`` and ``leaf_ids``.
+* ``leaf_ids`` (L, 8) int64: the ``triangle_ids`` of each lane (-1 unused), also kept
+  outside the blocks (for callers that pack the blocks their own way).
 * ``wide_roots`` (G,) int64: each group's root wide node, -1 for an empty group.
 
 Kernels trust their inputs (see :mod:`runtime.rays._traversal_kernels`).
@@ -36,6 +43,7 @@ from runtime.rays._simd import (
     LEAF_WIDTH,
     NODE_WIDTH,
     leaf_triangle_test,
+    load_int32,
     lowest_bit,
     prefetch_lines,
     wide_box_test,
@@ -45,6 +53,7 @@ __all__ = [
     "COMPACT_LEAVES_ABOVE_BYTES",
     "NODE_ROWS",
     "compact_leaves",
+    "leaf_blocks",
     "leaf_edges",
     "WIDE_STACK_SIZE",
     "wide_bvh",
@@ -67,8 +76,11 @@ the room (75k) and the Panda scene; on the terrain (130k, 10.9 MB) both layouts 
 noise on fans and float32 corners are 6 % faster on scattered rays; on spheres of 330k and
 1.3M triangles float32 corners are 1-4 % faster on every ray set."""
 _NODE_LINES = NODE_ROWS * NODE_WIDTH * 4 // 64  # cache lines of a node record
-_LEAF_LINES = 9 * LEAF_WIDTH * 8 // 64 + 1  # cache lines of a float64 leaf block (unaligned)
-_CORNER_LINES = 9 * LEAF_WIDTH * 4 // 64 + 1  # cache lines of a compact leaf block
+_ROW_VALUES = 9 * LEAF_WIDTH  # triangle values of a leaf block (9 rows of 8 lanes)
+_BLOCK = _ROW_VALUES + LEAF_WIDTH // 2  # float64 values of a float64 block with ids
+_CORNER_BLOCK = _ROW_VALUES + LEAF_WIDTH  # float32 values of a compact block with ids
+_LEAF_LINES = _BLOCK * 8 // 64 + 1  # cache lines of a float64 leaf block (608 bytes)
+_CORNER_LINES = _CORNER_BLOCK * 4 // 64  # cache lines of a compact leaf block (aligned)
 
 
 @jit(inline=True)
@@ -247,8 +259,9 @@ def wide_traverse_kernel(
         ref_record: elements per node in ``refs``.
         leaf_triangles: leaf blocks, flat float64 (module layout), group frame.
         leaf_corners: ``leaf_triangles.view(np.float32)``: the compact layout's corners,
-            leaf ``k``'s 9 rows of 8 lanes from ``k * 72``.
-        leaf_ids: id of each lane, flat int64: leaf ``k``'s at ``k * 8``.
+            leaf ``k``'s 9 rows of 8 lanes from ``k * 80`` (``k * 72`` without ids).
+        leaf_ids: id of each lane, int64, L * 8 values: leaf ``k``'s at ``k * 8`` (read
+            only for blocks without ids; its size tells the layout).
         root: the group's root node (>= 0).
         ox: ray origin x [stage units], group frame.
         oy: ray origin y.
@@ -274,8 +287,14 @@ def wide_traverse_kernel(
         ``(t, id)``: the closest hit distance and its id, or ``(t_best, -1)``.
     """
     w = NODE_WIDTH
-    leaf_size = 9 * LEAF_WIDTH
-    compact = leaf_triangles.size < 9 * leaf_ids.size  # (see the module layout)
+    # the leaf layout from the sizes (module layout): compact or float64, ids inside or not
+    lanes = leaf_ids.size
+    compact = leaf_triangles.size < 9 * lanes
+    ids_inside = leaf_triangles.size == 5 * lanes or 2 * leaf_triangles.size == 19 * lanes
+    leaf_size = _BLOCK if ids_inside else _ROW_VALUES  # float64 values per float64 block
+    corner_size = _CORNER_BLOCK if ids_inside else _ROW_VALUES  # float32 values per block
+    id_stride = _CORNER_BLOCK if compact else 2 * _BLOCK  # int32 values per block
+    id_row = _ROW_VALUES if compact else 2 * _ROW_VALUES  # int32 offset of the ids
     best = -1
     # rows of the near planes in a node's [lo(3), hi(3)] rows
     nx = 0 if ix >= 0.0 else 3
@@ -309,7 +328,7 @@ def wide_traverse_kernel(
                     if far_count == 0:
                         prefetch_lines(boxes, far_ref * box_record, _NODE_LINES)
                     elif compact:
-                        prefetch_lines(leaf_corners, far_ref * leaf_size, _CORNER_LINES)
+                        prefetch_lines(leaf_corners, far_ref * corner_size, _CORNER_LINES)
                     else:
                         prefetch_lines(leaf_triangles, far_ref * leaf_size, _LEAF_LINES)
                     stack_ref[top] = far_ref
@@ -343,7 +362,7 @@ def wide_traverse_kernel(
                     if far_count == 0:
                         prefetch_lines(boxes, far_ref * box_record, _NODE_LINES)
                     elif compact:
-                        prefetch_lines(leaf_corners, far_ref * leaf_size, _CORNER_LINES)
+                        prefetch_lines(leaf_corners, far_ref * corner_size, _CORNER_LINES)
                     else:
                         prefetch_lines(leaf_triangles, far_ref * leaf_size, _LEAF_LINES)
                     stack_ref[top] = far_ref
@@ -356,7 +375,7 @@ def wide_traverse_kernel(
                 continue
         else:
             if compact:
-                hits = leaf_triangle_test(leaf_corners, ref * leaf_size, ox, oy, oz, dx, dy,
+                hits = leaf_triangle_test(leaf_corners, ref * corner_size, ox, oy, oz, dx, dy,
                                           dz, t_best, double_sided, leaf_t)  # fmt: skip
             else:
                 hits = leaf_triangle_test(leaf_triangles, ref * leaf_size, ox, oy, oz, dx, dy,
@@ -372,7 +391,10 @@ def wide_traverse_kernel(
                         t = leaf_t[lane]
                         c = lane
                 t_best = t
-                best = leaf_ids[ref * LEAF_WIDTH + c]
+                if ids_inside:
+                    best = load_int32(leaf_triangles, ref * id_stride + id_row + c)
+                else:
+                    best = leaf_ids[ref * LEAF_WIDTH + c]
         # pop the most recent pending child that can still hold a closer hit
         found = False
         while top > 0:
@@ -429,17 +451,46 @@ def wide_bvh(
     nodes[:, :3] = lo
     nodes[:, 3:6] = hi
     nodes.view(np.int32)[:, 6:] = node_refs_out[: boxes.shape[0]]
-    # (a copy: the work array holds a block per triangle, about 7 per leaf)
-    leaves = leaf_triangles[:leaf_count].copy()
-    if leaves.nbytes > COMPACT_LEAVES_ABOVE_BYTES:
-        leaves = compact_leaves(leaves)
+    ids = np.ascontiguousarray(leaf_ids[:leaf_count])
+    leaves = leaf_triangles[:leaf_count]
+    return (
+        nodes,
+        leaf_blocks(leaves, ids, leaves.nbytes > COMPACT_LEAVES_ABOVE_BYTES),
+        ids,
+        wide_roots,
+    )
+
+
+def leaf_blocks(leaf_triangles: np.ndarray, leaf_ids: np.ndarray, compact: bool) -> np.ndarray:
+    """Leaf blocks as the traversal stores them (module layout): ids inside, 64-byte aligned.
+
+    Args:
+        leaf_triangles: leaf blocks ``v0, e1, e2``, shape (L, 9, 8), float64.
+        leaf_ids: face id of each lane, -1 unused, shape (L, 8), int64.
+        compact: store float32 corners when exact (:func:`compact_leaves`).
+
+    Returns:
+        Flat float64, a new array: 76 L values (float64 rows, then the ids as int32), or
+        40 L (float32 corners, then the ids); without the ids (72 L or 36 L) when an id
+        does not fit in an int32.
+    """
+    count = leaf_ids.shape[0]
+    stored = compact_leaves(leaf_triangles) if compact else leaf_triangles.reshape(-1)
+    if count and (leaf_ids.min() < -1 or leaf_ids.max() > np.iinfo(np.int32).max):
+        blocks = stored.reshape(count, -1)
     else:
-        leaves = leaves.reshape(-1)
-    return nodes, leaves, np.ascontiguousarray(leaf_ids[:leaf_count]), wide_roots
+        ids = leaf_ids.astype(np.int32).view(np.float64)  # (L, 4): 8 int32 per block
+        blocks = np.concatenate([stored.reshape(count, -1), ids], axis=1)
+    flat = blocks.reshape(-1)
+    out = np.empty(flat.size + 8)  # 64-byte aligned: a compact block is 5 whole lines
+    start = (-out.ctypes.data % 64) // 8
+    out = out[start : start + flat.size]
+    out[:] = flat
+    return out
 
 
 def compact_leaves(leaf_triangles: np.ndarray) -> np.ndarray:
-    """Leaf blocks as the traversal stores them: flat float64, compacted when exact.
+    """The triangle rows of leaf blocks, flat float64, compacted when exact (no ids).
 
     A mesh whose vertices are float32 values (USD points, most mesh files) has float64
     leaf blocks ``v0, e1, e2`` whose corners ``v0``, ``v0 + e1``, ``v0 + e2`` are float32
@@ -474,15 +525,18 @@ def compact_leaves(leaf_triangles: np.ndarray) -> np.ndarray:
 
 
 def leaf_edges(leaf_triangles: np.ndarray, leaf_count: int) -> np.ndarray:
-    """Float64 leaf blocks ``v0, e1, e2``, shape (L, 9, 8), of either stored layout.
+    """Float64 leaf blocks ``v0, e1, e2``, shape (L, 9, 8), of any stored layout.
 
     Args:
-        leaf_triangles: stored leaf blocks (:func:`compact_leaves`), flat float64.
+        leaf_triangles: stored leaf blocks (module layout, with or without ids), flat float64.
         leaf_count: number of leaves L.
     """
-    if leaf_triangles.size == 9 * LEAF_WIDTH * leaf_count:
-        return leaf_triangles.reshape(leaf_count, 9, LEAF_WIDTH)
-    rows = leaf_triangles.view(np.float32).reshape(leaf_count, 9, LEAF_WIDTH).astype(np.float64)
+    per_leaf = leaf_triangles.size // max(leaf_count, 1)
+    if per_leaf in (_ROW_VALUES, _BLOCK):  # float64 rows
+        rows = leaf_triangles.reshape(leaf_count, per_leaf)[:, :_ROW_VALUES]
+        return np.ascontiguousarray(rows).reshape(leaf_count, 9, LEAF_WIDTH)
+    corners = leaf_triangles.view(np.float32).reshape(leaf_count, 2 * per_leaf)
+    rows = corners[:, :_ROW_VALUES].reshape(leaf_count, 9, LEAF_WIDTH).astype(np.float64)
     rows[:, 3:6] -= rows[:, 0:3]
     rows[:, 6:9] -= rows[:, 0:3]
     return rows
