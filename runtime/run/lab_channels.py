@@ -14,15 +14,15 @@ frame its values are expressed in and ``attrs`` with ``sensor_kind`` (``contact`
 
 After every physics step, :meth:`LabChannels.write` updates the sensors from the engine's
 ``MjData`` with the step's dt (one :class:`~runtime.run.lab_set.LabSensorSet`: contact
-sensors, IMUs, frame transformers, joint wrenches and box-scene ray casters in one compiled
-call) and writes their row in place. When that call updates every sensor of the run,
-:attr:`LabChannels.row_parts` hands it to the run's compiled step instead
-(:func:`runtime.run._lab_set_kernels.lab_set_part_kernel`: the update and the row's
-copies inside the fused step and its step blocks, no Python per step); otherwise
+sensors, IMUs, frame transformers, joint wrenches, most ray casters and fixed cameras in
+one compiled call) and writes their row in place. When that call updates every sensor of
+the run, :attr:`LabChannels.row_parts` hands it to the run's compiled step instead
+(:func:`runtime.run._lab_set_kernels.lab_set_part_kernel`: the update and the row's copies
+inside the fused step and its step blocks, no Python per step); otherwise
 :attr:`LabChannels.row_writers` has the fused step call :meth:`LabChannels.write` after
-each step (and the run takes no step blocks). The sensors read the
-data as it stands after the run has read its state (post-step positions and velocities, the step's
-contacts); when a lab IMU without MuJoCo-computed accelerations or a joint wrench is present,
+each step (and the run takes no step blocks). The sensors read the data as it stands after
+the run has read its state (post-step positions and velocities, the step's contacts);
+when a lab IMU without MuJoCo-computed accelerations or a joint wrench is present,
 ``mujoco.mj_forward`` first brings the accelerations up to the post-step state (as the
 vector environments do; the next ``mj_step`` recomputes everything it uses, so the
 trajectory is unchanged). Disabled sensors record no channels; their reasons go to the
