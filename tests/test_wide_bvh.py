@@ -189,6 +189,7 @@ def test_every_leaf_layout_gives_the_same_hits(double_sided):
     sizes = {k: v.size // count for k, v in layouts.items()}
     assert sizes == {"float64 + ids": 76, "corners + ids": 40, "float64": 72, "corners": 36}
     assert all(v.ctypes.data % 64 == 0 for k, v in layouts.items() if "ids" in k)
+    assert b.wide_nodes.ctypes.data % 64 == 0 and b.leaf_triangles.ctypes.data % 64 == 0
     positions, orientations = _poses(rng, len(meshes))
     n = 2000
     o = rng.normal(size=(n, 3))

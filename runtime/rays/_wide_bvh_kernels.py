@@ -309,6 +309,10 @@ def wide_traverse_kernel(
     while True:
         if count == 0:
             node = ref
+            # the references and counts, read once the box test is done: their line(s) now,
+            # with the box rows (a node out of cache is then one wait, not two)
+            prefetch_lines(refs, node * ref_record, 1)
+            prefetch_lines(refs, node * ref_record + 2 * w - 1, 1)
             mask = wide_box_test(boxes, node * box_record, nx, ny, nz, ix, iy, iz, oix, oiy,
                                  oiz, t_best, enter)  # fmt: skip
             if mask != 0:
@@ -447,7 +451,7 @@ def wide_bvh(
         hi = boxes[:, 3:].astype(np.float32)
     lo = np.where(lo.astype(np.float64) > boxes[:, :3], np.nextafter(lo, np.float32(-np.inf)), lo)
     hi = np.where(hi.astype(np.float64) < boxes[:, 3:], np.nextafter(hi, np.float32(np.inf)), hi)
-    nodes = np.zeros((boxes.shape[0], NODE_ROWS, NODE_WIDTH), np.float32)
+    nodes = _aligned_empty((boxes.shape[0], NODE_ROWS, NODE_WIDTH), np.float32)
     nodes[:, :3] = lo
     nodes[:, 3:6] = hi
     nodes.view(np.int32)[:, 6:] = node_refs_out[: boxes.shape[0]]
@@ -481,12 +485,21 @@ def leaf_blocks(leaf_triangles: np.ndarray, leaf_ids: np.ndarray, compact: bool)
     else:
         ids = leaf_ids.astype(np.int32).view(np.float64)  # (L, 4): 8 int32 per block
         blocks = np.concatenate([stored.reshape(count, -1), ids], axis=1)
-    flat = blocks.reshape(-1)
-    out = np.empty(flat.size + 8)  # 64-byte aligned: a compact block is 5 whole lines
-    start = (-out.ctypes.data % 64) // 8
-    out = out[start : start + flat.size]
-    out[:] = flat
+    out = _aligned_empty((blocks.size,), np.float64)  # a compact block: 5 whole lines
+    out[:] = blocks.reshape(-1)
     return out
+
+
+def _aligned_empty(shape: tuple[int, ...], dtype: type) -> np.ndarray:
+    """An uninitialised C-contiguous array whose data starts on a 64-byte cache line.
+
+    A node record is then 4 whole lines (its references and counts one), a compact leaf
+    block 5.
+    """
+    size = int(np.prod(shape)) * np.dtype(dtype).itemsize
+    raw = np.empty(size + 64, np.uint8)
+    start = -raw.ctypes.data % 64
+    return raw[start : start + size].view(dtype).reshape(shape)
 
 
 def compact_leaves(leaf_triangles: np.ndarray) -> np.ndarray:
