@@ -228,7 +228,7 @@ def test_documents_left_as_they_grew_are_what_zarr_writes(tmp_path, rows, expect
     its expected rows' digits (12 of 9: its documents' fields widened during the run)."""
     zarr = pytest.importorskip("zarr")
     path = tmp_path / "ours.zarr"
-    writer = StoreWriter(path, expected_rows=expected, chunk_rows=128)
+    writer = StoreWriter(path, expected_rows=expected, chunk_rows=128, background=False)
     writer.add_channel(ChannelInfo("v", (3,), "float32"))
     writer.add_channel(ChannelInfo("s", (), "float64"))
     writer.add_derived([ChannelInfo("v.twice", (3,), "float32")], _twice)
