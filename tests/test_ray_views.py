@@ -10,6 +10,8 @@ around the camera itself (the "starts inside a solid" rule). The oracle is one
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 from pxr import Gf, Usd, UsdGeom, UsdPhysics
@@ -153,3 +155,84 @@ def test_view_rejects_other_backends_and_shapes():
     with pytest.raises(ValueError, match="out_plane"):
         PinholeView(scene, CAMERA, [1.0, 0, 0, 0], directions, W, H, (FX, FY, CX, CY), 8.0,
                     rows, *poses, directions[:, 0].copy(), *outputs)  # fmt: skip
+
+
+def plate(stage, path, x, half):
+    """A thin box mesh (x to x + 0.02, y and z within +-half): a convex hull of its own."""
+    mesh = collider(UsdGeom.Mesh.Define(stage, path))
+    mesh.GetPointsAttr().Set(
+        [(x + dx, sy * half, sz * half) for dx in (0.0, 0.02) for sy in (-1, 1) for sz in (-1, 1)]
+    )
+    mesh.GetFaceVertexCountsAttr().Set([4] * 6)
+    mesh.GetFaceVertexIndicesAttr().Set(
+        [0, 1, 3, 2, 4, 6, 7, 5, 0, 4, 5, 1, 2, 3, 7, 6, 0, 2, 6, 4, 1, 5, 7, 3]
+    )
+
+
+def make_layered_scene():
+    """A wall, and one moving body of two plates 0.5 m apart (the nearer one smaller) beside
+    a moving sphere."""
+    stage = Usd.Stage.CreateInMemory()
+    UsdGeom.SetStageUpAxis(stage, UsdGeom.Tokens.z)
+    UsdGeom.Xform.Define(stage, "/World")
+    wall = collider(UsdGeom.Cube.Define(stage, "/World/Wall"))
+    wall.AddTranslateOp().Set(Gf.Vec3d(5, 0, 0))
+    wall.AddScaleOp().Set(Gf.Vec3f(0.1, 20, 20))
+    plates = body(stage, "/World/M")
+    plate(stage, plates + "/Near", 0.0, 0.2)
+    plate(stage, plates + "/Far", 0.5, 0.6)
+    collider(UsdGeom.Sphere.Define(stage, body(stage, "/World/S") + "/G")).GetRadiusAttr().Set(0.2)
+    return RayScene.from_stage(stage, ["/World/M", "/World/S"])
+
+
+def test_view_over_small_motions_equals_the_scene_cast():
+    """Bodies moving a little per update (each pixel first cast up to a little beyond its
+    last hit): the edges of the nearer quad cross pixels, whose hits jump to the farther
+    quad (nothing within the short range: the whole range is cast), turns and pauses."""
+    scene = make_layered_scene()
+    bodies = ["/World/M", "/World/S"]
+    directions = np.ascontiguousarray(pixel_rays())
+    p = W * H
+    rows = np.array([bodies.index(g) if g in bodies else -1 for g in scene.group_paths])
+    fixed_p, fixed_q = (a.copy() for a in scene.group_poses(None, None))
+    outputs = (np.zeros((2, p)), np.zeros((2, p)), np.zeros((2, p, 3)), np.zeros((2, p), np.int64))
+    view = PinholeView(
+        scene, CAMERA, [1.0, 0.0, 0.0, 0.0], directions, W, H, (FX, FY, CX, CY), 20.0, rows,
+        fixed_p, fixed_q, directions[:, 0].copy(), *outputs, 0, len(bodies),
+    )  # fmt: skip
+    origins = np.ascontiguousarray(np.tile(CAMERA, (p, 1)))
+    plates = scene.actor_paths.index("/World/M")
+    previous = [None, None]
+    kept = jumped = 0
+    for step in range(80):
+        for env in range(2):
+            s = step * (1.0 if env == 0 else -0.7)
+            positions = CAMERA + np.array(
+                [
+                    [2.0 + 0.3 * math.sin(0.05 * s), 0.015 * s - 0.6, 0.2 * math.sin(0.1 * s)],
+                    [3.0, 0.5 - 0.01 * s, -0.3],
+                ]  # fmt: skip
+            )
+            if step % 20 == 10:
+                positions = positions.copy()  # a pause: the same poses again
+            angle = 0.0005 * s
+            orientations = np.array(
+                [[math.cos(angle), 0.0, math.sin(angle), 0.0], [1.0, 0.0, 0.0, 0.0]]
+            )
+            view.update(env, positions, orientations)
+            t = np.empty(p)
+            actors = np.empty(p, np.int64)
+            normals = np.empty((p, 3))
+            scene.cast(origins, directions, np.full(p, 20.0), positions, orientations, t, actors,
+                       normals)  # fmt: skip
+            hit = np.isfinite(t)
+            np.testing.assert_array_equal(outputs[1][env], t)
+            np.testing.assert_array_equal(outputs[3][env], actors)
+            np.testing.assert_array_equal(outputs[2][env][hit], normals[hit])
+            if previous[env] is not None:
+                t0, a0 = previous[env]
+                both = (a0 == plates) & (actors == plates)
+                kept += int(np.count_nonzero(both & (np.abs(t - t0) < 0.05)))
+                jumped += int(np.count_nonzero(both & (t - t0 > 0.4)))  # near -> far plate
+            previous[env] = (t.copy(), actors.copy())
+    assert kept > 1000 and jumped > 20

@@ -212,3 +212,37 @@ def test_camera_with_drift_casts_every_ray(panda):
         got = camera.data.output["distance_to_image_plane"][w].reshape(-1)
         expected = np.where(np.isfinite(distances), distances * camera._forward, np.inf)
         np.testing.assert_array_equal(got, expected)
+
+
+def test_fixed_camera_over_a_smooth_motion_equals_the_full_cast(panda):
+    """The arm moving a little per update (each pixel first cast up to a little beyond the
+    link it saw last): images = the full cast at every update, 2 worlds moving apart."""
+    sensors = make_lab_sensors(panda, num_envs=2)
+    camera = next(iter(sensors.values()))
+    m = panda.model
+    datas = [mujoco.MjData(m) for _ in range(2)]
+    rng = np.random.default_rng(5)
+    starts, ends = [], []
+    for data in datas:
+        random_pose(panda, data, rng, box_near_camera=False)
+        starts.append(data.qpos.copy())
+        random_pose(panda, data, rng, box_near_camera=False)
+        ends.append(data.qpos.copy())
+    robot_seen = 0
+    for step in range(41):
+        for w, data in enumerate(datas):
+            data.qpos[:9] = starts[w][:9] + (ends[w][:9] - starts[w][:9]) * (step / 40.0)
+            data.qpos[9:] = starts[w][9:]  # the red box stays
+            mujoco.mj_kinematics(m, data)
+        camera.update(datas, panda.dt, force_recompute=True)
+        for w, data in enumerate(datas):
+            distances, hit_ids, normals = full_cast(camera, data)
+            hit = np.isfinite(distances)
+            np.testing.assert_array_equal(camera.data.ray_hit_ids[w], hit_ids)
+            got = camera.data.output["distance_to_image_plane"][w].reshape(-1)
+            np.testing.assert_array_equal(got, np.where(hit, distances * camera._forward, np.inf))
+            image_normals = camera.data.output["normals"][w].reshape(-1, 3)
+            np.testing.assert_array_equal(image_normals[hit], normals[hit])
+            robot_seen += int(np.count_nonzero(["/Panda/" in camera.actor_paths[i]
+                                                for i in hit_ids if i >= 0]))  # fmt: skip
+    assert robot_seen > 40 * 2 * 50  # (links on tens of pixels at every update)

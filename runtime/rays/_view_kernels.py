@@ -4,13 +4,20 @@
 mounted on a static prim): the static groups' closest hits are cached per pixel, and only
 the moving groups are cast, each on the pixels its bound can cover (the projection of the
 group's box at its current pose, one pixel of margin), with the pixel's best hit so far as
-the limit. The casts use the scene cast's own routines and arithmetic
+the limit. A pixel whose hit came from a group at the world's last update is first cast
+against that group only up to a little beyond the last distance (the group's motion since
+then, times 4): a hit there is the hit of the whole range, and only when it finds none is
+the whole range cast (per ray, the traversal then culls the boxes behind the hit from the
+start; the Panda camera's links: 2-3 % of an update). The casts use the scene cast's own
+routines and arithmetic
 (:func:`~runtime.rays._wide_bvh_kernels.wide_traverse_kernel` with the scene cast's broad
 phase and ray transform, :func:`~runtime.rays._solid_kernels.ray_solid_kernel` with
 :func:`~runtime.rays._solid_kernels.scene_solid_hits_kernel`'s composed solid frames and
 world-aligned box test, :func:`~runtime.rays._solid_kernels.group_inside_solid_kernel`), so
-a pixel's hit equals the full scene cast's bit for bit (exact ties between two groups
-aside: the scene keeps the earlier group, the view the static one).
+a pixel's hit equals the full scene cast's bit for bit (exact ties in distance aside: between
+two groups the scene keeps the earlier group, the view the static one; between two
+triangles of a group in leaves entered at the same distance, the shorter range can visit
+them in the other order).
 
 The view's arrays are packed in two blocks (float64 and int64) whose first int64 values are
 the layout (offset, rows, columns of each ``F_*`` and ``I_*`` slot), so that the kernel
@@ -49,8 +56,8 @@ __all__ = ["F_SLOTS", "I_SLOTS", "NODE_WIDTH", "V_SLOTS", "WIDE_STACK_SIZE", "vi
  F_PLANES, F_SOLID_BOUNDS, F_GROUP_SOLID_BOXES, F_VIEW, F_GROUP_BOUNDS, F_DIRECTIONS,
  F_INVERSE, F_MAX, F_FORWARD, F_STATIC_T, F_STATIC_NORMALS, F_T, F_NORMALS,
  F_GROUP_POSITIONS, F_GROUP_ORIENTATIONS, F_WORLD_BOXES, F_FRAMES,
- F_STACK) = range(23)  # fmt: skip
-F_SLOTS = 23
+ F_STACK, F_RAY_FRAMES, F_LAST_FRAMES, F_LAST_T) = range(26)  # fmt: skip
+F_SLOTS = 26
 """Float64 slots (``F_*``): local triangle boxes (G, 6), face normals (F, 3), solid
 positions (S, 3), orientations (S, 4), parameters (S, 3), planes (Q, 4), bounding spheres
 (S, 4), group solid boxes (G, 6), view parameters (1, 12: camera position, orientation,
@@ -58,18 +65,25 @@ fx, fy, cx, cy, max distance), moving groups' boxes (K, 12: triangles, analytic 
 ray directions (P, 3) and their inverses (P, 3), max distances (P,), forward components (P,),
 static distances (P,) and normals (P, 3), working distances (P,) and normals (P, 3), group
 positions (G, 3), orientations (G, 4) and world boxes (G, 6), solid frames (S', 16),
-traversal scratch (WIDE_STACK_SIZE + 3 NODE_WIDTH,)."""
+traversal scratch (WIDE_STACK_SIZE + 3 NODE_WIDTH,), moving groups' ray frames (G, 14: the
+world-to-group rotation's entries, the camera in the group frame, how far the origin and the
+rotation moved since the world's last update), per world and moving group the ray frame at
+its last update (N K, 12; inf before the first), per world the distance of each pixel's
+moving hit at its last update (N, P)."""
 
 # int64 slots
 (I_ROOTS, I_FACE_ACTORS, I_SOLID_KINDS, I_PLANE_RANGES, I_SOLID_ACTORS,
  I_GROUP_SOLID_RANGES, I_PARAMS, I_MOVING, I_ROWS, I_STATIC_ACTORS, I_ACTORS, I_CHANGED,
- I_CHANGED_COUNT, I_STAMPS, I_HITS, I_STACK, I_FRAME_ROWS) = range(17)  # fmt: skip
-I_SLOTS = 17
+ I_CHANGED_COUNT, I_STAMPS, I_HITS, I_STACK, I_FRAME_ROWS, I_LAST_GROUP,
+ I_HIT_GROUP) = range(19)  # fmt: skip
+I_SLOTS = 19
 """Int64 slots (``I_*``): group roots (G,), face actors (F,), solid kinds (S,), plane
 ranges (S, 2), solid actors (S,), group solid ranges (G, 2), parameters (1, V_SLOTS),
 moving groups (K,), their body rows (K,), static actors (P,), working actors (P,), changed
 pixels per world (N, P) and their counts (N,; -1 every pixel), pixel stamps (P,), hit list
-(P,), traversal stacks (2 WIDE_STACK_SIZE + NODE_WIDTH,), solid rows (S',)."""
+(P,), traversal stacks (2 WIDE_STACK_SIZE + NODE_WIDTH,), solid rows (S',), per world the
+moving group (index into ``I_MOVING``) that gave each pixel's hit at its last update (N, P;
+-1 none or an analytic solid), the group of each working hit (P,; -1 otherwise)."""
 
 # I_PARAMS columns
 V_ENV, V_WIDTH, V_HEIGHT, V_CLIPPING, V_INSIDE, V_CALLS, V_DOUBLE_SIDED = range(7)
@@ -216,7 +230,8 @@ def view_kernel(
     static ones cached in ``V_INSIDE``: every pixel at distance 0, normal ``-direction``);
     per moving group, its triangles on the pixel rectangle of its triangle box (the scene
     cast's broad phase, ray transform and BVH traversal with the pixel's best hit so far as
-    the limit), then its analytic solids on the rectangle of their bounding spheres (the
+    the limit; up to a little beyond its last hit first when the group gave it), then its
+    analytic solids on the rectangle of their box (the
     scene cast's solid frames, bounding-sphere reject, world-aligned box test and exact
     entries); the images of the pixels that changed now or at the world's last update.
 
@@ -282,11 +297,21 @@ def view_kernel(
     world_boxes = _floats(block_f, block_i, F_WORLD_BOXES)
     frames = _floats(block_f, block_i, F_FRAMES)
     stack_f = _floats_flat(block_f, block_i, F_STACK)
+    ray_frames = _floats(block_f, block_i, F_RAY_FRAMES)
+    last_frames = _floats(block_f, block_i, F_LAST_FRAMES)
+    last_t = _floats(block_f, block_i, F_LAST_T)[env]
+    last_group = _ints(block_i, I_LAST_GROUP)[env]
+    hit_group = _ints_flat(block_i, I_HIT_GROUP)
     max_distance = view[0, 11]
     pixel_count = directions.shape[0]
     base = env * pixel_count
     moving_count = moving.shape[0]
-    # -- 1. moving group poses and world boxes
+    ox = view[0, 0]
+    oy = view[0, 1]
+    oz = view[0, 2]
+    # -- 1. moving group poses, world boxes, and the rays' frames (the camera's position
+    # and the world-to-group rotation) with how far they moved since the world's last
+    # update: ray_frames[g, 12] the origin's shift, [g, 13] the rotation's change
     for k in range(moving_count):
         g = moving[k]
         b = rows[k]
@@ -300,9 +325,37 @@ def view_kernel(
                 group_orientations[g, 3], group_positions[g, 0], group_positions[g, 1],
                 group_positions[g, 2], local_boxes, g, 0, world_boxes, g, 0,
             )  # fmt: skip
-    ox = view[0, 0]
-    oy = view[0, 1]
-    oz = view[0, 2]
+            frame = ray_frames[g]
+            f0, f1, f2, f3, f4, f5, f6, f7, f8 = matrix_kernel(
+                group_orientations[g, 0], group_orientations[g, 1], group_orientations[g, 2],
+                group_orientations[g, 3],
+            )  # fmt: skip
+            px = ox - group_positions[g, 0]
+            py = oy - group_positions[g, 1]
+            pz = oz - group_positions[g, 2]
+            frame[0] = f0
+            frame[1] = f1
+            frame[2] = f2
+            frame[3] = f3
+            frame[4] = f4
+            frame[5] = f5
+            frame[6] = f6
+            frame[7] = f7
+            frame[8] = f8
+            frame[9] = f0 * px + f3 * py + f6 * pz
+            frame[10] = f1 * px + f4 * py + f7 * pz
+            frame[11] = f2 * px + f5 * py + f8 * pz
+            before = last_frames[env * moving_count + k]
+            turn = 0.0
+            for a in range(9):
+                turn += (frame[a] - before[a]) * (frame[a] - before[a])
+            shift = 0.0
+            for a in range(9, 12):
+                shift += (frame[a] - before[a]) * (frame[a] - before[a])
+            frame[12] = math.sqrt(shift)
+            frame[13] = math.sqrt(turn)
+            for a in range(12):
+                before[a] = frame[a]
     # -- 2. the camera inside a solid: the first containing solid in solid order
     inside = params[V_INSIDE]
     for k in range(moving_count):
@@ -366,14 +419,22 @@ def view_kernel(
             u0, u1, v0, v1 = _pixel_rectangle(
                 view, group_positions, group_orientations, g, bounds, k, 0, width, height
             )
-            f0, f1, f2, f3, f4, f5, f6, f7, f8 = matrix_kernel(qw, qx, qy, qz)
             # the rays share their origin: its place in the group frame, the world box's
-            px = ox - group_positions[g, 0]
-            py = oy - group_positions[g, 1]
-            pz = oz - group_positions[g, 2]
-            lox = f0 * px + f3 * py + f6 * pz
-            loy = f1 * px + f4 * py + f7 * pz
-            loz = f2 * px + f5 * py + f8 * pz
+            frame = ray_frames[g]
+            f0 = frame[0]
+            f1 = frame[1]
+            f2 = frame[2]
+            f3 = frame[3]
+            f4 = frame[4]
+            f5 = frame[5]
+            f6 = frame[6]
+            f7 = frame[7]
+            f8 = frame[8]
+            lox = frame[9]
+            loy = frame[10]
+            loz = frame[11]
+            shift = frame[12]
+            turn = frame[13]
             box_lo_x = world_boxes[g, 0] - ox
             box_lo_y = world_boxes[g, 1] - oy
             box_lo_z = world_boxes[g, 2] - oz
@@ -400,13 +461,31 @@ def view_kernel(
                     ldx = f0 * wdx + f3 * wdy + f6 * wdz
                     ldy = f1 * wdx + f4 * wdy + f7 * wdz
                     ldz = f2 * wdx + f5 * wdy + f8 * wdz
+                    ix = inverse_direction_kernel(ldx)
+                    iy = inverse_direction_kernel(ldy)
+                    iz = inverse_direction_kernel(ldz)
+                    limit = t_best
+                    if last_group[p] == k:
+                        # this group gave the pixel's hit at the world's last update: first
+                        # a traversal up to a little beyond that distance (a hit below it is
+                        # the one of the whole range), the whole range only if it finds none
+                        before = last_t[p]
+                        reach = before + 4.0 * (shift + before * turn) + 1e-9 * (1.0 + before)
+                        if reach < t_best:  # (False for NaN)
+                            limit = reach
                     t, face = wide_traverse_kernel(
                         wide_nodes, record, refs, record, leaf_triangles, corners, leaf_ids,
-                        root, lox, loy, loz, ldx, ldy, ldz, inverse_direction_kernel(ldx),
-                        inverse_direction_kernel(ldy), inverse_direction_kernel(ldz), t_best,
+                        root, lox, loy, loz, ldx, ldy, ldz, ix, iy, iz, limit,
                         double_sided, stack_ref, stack_count, stack_t, enter, leaf_t,
                         order_t, order_c,
                     )  # fmt: skip
+                    if face < 0 and limit < t_best:
+                        t, face = wide_traverse_kernel(
+                            wide_nodes, record, refs, record, leaf_triangles, corners,
+                            leaf_ids, root, lox, loy, loz, ldx, ldy, ldz, ix, iy, iz, t_best,
+                            double_sided, stack_ref, stack_count, stack_t, enter, leaf_t,
+                            order_t, order_c,
+                        )  # fmt: skip
                     if face < 0:
                         continue
                     nx, ny, nz = rotate_inverse_kernel(
@@ -422,6 +501,7 @@ def view_kernel(
                     io_normals[p, 0] = nx
                     io_normals[p, 1] = ny
                     io_normals[p, 2] = nz
+                    hit_group[p] = k
                     if stamps[p] != stamp:
                         stamps[p] = stamp
                         hits[hit_count] = p
@@ -512,6 +592,7 @@ def view_kernel(
                 io_normals[p, 0] = bx
                 io_normals[p, 1] = by
                 io_normals[p, 2] = bz
+                hit_group[p] = -1
                 if stamps[p] != stamp:
                     stamps[p] = stamp
                     hits[hit_count] = p
@@ -534,10 +615,16 @@ def view_kernel(
                 io_normals[p, 2], forward, max_distance, clipping, out_plane, out_camera,
                 out_normals, out_ids,
             )  # fmt: skip
-    # -- 5. remember this update's pixels; the working hits back to the static ones
+    # -- 5. remember this update's pixels (and which group hit them, how far); the
+    # working hits back to the static ones
+    for j in range(max(previous, 0)):
+        last_group[changed[j]] = -1
     for j in range(hit_count):
         p = hits[j]
         changed[j] = p
+        last_group[p] = hit_group[p]
+        last_t[p] = io_t[p]
+        hit_group[p] = -1
         io_t[p] = static_t[p]
         actors[p] = static_actors[p]
         for a in range(3):

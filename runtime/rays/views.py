@@ -5,13 +5,16 @@ groups of the :class:`~runtime.rays.scene.RayScene` can change what they see.
 :class:`PinholeView` casts the static groups once (closest hit, actor and normal per
 pixel) and, per update and world, casts each moving group only on the pixels its bound can
 cover: the projection of the group's box at its current pose into the image, one pixel of
-margin, with the pixel's best hit so far as the limit. It then rewrites only the pixels
-whose result changed since the world's last update.
+margin, with the pixel's best hit so far as the limit; a pixel that group hit at the
+world's last update is first cast only up to a little beyond that hit (the whole range
+when nothing is found there). It then rewrites only the pixels whose result changed since
+the world's last update.
 
 The casts are the scene cast's own routines with the same arithmetic, so each pixel's hit
 (distance, actor, normal) equals :meth:`RayScene.cast <runtime.rays.scene.RayScene.cast>`
-of the same ray with the same body poses (an exact tie in distance between a static and a
-moving group aside: the scene keeps the earlier group, the view the static one). The
+of the same ray with the same body poses (exact ties in distance aside: between a static
+and a moving group the scene keeps the earlier group, the view the static one; between two
+triangles of a moving group, the shorter first cast can meet them in the other order). The
 "camera starts inside a solid" rule is applied as the scene applies it (every pixel at
 distance 0, normal ``-direction``, the first containing solid's actor).
 
@@ -165,8 +168,9 @@ class PinholeView:
         )  # fmt: skip
         self.static_distances, self.static_actors = static_t, static_actors
         self.static_normals = static_normals
-        # -- the moving groups' boxes, group frame: their triangles', and the box around
-        # the bounding spheres of their analytic solids
+        # -- the moving groups' boxes, group frame: their triangles', and their analytic
+        # solids' (each solid's box turned into the group frame, within the box around its
+        # bounding sphere)
         bounds = np.zeros((moving.size, 12))
         sphere_bounds = np.asarray(solid_bounds, np.float64).reshape(-1, 4)
         most_solids = 1
@@ -177,9 +181,20 @@ class PinholeView:
             analytic = [s for s in range(first, first + count) if kinds[s] != SOLID_CONVEX]
             most_solids = max(most_solids, len(analytic))
             if analytic:
-                spheres = sphere_bounds[analytic]
-                bounds[k_, 6:9] = (spheres[:, :3] - spheres[:, 3:]).min(axis=0)
-                bounds[k_, 9:] = (spheres[:, :3] + spheres[:, 3:]).max(axis=0)
+                boxes = np.array(
+                    [
+                        _solid_box(
+                            kinds[s],
+                            np.reshape(solid_params, (-1, 3))[s],
+                            np.reshape(solid_positions, (-1, 3))[s],
+                            np.reshape(solid_orientations, (-1, 4))[s],
+                            sphere_bounds[s],
+                        )
+                        for s in analytic
+                    ]  # fmt: skip
+                )
+                bounds[k_, 6:9] = boxes[:, :3].min(axis=0)
+                bounds[k_, 9:] = boxes[:, 3:].max(axis=0)
         with np.errstate(divide="ignore"):  # inverse_direction_kernel's values
             inverse = 1.0 / directions
         tiny = np.abs(directions) <= 1e-30
@@ -224,6 +239,9 @@ class PinholeView:
             k.F_WORLD_BOXES: world_boxes,
             k.F_FRAMES: np.zeros((most_solids, 16)),
             k.F_STACK: np.zeros((k.WIDE_STACK_SIZE + 3 * k.NODE_WIDTH, 1)),
+            k.F_RAY_FRAMES: np.zeros((g, 14)),
+            k.F_LAST_FRAMES: np.full((self.num_envs * moving.size, 12), np.inf),
+            k.F_LAST_T: np.zeros((self.num_envs, pixels)),
         }
         ints = {
             k.I_ROOTS: roots.reshape(-1, 1),
@@ -243,6 +261,8 @@ class PinholeView:
             k.I_HITS: np.zeros((pixels, 1), np.int64),
             k.I_STACK: np.zeros((2 * k.WIDE_STACK_SIZE + k.NODE_WIDTH, 1), np.int64),
             k.I_FRAME_ROWS: np.zeros((most_solids, 1), np.int64),
+            k.I_LAST_GROUP: np.full((self.num_envs, pixels), -1, np.int64),
+            k.I_HIT_GROUP: np.full((pixels, 1), -1, np.int64),
         }
         self._block_f, self._block_i, self._slots = _pack(floats, ints, k.F_SLOTS, k.I_SLOTS)
         self._env_at = self._slots[("i", k.I_PARAMS)] + k.V_ENV
@@ -365,3 +385,38 @@ def _pack(
         at = offsets[("i", slot)]
         block_i[at : at + ints[slot].size] = ints[slot].reshape(-1)
     return block_f, block_i, offsets
+
+
+def _solid_box(kind: int, params: np.ndarray, position, orientation, sphere) -> np.ndarray:
+    """An analytic solid's box ``[lo(3), hi(3)]`` in its group's frame.
+
+    The solid's own extent (box half extents, a sphere's radius, a capsule's or cylinder's
+    radius and half height along z) turned by its orientation, clipped to the box around
+    its bounding sphere ``sphere`` (both hold the solid).
+    """
+    from runtime.rays._solid_kernels import SOLID_BOX, SOLID_CAPSULE, SOLID_CYLINDER
+
+    r = float(params[0])
+    if kind == SOLID_BOX:
+        half = np.abs(np.asarray(params[:3], np.float64))
+    elif kind == SOLID_CAPSULE:
+        half = np.array([r, r, abs(float(params[1])) + r])
+    elif kind == SOLID_CYLINDER:
+        half = np.array([r, r, abs(float(params[1]))])
+    else:
+        half = np.full(3, r)
+    w, x, y, z = np.asarray(orientation, np.float64) / np.linalg.norm(orientation)
+    rotation = np.array(
+        [
+            [1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
+            [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
+            [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)],
+        ]
+    )
+    reach = np.abs(rotation) @ half
+    reach *= 1.0 + 1e-9  # (rounding of the turned corners)
+    centre = np.asarray(position, np.float64)
+    sphere = np.asarray(sphere, np.float64)
+    lo = np.maximum(centre - reach, sphere[:3] - sphere[3])
+    hi = np.minimum(centre + reach, sphere[:3] + sphere[3])
+    return np.concatenate([lo, hi])
