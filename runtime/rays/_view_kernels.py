@@ -168,30 +168,55 @@ def _pixel_rectangle(view, group_positions, group_orientations, g, bounds, k, co
     The box is ``bounds[k, col:col + 6]`` (group frame); its 8 corners at the group's pose
     are projected through the pinhole (``view``: camera position, orientation, fx, fy, cx,
     cy) and the rectangle around them grows by one pixel on every side (rounding of the
-    rays' own directions). A corner not in front of the camera gives the whole image.
+    rays' own directions and of the corners, here the box's centre and its three half
+    edges turned into the camera frame once). A corner not in front of the camera gives
+    the whole image.
     """
-    qw = group_orientations[g, 0]
-    qx = group_orientations[g, 1]
-    qy = group_orientations[g, 2]
-    qz = group_orientations[g, 3]
+    r00, r01, r02, r10, r11, r12, r20, r21, r22 = matrix_kernel(
+        group_orientations[g, 0], group_orientations[g, 1], group_orientations[g, 2],
+        group_orientations[g, 3],
+    )  # fmt: skip
+    c00, c01, c02, c10, c11, c12, c20, c21, c22 = matrix_kernel(
+        view[0, 3], view[0, 4], view[0, 5], view[0, 6]
+    )
+    # M = C^T R: group frame to camera frame
+    m00 = c00 * r00 + c10 * r10 + c20 * r20
+    m01 = c00 * r01 + c10 * r11 + c20 * r21
+    m02 = c00 * r02 + c10 * r12 + c20 * r22
+    m10 = c01 * r00 + c11 * r10 + c21 * r20
+    m11 = c01 * r01 + c11 * r11 + c21 * r21
+    m12 = c01 * r02 + c11 * r12 + c21 * r22
+    m20 = c02 * r00 + c12 * r10 + c22 * r20
+    m21 = c02 * r01 + c12 * r11 + c22 * r21
+    m22 = c02 * r02 + c12 * r12 + c22 * r22
+    lx = 0.5 * (bounds[k, col] + bounds[k, col + 3])
+    ly = 0.5 * (bounds[k, col + 1] + bounds[k, col + 4])
+    lz = 0.5 * (bounds[k, col + 2] + bounds[k, col + 5])
+    hx = 0.5 * (bounds[k, col + 3] - bounds[k, col])
+    hy = 0.5 * (bounds[k, col + 4] - bounds[k, col + 1])
+    hz = 0.5 * (bounds[k, col + 5] - bounds[k, col + 2])
+    wx = group_positions[g, 0] - view[0, 0]
+    wy = group_positions[g, 1] - view[0, 1]
+    wz = group_positions[g, 2] - view[0, 2]
+    bx = c00 * wx + c10 * wy + c20 * wz + m00 * lx + m01 * ly + m02 * lz
+    by = c01 * wx + c11 * wy + c21 * wz + m10 * lx + m11 * ly + m12 * lz
+    bz = c02 * wx + c12 * wy + c22 * wz + m20 * lx + m21 * ly + m22 * lz
     u_lo = math.inf
     u_hi = -math.inf
     v_lo = math.inf
     v_hi = -math.inf
     for c in range(8):
-        lx = bounds[k, col + 3] if c & 1 else bounds[k, col]
-        ly = bounds[k, col + 4] if c & 2 else bounds[k, col + 1]
-        lz = bounds[k, col + 5] if c & 4 else bounds[k, col + 2]
-        # corner to world (rotation by q), then to the camera frame (inverse camera rotation)
-        wx, wy, wz = rotate_inverse_kernel(qw, -qx, -qy, -qz, lx, ly, lz)
-        wx += group_positions[g, 0] - view[0, 0]
-        wy += group_positions[g, 1] - view[0, 1]
-        wz += group_positions[g, 2] - view[0, 2]
-        x, y, z = rotate_inverse_kernel(view[0, 3], view[0, 4], view[0, 5], view[0, 6], wx, wy, wz)
+        sx = hx if c & 1 else -hx
+        sy = hy if c & 2 else -hy
+        sz = hz if c & 4 else -hz
+        x = bx + m00 * sx + m01 * sy + m02 * sz
+        y = by + m10 * sx + m11 * sy + m12 * sz
+        z = bz + m20 * sx + m21 * sy + m22 * sz
         if not x > 1e-9 * (1.0 + abs(y) + abs(z)):
             return 0, width - 1, 0, height - 1
-        u = view[0, 9] - view[0, 7] * y / x
-        v = view[0, 10] - view[0, 8] * z / x
+        inverse = 1.0 / x
+        u = view[0, 9] - view[0, 7] * (y * inverse)
+        v = view[0, 10] - view[0, 8] * (z * inverse)
         u_lo = min(u_lo, u)
         u_hi = max(u_hi, u)
         v_lo = min(v_lo, v)
@@ -597,7 +622,8 @@ def view_kernel(
                     stamps[p] = stamp
                     hits[hit_count] = p
                     hit_count += 1
-    # -- 4. images: last update's changed pixels, then this update's hits
+    # -- 4. images: this update's hits, then last update's changed pixels not hit now (back
+    # to the static hits)
     changed = changed_all[env]
     previous = changed_count[env]
     if previous < 0:
@@ -608,13 +634,21 @@ def view_kernel(
                 out_normals, out_ids,
             )  # fmt: skip
     else:
-        for j in range(previous + hit_count):
-            p = changed[j] if j < previous else hits[j - previous]
+        for j in range(hit_count):
+            p = hits[j]
             _image_pixel(
                 base, p, io_t[p], actors[p], io_normals[p, 0], io_normals[p, 1],
                 io_normals[p, 2], forward, max_distance, clipping, out_plane, out_camera,
                 out_normals, out_ids,
             )  # fmt: skip
+        for j in range(previous):
+            p = changed[j]
+            if stamps[p] != stamp:
+                _image_pixel(
+                    base, p, io_t[p], actors[p], io_normals[p, 0], io_normals[p, 1],
+                    io_normals[p, 2], forward, max_distance, clipping, out_plane,
+                    out_camera, out_normals, out_ids,
+                )  # fmt: skip
     # -- 5. remember this update's pixels (and which group hit them, how far); the
     # working hits back to the static ones
     for j in range(max(previous, 0)):
