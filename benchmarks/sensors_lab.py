@@ -27,6 +27,12 @@ that sensor alone in a set (the compiled call, or its ``update``), and the per-s
 
 The peer is ``mujoco.mj_step`` of the same model, timed in the same blocks. Prints
 microseconds per step, the ratio and the load average.
+
+Not in the sensors' figure, printed apart: a lab IMU whose model does not compute
+accelerations in its step (no acceleration-stage MuJoCo sensor) reads the post-step state,
+so runs and environments call ``mj_forward`` before the update (go2's IMU does: about one
+more ``mj_step``). Timed here after a bare ``mj_step``, that IMU reads a state whose
+velocities are one step ahead of its accelerations; the figure is the sensors' own cost.
 """
 
 from __future__ import annotations
@@ -53,8 +59,10 @@ def _blocks(function, steps: int, block: int = 50) -> float:
 
 def measure(
     scene: str, steps: int, worlds: int = 1, camera: Any = None
-) -> tuple[float, float, dict[str, tuple[float, bool]], float]:
-    """mj_step [us], the set's update [us], per sensor (us, compiled), per-sensor path [us].
+) -> tuple[float, float, dict[str, tuple[float, bool]], float, float | None]:
+    """mj_step [us], the set's update [us], per sensor (us, compiled), per-sensor path [us],
+    and the ``mj_forward`` runs and environments call before the update [us] (None: the
+    sensors need none).
 
     ``camera``: a ``RayCasterCameraConfig`` timed alone instead of the scene's sensors.
     """
@@ -121,7 +129,20 @@ def measure(
         label = " + ".join(path.rsplit("/", 1)[-1] for path in compiled)
         per_sensor[label] = (_blocks(lambda: together.update(dt), steps // 2), True)
     reference = _blocks(each, steps // 2)
-    return min(step_us), min(sensor_us), per_sensor, reference
+    # a lab IMU without accelerations computed in the step (or a joint wrench) reads the
+    # post-step state: runs and environments call mj_forward before the update
+    forward_us = None
+    if any(
+        s.kind == "joint_wrench" or (s.kind == "imu" and not s.step_accelerations)
+        for s in sensors.values()
+    ):
+
+        def forward() -> None:
+            for d in datas:
+                mujoco.mj_forward(m, d)
+
+        forward_us = _blocks(forward, steps // 2)
+    return min(step_us), min(sensor_us), per_sensor, reference, forward_us
 
 
 def _hand_camera() -> Any:
@@ -179,7 +200,7 @@ def main() -> int:
         ("go2: a 64 x 48 camera on a static mount looking at the robot, one thread",
          "scenes/go2_lab_sensors.usda", 1.0, 1, _go2_camera()),
     ):  # fmt: skip
-        step, sensors, parts, reference = measure(scene, args.steps, worlds, camera)
+        step, sensors, parts, reference, forward = measure(scene, args.steps, worlds, camera)
         ratio = sensors / step
         print(f"{label}   (load average {os.getloadavg()[0]:.2f})")  # noqa: T201
         print(  # noqa: T201
@@ -190,6 +211,12 @@ def main() -> int:
             how = "compiled" if compiled else "own update"
             print(f"    {name:24s} {us:8.2f} us  {us / step:5.2f}x  ({how})")  # noqa: T201
         print(f"    {'per-sensor update() path':24s} {reference:8.2f} us  {reference / step:5.2f}x")  # noqa: T201
+        if forward is not None:
+            print(  # noqa: T201
+                f"    {'+ mj_forward (post-step)':24s} {forward:8.2f} us  {forward / step:5.2f}x  "
+                f"(runs and envs call it first: the IMU's post-step accelerations; with it "
+                f"{(sensors + forward) / step:.2f}x)"
+            )
     return 0
 
 
