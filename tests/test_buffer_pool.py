@@ -138,3 +138,43 @@ def test_an_empty_channel_is_numpys_own_empty_array():
     assert buffers[0].shape == (6, 0, 3) and buffers[0].nbytes == 0
     assert buffers[0].strides == np.empty((6, 0, 3), np.float32).strides
     assert buffers[1].shape == (6, 3) and buffers[-1].base is not None
+
+
+def test_a_small_set_with_a_waste_bound_leaves_large_blocks_alone(monkeypatch):
+    monkeypatch.setattr(_buffer_pool, "_BLOCKS", [])
+    small = _channels(3)
+    large = _buffer_pool.take(_channels(3000), 100)
+    _buffer_pool.give([large])
+    big = _buffer_pool._BLOCKS[0]
+    first = _buffer_pool.take(small, 10, waste=2)  # (only a block 100x its size: a new one)
+    assert _buffer_pool._BLOCKS == [big] and first[0].base is not big
+    _buffer_pool.give([first])
+    again = _buffer_pool.take(small, 10, waste=2)  # (its own block, kept)
+    assert again[0].base is first[0].base and _buffer_pool._BLOCKS == [big]
+    assert _buffer_pool.take(small, 10)[0].base is big  # (unbounded: the smallest that fits)
+
+
+def test_noisy_twins_buffers_come_back_to_the_pool_and_serve_the_next_run(tmp_path, monkeypatch):
+    monkeypatch.setattr(_buffer_pool, "_BLOCKS", [])
+
+    def fill(buffers, derived, first, stop):
+        derived[0][first:stop] = 2 * buffers[0][first:stop]
+
+    blocks = []
+    for run in range(2):
+        writer = StoreWriter(tmp_path / f"r{run}.zarr", expected_rows=50, chunk_rows=20)
+        for info in _channels():
+            writer.add_channel(info)
+        writer.add_derived([ChannelInfo("a.x.twice", (3,), "float64")], fill)
+        for k in range(50):
+            buffers, row = writer.begin_row()
+            buffers[0][row] = (run, k, -k)
+            buffers[1][row] = True
+            writer.end_row(k, 0.01 * k)
+        writer.close()
+        blocks.append({id(block) for block in _buffer_pool._BLOCKS})
+        twice = load_recording(tmp_path / f"r{run}.zarr").data["a.x.twice"]
+        np.testing.assert_array_equal(twice[:, 1], 2.0 * np.arange(50))
+    assert blocks[0] == blocks[1]  # (the twins' block among them: reused, no new one)
+    twins = _buffer_pool.nbytes([ChannelInfo("a.x.twice", (3,), "float64")], 20)
+    assert twins in {block.nbytes for block in _buffer_pool._BLOCKS}

@@ -47,20 +47,25 @@ def nbytes(channels: Iterable[Any], rows: int) -> int:
     return _offsets(_specs(channels, rows))[1] + _ALIGN
 
 
-def take(channels: Iterable[Any], rows: int, poison: bool = False) -> list[np.ndarray]:
+def take(
+    channels: Iterable[Any], rows: int, poison: bool = False, waste: float | None = None
+) -> list[np.ndarray]:
     """A buffer set for ``channels`` (``ChannelInfo``) and ``rows`` rows per chunk.
 
     One array per channel (``(rows, *shape)``), then the step (int64) and time (float64)
     arrays, carved from a kept block, else from a new one touched with zero bytes
     (``poison``: 0xFF bytes and never a kept block, so that a row left unwritten shows).
+    ``waste``: a kept block at most this many times the set's size (a small set leaves the
+    large blocks to the sets that need them).
     """
     specs = _specs(channels, rows)
     offsets, size = _offsets(specs)
     size += _ALIGN
     block = None
+    largest = np.inf if waste is None else waste * size
     if not poison:
         with _LOCK:
-            fitting = [k for k, kept in enumerate(_BLOCKS) if kept.nbytes >= size]
+            fitting = [k for k, kept in enumerate(_BLOCKS) if size <= kept.nbytes <= largest]
             if fitting:
                 block = _BLOCKS.pop(min(fitting, key=lambda k: _BLOCKS[k].nbytes))
     if block is None:

@@ -394,9 +394,12 @@ class StoreWriter:
             raise SimrtError(f"{self.path}: cannot create the recording store: {problem}") from None
         self._sets = 1  # (the writer's buffer sets, at most max_pending: when first needed)
         self._take_buffers(self._new_buffers())
-        self._derived_buffers = [
-            np.zeros((self.chunk_rows, *info.shape), info.dtype) for info in self._derived.values()
-        ]
+        # (a kept block of their size, or a new one touched here: not page by page by fills)
+        self._derived_buffers = (
+            _buffer_pool.take(self._derived.values(), self.chunk_rows, self._POISON_BUFFERS, 2)[:-2]
+            if self._derived
+            else []
+        )
         if self._derived_fills and self._background:  # (8 fills a chunk, the last one's too)
             self._prefill_rows = max(1, rows // 8)
         # a run of more than one chunk needs a second set when the first is handed over:
@@ -760,6 +763,8 @@ class StoreWriter:
                 if node is not None:
                     node.drop_spare()  # (a close that failed before using it)
             sets = [self._buffers] if self._buffers and not failed else []
+            if self._derived_buffers and not failed:
+                sets.append(self._derived_buffers)
             while not self._free.empty():
                 sets.append(self._free.get_nowait())
             if not self._POISON_BUFFERS:  # (the writer is done with them)
