@@ -34,6 +34,23 @@ def test_manifest_names_current_kernels():
         assert seconds >= 0.0
 
 
+def test_scene_features_name_the_lab_sensors():
+    """A scene with simrt:lab:* sensors warms the lab kernels (cameras, sets); others do not."""
+    from pxr import Usd
+
+    import runtime.schema  # noqa: F401
+
+    def features(name):
+        stage = Usd.Stage.Open(str(REPO / "scenes" / name))
+        return _precompile.scene_features(stage, engine=True, ik=False)
+
+    assert "lab" in features("panda_lab_camera.usda")
+    assert "lab" in features("go2_lab_sensors.usda")
+    assert "lab" not in features("panda_table.usda")
+    lab = {m for m, (feature, _) in _precompile._MODULES.items() if feature == "lab"}
+    assert "runtime.rays._view_kernels" in lab and "runtime.run._lab_set_kernels" in lab
+
+
 def test_heap_sort_matches_numpy():
     rng = np.random.default_rng(3)
     for _ in range(300):

@@ -137,9 +137,9 @@ def main() -> int:
     lines = [
         '"""Kernels compiled by a run, with their argument types (generated: do not edit).',
         "",
-        "Written by ``tools/kernel_manifest.py`` from a run of "
-        + ", ".join(Path(s).name for s in args.scenes)
-        + ";",
+        "Written by ``tools/kernel_manifest.py`` from runs of:",
+        *(f"{Path(s).name}," for s in args.scenes[:-1]),
+        f"{Path(args.scenes[-1]).name};",
         "read by :mod:`runtime._compile.precompile` (``KERNELS``: what a run compiles) and by the",
         "package build (:mod:`runtime._compile.seeds`: ``KERNELS`` and ``API_KERNELS``, those the",
         "kinematics API compiles besides: single and batched FK, Jacobians, IK).",

@@ -50,6 +50,10 @@ _MODULES = {
     "runtime.sensors._raycast_kernels": ("raycast", "step"),
     "runtime.rays._wide_bvh_kernels": ("raycast", "step"),
     "runtime.run._fused_kernels": ("engine", "step"),
+    "runtime.sensors.lab._lab_kernels": ("lab", "step"),
+    "runtime.rays._view_kernels": ("lab", "step"),
+    "runtime.rays._box_kernels": ("lab", "step"),
+    "runtime.run._lab_set_kernels": ("lab", "step"),
 }
 _FEATURES = {feature for feature, _ in _MODULES.values()}
 _SENSOR_FEATURES = {
@@ -64,6 +68,9 @@ def scene_features(stage: Any, *, engine: bool, ik: bool) -> set[str]:
     from runtime.schema.readers import discover_sensor_prims
 
     found = {_SENSOR_FEATURES.get(str(p.GetTypeName()), "") for p in discover_sensor_prims(stage)}
+    # Isaac Lab-style sensors (runtime.sensors.lab): prims with simrt:lab:kind
+    if any(prim.HasAttribute("simrt:lab:kind") for prim in stage.Traverse()):
+        found.add("lab")
     if engine:
         found.add("engine")
     if ik:
