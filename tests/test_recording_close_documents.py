@@ -274,3 +274,36 @@ def test_documents_left_as_they_grew_are_what_zarr_writes(
     left = {key: key not in rewritten for key in ("v", "s", "v.twice")}
     assert left == dict.fromkeys(left, kept) and path.name in rewritten  # (the group: always)
     assert len(load_recording(path)) == rows
+
+
+def test_the_loop_records_three_chunks_while_the_writer_still_creates_the_arrays(
+    tmp_path, monkeypatch
+):
+    """The writer thread hands the second buffer set over before it creates the arrays: a
+    loop filling chunks faster than the arrays are created does not wait (creation is held
+    here until the rows are recorded; a safety timer releases it if the loop waits)."""
+    import threading
+
+    created = threading.Event()
+    real = StoreWriter._create_arrays
+
+    def create_later(self):
+        created.wait(10.0)
+        real(self)
+
+    monkeypatch.setattr(StoreWriter, "_create_arrays", create_later)
+    safety = threading.Timer(3.0, created.set)
+    safety.start()
+    path = tmp_path / "r.zarr"
+    writer = StoreWriter(path, expected_rows=40, chunk_rows=10)
+    writer.add_channel(ChannelInfo("v", (2,), "float32"))
+    for k in range(25):  # (three chunks' buffer sets: the open's, the writer's, a new one)
+        buffers, row = writer.begin_row()
+        buffers[0][row] = (k, -k)
+        writer.end_row(k, 0.1 * k)
+    waited = writer.wait_seconds
+    created.set()
+    safety.cancel()
+    writer.close()
+    assert waited == 0.0
+    assert load_recording(path).data["v"][24].tolist() == [24.0, -24.0]

@@ -532,9 +532,12 @@ class StoreWriter:
 
     # ------------------------------------------------------------------ writer thread
     def _writer_loop(self) -> None:
-        self._start_writing()
-        if self._prepare_set and self._error is None:
+        # the second buffer set first: the loop needs it when the first chunk is full,
+        # whether or not the arrays exist by then (creating them takes longer than a chunk
+        # of a Panda run's steps here: the loop used to wait for them)
+        if self._prepare_set:
             self._free.put(self._new_buffers())
+        self._start_writing()
         while True:
             item = self._queue.get()
             if item is None:
