@@ -56,6 +56,7 @@ def test_chunk_files_are_byte_identical_to_zarr(tmp_path, level, shape, dtype, c
         fill_value=0,
         compressors=ours_array.compressors,
         zarr_format=3,
+        chunk_key_encoding={"name": "default", "separator": "."},
         config={"write_empty_chunks": True},
         dimension_names=ours_array.metadata.dimension_names,
         attributes=dict(ours_array.attrs),
@@ -64,9 +65,9 @@ def test_chunk_files_are_byte_identical_to_zarr(tmp_path, level, shape, dtype, c
     np.testing.assert_array_equal(ours_array[:], values)
     full = rows // chunk  # whole chunks: same bytes (the tail chunk holds stale padding rows)
     for index in range(full):
-        tail = "/0" * len(shape)
-        mine = (ours / "v" / "c" / f"{index}{tail}").read_bytes()
-        zarrs = (tmp_path / "theirs.zarr" / "c" / f"{index}{tail}").read_bytes()
+        name = f"c.{index}" + ".0" * len(shape)  # (chunk keys with "." beside zarr.json)
+        mine = (ours / "v" / name).read_bytes()
+        zarrs = (tmp_path / "theirs.zarr" / name).read_bytes()
         assert mine == zarrs, f"chunk {index} differs"
     # the array documents too: what zarr writes for the same array, field for field
     assert (ours / "v" / "zarr.json").read_bytes() == (
@@ -104,6 +105,7 @@ def test_array_documents_are_byte_identical_to_zarr(tmp_path, dtype, level, comp
             fill_value=0,
             compressors=_zarr_compressors(level, compressor),
             zarr_format=3,
+            chunk_key_encoding={"name": "default", "separator": "."},
             config={"write_empty_chunks": True},
             dimension_names=names,
             attributes=attributes,
@@ -157,6 +159,7 @@ def test_a_whole_store_is_what_zarr_writes(tmp_path):
             dtype=array.dtype,
             fill_value=0,
             compressors=array.compressors,  # (each array's chosen shuffle)
+            chunk_key_encoding={"name": "default", "separator": "."},
             config={"write_empty_chunks": True},
             dimension_names=array.metadata.dimension_names,
             attributes=dict(array.attrs),
@@ -194,7 +197,7 @@ def test_stored_arrays_read_what_zarr_reads(tmp_path, dtype, level):
         assert mine.dtype == theirs.dtype
         np.testing.assert_array_equal(mine, theirs[start:stop])
     np.testing.assert_array_equal(ours[0:rows], values)
-    chunk_file = path / "v" / "c" / "1" / "0" / "0"
+    chunk_file = path / "v" / "c.1.0.0"
     data = bytearray(chunk_file.read_bytes())
     data[0] ^= 0x01
     chunk_file.write_bytes(bytes(data))
@@ -244,9 +247,10 @@ def test_a_bad_compressor_or_level_is_refused_before_anything_is_written(tmp_pat
     assert not (tmp_path / "a.zarr").exists() and not (tmp_path / "b.zarr").exists()
 
 
-def test_chunk_folders_made_ahead_leave_no_stray_folders(tmp_path):
-    """The writer thread makes the next chunk's folders ahead of its write; a run of known
-    length ends with no folder past its last chunk, and an empty run still loads."""
+def test_chunk_files_made_ahead_leave_no_stray_files(tmp_path):
+    """The writer thread makes the next chunk's file ahead of its write; a run of known
+    length ends with no file past its last chunk (and no folder per chunk), and an empty run
+    still loads."""
     path = tmp_path / "r.zarr"
     writer = StoreWriter(path, expected_rows=40, chunk_rows=20)
     writer.add_channel(ChannelInfo("v", (2,), "float32"))
@@ -255,8 +259,8 @@ def test_chunk_folders_made_ahead_leave_no_stray_folders(tmp_path):
         buffers[0][row] = (k, -k)
         writer.end_row(k, 0.1 * k)
     writer.close()
-    chunks = sorted(p.name for p in (path / "v" / "c").iterdir())
-    assert chunks == ["0", "1"]
+    files = sorted(p.name for p in (path / "v").iterdir())
+    assert files == ["c.0.0", "c.1.0", "zarr.json"]
     assert len(load_recording(path).time) == 40
     empty = tmp_path / "empty.zarr"
     writer = StoreWriter(empty, expected_rows=10)
@@ -283,7 +287,7 @@ def _check_shuffles(store):
             continue
         key = str(document_path.parent.relative_to(store))
         chosen[key] = blosc[0]["configuration"]["shuffle"]
-        for path in sorted((document_path.parent / "c").rglob("*")):
+        for path in sorted(document_path.parent.glob("c.*")):
             if path.is_file():
                 assert _blosc_shuffle(path.read_bytes()) == chosen[key], path
     return chosen
@@ -329,3 +333,36 @@ def test_each_array_keeps_the_shuffle_its_first_chunk_chose(tmp_path):
     group = zarr.open_group(ours, mode="r")
     np.testing.assert_array_equal(group["scan"][:], scan)
     np.testing.assert_array_equal(group["pos"][:], ramp)
+
+
+def test_a_store_written_with_slash_chunk_keys_still_loads(tmp_path):
+    """Stores of earlier versions name chunks ``c/<row>/0`` (folders per row chunk): they
+    load as before, checksums and all; a chunk missing there is still damage."""
+    path = tmp_path / "r.zarr"
+    values = np.arange(46, dtype=np.float32).reshape(23, 2)
+    writer = StoreWriter(path, chunk_rows=5, durable=False)
+    writer.add_channel(ChannelInfo("v", (2,), "float32"))
+    for k in range(23):
+        buffers, row = writer.begin_row()
+        buffers[0][row] = values[k]
+        writer.end_row(k, 0.1 * k)
+    writer.close()
+    moved = 0
+    for document_path in path.rglob("zarr.json"):
+        document = json.loads(document_path.read_text())
+        if document.get("node_type") != "array":
+            continue
+        document["chunk_key_encoding"]["configuration"]["separator"] = "/"
+        document_path.write_text(json.dumps(document, indent=2))
+        for chunk in sorted(document_path.parent.glob("c.*")):
+            target = chunk.parent / "/".join(chunk.name.split("."))
+            target.parent.mkdir(parents=True, exist_ok=True)
+            chunk.rename(target)
+            moved += 1
+    assert moved > 0 and (path / "v" / "c" / "4" / "0").is_file()
+    loaded = load_recording(path)
+    assert loaded.complete
+    np.testing.assert_array_equal(loaded.data["v"], values)
+    np.testing.assert_array_equal(zarr.open_array(path / "v", mode="r")[:], values)
+    (path / "v" / "c" / "2" / "0").unlink()
+    assert len(load_recording(path)) == 10  # the data ends where the missing chunk was

@@ -84,19 +84,19 @@ def test_unclosed_store_gives_its_committed_rows(tmp_path):
 
 
 def test_truncated_tail_chunk_drops_only_that_chunk(store, caplog):
-    chunk = store / "W.imu.acc" / "c" / str(ROWS // CHUNK) / "0"
+    chunk = store / "W.imu.acc" / f"c.{ROWS // CHUNK}.0"
     chunk.write_bytes(chunk.read_bytes()[:7])
     _expect_rows(store, (ROWS // CHUNK) * CHUNK)
     assert "unreadable" in caplog.text
 
 
 def test_missing_chunk_ends_the_data_there(store):
-    os.remove(store / "step" / "c" / "2")
+    os.remove(store / "step" / "c.2")
     _expect_rows(store, 2 * CHUNK)
 
 
 def test_bit_flip_in_a_chunk_is_caught_by_its_checksum(store):
-    chunk = store / "W.imu.acc" / "c" / "3" / "0"
+    chunk = store / "W.imu.acc" / "c.3.0"
     data = bytearray(chunk.read_bytes())
     data[len(data) // 2] ^= 0x10
     chunk.write_bytes(bytes(data))
@@ -473,11 +473,13 @@ def test_a_previous_store_is_set_aside_and_removed_while_the_new_run_writes(tmp_
     removed by a thread the writer joins at close); nothing of it is left, the new rows load."""
     path = tmp_path / "run.zarr"
     _write(path, rows=400)
+    old_chunk = path / "W.imu.acc" / f"c.{400 // CHUNK - 1}.0"
+    assert old_chunk.exists()
     writer = StoreWriter(path, chunk_rows=CHUNK, expected_rows=10)
     writer.add_channel(ChannelInfo("/W/imu.acc", (3,), "float64", "/W/imu", "imu", "acc"))
     writer.add_channel(ChannelInfo("/W/c.on", (), "bool", "/W/c", "contact", "in_contact"))
     buffers, row = writer.begin_row()  # (opens the store: the old one is moved aside)
-    assert not (path / "W.imu.acc" / "c" / "40").exists()  # the old 400 rows are gone here
+    assert not old_chunk.exists()  # the old 400 rows are gone here
     buffers[0][row], buffers[1][row] = [0, 0, 0], True
     writer.end_row(1, 0.01)
     writer.close()

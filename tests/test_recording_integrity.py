@@ -55,9 +55,9 @@ def test_a_swapped_or_copied_chunk_ends_the_data(tmp_path, caplog):
     _write(swapped)
     _write(copied)
     # a `time` chunk in place of a `step` chunk (same size, valid checksum of its own)
-    shutil.copyfile(swapped / "time" / "c" / "1", swapped / "step" / "c" / "1")
+    shutil.copyfile(swapped / "time" / "c.1", swapped / "step" / "c.1")
     # chunk 0 copied over chunk 1 of a channel
-    shutil.copyfile(copied / "v" / "c" / "0" / "0", copied / "v" / "c" / "1" / "0")
+    shutil.copyfile(copied / "v" / "c.0.0", copied / "v" / "c.1.0")
     for path in (swapped, copied):
         caplog.clear()
         with caplog.at_level(logging.WARNING):
@@ -164,7 +164,7 @@ def test_xarray_sees_exactly_the_written_rows_after_a_sigkill(tmp_path):
 
 
 def _flip_chunk(path: Path, key: str = "v", index: int = 1) -> None:
-    chunk = path / key / "c" / str(index) / ("0" if key == "v" else "")
+    chunk = path / key / (f"c.{index}.0" if key == "v" else f"c.{index}")
     data = bytearray(chunk.read_bytes())
     data[len(data) // 2] ^= 0xFF
     chunk.write_bytes(bytes(data))

@@ -23,7 +23,7 @@ import numpy as np
 
 from runtime.errors import SimrtError
 from runtime.recording import _disk
-from runtime.recording._metadata import ArrayDocument
+from runtime.recording._metadata import CHUNK_SEPARATOR, ArrayDocument
 from runtime.recording.channels import ChannelInfo, array_key
 
 __all__ = [
@@ -145,7 +145,7 @@ class ChunkEncoder:
     ) -> None:
         self.root = root
         self.key = key
-        self._tail = "/0" * len(item_shape)
+        self._tail = f"{CHUNK_SEPARATOR}0" * len(item_shape)
         self._dtype = np.dtype(dtype)
         self._codec = None
         self._unshuffled = None  # (the first chunk decides between the two)
@@ -202,7 +202,7 @@ class ChunkEncoder:
         return self._codec.encode(raw)
 
     def prepare(self, index: int) -> None:
-        """Create the folders and the (empty) file of chunk ``index`` ahead of its write.
+        """Create the (empty) file of chunk ``index`` ahead of its write.
 
         The writer thread's job between chunks: a run's last chunk, written while the run
         waits, then only opens its files (creating a file took this project's file system
@@ -212,28 +212,22 @@ class ChunkEncoder:
         store folder).
         """
         key = self._chunk_key(index)
-        try:
-            _disk.make_parents(self.root, key)
+        try:  # (beside the array's zarr.json: no folder to make)
             os.close(os.open(self.root / key, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
         except OSError:
             return
         self._ahead = index
 
     def discard_ahead(self) -> None:
-        """Remove the chunk file :meth:`prepare` made and no write filled, and its folders.
+        """Remove the chunk file :meth:`prepare` made and no write filled.
 
         For a store closing before that chunk (a run stopped early); best effort.
         """
         index, self._ahead = self._ahead, None
         if index is None:
             return
-        path = self.root / self._chunk_key(index)
-        chunks = self.root / self.key / "c"
         with contextlib.suppress(OSError):
-            os.unlink(path)
-            while path.parent != chunks:  # (its folders inside c/, empty now)
-                path = path.parent
-                os.rmdir(path)
+            os.unlink(self.root / self._chunk_key(index))
 
     def write(self, index: int, chunk: np.ndarray) -> Path:
         """Encode and write chunk ``index`` of the array in place, not synced.
@@ -254,7 +248,7 @@ class ChunkEncoder:
         return self.root / key
 
     def _chunk_key(self, index: int) -> str:
-        return f"{self.key}/c/{index}{self._tail}"
+        return f"{self.key}/c{CHUNK_SEPARATOR}{index}{self._tail}"
 
 
 def create_array(
@@ -269,7 +263,7 @@ def create_array(
     cname: str,
     final_rows: int = 0,
 ) -> tuple[ArrayDocument, ChunkEncoder]:
-    """Create one store array (its ``zarr.json``, not synced) and the first chunk's folders.
+    """Create one store array (its ``zarr.json``, not synced) and its first chunk's empty file.
 
     Args:
         root: the store folder.

@@ -27,7 +27,20 @@ import numpy as np
 from runtime._files import atomic_write_bytes, destination_mode
 from runtime.recording._disk import make_durable
 
-__all__ = ["CORE_DTYPES", "ArrayDocument", "GroupDocument", "replace_documents"]
+__all__ = [
+    "CHUNK_SEPARATOR",
+    "CORE_DTYPES",
+    "ArrayDocument",
+    "GroupDocument",
+    "replace_documents",
+]
+
+CHUNK_SEPARATOR = "."
+"""Chunk keys of the arrays a store creates: ``c.<row chunk>.0...`` beside the array's
+``zarr.json`` (zarr's default key encoding with "." as its separator). With "/" each row
+chunk of an array of rank 2 or more is a folder of its own: a ``mkdir`` per array per chunk,
+which cost this project's file system up to 0.6 ms each. Stores written with "/" still
+read."""
 
 CORE_DTYPES = frozenset(
     ["bool"]
@@ -109,7 +122,7 @@ def _core_document(dtype: np.dtype, rank: int, level: int, cname: str) -> dict[s
         "shape": [1] * (rank + 1),
         "data_type": dtype.name,
         "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [1] * (rank + 1)}},
-        "chunk_key_encoding": {"name": "default", "configuration": {"separator": "/"}},
+        "chunk_key_encoding": {"name": "default", "configuration": {"separator": CHUNK_SEPARATOR}},
         "fill_value": _fill_value(dtype),
         "codecs": _codecs(dtype, level, cname),
         "attributes": {},
@@ -139,6 +152,7 @@ def _zarr_template(dtype: str, rank: int, level: int, cname: str) -> str:
             compressors=compressors,
             dimension_names=[f"d{i}" for i in range(rank + 1)],
             attributes={},
+            chunk_key_encoding={"name": "default", "separator": CHUNK_SEPARATOR},
             config={"write_empty_chunks": True},
             zarr_format=3,
         )

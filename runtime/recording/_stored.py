@@ -44,6 +44,7 @@ class StoredArray:
         dtype: np.dtype,
         attrs: dict,
         compressed: bool,
+        separator: str = "/",
     ) -> None:
         self.folder = folder
         self.shape = shape
@@ -51,7 +52,8 @@ class StoredArray:
         self.dtype = dtype
         self.attrs = attrs
         self._compressed = compressed
-        self._tail = "/0" * (len(shape) - 1)
+        self._separator = separator
+        self._tail = f"{separator}0" * (len(shape) - 1)
 
     @classmethod
     def open(cls, folder: Path, document: Any) -> StoredArray | None:
@@ -71,8 +73,8 @@ class StoredArray:
                 and len(chunks) == len(shape) >= 1
                 and chunks[0] >= 1
                 and chunks[1:] == shape[1:]
-                and document["chunk_key_encoding"]
-                == {"name": "default", "configuration": {"separator": "/"}}
+                and document["chunk_key_encoding"]["name"] == "default"
+                and document["chunk_key_encoding"]["configuration"]["separator"] in ("/", ".")
                 and document["fill_value"] in (0, [0.0, 0.0])
                 and codecs[0] in _bytes_codecs(dtype)
                 and codecs[-1] == {"name": "crc32c"}
@@ -84,7 +86,12 @@ class StoredArray:
             return None
         if not ours:
             return None
-        return cls(folder, shape, chunks, dtype, attrs, len(codecs) == 3)
+        separator = document["chunk_key_encoding"]["configuration"]["separator"]
+        return cls(folder, shape, chunks, dtype, attrs, len(codecs) == 3, separator)
+
+    def chunk_name(self, index: int) -> str:
+        """The file name of row chunk ``index`` inside the array's folder."""
+        return f"c{self._separator}{index}{self._tail}"
 
     def __getitem__(self, rows: slice) -> np.ndarray:
         """Rows ``[start, stop)`` (a slice with step 1)."""
@@ -106,7 +113,7 @@ class StoredArray:
         import google_crc32c
 
         try:
-            data = (self.folder / "c" / f"{index}{self._tail}").read_bytes()
+            data = (self.folder / self.chunk_name(index)).read_bytes()
         except FileNotFoundError:
             return np.zeros(self.chunks, dtype=self.dtype)
         if len(data) < 4:

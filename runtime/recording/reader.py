@@ -283,7 +283,7 @@ def _check_chunk_files(
         if encode is not None:
             name = encode((index, *tail))
         else:
-            name = "c/" + "/".join(str(i) for i in (index, *tail))
+            name = array.chunk_name(index)
         if not os.path.exists(root / key / name):
             raise _DamagedChunk(f"chunk file {key}/{name} is missing")
         if checksums and index not in checksums:  # (every chunk written is logged)
