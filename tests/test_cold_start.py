@@ -51,6 +51,26 @@ def test_scene_features_name_the_lab_sensors():
     assert "runtime.rays._view_kernels" in lab and "runtime.run._lab_set_kernels" in lab
 
 
+def test_manifest_kernels_import_without_the_sim_extra():
+    """The package build compiles the manifest's kernels in an environment with only Numba
+    and NumPy (pyproject's build requirements): their modules must import without MuJoCo,
+    zarr or matplotlib (a lab module importing mujoco at the top once left installs without
+    seeds)."""
+    code = (
+        "import sys, importlib\n"
+        "for name in ('mujoco', 'zarr', 'matplotlib', 'gymnasium', 'scipy', 'trimesh'):\n"
+        "    sys.modules[name] = None\n"
+        "from runtime._compile.kernel_manifest import API_KERNELS, KERNELS\n"
+        "for module, *_ in KERNELS + API_KERNELS:\n"
+        "    importlib.import_module(module)\n"
+        "print('imported')\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=300
+    )
+    assert out.returncode == 0 and out.stdout.strip() == "imported", out.stderr[-2000:]
+
+
 def test_heap_sort_matches_numpy():
     rng = np.random.default_rng(3)
     for _ in range(300):

@@ -14,7 +14,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-import mujoco
 import numpy as np
 
 from runtime.sensors.lab._lab_kernels import contact_update_kernel
@@ -137,6 +136,8 @@ class ContactSensor(LabSensor):
         self.body_paths = tuple(self.bodies.paths[e] for e in sensor)
         self.body_names = tuple(self.bodies.name_of(e) for e in sensor)
         self.filter_paths = tuple(self.bodies.paths[e] for e in partners)
+        import mujoco  # (the [sim] extra: the package imports without it)
+
         self._pyramidal = bool(self.model.opt.cone == mujoco.mjtCone.mjCONE_PYRAMIDAL)
         b, m = len(sensor), len(partners)
         self.data = ContactSensorData.zeros(self.num_envs, b, m)

@@ -22,7 +22,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-import mujoco
 import numpy as np
 
 from runtime.sensors.lab._lab_kernels import imu_kernel
@@ -123,6 +122,8 @@ class Imu(LabSensor):
         if bias.shape != (3,) or not np.all(np.isfinite(bias)):
             raise self.fail("gravity_bias", f"must be 3 finite numbers, got {cfg.gravity_bias!r}")
         self._bias = np.ascontiguousarray(bias)
+        import mujoco  # (the [sim] extra: the package imports without it)
+
         types = {int(getattr(mujoco.mjtSensor, f"mjSENS_{n}")) for n in _ACC_STAGE_SENSORS}
         self.step_accelerations = any(int(t) in types for t in self.model.sensor_type)
         self._gravity = np.ascontiguousarray(self.model.opt.gravity, np.float64).copy()
@@ -135,6 +136,8 @@ class Imu(LabSensor):
 
     def _update_world(self, env: int, data: Any) -> None:
         if not data.flg_rnepost:
+            import mujoco  # (the [sim] extra: the package imports without it)
+
             mujoco.mj_rnePostConstraint(data.model, data)  # (its own model: masses may differ)
         d = self.data
         imu_kernel(

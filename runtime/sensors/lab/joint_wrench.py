@@ -15,7 +15,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-import mujoco
 import numpy as np
 
 from runtime.sensors.lab._math import quat_rotate_inverse
@@ -84,6 +83,8 @@ class JointWrenchSensor(LabSensor):
 
     def _update_world(self, env: int, data: Any) -> None:
         if not data.flg_rnepost:
+            import mujoco  # (the [sim] extra: the package imports without it)
+
             mujoco.mj_rnePostConstraint(data.model, data)  # (its own model: masses may differ)
         interaction = data.cfrc_int[self._ids]
         torque_c, force = interaction[:, :3], interaction[:, 3:]
