@@ -12,7 +12,10 @@ only when positions, velocities and ``qacc`` agree: call ``mujoco.mj_forward`` a
 ``mj_step`` (the post-step state, as Isaac Lab reads it) before :meth:`Imu.update`. After a
 bare ``mj_step`` ``qvel`` is already integrated while ``cvel`` is not, and the acceleration
 would mix the two (about 1 % off in the tests). :attr:`Imu.step_accelerations` says which
-case applies.
+case applies. (In ``simrt run`` and the vector environments, which recompute the post-step
+positions and velocities before the lab sensors update, an IMU in the first case reads the
+step's accelerations with the post-step pose and velocities: the last step's acceleration,
+as a physics engine reports it after its step, not MuJoCo's accelerometer of either state.)
 ``lin_acc_b`` is the acceleration of the sensor point plus ``gravity_bias`` (default
 ``(0, 0, 9.81)``: an IMU at rest reads +9.81 along world up), in the sensor frame.
 """
