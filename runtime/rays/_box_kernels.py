@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 
 from runtime._compile.jit import jit
+from runtime.rays._solid_kernels import aligned_box_entry_kernel
 from runtime.rays._traversal_kernels import HUGE, TINY
 
 __all__ = ["BOX_COLUMNS", "box_scene_hit_kernel"]
@@ -75,30 +76,16 @@ def box_scene_hit_kernel(boxes, actors, ox, oy, oz, dx, dy, dz, max_distance):
     wiy = 1.0 / dy if abs(dy) > TINY else (HUGE if dy >= 0.0 else -HUGE)
     wiz = 1.0 / dz if abs(dz) > TINY else (HUGE if dz >= 0.0 else -HUGE)
     for k in range(count):
-        ax = (boxes[k, 0] - boxes[k, 3] - ox) * wix
-        ux = (boxes[k, 0] + boxes[k, 3] - ox) * wix
-        ay = (boxes[k, 1] - boxes[k, 4] - oy) * wiy
-        uy = (boxes[k, 1] + boxes[k, 4] - oy) * wiy
-        az = (boxes[k, 2] - boxes[k, 5] - oz) * wiz
-        uz = (boxes[k, 2] + boxes[k, 5] - oz) * wiz
-        tx = min(ax, ux)
-        ty = min(ay, uy)
-        tz = min(az, uz)
-        t_in = max(tx, ty, tz)
-        if t_in <= 0.0 or t_in > min(max(ax, ux), max(ay, uy), max(az, uz)):
-            continue
+        t_in, fx, fy, fz = aligned_box_entry_kernel(
+            boxes[k, 0], boxes[k, 1], boxes[k, 2], boxes[k, 3], boxes[k, 4], boxes[k, 5],
+            ox, oy, oz, dx, dy, dz, wix, wiy, wiz,
+        )  # fmt: skip
         if t_in < t_best:
             t_best = t_in
             best = k
-            nx = 0.0
-            ny = 0.0
-            nz = 0.0
-            if tx >= ty and tx >= tz:
-                nx = -1.0 if dx > 0.0 else 1.0
-            elif ty >= tz:
-                ny = -1.0 if dy > 0.0 else 1.0
-            else:
-                nz = -1.0 if dz > 0.0 else 1.0
+            nx = fx
+            ny = fy
+            nz = fz
     if best < 0:
         return math.inf, -1, 0.0, 0.0, 0.0
     return t_best, actors[best], nx, ny, nz

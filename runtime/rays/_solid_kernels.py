@@ -10,6 +10,8 @@ Solid kinds are the ``SOLID_*`` codes.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from runtime._compile.jit import jit
@@ -529,6 +531,96 @@ def group_solid_hit_kernel(
     return t_best, best, nx, ny, nz
 
 
+@jit(inline=True)
+def aligned_box_entry_kernel(cx, cy, cz, hx, hy, hz, ox, oy, oz, dx, dy, dz, wix, wiy, wiz):
+    """Entry of a ray into a world-aligned box (centre ``c``, half sizes ``h``), slab test.
+
+    ``wix, wiy, wiz``: the direction's inverse (large finite values for tiny components).
+    Returns ``(t, nx, ny, nz)``: the entry distance and the entry face's outward normal
+    (the first axis reaching it); ``t`` is inf for a miss or an origin not outside.
+    """
+    ax = (cx - hx - ox) * wix
+    ux = (cx + hx - ox) * wix
+    ay = (cy - hy - oy) * wiy
+    uy = (cy + hy - oy) * wiy
+    az = (cz - hz - oz) * wiz
+    uz = (cz + hz - oz) * wiz
+    tx = min(ax, ux)
+    ty = min(ay, uy)
+    tz = min(az, uz)
+    t_in = max(tx, ty, tz)
+    if t_in <= 0.0 or t_in > min(max(ax, ux), max(ay, uy), max(az, uz)):
+        return math.inf, 0.0, 0.0, 0.0
+    nx = 0.0
+    ny = 0.0
+    nz = 0.0
+    if tx >= ty and tx >= tz:
+        nx = -1.0 if dx > 0.0 else 1.0
+    elif ty >= tz:
+        ny = -1.0 if dy > 0.0 else 1.0
+    else:
+        nz = -1.0 if dz > 0.0 else 1.0
+    return t_in, nx, ny, nz
+
+
+@jit(inline=True)
+def group_solid_frames_kernel(
+    g, qw, qx, qy, qz, group_positions, solid_ranges, solid_kinds, solid_positions,
+    solid_orientations, solid_bounds, out_frames, out_rows, start,
+):  # fmt: skip
+    """World frames of group ``g``'s analytic solids (orientation ``qw, qx, qy, qz``).
+
+    From row ``start`` on, ``out_frames[m] = [p(3), M(9, row-major), c(3), r]``
+    (``x_solid = M^T (x - p)``, the world bounding sphere padded for rounding) and
+    ``out_rows[m]`` the solid, for the group's solids other than convex ones (those are
+    triangles); returns the row after the last one written. The scene cast and the fixed
+    pinhole view (:mod:`runtime.rays._view_kernels`) compose their frames with it.
+    """
+    first = solid_ranges[g, 0]
+    count = solid_ranges[g, 1]
+    if count == 0:
+        return start
+    g00, g01, g02, g10, g11, g12, g20, g21, g22 = matrix_kernel(qw, qx, qy, qz)
+    gx = group_positions[g, 0]
+    gy = group_positions[g, 1]
+    gz = group_positions[g, 2]
+    n = start
+    for s in range(first, first + count):
+        if solid_kinds[s] == SOLID_CONVEX:
+            continue
+        s00, s01, s02, s10, s11, s12, s20, s21, s22 = matrix_kernel(
+            solid_orientations[s, 0], solid_orientations[s, 1], solid_orientations[s, 2],
+            solid_orientations[s, 3],
+        )  # fmt: skip
+        px = solid_positions[s, 0]
+        py = solid_positions[s, 1]
+        pz = solid_positions[s, 2]
+        out_frames[n, 0] = gx + g00 * px + g01 * py + g02 * pz
+        out_frames[n, 1] = gy + g10 * px + g11 * py + g12 * pz
+        out_frames[n, 2] = gz + g20 * px + g21 * py + g22 * pz
+        out_frames[n, 3] = g00 * s00 + g01 * s10 + g02 * s20
+        out_frames[n, 4] = g00 * s01 + g01 * s11 + g02 * s21
+        out_frames[n, 5] = g00 * s02 + g01 * s12 + g02 * s22
+        out_frames[n, 6] = g10 * s00 + g11 * s10 + g12 * s20
+        out_frames[n, 7] = g10 * s01 + g11 * s11 + g12 * s21
+        out_frames[n, 8] = g10 * s02 + g11 * s12 + g12 * s22
+        out_frames[n, 9] = g20 * s00 + g21 * s10 + g22 * s20
+        out_frames[n, 10] = g20 * s01 + g21 * s11 + g22 * s21
+        out_frames[n, 11] = g20 * s02 + g21 * s12 + g22 * s22
+        cx = solid_bounds[s, 0]
+        cy = solid_bounds[s, 1]
+        cz = solid_bounds[s, 2]
+        out_frames[n, 12] = gx + g00 * cx + g01 * cy + g02 * cz
+        out_frames[n, 13] = gy + g10 * cx + g11 * cy + g12 * cz
+        out_frames[n, 14] = gz + g20 * cx + g21 * cy + g22 * cz
+        r = solid_bounds[s, 3]
+        scale = 1.0 + r + abs(out_frames[n, 12]) + abs(out_frames[n, 13]) + abs(out_frames[n, 14])
+        out_frames[n, 15] = r + 1e-9 * scale
+        out_rows[n] = s
+        n += 1
+    return n
+
+
 @jit
 def scene_solid_hits_kernel(
     solid_kinds,
@@ -576,50 +668,11 @@ def scene_solid_hits_kernel(
     frames = np.empty((total, 16))
     n = 0
     for g in range(group_solid_ranges.shape[0]):
-        first = group_solid_ranges[g, 0]
-        count = group_solid_ranges[g, 1]
-        if count == 0:
-            continue
-        g00, g01, g02, g10, g11, g12, g20, g21, g22 = matrix_kernel(
-            group_orientations[g, 0], group_orientations[g, 1], group_orientations[g, 2],
-            group_orientations[g, 3],
+        n = group_solid_frames_kernel(
+            g, group_orientations[g, 0], group_orientations[g, 1], group_orientations[g, 2],
+            group_orientations[g, 3], group_positions, group_solid_ranges, solid_kinds,
+            solid_positions, solid_orientations, solid_bounds, frames, rows, n,
         )  # fmt: skip
-        gx = group_positions[g, 0]
-        gy = group_positions[g, 1]
-        gz = group_positions[g, 2]
-        for s in range(first, first + count):
-            if solid_kinds[s] == SOLID_CONVEX:
-                continue
-            s00, s01, s02, s10, s11, s12, s20, s21, s22 = matrix_kernel(
-                solid_orientations[s, 0], solid_orientations[s, 1], solid_orientations[s, 2],
-                solid_orientations[s, 3],
-            )  # fmt: skip
-            px = solid_positions[s, 0]
-            py = solid_positions[s, 1]
-            pz = solid_positions[s, 2]
-            frames[n, 0] = gx + g00 * px + g01 * py + g02 * pz
-            frames[n, 1] = gy + g10 * px + g11 * py + g12 * pz
-            frames[n, 2] = gz + g20 * px + g21 * py + g22 * pz
-            frames[n, 3] = g00 * s00 + g01 * s10 + g02 * s20
-            frames[n, 4] = g00 * s01 + g01 * s11 + g02 * s21
-            frames[n, 5] = g00 * s02 + g01 * s12 + g02 * s22
-            frames[n, 6] = g10 * s00 + g11 * s10 + g12 * s20
-            frames[n, 7] = g10 * s01 + g11 * s11 + g12 * s21
-            frames[n, 8] = g10 * s02 + g11 * s12 + g12 * s22
-            frames[n, 9] = g20 * s00 + g21 * s10 + g22 * s20
-            frames[n, 10] = g20 * s01 + g21 * s11 + g22 * s21
-            frames[n, 11] = g20 * s02 + g21 * s12 + g22 * s22
-            cx = solid_bounds[s, 0]
-            cy = solid_bounds[s, 1]
-            cz = solid_bounds[s, 2]
-            frames[n, 12] = gx + g00 * cx + g01 * cy + g02 * cz
-            frames[n, 13] = gy + g10 * cx + g11 * cy + g12 * cz
-            frames[n, 14] = gz + g20 * cx + g21 * cy + g22 * cz
-            r = solid_bounds[s, 3]
-            scale = 1.0 + r + abs(frames[n, 12]) + abs(frames[n, 13]) + abs(frames[n, 14])
-            frames[n, 15] = r + 1e-9 * scale
-            rows[n] = s
-            n += 1
     if n == 0:
         return
     # bounding spheres as structure of arrays: the reject test of all solids vectorises
@@ -674,31 +727,16 @@ def scene_solid_hits_kernel(
                 continue
             if aligned[m]:
                 s = rows[m]
-                ax = (frames[m, 0] - solid_params[s, 0] - ox) * wix
-                ux = (frames[m, 0] + solid_params[s, 0] - ox) * wix
-                ay = (frames[m, 1] - solid_params[s, 1] - oy) * wiy
-                uy = (frames[m, 1] + solid_params[s, 1] - oy) * wiy
-                az = (frames[m, 2] - solid_params[s, 2] - oz) * wiz
-                uz = (frames[m, 2] + solid_params[s, 2] - oz) * wiz
-                tx = min(ax, ux)
-                ty = min(ay, uy)
-                tz = min(az, uz)
-                t_in = max(tx, ty, tz)
-                if t_in <= 0.0 or t_in > min(max(ax, ux), max(ay, uy), max(az, uz)):
-                    continue
+                t_in, ex, ey, ez = aligned_box_entry_kernel(
+                    frames[m, 0], frames[m, 1], frames[m, 2], solid_params[s, 0],
+                    solid_params[s, 1], solid_params[s, 2], ox, oy, oz, dx, dy, dz, wix, wiy, wiz,
+                )  # fmt: skip
                 if t_in < t_best:
                     t_best = t_in
                     best = s
-                    # entry face: the first axis reaching the entry distance
-                    bx = 0.0
-                    by = 0.0
-                    bz = 0.0
-                    if tx >= ty and tx >= tz:
-                        bx = -1.0 if dx > 0.0 else 1.0
-                    elif ty >= tz:
-                        by = -1.0 if dy > 0.0 else 1.0
-                    else:
-                        bz = -1.0 if dz > 0.0 else 1.0
+                    bx = ex
+                    by = ey
+                    bz = ez
                 continue
             px = ox - frames[m, 0]
             py = oy - frames[m, 1]

@@ -37,8 +37,9 @@ from runtime._compile.jit import jit
 from runtime.rays._simd import NODE_WIDTH
 from runtime.rays._solid_kernels import (
     SOLID_BOX,
-    SOLID_CONVEX,
+    aligned_box_entry_kernel,
     group_inside_solid_kernel,
+    group_solid_frames_kernel,
     ray_solid_kernel,
 )
 from runtime.rays._traversal_kernels import (
@@ -532,9 +533,9 @@ def view_kernel(
                         hits[hit_count] = p
                         hit_count += 1
         # analytic solids: scene_solid_hits_kernel's frames and tests, this group's solids
-        n = _solid_frames(
+        n = group_solid_frames_kernel(
             g, qw, qx, qy, qz, group_positions, solid_ranges, solid_kinds, solid_positions,
-            solid_orientations, solid_bounds, frames, frame_rows,
+            solid_orientations, solid_bounds, frames, frame_rows, 0,
         )  # fmt: skip
         if n == 0:
             continue
@@ -564,33 +565,17 @@ def view_kernel(
                         continue
                     s = frame_rows[m]
                     if _aligned(solid_kinds[s], frames, m):
-                        wix = inverse[p, 0]
-                        wiy = inverse[p, 1]
-                        wiz = inverse[p, 2]
-                        ax = (frames[m, 0] - solid_params[s, 0] - ox) * wix
-                        ux = (frames[m, 0] + solid_params[s, 0] - ox) * wix
-                        ay = (frames[m, 1] - solid_params[s, 1] - oy) * wiy
-                        uy = (frames[m, 1] + solid_params[s, 1] - oy) * wiy
-                        az = (frames[m, 2] - solid_params[s, 2] - oz) * wiz
-                        uz = (frames[m, 2] + solid_params[s, 2] - oz) * wiz
-                        tx = min(ax, ux)
-                        ty = min(ay, uy)
-                        tz = min(az, uz)
-                        t_in = max(tx, ty, tz)
-                        if t_in <= 0.0 or t_in > min(max(ax, ux), max(ay, uy), max(az, uz)):
-                            continue
+                        t_in, ex, ey, ez = aligned_box_entry_kernel(
+                            frames[m, 0], frames[m, 1], frames[m, 2], solid_params[s, 0],
+                            solid_params[s, 1], solid_params[s, 2], ox, oy, oz, dx, dy, dz,
+                            inverse[p, 0], inverse[p, 1], inverse[p, 2],
+                        )  # fmt: skip
                         if t_in < t_best:
                             t_best = t_in
                             best = s
-                            bx = 0.0
-                            by = 0.0
-                            bz = 0.0
-                            if tx >= ty and tx >= tz:
-                                bx = -1.0 if dx > 0.0 else 1.0
-                            elif ty >= tz:
-                                by = -1.0 if dy > 0.0 else 1.0
-                            else:
-                                bz = -1.0 if dz > 0.0 else 1.0
+                            bx = ex
+                            by = ey
+                            bz = ez
                         continue
                     qx0 = ox - frames[m, 0]
                     qy0 = oy - frames[m, 1]
@@ -682,59 +667,3 @@ def _aligned(kind, frames, m):
         and frames[m, 9] == 0.0
         and frames[m, 10] == 0.0
     )
-
-
-@jit(inline=True)
-def _solid_frames(
-    g, qw, qx, qy, qz, group_positions, solid_ranges, solid_kinds, solid_positions,
-    solid_orientations, solid_bounds, out_frames, out_rows,
-):  # fmt: skip
-    """World frames of group ``g``'s analytic solids, composed as the scene cast does.
-
-    ``out_frames[m] = [p(3), M(9, row-major), c(3), r]`` (``x_solid = M^T (x - p)``, the
-    world bounding sphere padded for rounding) and ``out_rows[m]`` the solid, for the
-    group's solids other than convex ones; returns their count.
-    """
-    first = solid_ranges[g, 0]
-    count = solid_ranges[g, 1]
-    if count == 0:
-        return 0
-    g00, g01, g02, g10, g11, g12, g20, g21, g22 = matrix_kernel(qw, qx, qy, qz)
-    gx = group_positions[g, 0]
-    gy = group_positions[g, 1]
-    gz = group_positions[g, 2]
-    n = 0
-    for s in range(first, first + count):
-        if solid_kinds[s] == SOLID_CONVEX:
-            continue
-        s00, s01, s02, s10, s11, s12, s20, s21, s22 = matrix_kernel(
-            solid_orientations[s, 0], solid_orientations[s, 1], solid_orientations[s, 2],
-            solid_orientations[s, 3],
-        )  # fmt: skip
-        px = solid_positions[s, 0]
-        py = solid_positions[s, 1]
-        pz = solid_positions[s, 2]
-        out_frames[n, 0] = gx + g00 * px + g01 * py + g02 * pz
-        out_frames[n, 1] = gy + g10 * px + g11 * py + g12 * pz
-        out_frames[n, 2] = gz + g20 * px + g21 * py + g22 * pz
-        out_frames[n, 3] = g00 * s00 + g01 * s10 + g02 * s20
-        out_frames[n, 4] = g00 * s01 + g01 * s11 + g02 * s21
-        out_frames[n, 5] = g00 * s02 + g01 * s12 + g02 * s22
-        out_frames[n, 6] = g10 * s00 + g11 * s10 + g12 * s20
-        out_frames[n, 7] = g10 * s01 + g11 * s11 + g12 * s21
-        out_frames[n, 8] = g10 * s02 + g11 * s12 + g12 * s22
-        out_frames[n, 9] = g20 * s00 + g21 * s10 + g22 * s20
-        out_frames[n, 10] = g20 * s01 + g21 * s11 + g22 * s21
-        out_frames[n, 11] = g20 * s02 + g21 * s12 + g22 * s22
-        cx = solid_bounds[s, 0]
-        cy = solid_bounds[s, 1]
-        cz = solid_bounds[s, 2]
-        out_frames[n, 12] = gx + g00 * cx + g01 * cy + g02 * cz
-        out_frames[n, 13] = gy + g10 * cx + g11 * cy + g12 * cz
-        out_frames[n, 14] = gz + g20 * cx + g21 * cy + g22 * cz
-        r = solid_bounds[s, 3]
-        scale = 1.0 + r + abs(out_frames[n, 12]) + abs(out_frames[n, 13]) + abs(out_frames[n, 14])
-        out_frames[n, 15] = r + 1e-9 * scale
-        out_rows[n] = s
-        n += 1
-    return n
