@@ -181,6 +181,9 @@ def apply_parameters(engine: Any, params: dict[str, Any]) -> None:
     import mujoco
 
     model, data = engine.model, engine.data
+    reuse = getattr(engine, "forward_reuse", None)
+    if reuse is not None:  # (the model and state are written: no step reuses a forward)
+        reuse.invalidate()
     scales = params.get("scales") or {}
     if "mass" in scales:
         model.body_mass[1:] *= scales["mass"]

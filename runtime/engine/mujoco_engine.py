@@ -55,6 +55,7 @@ from runtime.engine._build_types import BuiltModel, DofBinding
 from runtime.engine._divergence import check_warnings
 from runtime.engine._dof_order import order_dofs
 from runtime.engine._kernels import state_kernel
+from runtime.engine.forward_reuse import ForwardReuse
 from runtime.errors import SimrtError
 from runtime.sensors.state import PhysicsState
 
@@ -158,6 +159,8 @@ class MujocoEngine:
         self._reuse_cap = 0
         self._reuse_views: dict = {}
         self._reuse_states: dict = {}
+        # the post-step mj_forward of readers of accelerations, reused by the next step
+        self.forward_reuse = ForwardReuse(self.model, self.data)
         self.reset()
 
     def _index_dofs(self) -> None:
@@ -342,6 +345,7 @@ class MujocoEngine:
 
     def reset(self) -> None:
         """Return to the authored state (time 0, step 0, poses, velocities, drive targets)."""
+        self.forward_reuse.invalidate()
         mujoco.mj_resetData(self.model, self.data)
         self.data.qpos[:] = self.built.initial_qpos
         if self.built.initial_qvel is not None:
@@ -361,7 +365,9 @@ class MujocoEngine:
         """Advance the simulation.
 
         After every physics step one comparison of MuJoCo's warning counters (a few hundred
-        nanoseconds) detects instability; the arrays themselves are not scanned.
+        nanoseconds) detects instability; the arrays themselves are not scanned. A step
+        right after :meth:`forward_after_step` reuses that forward
+        (:mod:`runtime.engine.forward_reuse`; the same trajectory as ``mj_step``).
 
         Args:
             n: number of physics steps (>= 1).
@@ -372,15 +378,24 @@ class MujocoEngine:
                 near-singular inertia matrix; names the step, the time and the DOFs and
                 bodies involved. The engine must be :meth:`reset` before stepping again.
         """
-        m, d = self.model, self.data
         warnings, clean = self._warnings, self._no_warnings
+        step = self.forward_reuse.step
         for _ in range(int(n)):
-            mujoco.mj_step(m, d)
+            step()
             self._step += 1
             if warnings.tobytes() != clean:
                 self._dirty = True
                 check_warnings(self)
         self._dirty = True
+
+    def forward_after_step(self) -> None:
+        """``mj_forward`` of the state after the last step (accelerations of the new state).
+
+        For readers of the whole post-step state (Isaac Lab-style IMUs, joint wrenches); the
+        next :meth:`step` reuses it when nothing it read has changed, or only the controls
+        and applied forces (:mod:`runtime.engine.forward_reuse`).
+        """
+        self.forward_reuse.forward()
 
     def resolve_dofs(self, names: Sequence[str | int] | None, count: int) -> np.ndarray:
         """Map DOF names / joint paths / indices onto DOF indices.

@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from runtime._compile.jit import jit
+from runtime.run._forward_kernels import step_reusing
 from runtime.run._native_kernels import (
     K_CONTACT,
     K_IMU,
@@ -99,6 +100,7 @@ def part_kernels(parts: int) -> set[int]:
 
 # ---- a block of whole steps (``blk``): inputs, then B_DONE / B_STATUS written
 B_COUNT, B_DONE, B_STATUS, B_MODEL, B_DATA, B_FN = range(6)  # B_FN: 5 MuJoCo functions
+B_REUSE = 10  # the engine's forward-reuse block (runtime.run._forward_kernels), or 0
 B_ERROR, B_OFF_NCON, B_OFF_NEFC, B_OFF_TIME, B_OFF_EFC_FORCE = range(11, 16)
 B_OFF_EFC_TYPE, B_OFF_EFC_ID, B_WARN, B_WARN_COUNT, B_WARN_CLEAN = range(16, 21)
 B_CAP_CON, B_CAP_EFC, B_CAP_VEC, B_SCALAR_DOFS, B_STEPS, B_TIMES = range(21, 27)
@@ -334,7 +336,10 @@ def fused_step_kernel(t, ops, efc_force, efc_type, efc_id, si, sf, blk, ik_f, ik
                 q = ik_f[base + j] + frac * (ik_f[base + n + j] - ik_f[base + j])
                 targets[ik_i[j]] = q
                 ctrl[ik_i[n + j]] = q
-        _call_c(blk[B_FN + 0], model, data)  # mj_step
+        if blk[B_REUSE] != 0:  # (mj_step, or what it runs after a forward that still holds)
+            step_reusing(blk[B_REUSE], model, data)
+        else:
+            _call_c(blk[B_FN + 0], model, data)  # mj_step
         done += 1
         si[S_STEP] += 1
         if _i64p(blk[B_ERROR])[0]:

@@ -45,6 +45,7 @@ from __future__ import annotations
 from runtime._compile.jit import JIT_DISABLED, jit
 from runtime._compile.numba_compat import build_array
 from runtime.rays.kernels import view_kernel
+from runtime.run._forward_kernels import forward_and_arm
 from runtime.run._fused_kernels import S_CONTACTS, S_ROW
 from runtime.run._native_kernels import (
     _call_c,
@@ -583,8 +584,9 @@ def _ray_scene_world(r, e, n, data, shared):  # pragma: no cover - compiled
 
 
 # ---- the part kernel's int64 block (one row): the fused step's table and step integers
-# (written by it), the set's arrays, mj_forward (0: not called) with the world, the copies
-# (channel, source address, bytes) of the recording row
+# (written by it), the set's arrays, the world's forward-reuse block (P_FORWARD, 0: no
+# mj_forward; runtime.run._forward_kernels) with the world, the copies (channel, source
+# address, bytes) of the recording row
 (P_TABLE, P_SI, P_ROWS, P_SENSORS, P_FLOATS, P_WORLDS, P_NWORLDS, P_SHARED, P_PARAMS,
  P_FORWARD, P_MODEL, P_DATA, P_COPIES, P_NCOPIES) = range(14)  # fmt: skip
 P_SIZE = 14
@@ -598,8 +600,8 @@ def lab_set_part_kernel(
 ):  # pragma: no cover - compiled
     """The set's update as a part of the compiled step, and its recording row.
 
-    After ``mj_forward`` (``P_FORWARD``), ``si[S_CONTACTS]`` is the contact count ``mjData``
-    then holds.
+    After ``mj_forward`` (``P_FORWARD``: through the engine's forward-reuse block, which it
+    arms for the next step), ``si[S_CONTACTS]`` is the contact count ``mjData`` then holds.
 
     Args:
         positions: body positions of the step (unused: the set reads ``mjData``).
@@ -613,8 +615,8 @@ def lab_set_part_kernel(
     """
     b = ints[0]
     shared = raw_array(_i64p(b[P_SHARED]), (S_SIZE,))
-    if b[P_FORWARD] != 0:  # (the post-step accelerations, as mujoco.mj_forward)
-        _call_c(b[P_FORWARD], b[P_MODEL], b[P_DATA])
+    if b[P_FORWARD] != 0:  # (the post-step accelerations; the next step reuses them)
+        forward_and_arm(b[P_FORWARD], b[P_MODEL], b[P_DATA])
         # the contact count mjData now holds (the step block compares it with the bindings')
         _i64p(b[P_SI])[S_CONTACTS] = _i32p(b[P_DATA] + shared[D_NCON])[0]
     params = raw_array(_f64p(b[P_PARAMS]), (2,))

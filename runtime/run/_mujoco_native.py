@@ -27,9 +27,18 @@ from runtime.run._native_kernels import array_address
 
 LOGGER = logging.getLogger("runtime.run")
 
-__all__ = ["native", "layout"]
+__all__ = ["native", "layout", "reuse_block"]
 
 _FUNCTIONS = ("mj_step", "mj_kinematics", "mj_comPos", "mj_comVel", "mj_rnePostConstraint")
+# the post-step forward and the step that reuses it (runtime.run._forward_kernels FN_*)
+_REUSE_FUNCTIONS = (
+    "mj_step", "mj_forward", "mj_forwardSkip", "mj_checkPos", "mj_checkVel", "mj_checkAcc",
+    "mj_Euler", "mj_implicit",
+)  # fmt: skip
+_CALLBACKS = (
+    "mjcb_control", "mjcb_passive", "mjcb_act_dyn", "mjcb_act_gain", "mjcb_act_bias",
+    "mjcb_sensor", "mjcb_contactfilter",
+)  # fmt: skip
 _STATE: dict[str, Any] = {}
 # pointer fields a block uses (or that anchor the layout): each must read back as the bindings
 _KEY_POINTERS = ("qpos", "qvel", "ctrl", "xpos", "efc_type", "efc_id", "efc_force")
@@ -49,8 +58,9 @@ def native() -> dict[str, Any] | None:
     """Function addresses (``_FUNCTIONS``) and the error flag, or None (unavailable).
 
     Returns:
-        ``{"functions": int64 addresses, "forward": mj_forward's address, "error": int64
-        (1,) flag array, "messages": list}``.
+        ``{"functions": int64 addresses, "forward": mj_forward's address, "reuse": int64
+        addresses of ``_REUSE_FUNCTIONS``, "callbacks": int64 addresses of MuJoCo's
+        callback pointers, "error": int64 (1,) flag array, "messages": list}``.
     """
     if "native" in _STATE:
         return _STATE["native"]
@@ -73,10 +83,19 @@ def native() -> dict[str, Any] | None:
                     ctypes.cast(getattr(lib, name), ctypes.c_void_p).value for name in _FUNCTIONS
                 ]
                 forward = ctypes.cast(lib.mj_forward, ctypes.c_void_p).value
-                if all(addresses) and forward:
+                reuse = [
+                    ctypes.cast(getattr(lib, name), ctypes.c_void_p).value
+                    for name in _REUSE_FUNCTIONS
+                ]
+                callbacks = [
+                    ctypes.addressof(ctypes.c_void_p.in_dll(lib, name)) for name in _CALLBACKS
+                ]
+                if all(addresses) and forward and all(reuse) and all(callbacks):
                     found = {
                         "functions": np.array(addresses, np.int64),
                         "forward": int(forward),  # (mj_forward: the envs' post-step state)
+                        "reuse": np.array(reuse, np.int64),
+                        "callbacks": np.array(callbacks, np.int64),
                         "error": flag,
                         "messages": messages,
                         "handler": on_error,  # (kept alive)
@@ -139,3 +158,54 @@ def layout(data: Any) -> dict[str, int] | None:
         if contact != int(data.contact.dist.ctypes.data):
             return None
     return offsets
+
+
+def reuse_block(engine: Any) -> np.ndarray | None:
+    """The compiled steps' block (``runtime.run._forward_kernels`` ``R_*``) of ``engine``.
+
+    Over the engine's :class:`~runtime.engine.forward_reuse.ForwardReuse` (its flag, table
+    and snapshot); built once and kept there. None: no MuJoCo entry points, or an engine
+    without one (the compiled steps then call ``mj_step`` / ``mj_forward`` directly).
+    """
+    import mujoco
+
+    from runtime.run import _forward_kernels as R
+
+    reuse = getattr(engine, "forward_reuse", None)
+    functions = native()
+    if reuse is None or functions is None:
+        return None
+    if reuse.native is not None:
+        return reuse.native
+    bits = mujoco.mjtEnableBit
+    off = (bits.mjENBL_FWDINV, bits.mjENBL_SLEEP, bits.mjENBL_IPC, bits.mjENBL_SPECULATIVE)
+    stages = int(mujoco.mjtStage.mjSTAGE_VEL) == R.STAGE_VEL
+    kinds = mujoco.mjtIntegrator
+    integrators = (kinds.mjINT_EULER, kinds.mjINT_IMPLICIT, kinds.mjINT_IMPLICITFAST)
+    enabled = (
+        reuse.ENABLED
+        and reuse.reason is None
+        and sum(int(b) for b in off) == R.ENABLE_OFF
+        and stages
+        and tuple(int(k) for k in integrators) == (R.INT_EULER, R.INT_IMPLICIT, R.INT_IMPLICITFAST)
+    )
+    warnings = reuse._warnings
+    block = np.zeros(R.R_SIZE, np.int64)
+    block[R.R_FLAG] = array_address(reuse.flag)
+    block[R.R_TABLE] = array_address(reuse.table) if reuse.table.size else 0
+    block[R.R_ROWS] = reuse.table.shape[0]
+    block[R.R_SNAPSHOT] = array_address(reuse.snapshot)
+    block[R.R_MODEL] = int(engine.model._address)
+    block[R.R_DATA] = int(engine.data._address)
+    block[R.R_ENABLED] = bool(enabled and reuse.table.size and warnings.strides == (8,))
+    block[R.R_OPT] = reuse.opt_address
+    block[R.R_OFF_INTEGRATOR] = reuse.opt_offsets.get("integrator", 0)
+    block[R.R_OFF_ENABLE] = reuse.opt_offsets.get("enableflags", 0)
+    block[R.R_WARN] = array_address(warnings)
+    block[R.R_WARN_COUNT] = warnings.shape[0]
+    block[R.R_FN : R.R_FN + len(_REUSE_FUNCTIONS)] = functions["reuse"]
+    count = len(_CALLBACKS)
+    block[R.R_CALLBACKS : R.R_CALLBACKS + count] = functions["callbacks"]
+    block[R.R_CALLBACK_COUNT] = count
+    reuse.native = block
+    return block

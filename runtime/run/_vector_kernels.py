@@ -3,7 +3,8 @@
 :func:`vector_step_kernel` runs, for each world of a slice, what a compiled step block
 (:mod:`runtime.run.blocks`) runs for one run: the actions written into MuJoCo's controls
 (or applied generalized forces), then per physics step ``mj_step`` through libmujoco's C
-entry point, its error and warning checks, MuJoCo's position / velocity kinematics (and
+entry point (:func:`runtime.run._forward_kernels.step_reusing`: after a post-step forward,
+the step reuses it), its error and warning checks, MuJoCo's position / velocity kinematics (and
 ``mj_rnePostConstraint`` when accelerations are recorded) and the fused step's body
 (:func:`runtime.run._fused_kernels._step_body`: the state kernel, every sensor batch's
 kernel and, after the last of the ``decimation`` steps, the world's observation row). Each
@@ -21,6 +22,7 @@ on.
 from __future__ import annotations
 
 from runtime._compile.jit import JIT_DISABLED, jit
+from runtime.run._forward_kernels import forward_and_arm, step_reusing
 from runtime.run._fused_kernels import (
     OK,
     S_CONTACTS,
@@ -77,7 +79,8 @@ else:  # (no compiled path without the JIT: runtime.run.worlds checks)
 W_TABLE, W_ROWS, W_OPS, W_OPS_ROWS, W_SI, W_SF, W_DATA, W_CTRL = range(8)
 W_FORCE, W_WARN_CLEAN, W_CAP_CON, W_CAP_EFC, W_CAP_VEC, W_SCALAR_DOFS = range(8, 14)
 W_ACC, W_STATUS, W_DONE, W_STEP_OUT, W_ACTIVE, W_WARN, W_MODEL = range(14, 21)
-W_SIZE = 21
+W_REUSE = 21  # its engine's forward-reuse block (runtime.run._forward_kernels), or 0
+W_SIZE = 22
 
 # ---- shared (int64): the model, MuJoCo's functions, mjData offsets, the step's shape
 V_FN = 1  # 5 functions (mj_step, kinematics, comPos, comVel, rnePost)
@@ -102,7 +105,9 @@ def vector_step_kernel(
         worlds: int64 (N, W_SIZE): per world, its fused step's table / ops / step-integer /
             step-float addresses, its ``mjData`` and model addresses, its control and
             applied-force arrays' addresses, its warning counters' and their snapshot's
-            addresses, its capacities; ``W_STATUS``, ``W_DONE`` and ``W_STEP_OUT``
+            addresses, its capacities, its engine's forward-reuse block (``W_REUSE``: the
+            steps go through ``step_reusing``, the post-step forward arms it; 0: plain
+            ``mj_step`` and ``mj_forward``); ``W_STATUS``, ``W_DONE`` and ``W_STEP_OUT``
             written (how its step ended, physics steps taken, its step counter).
             Worlds with ``W_ACTIVE`` 0 are skipped.
         steps: int64 (N,): each stepped world's step counter, written.
@@ -181,8 +186,12 @@ def _step_worlds(
         done = 0
         acc = w[W_ACC] != 0
         no_ops = ops[:0]  # (the steps before the last: sensors without the row writes)
+        reuse = w[W_REUSE]
         for k in range(decimation):
-            _call_c(shared[V_FN + 0], model, data)  # mj_step
+            if reuse != 0:  # (mj_step, or what it runs after a forward that still holds)
+                step_reusing(reuse, model, data)
+            else:
+                _call_c(shared[V_FN + 0], model, data)  # mj_step
             done += 1
             si[S_STEP] += 1
             if _i64p(shared[V_ERROR])[0]:
@@ -227,8 +236,11 @@ def _step_worlds(
                 break
         if status == ST_DONE and shared[V_FORWARD] != 0:
             # the whole post-step state (accelerations of the new positions and velocities),
-            # for sensors read after the step; the next mj_step recomputes what it uses
-            _call_c(shared[V_FORWARD], model, data)  # mj_forward
+            # for sensors read after the step; the next step reuses it (step_reusing)
+            if reuse != 0:
+                forward_and_arm(reuse, model, data)
+            else:
+                _call_c(shared[V_FORWARD], model, data)  # mj_forward
         w[W_STATUS] = status
         w[W_DONE] = done
         w[W_STEP_OUT] = si[S_STEP]

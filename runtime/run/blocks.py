@@ -5,8 +5,10 @@ The fused step (:mod:`runtime.run.fused`) still leaves a Python frame per step: 
 row bookkeeping. A block runs up to ``StepBlocks.block_steps`` whole steps in one call of
 :func:`runtime.run._fused_kernels.fused_step_kernel`: the IK targets interpolated between
 solves as :meth:`IkDriver.update` sends them, ``mj_step`` and the kinematics through
-MuJoCo's C entry points (:mod:`runtime.run._mujoco_native`), the warning counters compared
-after every step, the fused step's state, sensors and row, the row's stamps.
+MuJoCo's C entry points (:mod:`runtime.run._mujoco_native`; a step right after the lab
+sensors' post-step ``mj_forward`` reuses it: :mod:`runtime.run._forward_kernels`), the
+warning counters compared after every step, the fused step's state, sensors and row, the
+row's stamps.
 
 A block ends where the Python loop has something to do: an IK solve that was not solved
 ahead (:func:`runtime.run._ik_fast.lookahead`: the driver's solves do not depend on the
@@ -131,6 +133,9 @@ class StepBlocks:
                 return False
             blk[F.B_WARN_CLEAN] = array_address(self.clean)
             blk[F.B_CTRL] = array_address(engine.data.ctrl) if engine.data.ctrl.size else 0
+            # a step after a post-step forward (the lab sensors') reuses it
+            reuse = _mujoco_native.reuse_block(engine)
+            blk[F.B_REUSE] = array_address(reuse) if reuse is not None else 0
         return True
 
     def plan(self, k: int, last: int, ik_sent: bool = False) -> int:

@@ -23,10 +23,11 @@ inside the fused step and its step blocks, no Python per step); otherwise
 each step (and the run takes no step blocks). The sensors read the data as it stands after
 the run has read its state (post-step positions and velocities, the step's contacts);
 when a lab IMU without MuJoCo-computed accelerations or a joint wrench is present,
-``mujoco.mj_forward`` first brings the accelerations up to the post-step state (as the
-vector environments do; the next ``mj_step`` recomputes everything it uses, so the
-trajectory is unchanged). Disabled sensors record no channels; their reasons go to the
-run's ``disabled`` sensors.
+``mj_forward`` first brings the accelerations up to the post-step state (as the vector
+environments do), and the next step reuses it instead of computing the same forward again
+(:mod:`runtime.engine.forward_reuse`; in step blocks :mod:`runtime.run._forward_kernels`):
+the trajectory is ``mj_step``'s bit for bit (tested). Disabled sensors record no
+channels; their reasons go to the run's ``disabled`` sensors.
 """
 
 from __future__ import annotations
@@ -135,8 +136,8 @@ class LabChannels:
         sensors: enabled sensors by sensor prim path.
         set: the :class:`~runtime.run.lab_set.LabSensorSet` of ``sensors`` over the engine's
             ``MjData``.
-        forward: ``mujoco.mj_forward`` runs before each update (a lab IMU without
-            accelerations computed in the step, or a joint wrench).
+        forward: ``mj_forward`` runs before each update (a lab IMU without accelerations
+            computed in the step, or a joint wrench); the next step reuses it.
         plan: per channel: (recorder slot, sensor, data attribute, image type or None).
     """
 
@@ -233,7 +234,7 @@ class LabChannels:
         ``mj_forward``.
         """
         from runtime.run import _lab_set_kernels
-        from runtime.run._mujoco_native import native
+        from runtime.run._mujoco_native import reuse_block
         from runtime.run._native_kernels import array_address
         from runtime.sensors.kinds import FusedPart
 
@@ -247,13 +248,13 @@ class LabChannels:
             copies.append((slot, array_address(value), value[0].nbytes))
         self._copies = np.array(copies, np.int64).reshape(-1, 3)
         forward = None
-        if self.forward:
-            functions = native()
-            if functions is None:
-                return None
+        if self.forward:  # (through the engine's forward reuse: the next step reuses it)
             engine = self.engine
+            block = reuse_block(engine)
+            if block is None:
+                return None
             forward = (
-                int(functions["forward"]),
+                array_address(block),
                 int(engine.model._address),
                 int(engine.data._address),
             )
@@ -265,10 +266,8 @@ class LabChannels:
 
     def write(self, buffers: list[np.ndarray], row: int) -> None:
         """Update every sensor after the step just taken; write its values into ``row``."""
-        if self.forward:
-            import mujoco
-
-            mujoco.mj_forward(self.engine.model, self.engine.data)
+        if self.forward:  # (the engine's next step reuses it)
+            self.engine.forward_after_step()
         self.set.update(self.dt)
         for slot, sensor, attribute, key in self.plan:  # (read each row: data may be rebound)
             value = getattr(sensor.data, attribute)

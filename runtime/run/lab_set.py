@@ -608,8 +608,9 @@ class LabSensorSet:
 
         Args:
             dt: each update's dt [s].
-            forward: ``(mj_forward's address, mjModel address, mjData address)`` to call
-                before each update, or None.
+            forward: ``(the engine's forward-reuse block address, mjModel address, mjData
+                address)``: ``mj_forward`` before each update, armed for the next step's
+                reuse (``runtime.run._forward_kernels``), or None.
             copies: int64 (C, 3), kept alive by the caller: per recorded array its
                 recorder channel, source address and bytes (copied into the step's row).
 

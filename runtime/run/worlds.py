@@ -335,9 +335,12 @@ class Worlds:
         """Run ``mj_forward`` on every world after its last physics step of each :meth:`step`.
 
         For readers of the whole post-step state (accelerations of the new positions and
-        velocities: Isaac Lab-style IMUs, joint wrenches). ``mj_step`` recomputes what it
-        uses and keeps its warm start, so the trajectory is unchanged (tested); in the
-        compiled step it runs inside the threads' call.
+        velocities: Isaac Lab-style IMUs, joint wrenches). The next physics step reuses it
+        (:mod:`runtime.engine.forward_reuse`): unless the state changed meanwhile (a
+        reset), it runs only what ``mj_step`` runs after its own forward, plus
+        ``mj_forwardSkip(mjSTAGE_VEL)`` when the actions changed the controls or applied
+        forces; the trajectory is ``mj_step``'s bit for bit (tested). In the compiled step
+        it runs inside the threads' call.
         """
         self.forward_after_step = bool(on)
         if self._native is not None:
@@ -388,6 +391,8 @@ class Worlds:
         row[V.W_WARN_CLEAN] = array_address(world.clean)
         row[V.W_SCALAR_DOFS] = bool(engine._scalar_dofs)
         row[V.W_ACC] = bool(engine.compute_accelerations)
+        reuse = _mujoco_native.reuse_block(engine)
+        row[V.W_REUSE] = array_address(reuse) if reuse is not None else 0
         self._capacities(e)
         row[V.W_ACTIVE] = 1
         self._inactive -= 1
@@ -537,9 +542,7 @@ class Worlds:
             diverged[e] = True
             return
         if self.forward_after_step:  # (as the compiled step does after the last step)
-            import mujoco
-
-            mujoco.mj_forward(engine.model, engine.data)
+            engine.forward_after_step()
         if not self._ray_scene_stored:
             built = world.sensors.built_ray_scene()
             if built is not None:  # (built by this world's first step: the others share it)
