@@ -157,11 +157,11 @@ def test_view_rejects_other_backends_and_shapes():
                     rows, *poses, directions[:, 0].copy(), *outputs)  # fmt: skip
 
 
-def plate(stage, path, x, half):
-    """A thin box mesh (x to x + 0.02, y and z within +-half): a convex hull of its own."""
+def plate(stage, path, x, half, depth=0.02):
+    """A box mesh (x to x + depth, y and z within +-half): a convex hull of its own."""
     mesh = collider(UsdGeom.Mesh.Define(stage, path))
     mesh.GetPointsAttr().Set(
-        [(x + dx, sy * half, sz * half) for dx in (0.0, 0.02) for sy in (-1, 1) for sz in (-1, 1)]
+        [(x + dx, sy * half, sz * half) for dx in (0.0, depth) for sy in (-1, 1) for sz in (-1, 1)]
     )
     mesh.GetFaceVertexCountsAttr().Set([4] * 6)
     mesh.GetFaceVertexIndicesAttr().Set(
@@ -236,3 +236,72 @@ def test_view_over_small_motions_equals_the_scene_cast():
                 jumped += int(np.count_nonzero(both & (t - t0 > 0.4)))  # near -> far plate
             previous[env] = (t.copy(), actors.copy())
     assert kept > 1000 and jumped > 20
+
+
+def make_tumbling_scene(double_sided):
+    """A wall and two moving boxes, a thin plate and a cube (convex hulls of 12 triangles in
+    two leaf blocks of the group: the cube's opposite faces lie in different blocks)."""
+    stage = Usd.Stage.CreateInMemory()
+    UsdGeom.SetStageUpAxis(stage, UsdGeom.Tokens.z)
+    UsdGeom.Xform.Define(stage, "/World")
+    wall = collider(UsdGeom.Cube.Define(stage, "/World/Wall"))
+    wall.AddTranslateOp().Set(Gf.Vec3d(5, 0, 0))
+    wall.AddScaleOp().Set(Gf.Vec3f(0.1, 20, 20))
+    plate(stage, body(stage, "/World/P") + "/G", -0.01, 0.5)
+    plate(stage, body(stage, "/World/Q") + "/G", -0.2, 0.2, depth=0.4)
+    return RayScene.from_stage(stage, ["/World/P", "/World/Q"], double_sided=double_sided)
+
+
+@pytest.mark.parametrize("double_sided", [False, True])
+def test_view_of_tumbling_convex_hulls_equals_the_scene_cast(double_sided):
+    """Groups that are one convex hull first try the leaf block of each pixel's last hit (a
+    hit on a face turned towards the camera is the group's closest): a plate and a cube
+    tumbling fast, so that a pixel's last block often holds only faces turned away (the
+    cube's near face turned into the other block; double-sided, that block's nearest hit is
+    then a face turned away). Oracle: RayScene.cast, bit for bit."""
+    scene = make_tumbling_scene(double_sided)
+    bodies = ["/World/P", "/World/Q"]
+    directions = np.ascontiguousarray(pixel_rays())
+    p = W * H
+    rows = np.array([bodies.index(g) if g in bodies else -1 for g in scene.group_paths])
+    fixed_p, fixed_q = (a.copy() for a in scene.group_poses(None, None))
+    outputs = (np.zeros((2, p)), np.zeros((2, p)), np.zeros((2, p, 3)), np.zeros((2, p), np.int64))
+    view = PinholeView(
+        scene, CAMERA, [1.0, 0.0, 0.0, 0.0], directions, W, H, (FX, FY, CX, CY), 20.0, rows,
+        fixed_p, fixed_q, directions[:, 0].copy(), *outputs, 0, len(bodies),
+    )  # fmt: skip
+    assert sorted(scene.group_paths[g] for g in view.convex_groups) == bodies
+    origins = np.ascontiguousarray(np.tile(CAMERA, (p, 1)))
+    actors = [scene.actor_paths.index(b) for b in bodies]
+    rng = np.random.default_rng(7)
+    spin = rng.normal(size=(2, 2, 3))
+    previous = [None, None]
+    kept = turned = 0
+    for step in range(120):
+        for env in range(2):
+            s = step * (1.0 if env == 0 else -0.6)
+            positions = CAMERA + np.array([[1.6, 0.1 * math.sin(0.05 * s), 0.0],
+                                           [1.2, -0.25, 0.1 * math.cos(0.07 * s)]])  # fmt: skip
+            orientations = np.empty((2, 4))
+            for b in range(2):
+                axis = spin[env, b] / np.linalg.norm(spin[env, b])
+                angle = 0.15 * s  # (a quarter turn in about ten updates)
+                orientations[b] = [math.cos(angle), *(math.sin(angle) * axis)]
+            view.update(env, positions, orientations)
+            t = np.empty(p)
+            hit_actors = np.empty(p, np.int64)
+            normals = np.empty((p, 3))
+            scene.cast(origins, directions, np.full(p, 20.0), positions, orientations, t,
+                       hit_actors, normals)  # fmt: skip
+            hit = np.isfinite(t)
+            np.testing.assert_array_equal(outputs[1][env], t)
+            np.testing.assert_array_equal(outputs[3][env], hit_actors)
+            np.testing.assert_array_equal(outputs[2][env][hit], normals[hit])
+            if previous[env] is not None:
+                n0, a0 = previous[env]
+                same = np.isin(hit_actors, actors) & (hit_actors == a0)
+                kept += int(np.count_nonzero(same))
+                # the plate's face under the pixel changed (another face of the same hull)
+                turned += int(np.count_nonzero(same & (np.abs(normals - n0).max(axis=1) > 0.1)))
+            previous[env] = (normals.copy(), hit_actors.copy())
+    assert kept > 2000 and turned > 100

@@ -46,45 +46,59 @@ from runtime.rays._traversal_kernels import (
     inverse_direction_kernel,
     matrix_kernel,
     rotate_inverse_kernel,
-    store_world_box_kernel,
 )
-from runtime.rays._wide_bvh_kernels import NODE_ROWS, WIDE_STACK_SIZE, wide_traverse_kernel
+from runtime.rays._wide_bvh_kernels import (
+    NODE_ROWS,
+    WIDE_STACK_SIZE,
+    wide_leaf_kernel,
+    wide_traverse_kernel,
+)
 
-__all__ = ["F_SLOTS", "I_SLOTS", "NODE_WIDTH", "V_SLOTS", "WIDE_STACK_SIZE", "view_kernel"]
+__all__ = [
+    "CONE_VALUES", "F_SLOTS", "I_SLOTS", "NODE_WIDTH", "V_SLOTS", "WIDE_STACK_SIZE", "view_kernel",
+]  # fmt: skip
+
+CONE_VALUES = 24
+"""Scratch values of a box's silhouette cone (:func:`_silhouette_kernel`: 6 planes of 4)."""
 
 # float64 slots: the scene's arrays, the view's rays and cached hits, working buffers
-(F_LOCAL_BOXES, F_FACE_NORMALS, F_SOLID_POSITIONS, F_SOLID_ORIENTATIONS, F_SOLID_PARAMS,
+(F_FACE_NORMALS, F_SOLID_POSITIONS, F_SOLID_ORIENTATIONS, F_SOLID_PARAMS,
  F_PLANES, F_SOLID_BOUNDS, F_GROUP_SOLID_BOXES, F_VIEW, F_GROUP_BOUNDS, F_DIRECTIONS,
  F_INVERSE, F_MAX, F_FORWARD, F_STATIC_T, F_STATIC_NORMALS, F_T, F_NORMALS,
- F_GROUP_POSITIONS, F_GROUP_ORIENTATIONS, F_WORLD_BOXES, F_FRAMES,
- F_STACK, F_RAY_FRAMES, F_LAST_FRAMES, F_LAST_T) = range(26)  # fmt: skip
-F_SLOTS = 26
-"""Float64 slots (``F_*``): local triangle boxes (G, 6), face normals (F, 3), solid
-positions (S, 3), orientations (S, 4), parameters (S, 3), planes (Q, 4), bounding spheres
-(S, 4), group solid boxes (G, 6), view parameters (1, 12: camera position, orientation,
-fx, fy, cx, cy, max distance), moving groups' boxes (K, 12: triangles, analytic solids),
-ray directions (P, 3) and their inverses (P, 3), max distances (P,), forward components (P,),
+ F_GROUP_POSITIONS, F_GROUP_ORIENTATIONS, F_FRAMES,
+ F_STACK, F_RAY_FRAMES, F_LAST_FRAMES, F_LAST_T, F_SPAN) = range(25)  # fmt: skip
+F_SLOTS = 25
+"""Float64 slots (``F_*``): face normals (F, 3), solid positions (S, 3), orientations (S, 4),
+parameters (S, 3), planes (Q, 4), bounding spheres (S, 4), group solid boxes (G, 6), view
+parameters (1, 13: camera position, orientation, fx, fy, cx, cy, max distance, the pixel
+rays' largest distance from their integer pixel coordinates with a safety factor, inf when a
+ray does not look forward), moving groups' boxes (K, 12: triangles, analytic solids), ray
+directions (P, 3) and their inverses (P, 3), max distances (P,), forward components (P,),
 static distances (P,) and normals (P, 3), working distances (P,) and normals (P, 3), group
-positions (G, 3), orientations (G, 4) and world boxes (G, 6), solid frames (S', 16),
-traversal scratch (WIDE_STACK_SIZE + 3 NODE_WIDTH,), moving groups' ray frames (G, 14: the
+positions (G, 3) and orientations (G, 4), solid frames (S', 16), traversal and cone scratch
+(WIDE_STACK_SIZE + 3 NODE_WIDTH + CONE_VALUES,), moving groups' ray frames (G, 14: the
 world-to-group rotation's entries, the camera in the group frame, how far the origin and the
 rotation moved since the world's last update), per world and moving group the ray frame at
 its last update (N K, 12; inf before the first), per world the distance of each pixel's
-moving hit at its last update (N, P)."""
+moving hit at its last update (N, P), a row span's rays in a group frame, their inverses and
+whether they meet its box (7, W)."""
 
 # int64 slots
 (I_ROOTS, I_FACE_ACTORS, I_SOLID_KINDS, I_PLANE_RANGES, I_SOLID_ACTORS,
  I_GROUP_SOLID_RANGES, I_PARAMS, I_MOVING, I_ROWS, I_STATIC_ACTORS, I_ACTORS, I_CHANGED,
  I_CHANGED_COUNT, I_STAMPS, I_HITS, I_STACK, I_FRAME_ROWS, I_LAST_GROUP,
- I_HIT_GROUP) = range(19)  # fmt: skip
-I_SLOTS = 19
+ I_HIT_GROUP, I_FACE_LEAF, I_CONVEX, I_LAST_LEAF, I_HIT_LEAF) = range(23)  # fmt: skip
+I_SLOTS = 23
 """Int64 slots (``I_*``): group roots (G,), face actors (F,), solid kinds (S,), plane
 ranges (S, 2), solid actors (S,), group solid ranges (G, 2), parameters (1, V_SLOTS),
 moving groups (K,), their body rows (K,), static actors (P,), working actors (P,), changed
 pixels per world (N, P) and their counts (N,; -1 every pixel), pixel stamps (P,), hit list
 (P,), traversal stacks (2 WIDE_STACK_SIZE + NODE_WIDTH,), solid rows (S',), per world the
 moving group (index into ``I_MOVING``) that gave each pixel's hit at its last update (N, P;
--1 none or an analytic solid), the group of each working hit (P,; -1 otherwise)."""
+-1 none or an analytic solid), the group of each working hit (P,; -1 otherwise), the leaf
+block of each face (F,), per moving group whether its triangles are one convex hull with
+outward normals (K,; 1 / 0), per world the leaf block of each pixel's moving hit at its last
+update (N, P), the leaf block of each working hit (P,)."""
 
 # I_PARAMS columns
 V_ENV, V_WIDTH, V_HEIGHT, V_CLIPPING, V_INSIDE, V_CALLS, V_DOUBLE_SIDED = range(7)
@@ -230,6 +244,149 @@ def _pixel_rectangle(view, group_positions, group_orientations, g, bounds, k, co
     return u0, u1, v0, v1
 
 
+@jit(inline=True)
+def _silhouette_kernel(view, group_positions, group_orientations, g, bounds, k, col, cone):
+    """The pixel half-planes whose intersection holds every ray that can meet a box of ``g``.
+
+    The box is ``bounds[k, col:col + 6]`` (group frame), padded by ``1e-9`` of its size. Seen
+    from the camera (outside it), the rays that meet it form a cone bounded by one plane
+    through the camera per silhouette edge (an edge between a face turned towards the
+    camera and one turned away: 4 or 6 of them). A plane with normal ``n`` (camera frame,
+    x forward, y left, z up) holds the rays ``d`` with ``n . d >= 0``; the ray of the
+    continuous pixel coordinates (u, v) is ``(1, (cx - u) / fx, (cy - v) / fy)`` times a
+    positive factor, so each plane is the pixel half-plane ``A + B u + C v >= 0``. Stored
+    per plane in ``cone[4 i : 4 i + 4]`` as ``(kind, P, Q, R)``: kind 1 (``B > 0``) bounds
+    ``u >= P + Q v - R`` over a band of rows ``v +- margin`` (``R = |C| margin / |B|``),
+    kind -1 the same upper bound, kind 0 (``B == 0``) ``A + C v + |C| margin >= 0`` as
+    ``(0, A, C, |C| margin)``.
+
+    Returns:
+        The number of planes, or -1 when there is no cone (the camera inside the padded
+        box, on a silhouette edge's line, or a non-finite pose): use the rectangle.
+    """
+    r00, r01, r02, r10, r11, r12, r20, r21, r22 = matrix_kernel(
+        group_orientations[g, 0], group_orientations[g, 1], group_orientations[g, 2],
+        group_orientations[g, 3],
+    )  # fmt: skip
+    c00, c01, c02, c10, c11, c12, c20, c21, c22 = matrix_kernel(
+        view[0, 3], view[0, 4], view[0, 5], view[0, 6]
+    )
+    # M = C^T R: group frame to camera frame
+    m00 = c00 * r00 + c10 * r10 + c20 * r20
+    m01 = c00 * r01 + c10 * r11 + c20 * r21
+    m02 = c00 * r02 + c10 * r12 + c20 * r22
+    m10 = c01 * r00 + c11 * r10 + c21 * r20
+    m11 = c01 * r01 + c11 * r11 + c21 * r21
+    m12 = c01 * r02 + c11 * r12 + c21 * r22
+    m20 = c02 * r00 + c12 * r10 + c22 * r20
+    m21 = c02 * r01 + c12 * r11 + c22 * r21
+    m22 = c02 * r02 + c12 * r12 + c22 * r22
+    # the camera in the group frame: R^T (o - p)
+    wx = view[0, 0] - group_positions[g, 0]
+    wy = view[0, 1] - group_positions[g, 1]
+    wz = view[0, 2] - group_positions[g, 2]
+    eye = (
+        r00 * wx + r10 * wy + r20 * wz,
+        r01 * wx + r11 * wy + r21 * wz,
+        r02 * wx + r12 * wy + r22 * wz,
+    )
+    size = 0.0
+    for a in range(6):
+        size = max(size, abs(bounds[k, col + a]))
+    pad = 1e-9 * (1.0 + size)
+    lo = (bounds[k, col] - pad, bounds[k, col + 1] - pad, bounds[k, col + 2] - pad)
+    hi = (bounds[k, col + 3] + pad, bounds[k, col + 4] + pad, bounds[k, col + 5] + pad)
+    side = (
+        -1 if eye[0] < lo[0] else (1 if eye[0] > hi[0] else 0),
+        -1 if eye[1] < lo[1] else (1 if eye[1] > hi[1] else 0),
+        -1 if eye[2] < lo[2] else (1 if eye[2] > hi[2] else 0),
+    )
+    if side[0] == 0 and side[1] == 0 and side[2] == 0:
+        return -1  # (inside, or NaN: no comparison holds)
+    fx = view[0, 7]
+    fy = view[0, 8]
+    cx = view[0, 9]
+    cy = view[0, 10]
+    margin = view[0, 12]
+    count = 0
+    for c in range(3):  # the edges along axis c, at the sides of axes a and b
+        a = (c + 1) % 3
+        b = (c + 2) % 3
+        for corner in range(4):
+            sa = 2 * (corner & 1) - 1
+            sb = (corner & 2) - 1
+            if (side[a] == sa) == (side[b] == sb):
+                continue  # both faces turned the same way: not on the silhouette
+            # the plane through the camera and the edge: normal across the edge, in the
+            # plane of axes a and b (a cyclic order of the axes keeps the handedness)
+            qa = (hi[a] if sa > 0 else lo[a]) - eye[a]
+            qb = (hi[b] if sb > 0 else lo[b]) - eye[b]
+            na = qb
+            nb = -qa
+            if abs(qa) + abs(qb) <= 1e-6 * (1.0 + size):
+                return -1  # (the camera on the edge's line: no plane to trust)
+            if na * (0.5 * (lo[a] + hi[a]) - eye[a]) + nb * (0.5 * (lo[b] + hi[b]) - eye[b]) < 0:
+                na = -na  # the box's centre on the inner side
+                nb = -nb
+            gx = na if a == 0 else (nb if b == 0 else 0.0)
+            gy = na if a == 1 else (nb if b == 1 else 0.0)
+            gz = na if a == 2 else (nb if b == 2 else 0.0)
+            nx = m00 * gx + m01 * gy + m02 * gz
+            ny = m10 * gx + m11 * gy + m12 * gz
+            nz = m20 * gx + m21 * gy + m22 * gz
+            big_a = nx + ny * (cx / fx) + nz * (cy / fy)
+            big_b = -ny / fx
+            big_c = -nz / fy
+            spread = abs(big_c) * margin
+            at = 4 * count
+            if big_b > 0.0:
+                cone[at] = 1.0
+                cone[at + 1] = -big_a / big_b
+                cone[at + 2] = -big_c / big_b
+                cone[at + 3] = spread / big_b
+            elif big_b < 0.0:
+                cone[at] = -1.0
+                cone[at + 1] = -big_a / big_b
+                cone[at + 2] = -big_c / big_b
+                cone[at + 3] = -spread / big_b
+            else:
+                cone[at] = 0.0
+                cone[at + 1] = big_a
+                cone[at + 2] = big_c
+                cone[at + 3] = spread
+            count += 1
+    for j in range(4 * count):
+        if not math.isfinite(cone[j]):
+            return -1
+    return count
+
+
+@jit(inline=True)
+def _row_span(cone, count, v, margin, u0, u1):
+    """Columns ``(first, last)`` of row ``v`` within ``[u0, u1]`` that the cone may hold.
+
+    Every plane of :func:`_silhouette_kernel` is taken at its loosest over the rows
+    ``v +- margin``, and the columns grow by ``margin`` (the pixel rays' distance from their
+    integer coordinates): a superset of the pixels whose rays meet the box. Empty:
+    ``first > last``.
+    """
+    lo = float(u0)
+    hi = float(u1)
+    row = float(v)
+    for i in range(count):
+        at = 4 * i
+        kind = cone[at]
+        if kind > 0.0:
+            lo = max(lo, cone[at + 1] + cone[at + 2] * row - cone[at + 3] - margin)
+        elif kind < 0.0:
+            hi = min(hi, cone[at + 1] + cone[at + 2] * row + cone[at + 3] + margin)
+        elif cone[at + 1] + cone[at + 2] * row + cone[at + 3] < 0.0:
+            return 1, 0
+    if not lo <= hi:
+        return 1, 0
+    return int(math.ceil(lo)), int(math.floor(hi))
+
+
 @jit(nrt=False)
 def view_kernel(
     body_positions,
@@ -300,7 +457,6 @@ def view_kernel(
     hits = _ints_flat(block_i, I_HITS)
     stack_i = _ints_flat(block_i, I_STACK)
     frame_rows = _ints_flat(block_i, I_FRAME_ROWS)
-    local_boxes = _floats(block_f, block_i, F_LOCAL_BOXES)
     face_normals = _floats(block_f, block_i, F_FACE_NORMALS)
     solid_positions = _floats(block_f, block_i, F_SOLID_POSITIONS)
     solid_orientations = _floats(block_f, block_i, F_SOLID_ORIENTATIONS)
@@ -320,7 +476,6 @@ def view_kernel(
     io_normals = _floats(block_f, block_i, F_NORMALS)
     group_positions = _floats(block_f, block_i, F_GROUP_POSITIONS)
     group_orientations = _floats(block_f, block_i, F_GROUP_ORIENTATIONS)
-    world_boxes = _floats(block_f, block_i, F_WORLD_BOXES)
     frames = _floats(block_f, block_i, F_FRAMES)
     stack_f = _floats_flat(block_f, block_i, F_STACK)
     ray_frames = _floats(block_f, block_i, F_RAY_FRAMES)
@@ -328,6 +483,10 @@ def view_kernel(
     last_t = _floats(block_f, block_i, F_LAST_T)[env]
     last_group = _ints(block_i, I_LAST_GROUP)[env]
     hit_group = _ints_flat(block_i, I_HIT_GROUP)
+    face_leaf = _ints_flat(block_i, I_FACE_LEAF)
+    convex = _ints_flat(block_i, I_CONVEX)
+    last_leaf = _ints(block_i, I_LAST_LEAF)[env]
+    hit_leaf = _ints_flat(block_i, I_HIT_LEAF)
     max_distance = view[0, 11]
     pixel_count = directions.shape[0]
     base = env * pixel_count
@@ -346,11 +505,6 @@ def view_kernel(
         for a in range(4):
             group_orientations[g, a] = body_orientations[b, a]
         if roots[g] >= 0:
-            store_world_box_kernel(
-                group_orientations[g, 0], group_orientations[g, 1], group_orientations[g, 2],
-                group_orientations[g, 3], group_positions[g, 0], group_positions[g, 1],
-                group_positions[g, 2], local_boxes, g, 0, world_boxes, g, 0,
-            )  # fmt: skip
             frame = ray_frames[g]
             f0, f1, f2, f3, f4, f5, f6, f7, f8 = matrix_kernel(
                 group_orientations[g, 0], group_orientations[g, 1], group_orientations[g, 2],
@@ -432,7 +586,9 @@ def view_kernel(
     enter = stack_f[WIDE_STACK_SIZE : WIDE_STACK_SIZE + w]
     leaf_t = stack_f[WIDE_STACK_SIZE + w : WIDE_STACK_SIZE + 2 * w]
     order_t = stack_f[WIDE_STACK_SIZE + 2 * w : WIDE_STACK_SIZE + 3 * w]
-    group_count = roots.shape[0]
+    cone = stack_f[WIDE_STACK_SIZE + 3 * w : WIDE_STACK_SIZE + 3 * w + CONE_VALUES]
+    span = _floats(block_f, block_i, F_SPAN)
+    margin = view[0, 12]
     hit_count = 0
     for k in range(moving_count):
         g = moving[k]
@@ -445,7 +601,16 @@ def view_kernel(
             u0, u1, v0, v1 = _pixel_rectangle(
                 view, group_positions, group_orientations, g, bounds, k, 0, width, height
             )
-            # the rays share their origin: its place in the group frame, the world box's
+            if u0 > u1 or v0 > v1:
+                u0 = 0  # (out of the image: no rows; analytic solids below)
+                v0 = 1
+                v1 = 0
+                planes = -1
+            else:
+                planes = _silhouette_kernel(
+                    view, group_positions, group_orientations, g, bounds, k, 0, cone
+                )
+            # the rays share their origin: its place in the group frame
             frame = ray_frames[g]
             f0 = frame[0]
             f1 = frame[1]
@@ -461,26 +626,26 @@ def view_kernel(
             loz = frame[11]
             shift = frame[12]
             turn = frame[13]
-            box_lo_x = world_boxes[g, 0] - ox
-            box_lo_y = world_boxes[g, 1] - oy
-            box_lo_z = world_boxes[g, 2] - oz
-            box_hi_x = world_boxes[g, 3] - ox
-            box_hi_y = world_boxes[g, 4] - oy
-            box_hi_z = world_boxes[g, 5] - oz
+            # the triangles' box in the group frame, padded (a hit's rounding), less the origin
+            pad = 0.0
+            for a in range(6):
+                pad = max(pad, abs(bounds[k, a]))
+            pad = 1e-9 * (1.0 + pad)
+            box_lo_x = bounds[k, 0] - pad - lox
+            box_lo_y = bounds[k, 1] - pad - loy
+            box_lo_z = bounds[k, 2] - pad - loz
+            box_hi_x = bounds[k, 3] + pad - lox
+            box_hi_y = bounds[k, 4] + pad - loy
+            box_hi_z = bounds[k, 5] + pad - loz
             for v in range(v0, v1 + 1):
-                for u in range(u0, u1 + 1):
+                first, last = u0, u1
+                if planes >= 0:
+                    first, last = _row_span(cone, planes, v, margin, u0, u1)
+                # the span's rays in the group frame and their box test, without branches
+                # (the traversal's own ray transform and inverses)
+                for u in range(first, last + 1):
                     p = v * width + u
-                    t_best = min(io_t[p], max_distances[p])
-                    if group_count > 1:  # the scene cast's broad phase
-                        ax = box_lo_x * inverse[p, 0]
-                        bx = box_hi_x * inverse[p, 0]
-                        ay = box_lo_y * inverse[p, 1]
-                        by = box_hi_y * inverse[p, 1]
-                        az = box_lo_z * inverse[p, 2]
-                        bz = box_hi_z * inverse[p, 2]
-                        enter_t = max(min(ax, bx), min(ay, by), min(az, bz), 0.0)
-                        if enter_t > min(max(ax, bx), max(ay, by), max(az, bz), t_best):
-                            continue
+                    j = u - first
                     wdx = directions[p, 0]
                     wdy = directions[p, 1]
                     wdz = directions[p, 2]
@@ -490,21 +655,69 @@ def view_kernel(
                     ix = inverse_direction_kernel(ldx)
                     iy = inverse_direction_kernel(ldy)
                     iz = inverse_direction_kernel(ldz)
+                    span[0, j] = ldx
+                    span[1, j] = ldy
+                    span[2, j] = ldz
+                    span[3, j] = ix
+                    span[4, j] = iy
+                    span[5, j] = iz
+                    ax = box_lo_x * ix
+                    bx = box_hi_x * ix
+                    ay = box_lo_y * iy
+                    by = box_hi_y * iy
+                    az = box_lo_z * iz
+                    bz = box_hi_z * iz
+                    enter_t = max(min(ax, bx), min(ay, by), min(az, bz), 0.0)
+                    leave_t = min(max(ax, bx), max(ay, by), max(az, bz), io_t[p], max_distances[p])
+                    span[6, j] = enter_t <= leave_t
+                for u in range(first, last + 1):
+                    j = u - first
+                    if span[6, j] == 0.0:
+                        continue
+                    p = v * width + u
+                    t_best = min(io_t[p], max_distances[p])
+                    wdx = directions[p, 0]
+                    wdy = directions[p, 1]
+                    wdz = directions[p, 2]
+                    ldx = span[0, j]
+                    ldy = span[1, j]
+                    ldz = span[2, j]
+                    ix = span[3, j]
+                    iy = span[4, j]
+                    iz = span[5, j]
                     limit = t_best
+                    face = -1
                     if last_group[p] == k:
-                        # this group gave the pixel's hit at the world's last update: first
-                        # a traversal up to a little beyond that distance (a hit below it is
-                        # the one of the whole range), the whole range only if it finds none
+                        # this group gave the pixel's hit at the world's last update
+                        if convex[k] != 0:
+                            # one convex hull seen from outside: a hit on a face turned
+                            # towards the camera is where the ray enters it, the closest
+                            # hit of the group; first the leaf of the last hit
+                            t, face = wide_leaf_kernel(
+                                leaf_triangles, corners, leaf_ids, last_leaf[p], lox, loy,
+                                loz, ldx, ldy, ldz, t_best, double_sided, leaf_t,
+                            )  # fmt: skip
+                            if face >= 0 and not (
+                                face_normals[face, 0] * ldx
+                                + face_normals[face, 1] * ldy
+                                + face_normals[face, 2] * ldz
+                                < 0.0
+                            ):
+                                face = -1
+                        # else first a traversal up to a little beyond the last distance (a
+                        # hit below it is the one of the whole range), the whole range only
+                        # if it finds none
                         before = last_t[p]
                         reach = before + 4.0 * (shift + before * turn) + 1e-9 * (1.0 + before)
                         if reach < t_best:  # (False for NaN)
                             limit = reach
-                    t, face = wide_traverse_kernel(
-                        wide_nodes, record, refs, record, leaf_triangles, corners, leaf_ids,
-                        root, lox, loy, loz, ldx, ldy, ldz, ix, iy, iz, limit,
-                        double_sided, stack_ref, stack_count, stack_t, enter, leaf_t,
-                        order_t, order_c,
-                    )  # fmt: skip
+                    if face < 0:
+                        t, face = wide_traverse_kernel(
+                            wide_nodes, record, refs, record, leaf_triangles, corners,
+                            leaf_ids, root, lox, loy, loz, ldx, ldy, ldz, ix, iy, iz, limit,
+                            double_sided, stack_ref, stack_count, stack_t, enter, leaf_t,
+                            order_t, order_c,
+                        )  # fmt: skip
                     if face < 0 and limit < t_best:
                         t, face = wide_traverse_kernel(
                             wide_nodes, record, refs, record, leaf_triangles, corners,
@@ -528,6 +741,7 @@ def view_kernel(
                     io_normals[p, 1] = ny
                     io_normals[p, 2] = nz
                     hit_group[p] = k
+                    hit_leaf[p] = face_leaf[face]
                     if stamps[p] != stamp:
                         stamps[p] = stamp
                         hits[hit_count] = p
@@ -542,8 +756,14 @@ def view_kernel(
         u0, u1, v0, v1 = _pixel_rectangle(
             view, group_positions, group_orientations, g, bounds, k, 6, width, height
         )
+        planes = _silhouette_kernel(
+            view, group_positions, group_orientations, g, bounds, k, 6, cone
+        )
         for v in range(v0, v1 + 1):
-            for u in range(u0, u1 + 1):
+            first, last = u0, u1
+            if planes >= 0:
+                first, last = _row_span(cone, planes, v, margin, u0, u1)
+            for u in range(first, last + 1):
                 p = v * width + u
                 t_best = min(io_t[p], max_distances[p])
                 dx = directions[p, 0]
@@ -642,6 +862,7 @@ def view_kernel(
         p = hits[j]
         changed[j] = p
         last_group[p] = hit_group[p]
+        last_leaf[p] = hit_leaf[p]
         last_t[p] = io_t[p]
         hit_group[p] = -1
         io_t[p] = static_t[p]

@@ -91,7 +91,9 @@ class PinholeView:
     ) -> None:
         from runtime.rays import _view_kernels as k
         from runtime.rays._scene_cast_kernels import scene_cast_kernel
+        from runtime.rays._simd import LEAF_WIDTH
         from runtime.rays._solid_kernels import SOLID_CONVEX, scene_inside_solid_kernel
+        from runtime.rays._traversal_kernels import matrix_kernel
 
         if not self.supports(scene):
             raise ValueError("PinholeView needs a RayScene with the Numba backend")
@@ -195,11 +197,41 @@ class PinholeView:
                 )
                 bounds[k_, 6:9] = boxes[:, :3].min(axis=0)
                 bounds[k_, 9:] = boxes[:, 3:].max(axis=0)
+        # -- the leaf block of each face, and the moving groups whose triangles are one
+        # convex hull with outward normals (their last hits are tried first)
+        leaf_ids = np.asarray(b.leaf_ids, np.int64).reshape(-1)
+        normals = np.reshape(np.asarray(face_normals, np.float64), (-1, 3))
+        face_leaf = np.full(normals.shape[0], -1, np.int64)
+        lanes = np.flatnonzero(leaf_ids >= 0)
+        face_leaf[leaf_ids[lanes]] = lanes // LEAF_WIDTH
+        rows = np.asarray(b.triangles, np.float64).reshape(-1, 3, 3)  # v0, e1, e2
+        triangles = np.stack([rows[:, 0], rows[:, 0] + rows[:, 1], rows[:, 0] + rows[:, 2]], 1)
+        triangle_ids = np.asarray(b.triangle_ids, np.int64)
+        triangle_groups = np.asarray(face_groups, np.int64)[triangle_ids]
+        convex = np.zeros(moving.size, np.int64)
+        for k_, group in enumerate(moving):
+            mine = triangle_groups == group
+            if roots[group] >= 0 and np.any(mine):
+                convex[k_] = _convex_faces(triangles[mine], normals[triangle_ids[mine]])
+        self._convex_groups = tuple(int(g) for g in moving[convex != 0])
         with np.errstate(divide="ignore"):  # inverse_direction_kernel's values
             inverse = 1.0 / directions
         tiny = np.abs(directions) <= 1e-30
         inverse[tiny] = np.where(directions[tiny] >= 0.0, 1e30, -1e30)
         fx, fy, cx, cy = (float(v) for v in intrinsics)
+        # how far the rays lie from their pixels' integer coordinates (the silhouette
+        # spans' margin, twice that and a thousandth of a pixel; inf: no spans)
+        column, row = np.arange(pixels) % width, np.arange(pixels) // width
+        w, x, y, z = (float(v) for v in np.asarray(orientation, np.float64))
+        turn = np.array(matrix_kernel(w, x, y, z)).reshape(3, 3)  # camera to world
+        local = directions @ turn  # the camera frame: x forward, y left, z up
+        with np.errstate(divide="ignore", invalid="ignore"):
+            off_u = np.abs(cx - fx * local[:, 1] / local[:, 0] - column)
+            off_v = np.abs(cy - fy * local[:, 2] / local[:, 0] - row)
+        forward_rays = np.all(local[:, 0] > 0.0)
+        margin = 2.0 * float(np.max(np.maximum(off_u, off_v), initial=0.0)) + 1e-3
+        if not (forward_rays and np.isfinite(margin)):
+            margin = np.inf
         view = np.array(
             [
                 *np.asarray(position, np.float64),
@@ -209,6 +241,7 @@ class PinholeView:
                 cx,
                 cy,
                 float(max_distance),
+                margin,
             ]  # fmt: skip
         )
         params = np.zeros(k.V_SLOTS, np.int64)
@@ -216,7 +249,6 @@ class PinholeView:
             width, height, int(clipping), int(inside[0]), int(bool(double_sided)),
         )  # fmt: skip
         floats = {
-            k.F_LOCAL_BOXES: local_boxes,
             k.F_FACE_NORMALS: np.reshape(face_normals, (-1, 3)),
             k.F_SOLID_POSITIONS: np.reshape(solid_positions, (-1, 3)),
             k.F_SOLID_ORIENTATIONS: np.reshape(solid_orientations, (-1, 4)),
@@ -236,12 +268,12 @@ class PinholeView:
             k.F_NORMALS: static_normals,
             k.F_GROUP_POSITIONS: positions,
             k.F_GROUP_ORIENTATIONS: orientations,
-            k.F_WORLD_BOXES: world_boxes,
             k.F_FRAMES: np.zeros((most_solids, 16)),
-            k.F_STACK: np.zeros((k.WIDE_STACK_SIZE + 3 * k.NODE_WIDTH, 1)),
+            k.F_STACK: np.zeros((k.WIDE_STACK_SIZE + 3 * k.NODE_WIDTH + k.CONE_VALUES, 1)),
             k.F_RAY_FRAMES: np.zeros((g, 14)),
             k.F_LAST_FRAMES: np.full((self.num_envs * moving.size, 12), np.inf),
             k.F_LAST_T: np.zeros((self.num_envs, pixels)),
+            k.F_SPAN: np.zeros((7, width)),
         }
         ints = {
             k.I_ROOTS: roots.reshape(-1, 1),
@@ -263,6 +295,10 @@ class PinholeView:
             k.I_FRAME_ROWS: np.zeros((most_solids, 1), np.int64),
             k.I_LAST_GROUP: np.full((self.num_envs, pixels), -1, np.int64),
             k.I_HIT_GROUP: np.full((pixels, 1), -1, np.int64),
+            k.I_FACE_LEAF: face_leaf.reshape(-1, 1),
+            k.I_CONVEX: convex.reshape(-1, 1),
+            k.I_LAST_LEAF: np.full((self.num_envs, pixels), -1, np.int64),
+            k.I_HIT_LEAF: np.full((pixels, 1), -1, np.int64),
         }
         self._block_f, self._block_i, self._slots = _pack(floats, ints, k.F_SLOTS, k.I_SLOTS)
         self._env_at = self._slots[("i", k.I_PARAMS)] + k.V_ENV
@@ -298,6 +334,16 @@ class PinholeView:
             world to update before each call.
         """
         return self._arguments, self._env_at
+
+    @property
+    def convex_groups(self) -> tuple[int, ...]:
+        """The moving groups whose triangles are one convex hull with outward normals.
+
+        A pixel whose last hit was on such a group first tests the leaf block of that hit: a
+        hit on a face turned towards the camera is where the ray enters the hull, the
+        group's closest hit, and needs no traversal.
+        """
+        return self._convex_groups
 
     @staticmethod
     def supports(scene) -> bool:
@@ -349,6 +395,33 @@ class PinholeView:
             ):
                 raise ValueError(f"{name}: expected a C-contiguous float64 array {shape}")
         self._kernel(body_positions, body_orientations, *self._arguments, np.empty(1, np.int64))
+
+
+def _convex_faces(triangles: np.ndarray, normals: np.ndarray) -> int:
+    """1 when every corner of ``triangles`` lies on or behind every triangle's plane.
+
+    Then the triangles lie in the convex body of their corners, each face's plane supports
+    it with its normal pointing out, and a ray that meets a face turned towards it
+    (``normal . direction < 0``) meets no triangle before that point: its hit there is the
+    group's closest. The tolerance is the rounding of the corners (``1e-10`` of their size);
+    normals must be unit and finite.
+
+    Args:
+        triangles: corners (T, 3, 3), group frame.
+        normals: the faces' normals (T, 3).
+    """
+    if not (np.all(np.isfinite(triangles)) and np.all(np.isfinite(normals))):
+        return 0
+    if np.any(np.abs(np.linalg.norm(normals, axis=1) - 1.0) > 1e-6):
+        return 0
+    corners = np.unique(triangles.reshape(-1, 3), axis=0)
+    tolerance = 1e-10 * (1.0 + float(np.abs(corners).max()))
+    offsets = np.einsum("ij,ij->i", normals, triangles[:, 0])
+    for start in range(0, len(normals), 256):  # (faces by 256: bounded memory)
+        heights = corners @ normals[start : start + 256].T - offsets[start : start + 256]
+        if np.any(heights > tolerance):
+            return 0
+    return 1
 
 
 def _pack(
