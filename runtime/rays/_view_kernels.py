@@ -2,22 +2,26 @@
 
 :func:`view_kernel` is one update of a pinhole view whose rays never move (a depth camera
 mounted on a static prim): the static groups' closest hits are cached per pixel, and only
-the moving groups are cast, each on the pixels its bound can cover (the projection of the
-group's box at its current pose, one pixel of margin), with the pixel's best hit so far as
-the limit. A pixel whose hit came from a group at the world's last update is first cast
-against that group only up to a little beyond the last distance (the group's motion since
-then, times 4): a hit there is the hit of the whole range, and only when it finds none is
-the whole range cast (per ray, the traversal then culls the boxes behind the hit from the
-start; the Panda camera's links: 2-3 % of an update). The casts use the scene cast's own
-routines and arithmetic
-(:func:`~runtime.rays._wide_bvh_kernels.wide_traverse_kernel` with the scene cast's broad
-phase and ray transform, :func:`~runtime.rays._solid_kernels.ray_solid_kernel` with
+the moving groups are cast, each on the pixels its box can hold at its current pose (per
+row, the columns within the planes through the camera and the box's silhouette edges:
+:func:`_silhouette_kernel`, :func:`_row_span`; the projected corners' rectangle when the
+camera is inside the box), with the pixel's best hit so far as the limit. A pixel whose hit
+came from a group at the world's last update tries that group first: a group that is one
+convex hull with outward normals tests the leaf block of the last hit alone (a hit on a
+face turned towards the camera is where the ray enters the hull: the group's closest hit);
+otherwise, or when that finds nothing, it is cast up to a little beyond the last distance
+(the group's motion since then, times 4): a hit there is the hit of the whole range, and
+only when it finds none is the whole range cast. The casts use the scene cast's own
+routines and arithmetic (its ray transform,
+:func:`~runtime.rays._wide_bvh_kernels.wide_traverse_kernel` and its leaf step
+:func:`~runtime.rays._wide_bvh_kernels.wide_leaf_kernel`,
+:func:`~runtime.rays._solid_kernels.ray_solid_kernel` with
 :func:`~runtime.rays._solid_kernels.scene_solid_hits_kernel`'s composed solid frames and
 world-aligned box test, :func:`~runtime.rays._solid_kernels.group_inside_solid_kernel`), so
 a pixel's hit equals the full scene cast's bit for bit (exact ties in distance aside: between
 two groups the scene keeps the earlier group, the view the static one; between two
-triangles of a group in leaves entered at the same distance, the shorter range can visit
-them in the other order).
+triangles of a group at the same distance, as for a ray through an edge to the rounding,
+the view can keep the other one).
 
 The view's arrays are packed in two blocks (float64 and int64) whose first int64 values are
 the layout (offset, rows, columns of each ``F_*`` and ``I_*`` slot), so that the kernel
@@ -408,13 +412,14 @@ def view_kernel(
     (and are again on return); the pixels whose images differ from the static ones are
     listed per world in ``I_CHANGED`` (count -1: every pixel, e.g. before the first update).
 
-    Steps: the moving groups' poses (``I_ROWS`` into the body pose arrays) and world boxes;
+    Steps: the moving groups' poses (``I_ROWS`` into the body pose arrays) and ray frames;
     the "camera starts inside a solid" rule (the first containing solid in solid order,
     static ones cached in ``V_INSIDE``: every pixel at distance 0, normal ``-direction``);
-    per moving group, its triangles on the pixel rectangle of its triangle box (the scene
-    cast's broad phase, ray transform and BVH traversal with the pixel's best hit so far as
-    the limit; up to a little beyond its last hit first when the group gave it), then its
-    analytic solids on the rectangle of their box (the
+    per moving group, its triangles on the row spans of its triangle box (the scene cast's
+    ray transform, the box in the group frame, the BVH traversal with the pixel's best hit so
+    far as the limit; when the group gave the pixel's last hit, first the leaf of that hit
+    for a convex hull, or up to a little beyond its last distance), then its analytic
+    solids on the row spans of their box (the
     scene cast's solid frames, bounding-sphere reject, world-aligned box test and exact
     entries); the images of the pixels that changed now or at the world's last update.
 
@@ -494,7 +499,7 @@ def view_kernel(
     ox = view[0, 0]
     oy = view[0, 1]
     oz = view[0, 2]
-    # -- 1. moving group poses, world boxes, and the rays' frames (the camera's position
+    # -- 1. moving group poses and the rays' frames (the camera's position
     # and the world-to-group rotation) with how far they moved since the world's last
     # update: ray_frames[g, 12] the origin's shift, [g, 13] the rotation's change
     for k in range(moving_count):
