@@ -10,6 +10,11 @@
   a bare Python loop (``data.ctrl[:] = a``, ``decimation`` x ``mujoco.mj_step``).
 * ``scaling``: the vector env with 1 and 2 threads.
 
+With ``all`` on go2, the go2 scene with its Isaac Lab-style sensors (contacts, IMU, height
+scan) too: its IMU reads the post-step accelerations (an ``mj_forward`` after each env
+step), printed with the next step's reuse of that forward off (before) and on, with
+constant actions and with actions changing every env step.
+
 Run: ``python benchmarks/envs.py [vector|single|scaling|all] [--scene go2|panda] [--envs 64]``.
 Compile time is kept apart (the first steps are not timed).
 """
@@ -65,7 +70,25 @@ def _actions_for(env, n):
     return np.tile(env.worlds.initial_targets(), (n, 1))
 
 
-def vector(scene, n, threads, decimation, steps, repeats, action="joint_position"):
+def vector(
+    scene, n, threads, decimation, steps, repeats, action="joint_position", reuse=None, vary=False
+):
+    """``reuse``: True / False builds the env with the post-step forward's reuse on / off
+    (:mod:`runtime.engine.forward_reuse`; None: as configured). ``vary``: the actions
+    change every env step (a small wave on the targets: the controls change, so the
+    reusing step recomputes the acceleration stage)."""
+    from runtime.engine.forward_reuse import ForwardReuse
+
+    configured = ForwardReuse.ENABLED
+    if reuse is not None:  # (read when the worlds bind their compiled step, and per forward)
+        ForwardReuse.ENABLED = bool(reuse)
+    try:
+        return _vector(scene, n, threads, decimation, steps, repeats, action, reuse, vary)
+    finally:
+        ForwardReuse.ENABLED = configured
+
+
+def _vector(scene, n, threads, decimation, steps, repeats, action, reuse, vary):
     import mujoco
     from mujoco import rollout
 
@@ -73,6 +96,12 @@ def vector(scene, n, threads, decimation, steps, repeats, action="joint_position
     try:
         env.reset(seed=0)
         actions = _actions_for(env, n)
+        waves = [actions]
+        if vary:
+            columns = np.arange(actions.shape[1])
+            waves = [
+                np.ascontiguousarray(actions + 0.01 * np.sin(0.5 * k + columns)) for k in range(8)
+            ]
         for _ in range(3):  # (compiled kernels loaded, every world on the compiled path)
             env.step(actions)
         model = env.model
@@ -98,8 +127,8 @@ def vector(scene, n, threads, decimation, steps, repeats, action="joint_position
                 env.reset(seed=0)
                 env.step(actions)  # (the reset's first step: general path, not timed)
                 began = time.perf_counter()
-                for _ in range(steps):
-                    env.step(actions)
+                for k in range(steps):
+                    env.step(waves[k % len(waves)])
                 ours.append(steps * decimation * n / (time.perf_counter() - began))
                 began = time.perf_counter()
                 pool.rollout([model] * n, datas, state0, control, nstep=total)
@@ -113,8 +142,10 @@ def vector(scene, n, threads, decimation, steps, repeats, action="joint_position
     finally:
         env.close()
     best = max(ours)
+    label = "" if reuse is None else (" forward reuse on" if reuse else " forward reuse off")
+    label += ", actions varying" if vary else ""
     print(
-        f"vector {scene} N={n} threads={threads} decimation={decimation} action={action}: "
+        f"vector {scene}{label} N={n} threads={threads} decimation={decimation} action={action}: "
         f"SimVectorEnv {best:,.0f} physics steps/s; mujoco.rollout one call "
         f"{max(long_peer):,.0f} ({best / max(long_peer):.2f}x), per env step "
         f"{max(short_peer):,.0f} ({best / max(short_peer):.2f}x)"
@@ -184,7 +215,12 @@ def main(argv=None):
         vector(args.scene, args.envs, args.threads, args.decimation, args.steps, args.repeats,
                args.action)  # fmt: skip
         if args.what == "all" and args.scene == "go2":
-            vector("go2-lab", args.envs, args.threads, args.decimation, args.steps, args.repeats)
+            # the lab IMU's post-step forward: the next step reusing it, and before (off)
+            for vary in (False, True):
+                for reuse in (False, True):
+                    vector("go2-lab", args.envs, args.threads, args.decimation, args.steps,
+                           args.repeats, reuse=reuse, vary=vary)  # fmt: skip
+                    print(f"  (load average {os.getloadavg()[0]:.2f})")
             vector("panda", args.envs, args.threads, 10, args.steps // 4, args.repeats, "ee_pose")
     if args.what in ("single", "all"):
         single(args.scene, 1, args.steps * 10, args.repeats)

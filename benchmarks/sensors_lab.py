@@ -31,8 +31,13 @@ microseconds per step, the ratio and the load average.
 Not in the sensors' figure, printed apart: a lab IMU whose model does not compute
 accelerations in its step (no acceleration-stage MuJoCo sensor) reads the post-step state,
 so runs and environments call ``mj_forward`` before the update (go2's IMU does: about one
-more ``mj_step``). Timed here after a bare ``mj_step``, that IMU reads a state whose
-velocities are one step ahead of its accelerations; the figure is the sensors' own cost.
+more ``mj_step`` alone). The next step reuses that forward
+(:mod:`runtime.engine.forward_reuse`): printed is what the forward adds to a step before
+(``mj_step`` + ``mj_forward``) and with the reuse (the compiled step that reuses it +
+the forward), the controls changed every step and every 4th step, each against
+``mj_step`` with the same control writes in the same round. Timed here after a bare
+``mj_step``, that IMU reads a state whose velocities are one step ahead of its
+accelerations; the sensors' figure is their own cost.
 """
 
 from __future__ import annotations
@@ -141,8 +146,68 @@ def measure(
             for d in datas:
                 mujoco.mj_forward(m, d)
 
-        forward_us = _blocks(forward, steps // 2)
+        forward_us = {"alone": _blocks(forward, steps // 2), **_reuse_costs(m, datas, steps)}
     return min(step_us), min(sensor_us), per_sensor, reference, forward_us
+
+
+def _reuse_costs(m: Any, datas: list[Any], steps: int) -> dict[str, float]:
+    """What the post-step forward adds to a step [us], before and with the reuse.
+
+    Per world and step: the controls written (changed every step, or every 4th), then
+    ``mj_step`` (the peer), ``mj_step`` + ``mj_forward`` (before: the next step computes
+    the forward again), or the compiled step that reuses the forward + the forward
+    (``runtime.run._forward_kernels``, as the run's blocks and the vector step call them).
+    Interleaved rounds; the extra over the peer of the same round (median blocks).
+    """
+    from types import SimpleNamespace
+
+    import mujoco
+
+    from runtime.engine.forward_reuse import ForwardReuse
+    from runtime.run._forward_kernels import forward_and_arm, step_reusing
+    from runtime.run._mujoco_native import reuse_block
+    from runtime.run._native_kernels import array_address
+
+    args = []
+    holders = []  # (they own the blocks and snapshots the addresses point into)
+    for d in datas:
+        holders.append(SimpleNamespace(model=m, data=d, forward_reuse=ForwardReuse(m, d)))
+        block = reuse_block(holders[-1])
+        if block is None or not block[6]:  # (R_ENABLED)
+            return {}
+        args.append((array_address(block), int(m._address), int(d._address)))
+    base = [d.ctrl.copy() for d in datas]
+    count = [0]
+
+    def controls(every: int) -> None:
+        k = count[0] = count[0] + 1
+        if k % every == 0:
+            for d, b in zip(datas, base, strict=True):
+                d.ctrl[:] = b + (1e-4 if (k // every) % 2 else 0.0)
+
+    def loop(kind: str, every: int) -> Any:
+        def run() -> None:
+            controls(every)
+            for d, a in zip(datas, args, strict=True):
+                if kind == "reuse":
+                    step_reusing(*a)
+                    forward_and_arm(*a)
+                else:
+                    mujoco.mj_step(m, d)
+                    if kind == "before":
+                        mujoco.mj_forward(m, d)
+
+        return run
+
+    extra: dict[str, list[float]] = {}
+    for _ in range(3):
+        for every in (1, 4):
+            peer = _blocks(loop("peer", every), steps // 2)
+            for kind in ("before", "reuse"):
+                key = f"{kind}/{every}"
+                extra.setdefault(key, []).append(_blocks(loop(kind, every), steps // 2) - peer)
+    del holders  # (kept until here)
+    return {key: float(np.median(values)) for key, values in extra.items()}
 
 
 def _hand_camera() -> Any:
@@ -212,11 +277,21 @@ def main() -> int:
             print(f"    {name:24s} {us:8.2f} us  {us / step:5.2f}x  ({how})")  # noqa: T201
         print(f"    {'per-sensor update() path':24s} {reference:8.2f} us  {reference / step:5.2f}x")  # noqa: T201
         if forward is not None:
+            alone = forward["alone"]
             print(  # noqa: T201
-                f"    {'+ mj_forward (post-step)':24s} {forward:8.2f} us  {forward / step:5.2f}x  "
-                f"(runs and envs call it first: the IMU's post-step accelerations; with it "
-                f"{(sensors + forward) / step:.2f}x)"
+                f"    {'+ mj_forward (post-step)':24s} {alone:8.2f} us  {alone / step:5.2f}x  "
+                f"(runs and envs call it first: the IMU's post-step accelerations)"
             )
+            for every, when in ((1, "ctrl changed every step"), (4, "ctrl every 4th step")):
+                if f"reuse/{every}" not in forward:
+                    continue
+                before, after = forward[f"before/{every}"], forward[f"reuse/{every}"]
+                print(  # noqa: T201
+                    f"      what it adds to a step, {when}: before {before:6.2f} us "
+                    f"({before / step:.2f}x), reused by the next step {after:6.2f} us "
+                    f"({after / step:.2f}x); sensors + forward {(sensors + after) / step:.2f}x "
+                    f"(before {(sensors + before) / step:.2f}x)"
+                )
     return 0
 
 
