@@ -276,7 +276,7 @@ def _compile_times(np, kernels):
     o = np.zeros((1, 3))
     d = np.array([[0.0, 0.0, 1.0]])
     pose = (np.zeros((1, 3)), np.array([[1.0, 0.0, 0.0, 0.0]]))
-    args = (b.wide_nodes, b.leaf_triangles, b.leaf_ids, b.wide_roots, *pose,
+    args = (b.wide_nodes_float64, b.leaf_triangles, b.leaf_ids, b.wide_roots, *pose,
             np.zeros((1, 6)), o, d, np.ones(1), True, np.empty(1), np.empty(1, i64))  # fmt: skip
     t0 = time.perf_counter()
     kernels.scene_closest_hit_kernel(*args)
@@ -480,7 +480,8 @@ def _phases(np, kernels, backend, o, d, repeats: int, threads_list):
     so, sd, sm = np.empty((count, 3)), np.empty((count, 3)), np.empty(count)
     dist, face = np.empty(count), np.empty(count, np.int64)
     out_d, out_f = np.empty(count), np.empty(count, np.int64)
-    bvh = (backend.wide_nodes, backend.leaf_triangles, backend.leaf_ids, backend.wide_roots)
+    bvh = (backend.wide_nodes_float64, backend.leaf_triangles, backend.leaf_ids,
+           backend.wide_roots)  # fmt: skip
     boxes = np.zeros((1, 6))
 
     def call(one, parallel, args, threads):

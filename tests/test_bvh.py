@@ -451,7 +451,7 @@ def test_two_threads_are_bit_identical_to_one(sort_threshold):
     face = np.empty(count, np.int64)
     b.cast(o, d, max_d, positions, q, np.empty(count), np.empty(count, np.int64))  # boxes
     casts.scene_closest_hit_parallel_kernel(
-        b.wide_nodes, b.leaf_triangles, b.leaf_ids, b.wide_roots, positions, q,
+        b.wide_nodes_float64, b.leaf_triangles, b.leaf_ids, b.wide_roots, positions, q,
         b._world_boxes, o, d, max_d, False, dist, face, 2,
     )  # fmt: skip
     np.testing.assert_array_equal(dist, results[0][0])

@@ -15,7 +15,14 @@ from runtime.rays import _scene_cast_kernels as casts
 from runtime.rays import _traversal_kernels as kernels
 from runtime.rays import _wide_bvh_kernels as wide_kernels
 from runtime.rays._simd import LEAF_WIDTH
-from runtime.rays._wide_bvh_kernels import NODE_ROWS, compact_leaves, leaf_blocks, leaf_edges
+from runtime.rays._wide_bvh_kernels import (
+    NODE_ROWS,
+    NODE_ROWS_FLOAT64,
+    compact_leaves,
+    float64_nodes,
+    leaf_blocks,
+    leaf_edges,
+)
 from runtime.rays.backends import NumbaBvhBackend
 
 REPO = Path(__file__).resolve().parents[1]
@@ -203,7 +210,7 @@ def test_every_leaf_layout_gives_the_same_hits(double_sided):
         dist = np.empty(n)
         face = np.empty(n, np.int64)
         casts.scene_closest_hit_kernel(
-            b.wide_nodes, leaves, b.leaf_ids, b.wide_roots, positions, orientations,
+            b.wide_nodes_float64, leaves, b.leaf_ids, b.wide_roots, positions, orientations,
             b._world_boxes, o, d, max_d, double_sided, dist, face,
         )  # fmt: skip
         results[name] = (dist, face)
@@ -212,6 +219,58 @@ def test_every_leaf_layout_gives_the_same_hits(double_sided):
     for name, (other_dist, other_face) in results.items():
         np.testing.assert_array_equal(other_dist, dist, err_msg=name)
         np.testing.assert_array_equal(other_face, face, err_msg=name)
+
+
+def test_float64_node_records_hold_the_float32_nodes_and_give_their_hits(tmp_path):
+    """The float64 records the casts traverse: the float32 boxes, references and counts.
+
+    Cast through both node layouts (in a subprocess: the test process keeps one compiled
+    signature per kernel), over moving groups, with and without distance limits: the same
+    distances and faces to the bit.
+    """
+    rng = np.random.default_rng(3)
+    b = NumbaBvhBackend(_meshes(rng, False), double_sided=False)
+    nodes, records = b.wide_nodes, b.wide_nodes_float64
+    assert records.shape == (nodes.shape[0], NODE_ROWS_FLOAT64, 8)
+    assert records.dtype == np.float64 and records.ctypes.data % 64 == 0
+    np.testing.assert_array_equal(records[:, :6], nodes[:, :6].astype(np.float64))
+    np.testing.assert_array_equal(records.view(np.int32)[:, 6, :8], nodes.view(np.int32)[:, 6])
+    np.testing.assert_array_equal(records.view(np.int32)[:, 6, 8:], nodes.view(np.int32)[:, 7])
+    np.testing.assert_array_equal(float64_nodes(nodes), records)
+    script = tmp_path / "nodes.py"
+    script.write_text(
+        "import sys, numpy as np, trimesh\n"
+        "from runtime.rays import _scene_cast_kernels as casts\n"
+        "from runtime.rays.backends import NumbaBvhBackend\n"
+        "rng = np.random.default_rng(4)\n"
+        "meshes = []\n"
+        "for s in (3, 1):\n"
+        "    m = trimesh.creation.icosphere(subdivisions=s, radius=1.0 / s)\n"
+        "    meshes.append((np.asarray(m.vertices), np.asarray(m.faces, np.int64)))\n"
+        "b = NumbaBvhBackend(meshes, double_sided=False)\n"
+        "n = 3000\n"
+        "o = rng.normal(size=(n, 3)); o = 2.5 * o / np.linalg.norm(o, axis=1, keepdims=True)\n"
+        "d = rng.uniform(-0.8, 0.8, (n, 3)) - o; d /= np.linalg.norm(d, axis=1, keepdims=True)\n"
+        "m = np.where(rng.random(n) < 0.3, rng.uniform(0.5, 3.0, n), np.inf)\n"
+        "p = np.array([[0.0, 0, 0], [0.3, -0.2, 0.1]])\n"
+        "q = np.array([[1.0, 0, 0, 0], [0.8, 0.2, -0.3, 0.4]])\n"
+        "q /= np.linalg.norm(q, axis=1)[:, None]\n"
+        "b.cast(o, d, m, p, q, np.empty(n), np.empty(n, np.int64))  # the world boxes\n"
+        "out = {}\n"
+        "for name in ('wide_nodes', 'wide_nodes_float64'):\n"
+        "    dist = np.empty(n); face = np.empty(n, np.int64)\n"
+        "    casts.scene_closest_hit_kernel(getattr(b, name), b.leaf_triangles, b.leaf_ids,\n"
+        "        b.wide_roots, p, q, b._world_boxes, o, d, m, False, dist, face)\n"
+        "    out[name + '_dist'] = dist; out[name + '_face'] = face\n"
+        "np.savez(sys.argv[1], **out)\n"
+    )
+    out = tmp_path / "out.npz"
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    subprocess.run([sys.executable, str(script), str(out)], env=env, check=True, timeout=600)
+    r = np.load(out)
+    assert 0.3 < np.isfinite(r["wide_nodes_dist"]).mean() < 0.95
+    np.testing.assert_array_equal(r["wide_nodes_float64_dist"], r["wide_nodes_dist"])
+    np.testing.assert_array_equal(r["wide_nodes_float64_face"], r["wide_nodes_face"])
 
 
 def test_plain_python_wide_traversal_gives_the_compiled_hits(tmp_path):

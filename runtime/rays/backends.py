@@ -216,11 +216,15 @@ class NumbaBvhBackend:
         self.node_count = node_base
         # the wide BVH every cast traverses (the binary arrays stay: the groups' local boxes
         # come from them, and bvh_closest_hit_kernel, the binary traversal, reads them)
-        from runtime.rays._wide_bvh_kernels import wide_bvh
+        from runtime.rays._wide_bvh_kernels import float64_nodes, wide_bvh
 
         self.wide_nodes, self.leaf_triangles, self.leaf_ids, self.wide_roots = wide_bvh(
             self.node_boxes, self.node_refs, self.triangles, self.triangle_ids, roots
         )
+        # the same nodes with float64 box rows: what this backend's and RayScene's casts
+        # traverse (no conversion in the box test; the float32 records stay for the view
+        # and lab kernels that read that layout)
+        self.wide_nodes_float64 = float64_nodes(self.wide_nodes)
         # local box of each group (union of its root's two child boxes), for the broad phase
         local = np.zeros((self.group_count, 6))
         for g in range(self.group_count):
@@ -337,7 +341,7 @@ class NumbaBvhBackend:
         threshold = self.coherent_sort_threshold
         if threshold <= 0 or ray_count < threshold or self._already_coherent(origins, directions):
             args = (
-                self.wide_nodes,
+                self.wide_nodes_float64,
                 self.leaf_triangles,
                 self.leaf_ids,
                 self.wide_roots,
@@ -376,7 +380,7 @@ class NumbaBvhBackend:
         self._run(kernels.ray_bucket_order_kernel, kernels.ray_bucket_order_parallel_kernel, sort,
                   threads)  # fmt: skip
         args = (
-            self.wide_nodes,
+            self.wide_nodes_float64,
             self.leaf_triangles,
             self.leaf_ids,
             self.wide_roots,

@@ -471,7 +471,7 @@ class RayScene:
             if threads > 1:
                 kernel = self._kernels.scene_cast_parallel_kernel
         args = (
-            b.wide_nodes,  # type: ignore[attr-defined]
+            b.wide_nodes_float64,  # type: ignore[attr-defined]
             b.leaf_triangles,  # type: ignore[attr-defined]
             b.leaf_ids,  # type: ignore[attr-defined]
             b.wide_roots,  # type: ignore[attr-defined]
