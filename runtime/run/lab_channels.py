@@ -266,8 +266,14 @@ class LabChannels:
 
     def write(self, buffers: list[np.ndarray], row: int) -> None:
         """Update every sensor after the step just taken; write its values into ``row``."""
-        if self.forward:  # (the engine's next step reuses it)
-            self.engine.forward_after_step()
+        if self.forward:
+            forward = getattr(self.engine, "forward_after_step", None)
+            if forward is not None:  # (MujocoEngine: its next step reuses it)
+                forward()
+            else:  # (another engine over MuJoCo's model and data)
+                import mujoco
+
+                mujoco.mj_forward(self.engine.model, self.engine.data)
         self.set.update(self.dt)
         for slot, sensor, attribute, key in self.plan:  # (read each row: data may be rebound)
             value = getattr(sensor.data, attribute)
