@@ -148,15 +148,17 @@ class ForwardReuse:
                 self.reason = "the mjOption / mjData layout was not verified"
             else:
                 self.opt_address, opt_size, self.opt_offsets = layout
-                for name in ACC_FIELDS:
-                    rows.append((*self._array(getattr(data, name)), GROUP_ACC))
-                for name in STATE_FIELDS:
-                    rows.append((*self._array(getattr(data, name)), GROUP_STATE))
+                arrays = [(getattr(data, name), GROUP_ACC) for name in ACC_FIELDS]
+                arrays += [(getattr(data, name), GROUP_STATE) for name in STATE_FIELDS]
+                arrays += [(getattr(model, name), GROUP_STATE) for name in GUARD_FIELDS]
+                for array, group in arrays:
+                    if array.size:
+                        rows.append((int(array.ctypes.data), int(array.nbytes), group))
                 rows.append((time_address, 8, GROUP_STATE))
                 rows.append((self.opt_address, opt_size, GROUP_STATE))
-                for name in GUARD_FIELDS:
-                    rows.append((*self._array(getattr(model, name)), GROUP_STATE))
-        rows = [r for r in rows if r[1] > 0]
+                rows.sort(key=lambda row: row[2])  # (the acceleration-stage group first)
+                if not all(a.flags.c_contiguous for a, _ in arrays if a.size):
+                    self.reason, rows = "a compared MuJoCo array is not contiguous", []
         table = np.zeros((len(rows), 4), np.int64)
         offset = split = 0
         parts: list[Any] = []
@@ -186,12 +188,6 @@ class ForwardReuse:
             if count:
                 return f"the model has {name}"
         return None
-
-    @staticmethod
-    def _array(array: np.ndarray) -> tuple[int, int]:
-        if array.size and not array.flags.c_contiguous:
-            raise ValueError("a compared MuJoCo array is not contiguous")
-        return (int(array.ctypes.data), int(array.nbytes)) if array.size else (0, 0)
 
     # ------------------------------------------------------------------ the Python path
     def forward(self) -> None:
