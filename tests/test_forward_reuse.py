@@ -382,3 +382,25 @@ def test_vector_env_with_lab_sensors_equals_plain_mj_step(action, every):
         assert max(plain) < 30 * 2 - 20  # (a reused step per env step: no mj_step)
     finally:
         env.close()
+
+
+@pytest.mark.parametrize("path", ["python", pytest.param("compiled", marks=needs_jit)])
+def test_bad_values_in_the_reused_state_reset_as_mj_step_does(built, path):
+    """A forward of a state with a huge velocity: mj_checkVel resets the data, then the
+    full forward runs (as in mj_step), not the reused one."""
+    engine = _engine(built, "go2")
+    model, data = engine.model, engine.data
+    reusing = _Reusing(engine, path)
+    for _ in range(3):
+        reusing.step()
+        reusing.forward()
+    bare = mujoco.MjData(model)
+    data.qvel[2] = 1e11  # (above mjMAXVAL)
+    reusing.forward()  # (armed with it)
+    mujoco.mj_copyData(bare, model, data)
+    warned = data.warning[mujoco.mjtWarning.mjWARN_BADQVEL].number
+    mujoco.mj_step(model, bare)
+    reusing.step()
+    assert data.warning[mujoco.mjtWarning.mjWARN_BADQVEL].number == warned + 1
+    _same_state(model, bare, data, 0)
+    assert np.all(np.abs(data.qvel) < 1e3)
