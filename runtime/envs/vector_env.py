@@ -142,7 +142,8 @@ class SimVectorEnv(gym.vector.VectorEnv):
             # contact sensors and IMUs of every world in one compiled call
             self._lab_set = LabSensorSet(self.lab, self._datas) if self.lab else None
             # lab IMUs and joint wrenches read accelerations of the post-step state: the
-            # worlds run mj_forward after each env step's last physics step
+            # worlds run mj_forward after each env step's last physics step (the next
+            # physics step reuses it: runtime.engine.forward_reuse)
             self._forward = any(
                 s.kind == "joint_wrench" or (s.kind == "imu" and not s.step_accelerations)
                 for s in self.lab.values()
