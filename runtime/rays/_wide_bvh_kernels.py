@@ -75,15 +75,18 @@ and counts as 16 int32 in the seventh."""
 WIDE_STACK_SIZE = 1024
 """Pending children of one traversal: at most NODE_WIDTH - 1 per level, and the binary build
 is at most 96 + 32 levels deep (so is the wide BVH)."""
-COMPACT_LEAVES_ABOVE_BYTES = 8 << 20
+COMPACT_LEAVES_ABOVE_BYTES = 16 << 20
 """Float64 leaf blocks larger than this are stored as float32 corners when exact
 (:func:`compact_leaves`); smaller ones stay float64, whose triangle test needs no conversion.
 
 Measured on one thread (benchmarks/raycast.py scenes, Zen 5, 2 MB L2 per core): float64
-leaves cast fans 5-10 % faster on the dense sphere (82k triangles, 6.8 MB of float64 leaves),
-the room (75k) and the Panda scene; on the terrain (130k, 10.9 MB) both layouts are within
-noise on fans and float32 corners are 6 % faster on scattered rays; on spheres of 330k and
-1.3M triangles float32 corners are 1-4 % faster on every ray set."""
+leaves cast fans 5-10 % faster on the dense sphere (82k triangles, 8.4 MB of float64 leaves),
+the room (75k) and the Panda scene; on spheres of 330k and 1.3M triangles float32 corners
+are 1-4 % faster on every ray set. With the float64 node records (:func:`float64_nodes`),
+same process, thread CPU time, two runs: the terrain (130k, 10.9 MB) casts height scans
+7-13 % faster with float64 leaves, camera fans 0-4 %, lidar fans 1 %, scattered rays within
+-3..+1 %; the dense sphere's fans 3-10 %; a 318k-triangle terrain (29 MB) 1-3 % slower on
+fans (it stays compact)."""
 _NODE_LINES = NODE_ROWS * NODE_WIDTH * 4 // 64  # cache lines of a node record
 _NODE_LINES_FLOAT64 = NODE_ROWS_FLOAT64 * NODE_WIDTH * 8 // 64  # of a float64 node record
 _u = np.uint64  # an index Numba need not check for negative values
