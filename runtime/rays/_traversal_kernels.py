@@ -20,6 +20,7 @@ from runtime.rays._wide_bvh_kernels import (
     NODE_ROWS,
     NODE_ROWS_FLOAT64,
     WIDE_STACK_SIZE,
+    holds_float64,
     wide_traverse_kernel,
 )
 
@@ -430,7 +431,7 @@ def scene_closest_hit_kernel(
     w = NODE_WIDTH
     # the node records: float32 (M, 8, 8) or float64 (M, 7, 8) (module layout); the
     # references and counts as int32 after the 6 box rows
-    per = 2 if wide_nodes.itemsize == 8 else 1  # int32 values per element
+    per = 2 if holds_float64(wide_nodes) else 1  # int32 values per element (constants)
     record = NODE_ROWS_FLOAT64 * w if per == 2 else NODE_ROWS * w
     boxes = wide_nodes.reshape(wide_nodes.size)
     refs = wide_nodes.view(np.int32).reshape(wide_nodes.size * per)[6 * w * per :]

@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from runtime._compile.jit import jit
+from runtime._compile.jit import JIT_DISABLED, jit
 from runtime.rays._simd import (
     LEAF_WIDTH,
     NODE_WIDTH,
@@ -58,6 +58,7 @@ __all__ = [
     "NODE_ROWS_FLOAT64",
     "compact_leaves",
     "float64_nodes",
+    "holds_float64",
     "leaf_blocks",
     "leaf_edges",
     "WIDE_STACK_SIZE",
@@ -287,10 +288,37 @@ def wide_leaf_kernel(
     return t, leaf_ids[ref * LEAF_WIDTH + c]
 
 
+if JIT_DISABLED:
+
+    def holds_float64(array):
+        """Whether ``array`` holds float64 values (in kernels: a constant of its type)."""
+        return array.dtype == np.float64
+
+else:
+    from numba.core import types
+    from numba.extending import intrinsic
+
+    @intrinsic
+    def holds_float64(typingctx, array):
+        """Whether ``array`` holds float64 values: a constant of its type.
+
+        ``array.itemsize`` is read from the array at run time; this is known when the kernel
+        compiles, so that a node record's size is a constant (a shift, not a multiply, on the
+        chain from a node to its child; branches on it vanish).
+        """
+        value = isinstance(array, types.Array) and array.dtype == types.float64
+        sig = types.boolean(array)
+
+        def codegen(context, builder, signature, args):
+            return context.get_constant(types.boolean, value)
+
+        return sig, codegen
+
+
 @jit(inline=True)
 def _prefetch_node(boxes, at):
     """Prefetch the node record starting at element ``at`` of ``boxes`` (float32 or float64)."""
-    if boxes.itemsize == 8:
+    if holds_float64(boxes):
         prefetch_lines(boxes, at, _NODE_LINES_FLOAT64)
     else:
         prefetch_lines(boxes, at, _NODE_LINES)
