@@ -2,15 +2,19 @@
 
 Run: ``python benchmarks/sensors_lab.py [--steps 2000]``.
 
-Two cases, each timed as the thread's CPU time of 50-step blocks (median block; first calls,
-i.e. compilation or cache loads, are made before timing):
+Each case is timed as the thread's CPU time of 50-step blocks (median block; first calls,
+i.e. compilation or cache loads, are made before timing). An update is timed after a
+step, as runs and environments call it: blocks of (``mj_step``, update) less blocks of
+``mj_step`` alone timed right before (each update sees a new state, and the caches as the
+step left them). Cases:
 
 * go2 (scenes/go2_lab_sensors.usda): one contact sensor on the 4 feet (air time, history 3,
   filter on the ground), the base IMU and the 187-ray height scan (grid 1.6 m x 1.0 m at
   0.1 m, yaw-aligned, ground only); target <= 0.3x ``mj_step``.
 * the same with 16 worlds (16 ``MjData``; the height scans are one cast);
 * Panda (scenes/panda_lab_camera.usda): a 64 x 48 depth camera (image-plane depth and
-  normals) on one thread; target <= 1x ``mj_step``.
+  normals) on one thread, the arm holding its pose, then moving (its joint targets swing
+  +-0.3 rad, one phase per joint, a period of 500 steps); target <= 1x ``mj_step``.
 * cameras the shortcuts were not designed for: the same camera on the Panda's hand (a
   moving mount: every ray is cast at every update), and a 64 x 48 camera on a static mount
   in front of go2 looking at the standing robot (its convex-hull links).
@@ -63,13 +67,16 @@ def _blocks(function, steps: int, block: int = 50) -> float:
 
 
 def measure(
-    scene: str, steps: int, worlds: int = 1, camera: Any = None
+    scene: str, steps: int, worlds: int = 1, camera: Any = None, swing: float = 0.0
 ) -> tuple[float, float, dict[str, tuple[float, bool]], float, float | None]:
     """mj_step [us], the set's update [us], per sensor (us, compiled), per-sensor path [us],
     and the ``mj_forward`` runs and environments call before the update [us] (None: the
     sensors need none).
 
     ``camera``: a ``RayCasterCameraConfig`` timed alone instead of the scene's sensors.
+    ``swing``: the first 7 controls (the Panda's joint targets) swing by this much [rad]
+    about their held values (a period of 500 steps, one phase per joint), in the steps
+    timed alone and in those before each update alike.
     """
     import mujoco
     from pxr import Usd
@@ -90,6 +97,7 @@ def measure(
         if sensor is None or not sensor.enabled:
             raise SystemExit(f"{path}: sensor disabled")
     m, dt = engine.model, engine.dt
+    phases = np.random.default_rng(0).uniform(0.0, 2.0 * math.pi, 7)
     datas = [engine.data]
     for _ in range(worlds - 1):
         d = mujoco.MjData(m)
@@ -105,7 +113,14 @@ def measure(
         for single in alone.values():
             single.update(dt)
 
+    held = [d.ctrl.copy() for d in datas]
+    calls = [0]
+
     def physics() -> None:
+        if swing:  # the arm's joint targets swing +-swing rad about the held pose
+            calls[0] += 1
+            for w, d in enumerate(datas):
+                d.ctrl[:7] = held[w][:7] + swing * np.sin(0.0126 * calls[0] + phases)
         for d in datas:
             mujoco.mj_step(m, d)
 
@@ -116,14 +131,20 @@ def measure(
         for sensor in sensors.values():
             sensor.update(datas, dt)
 
+    def stepped(update, count: int) -> float:
+        # each update after a step (a new state, and what the step left in the caches),
+        # less the steps alone timed right before
+        step = _blocks(physics, count)
+        return _blocks(lambda: (physics(), update()), count) - step
+
     step_us = []
     sensor_us = []
     for _ in range(3):  # interleaved rounds: both see the same machine load
         step_us.append(_blocks(physics, steps))
-        sensor_us.append(_blocks(read, steps))
+        sensor_us.append(stepped(read, steps))
     per_sensor = {
         path.rsplit("/", 1)[-1]: (
-            _blocks(lambda s=single: s.update(dt), steps // 2),
+            stepped(lambda s=single: s.update(dt), steps // 2),
             bool(single.compiled),
         )
         for path, single in alone.items()
@@ -132,8 +153,8 @@ def measure(
     if len(compiled) > 1:  # the sensors of the one compiled call, together
         together = LabSensorSet(compiled, datas)
         label = " + ".join(path.rsplit("/", 1)[-1] for path in compiled)
-        per_sensor[label] = (_blocks(lambda: together.update(dt), steps // 2), True)
-    reference = _blocks(each, steps // 2)
+        per_sensor[label] = (stepped(lambda: together.update(dt), steps // 2), True)
+    reference = stepped(each, steps // 2)
     # a lab IMU without accelerations computed in the step (or a joint wrench) reads the
     # post-step state: runs and environments call mj_forward before the update
     forward_us = None
@@ -253,19 +274,21 @@ def main() -> int:
     import numba
 
     numba.set_num_threads(1)
-    for label, scene, target, worlds, camera in (
+    for label, scene, target, worlds, camera, swing in (
         ("go2: 4-foot contact (air time, history 3) + IMU + 187-ray height scan",
-         "scenes/go2_lab_sensors.usda", 0.3, 1, None),
+         "scenes/go2_lab_sensors.usda", 0.3, 1, None, 0.0),
         ("go2, 16 worlds (mj_step of each world; sensors of all)",
-         "scenes/go2_lab_sensors.usda", 0.3, 16, None),
-        ("panda: 64 x 48 depth camera, one thread", "scenes/panda_lab_camera.usda", 1.0, 1,
-         None),
+         "scenes/go2_lab_sensors.usda", 0.3, 16, None, 0.0),
+        ("panda: 64 x 48 depth camera, one thread, the arm holding its pose",
+         "scenes/panda_lab_camera.usda", 1.0, 1, None, 0.0),
+        ("panda: the same, the arm moving (joint targets swing +-0.3 rad)",
+         "scenes/panda_lab_camera.usda", 1.0, 1, None, 0.3),
         ("panda: the 64 x 48 camera on the hand (moving mount), one thread",
-         "scenes/panda_lab_camera.usda", 1.0, 1, _hand_camera()),
+         "scenes/panda_lab_camera.usda", 1.0, 1, _hand_camera(), 0.0),
         ("go2: a 64 x 48 camera on a static mount looking at the robot, one thread",
-         "scenes/go2_lab_sensors.usda", 1.0, 1, _go2_camera()),
+         "scenes/go2_lab_sensors.usda", 1.0, 1, _go2_camera(), 0.0),
     ):  # fmt: skip
-        step, sensors, parts, reference, forward = measure(scene, args.steps, worlds, camera)
+        step, sensors, parts, reference, forward = measure(scene, args.steps, worlds, camera, swing)
         ratio = sensors / step
         print(f"{label}   (load average {os.getloadavg()[0]:.2f})")  # noqa: T201
         print(  # noqa: T201

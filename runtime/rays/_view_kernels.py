@@ -391,6 +391,28 @@ def _row_span(cone, count, v, margin, u0, u1):
     return int(math.ceil(lo)), int(math.floor(hi))
 
 
+@jit(inline=True)
+def _entry_kernel(
+    leaf_triangles, corners, leaf_ids, face_normals, ref, ox, oy, oz, dx, dy, dz, t_best,
+    double_sided, leaf_t,
+):  # fmt: skip
+    """Leaf ``ref``'s closest hit when it is on a face turned towards the ray, else none.
+
+    For a group that is one convex hull with outward normals: such a hit is where the ray
+    enters the hull, so no triangle of the group is nearer. Returns ``(t, face)`` or
+    ``(t_best, -1)``.
+    """
+    t, face = wide_leaf_kernel(
+        leaf_triangles, corners, leaf_ids, ref, ox, oy, oz, dx, dy, dz, t_best, double_sided,
+        leaf_t,
+    )  # fmt: skip
+    if face >= 0 and (
+        face_normals[face, 0] * dx + face_normals[face, 1] * dy + face_normals[face, 2] * dz < 0.0
+    ):
+        return t, face
+    return t_best, -1
+
+
 @jit(nrt=False)
 def view_kernel(
     body_positions,
@@ -692,24 +714,17 @@ def view_kernel(
                     iz = span[5, j]
                     limit = t_best
                     face = -1
-                    if last_group[p] == k:
-                        # this group gave the pixel's hit at the world's last update
-                        if convex[k] != 0:
-                            # one convex hull seen from outside: a hit on a face turned
-                            # towards the camera is where the ray enters it, the closest
-                            # hit of the group; first the leaf of the last hit
-                            t, face = wide_leaf_kernel(
-                                leaf_triangles, corners, leaf_ids, last_leaf[p], lox, loy,
-                                loz, ldx, ldy, ldz, t_best, double_sided, leaf_t,
-                            )  # fmt: skip
-                            if face >= 0 and not (
-                                face_normals[face, 0] * ldx
-                                + face_normals[face, 1] * ldy
-                                + face_normals[face, 2] * ldz
-                                < 0.0
-                            ):
-                                face = -1
-                        # else first a traversal up to a little beyond the last distance (a
+                    if last_group[p] == k and convex[k] != 0:
+                        # one convex hull: a hit on a face turned towards the camera is
+                        # where the ray enters it, the group's closest hit; first the leaf
+                        # of the pixel's hit at the world's last update
+                        t, face = _entry_kernel(
+                            leaf_triangles, corners, leaf_ids, face_normals, last_leaf[p], lox,
+                            loy, loz, ldx, ldy, ldz, t_best, double_sided, leaf_t,
+                        )  # fmt: skip
+                    if face < 0 and last_group[p] == k:
+                        # this group gave the pixel's hit at the world's last update:
+                        # first a traversal up to a little beyond the last distance (a
                         # hit below it is the one of the whole range), the whole range only
                         # if it finds none
                         before = last_t[p]
