@@ -63,7 +63,8 @@ __all__ = [
 ]  # fmt: skip
 
 CONE_VALUES = 24
-"""Scratch values of a box's silhouette cone (:func:`_silhouette_kernel`: 6 planes of 4)."""
+"""Scratch values of a box's silhouette cone (:func:`_silhouette_kernel`: up to 6 lower and
+6 upper column bounds of 2 values)."""
 
 # float64 slots: the scene's arrays, the view's rays and cached hits, working buffers
 (F_FACE_NORMALS, F_SOLID_POSITIONS, F_SOLID_ORIENTATIONS, F_SOLID_PARAMS,
@@ -249,7 +250,9 @@ def _pixel_rectangle(view, group_positions, group_orientations, g, bounds, k, co
 
 
 @jit(inline=True)
-def _silhouette_kernel(view, group_positions, group_orientations, g, bounds, k, col, cone):
+def _silhouette_kernel(
+    view, group_positions, group_orientations, g, bounds, k, col, cone, v0, v1
+):  # fmt: skip
     """The pixel half-planes whose intersection holds every ray that can meet a box of ``g``.
 
     The box is ``bounds[k, col:col + 6]`` (group frame), padded by ``1e-9`` of its size. Seen
@@ -258,15 +261,18 @@ def _silhouette_kernel(view, group_positions, group_orientations, g, bounds, k, 
     camera and one turned away: 4 or 6 of them). A plane with normal ``n`` (camera frame,
     x forward, y left, z up) holds the rays ``d`` with ``n . d >= 0``; the ray of the
     continuous pixel coordinates (u, v) is ``(1, (cx - u) / fx, (cy - v) / fy)`` times a
-    positive factor, so each plane is the pixel half-plane ``A + B u + C v >= 0``. Stored
-    per plane in ``cone[4 i : 4 i + 4]`` as ``(kind, P, Q, R)``: kind 1 (``B > 0``) bounds
-    ``u >= P + Q v - R`` over a band of rows ``v +- margin`` (``R = |C| margin / |B|``),
-    kind -1 the same upper bound, kind 0 (``B == 0``) ``A + C v + |C| margin >= 0`` as
-    ``(0, A, C, |C| margin)``.
+    positive factor, so each plane is the pixel half-plane ``A + B u + C v >= 0``, taken at
+    its loosest over the rows ``v +- margin`` (the pixel rays' distance from their integer
+    coordinates): ``B u >= -(A + C v + |C| margin)``. A plane with ``B > 0`` bounds the
+    columns from below, ``u >= a + b v`` (``a, b`` in ``cone[2 i : 2 i + 2]``, the column
+    margin included), one with ``B < 0`` from above (from ``cone[12]`` on), one with
+    ``B == 0`` bounds the rows.
 
     Returns:
-        The number of planes, or -1 when there is no cone (the camera inside the padded
-        box, on a silhouette edge's line, or a non-finite pose): use the rectangle.
+        ``(lowers, uppers, v0, v1)``: the number of lower and upper column bounds, and the
+        rows ``v0..v1`` narrowed; ``(0, 0, v0, v1)`` when there is no cone (the camera
+        inside the padded box, on a silhouette edge's line, or a non-finite pose): the
+        rectangle's rows and columns.
     """
     r00, r01, r02, r10, r11, r12, r20, r21, r22 = matrix_kernel(
         group_orientations[g, 0], group_orientations[g, 1], group_orientations[g, 2],
@@ -306,13 +312,16 @@ def _silhouette_kernel(view, group_positions, group_orientations, g, bounds, k, 
         -1 if eye[2] < lo[2] else (1 if eye[2] > hi[2] else 0),
     )
     if side[0] == 0 and side[1] == 0 and side[2] == 0:
-        return -1  # (inside, or NaN: no comparison holds)
+        return 0, 0, v0, v1  # (inside, or NaN: no comparison holds)
     fx = view[0, 7]
     fy = view[0, 8]
     cx = view[0, 9]
     cy = view[0, 10]
     margin = view[0, 12]
-    count = 0
+    lowers = 0
+    uppers = 0
+    row_lo = float(v0)
+    row_hi = float(v1)
     for c in range(3):  # the edges along axis c, at the sides of axes a and b
         a = (c + 1) % 3
         b = (c + 2) % 3
@@ -328,7 +337,7 @@ def _silhouette_kernel(view, group_positions, group_orientations, g, bounds, k, 
             na = qb
             nb = -qa
             if abs(qa) + abs(qb) <= 1e-6 * (1.0 + size):
-                return -1  # (the camera on the edge's line: no plane to trust)
+                return 0, 0, v0, v1  # (the camera on the edge's line: no plane to trust)
             if na * (0.5 * (lo[a] + hi[a]) - eye[a]) + nb * (0.5 * (lo[b] + hi[b]) - eye[b]) < 0:
                 na = -na  # the box's centre on the inner side
                 nb = -nb
@@ -341,51 +350,46 @@ def _silhouette_kernel(view, group_positions, group_orientations, g, bounds, k, 
             big_a = nx + ny * (cx / fx) + nz * (cy / fy)
             big_b = -ny / fx
             big_c = -nz / fy
-            spread = abs(big_c) * margin
-            at = 4 * count
+            rows = -(big_a + abs(big_c) * margin)  # B u >= rows - C v
             if big_b > 0.0:
-                cone[at] = 1.0
-                cone[at + 1] = -big_a / big_b
-                cone[at + 2] = -big_c / big_b
-                cone[at + 3] = spread / big_b
+                cone[2 * lowers] = rows / big_b - margin
+                cone[2 * lowers + 1] = -big_c / big_b
+                lowers += 1
             elif big_b < 0.0:
-                cone[at] = -1.0
-                cone[at + 1] = -big_a / big_b
-                cone[at + 2] = -big_c / big_b
-                cone[at + 3] = -spread / big_b
-            else:
-                cone[at] = 0.0
-                cone[at + 1] = big_a
-                cone[at + 2] = big_c
-                cone[at + 3] = spread
-            count += 1
-    for j in range(4 * count):
-        if not math.isfinite(cone[j]):
-            return -1
-    return count
+                cone[12 + 2 * uppers] = rows / big_b + margin
+                cone[13 + 2 * uppers] = -big_c / big_b
+                uppers += 1
+            elif big_c > 0.0:
+                row_lo = max(row_lo, rows / big_c)
+            elif big_c < 0.0:
+                row_hi = min(row_hi, rows / big_c)
+            elif rows > 0.0:
+                row_hi = -1.0  # (no row)
+    for i in range(2 * lowers):
+        if not math.isfinite(cone[i]):
+            return 0, 0, v0, v1
+    for i in range(2 * uppers):
+        if not math.isfinite(cone[12 + i]):
+            return 0, 0, v0, v1
+    if not row_lo <= row_hi:  # (also NaN)
+        return lowers, uppers, 1, 0
+    return lowers, uppers, int(math.ceil(row_lo)), int(math.floor(row_hi))
 
 
 @jit(inline=True)
-def _row_span(cone, count, v, margin, u0, u1):
+def _row_span(cone, lowers, uppers, v, u0, u1):
     """Columns ``(first, last)`` of row ``v`` within ``[u0, u1]`` that the cone may hold.
 
-    Every plane of :func:`_silhouette_kernel` is taken at its loosest over the rows
-    ``v +- margin``, and the columns grow by ``margin`` (the pixel rays' distance from their
-    integer coordinates): a superset of the pixels whose rays meet the box. Empty:
-    ``first > last``.
+    The column bounds of :func:`_silhouette_kernel` (margins included): a superset of the
+    pixels whose rays meet the box. Empty: ``first > last``.
     """
     lo = float(u0)
     hi = float(u1)
     row = float(v)
-    for i in range(count):
-        at = 4 * i
-        kind = cone[at]
-        if kind > 0.0:
-            lo = max(lo, cone[at + 1] + cone[at + 2] * row - cone[at + 3] - margin)
-        elif kind < 0.0:
-            hi = min(hi, cone[at + 1] + cone[at + 2] * row + cone[at + 3] + margin)
-        elif cone[at + 1] + cone[at + 2] * row + cone[at + 3] < 0.0:
-            return 1, 0
+    for i in range(lowers):
+        lo = max(lo, cone[2 * i] + cone[2 * i + 1] * row)
+    for i in range(uppers):
+        hi = min(hi, cone[12 + 2 * i] + cone[13 + 2 * i] * row)
     if not lo <= hi:
         return 1, 0
     return int(math.ceil(lo)), int(math.floor(hi))
@@ -615,7 +619,6 @@ def view_kernel(
     order_t = stack_f[WIDE_STACK_SIZE + 2 * w : WIDE_STACK_SIZE + 3 * w]
     cone = stack_f[WIDE_STACK_SIZE + 3 * w : WIDE_STACK_SIZE + 3 * w + CONE_VALUES]
     span = _floats(block_f, block_i, F_SPAN)
-    margin = view[0, 12]
     hit_count = 0
     for k in range(moving_count):
         g = moving[k]
@@ -628,14 +631,11 @@ def view_kernel(
             u0, u1, v0, v1 = _pixel_rectangle(
                 view, group_positions, group_orientations, g, bounds, k, 0, width, height
             )
-            if u0 > u1 or v0 > v1:
-                u0 = 0  # (out of the image: no rows; analytic solids below)
-                v0 = 1
-                v1 = 0
-                planes = -1
-            else:
-                planes = _silhouette_kernel(
-                    view, group_positions, group_orientations, g, bounds, k, 0, cone
+            lowers = 0
+            uppers = 0
+            if u0 <= u1 and v0 <= v1:
+                lowers, uppers, v0, v1 = _silhouette_kernel(
+                    view, group_positions, group_orientations, g, bounds, k, 0, cone, v0, v1
                 )
             # the rays share their origin: its place in the group frame
             frame = ray_frames[g]
@@ -665,9 +665,7 @@ def view_kernel(
             box_hi_y = bounds[k, 4] + pad - loy
             box_hi_z = bounds[k, 5] + pad - loz
             for v in range(v0, v1 + 1):
-                first, last = u0, u1
-                if planes >= 0:
-                    first, last = _row_span(cone, planes, v, margin, u0, u1)
+                first, last = _row_span(cone, lowers, uppers, v, u0, u1)
                 # the span's rays in the group frame and their box test, without branches
                 # (the traversal's own ray transform and inverses)
                 for u in range(first, last + 1):
@@ -776,13 +774,14 @@ def view_kernel(
         u0, u1, v0, v1 = _pixel_rectangle(
             view, group_positions, group_orientations, g, bounds, k, 6, width, height
         )
-        planes = _silhouette_kernel(
-            view, group_positions, group_orientations, g, bounds, k, 6, cone
-        )
+        lowers = 0
+        uppers = 0
+        if u0 <= u1 and v0 <= v1:
+            lowers, uppers, v0, v1 = _silhouette_kernel(
+                view, group_positions, group_orientations, g, bounds, k, 6, cone, v0, v1
+            )
         for v in range(v0, v1 + 1):
-            first, last = u0, u1
-            if planes >= 0:
-                first, last = _row_span(cone, planes, v, margin, u0, u1)
+            first, last = _row_span(cone, lowers, uppers, v, u0, u1)
             for u in range(first, last + 1):
                 p = v * width + u
                 t_best = min(io_t[p], max_distances[p])
