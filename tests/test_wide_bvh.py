@@ -312,6 +312,33 @@ def test_plain_python_wide_traversal_gives_the_compiled_hits(tmp_path):
         assert 0.3 < np.isfinite(results[0]["dist"]).mean() < 0.95
 
 
+@pytest.mark.parametrize("moved", [False, True])
+def test_one_group_matches_the_binary_traversal(moved):
+    """One group (the scene casts' own loop for it), at the world frame or moved and turned."""
+    rng = np.random.default_rng(12)
+    meshes = _meshes(rng, False)[:1]
+    backend = NumbaBvhBackend(meshes, double_sided=False)
+    positions = np.array([[0.3, -0.2, 0.1] if moved else [0.0, 0.0, 0.0]])
+    orientations = np.array([[0.8, 0.2, -0.3, 0.4] if moved else [1.0, 0.0, 0.0, 0.0]])
+    orientations /= np.linalg.norm(orientations, axis=1, keepdims=True)
+    count = 2000
+    o = rng.normal(size=(count, 3))
+    o = 2.5 * o / np.linalg.norm(o, axis=1, keepdims=True)
+    d = rng.uniform(-0.8, 0.8, (count, 3)) - o
+    d /= np.linalg.norm(d, axis=1, keepdims=True)
+    max_d = np.where(rng.random(count) < 0.2, rng.uniform(0.5, 3.0, count), np.inf)
+    dist = np.empty(count)
+    face = np.empty(count, np.int64)
+    backend.coherent_sort_threshold = 0
+    backend.cast(o, d, max_d, positions, orientations, dist, face)
+    ref_dist, ref_face = _binary_oracle(backend, positions, orientations, o, d, max_d, False)
+    assert 0.2 < np.isfinite(ref_dist).mean() < 0.95
+    np.testing.assert_array_equal(face, ref_face)
+    hit = np.isfinite(dist)
+    np.testing.assert_array_equal(hit, np.isfinite(ref_dist))
+    np.testing.assert_allclose(dist[hit], ref_dist[hit], rtol=1e-12, atol=1e-12)
+
+
 @pytest.mark.parametrize("scale", [1e-46, 1e-30, 1e30, 1e39])
 def test_scales_beyond_float32_keep_every_hit(scale):
     """Boxes that float32 cannot hold (0 or inf once rounded) still let every ray through."""
