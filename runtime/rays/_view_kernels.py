@@ -182,15 +182,12 @@ def _image_pixel(
 
 
 @jit(inline=True)
-def _pixel_rectangle(view, group_positions, group_orientations, g, bounds, k, col, width, height):
-    """Columns u0..u1 and rows v0..v1 whose rays may meet a box of group ``g`` (may be empty).
+def _group_in_camera_kernel(view, group_positions, group_orientations, g):
+    """Group ``g``'s pose seen from the camera (``view``: its position and orientation).
 
-    The box is ``bounds[k, col:col + 6]`` (group frame); its 8 corners at the group's pose
-    are projected through the pinhole (``view``: camera position, orientation, fx, fy, cx,
-    cy) and the rectangle around them grows by one pixel on every side (rounding of the
-    rays' own directions and of the corners, here the box's centre and its three half
-    edges turned into the camera frame once). A corner not in front of the camera gives
-    the whole image.
+    Returns:
+        15 values: the rotation from the group frame to the camera frame (row-major), the
+        group's origin in the camera frame, and the camera's position in the group frame.
     """
     r00, r01, r02, r10, r11, r12, r20, r21, r22 = matrix_kernel(
         group_orientations[g, 0], group_orientations[g, 1], group_orientations[g, 2],
@@ -209,18 +206,41 @@ def _pixel_rectangle(view, group_positions, group_orientations, g, bounds, k, co
     m20 = c02 * r00 + c12 * r10 + c22 * r20
     m21 = c02 * r01 + c12 * r11 + c22 * r21
     m22 = c02 * r02 + c12 * r12 + c22 * r22
+    wx = group_positions[g, 0] - view[0, 0]
+    wy = group_positions[g, 1] - view[0, 1]
+    wz = group_positions[g, 2] - view[0, 2]
+    return (
+        m00, m01, m02, m10, m11, m12, m20, m21, m22,
+        c00 * wx + c10 * wy + c20 * wz,
+        c01 * wx + c11 * wy + c21 * wz,
+        c02 * wx + c12 * wy + c22 * wz,
+        -(r00 * wx + r10 * wy + r20 * wz),
+        -(r01 * wx + r11 * wy + r21 * wz),
+        -(r02 * wx + r12 * wy + r22 * wz),
+    )  # fmt: skip
+
+
+@jit(inline=True)
+def _pixel_rectangle(view, frame, bounds, k, col, width, height):
+    """Columns u0..u1 and rows v0..v1 whose rays may meet a box of group ``g`` (may be empty).
+
+    The box is ``bounds[k, col:col + 6]`` (group frame); its 8 corners at the group's pose
+    (``frame``: :func:`_group_in_camera_kernel`) are projected through the pinhole
+    (``view``: fx, fy, cx, cy) and the rectangle around them grows by one pixel on every
+    side (rounding of the rays' own directions and of the corners, here the box's centre
+    and its three half edges turned into the camera frame once). A corner not in front of
+    the camera gives the whole image.
+    """
+    m00, m01, m02, m10, m11, m12, m20, m21, m22, ox, oy, oz, _, _, _ = frame
     lx = 0.5 * (bounds[k, col] + bounds[k, col + 3])
     ly = 0.5 * (bounds[k, col + 1] + bounds[k, col + 4])
     lz = 0.5 * (bounds[k, col + 2] + bounds[k, col + 5])
     hx = 0.5 * (bounds[k, col + 3] - bounds[k, col])
     hy = 0.5 * (bounds[k, col + 4] - bounds[k, col + 1])
     hz = 0.5 * (bounds[k, col + 5] - bounds[k, col + 2])
-    wx = group_positions[g, 0] - view[0, 0]
-    wy = group_positions[g, 1] - view[0, 1]
-    wz = group_positions[g, 2] - view[0, 2]
-    bx = c00 * wx + c10 * wy + c20 * wz + m00 * lx + m01 * ly + m02 * lz
-    by = c01 * wx + c11 * wy + c21 * wz + m10 * lx + m11 * ly + m12 * lz
-    bz = c02 * wx + c12 * wy + c22 * wz + m20 * lx + m21 * ly + m22 * lz
+    bx = ox + m00 * lx + m01 * ly + m02 * lz
+    by = oy + m10 * lx + m11 * ly + m12 * lz
+    bz = oz + m20 * lx + m21 * ly + m22 * lz
     u_lo = math.inf
     u_hi = -math.inf
     v_lo = math.inf
@@ -250,12 +270,11 @@ def _pixel_rectangle(view, group_positions, group_orientations, g, bounds, k, co
 
 
 @jit(inline=True)
-def _silhouette_kernel(
-    view, group_positions, group_orientations, g, bounds, k, col, cone, v0, v1
-):  # fmt: skip
-    """The pixel half-planes whose intersection holds every ray that can meet a box of ``g``.
+def _silhouette_kernel(view, frame, bounds, k, col, cone, v0, v1):
+    """The pixel half-planes whose intersection holds every ray that can meet a box.
 
-    The box is ``bounds[k, col:col + 6]`` (group frame), padded by ``1e-9`` of its size. Seen
+    The box is ``bounds[k, col:col + 6]`` (group frame, the group posed by ``frame``:
+    :func:`_group_in_camera_kernel`), padded by ``1e-9`` of its size. Seen
     from the camera (outside it), the rays that meet it form a cone bounded by one plane
     through the camera per silhouette edge (an edge between a face turned towards the
     camera and one turned away: 4 or 6 of them). A plane with normal ``n`` (camera frame,
@@ -274,32 +293,8 @@ def _silhouette_kernel(
         inside the padded box, on a silhouette edge's line, or a non-finite pose): the
         rectangle's rows and columns.
     """
-    r00, r01, r02, r10, r11, r12, r20, r21, r22 = matrix_kernel(
-        group_orientations[g, 0], group_orientations[g, 1], group_orientations[g, 2],
-        group_orientations[g, 3],
-    )  # fmt: skip
-    c00, c01, c02, c10, c11, c12, c20, c21, c22 = matrix_kernel(
-        view[0, 3], view[0, 4], view[0, 5], view[0, 6]
-    )
-    # M = C^T R: group frame to camera frame
-    m00 = c00 * r00 + c10 * r10 + c20 * r20
-    m01 = c00 * r01 + c10 * r11 + c20 * r21
-    m02 = c00 * r02 + c10 * r12 + c20 * r22
-    m10 = c01 * r00 + c11 * r10 + c21 * r20
-    m11 = c01 * r01 + c11 * r11 + c21 * r21
-    m12 = c01 * r02 + c11 * r12 + c21 * r22
-    m20 = c02 * r00 + c12 * r10 + c22 * r20
-    m21 = c02 * r01 + c12 * r11 + c22 * r21
-    m22 = c02 * r02 + c12 * r12 + c22 * r22
-    # the camera in the group frame: R^T (o - p)
-    wx = view[0, 0] - group_positions[g, 0]
-    wy = view[0, 1] - group_positions[g, 1]
-    wz = view[0, 2] - group_positions[g, 2]
-    eye = (
-        r00 * wx + r10 * wy + r20 * wz,
-        r01 * wx + r11 * wy + r21 * wz,
-        r02 * wx + r12 * wy + r22 * wz,
-    )
+    m00, m01, m02, m10, m11, m12, m20, m21, m22, _, _, _, ex, ey, ez = frame
+    eye = (ex, ey, ez)
     size = 0.0
     for a in range(6):
         size = max(size, abs(bounds[k, col + a]))
@@ -628,15 +623,12 @@ def view_kernel(
         qz = group_orientations[g, 3]
         root = roots[g]
         if root >= 0:
-            u0, u1, v0, v1 = _pixel_rectangle(
-                view, group_positions, group_orientations, g, bounds, k, 0, width, height
-            )
+            seen = _group_in_camera_kernel(view, group_positions, group_orientations, g)
+            u0, u1, v0, v1 = _pixel_rectangle(view, seen, bounds, k, 0, width, height)
             lowers = 0
             uppers = 0
             if u0 <= u1 and v0 <= v1:
-                lowers, uppers, v0, v1 = _silhouette_kernel(
-                    view, group_positions, group_orientations, g, bounds, k, 0, cone, v0, v1
-                )
+                lowers, uppers, v0, v1 = _silhouette_kernel(view, seen, bounds, k, 0, cone, v0, v1)
             # the rays share their origin: its place in the group frame
             frame = ray_frames[g]
             f0 = frame[0]
@@ -771,15 +763,12 @@ def view_kernel(
         )  # fmt: skip
         if n == 0:
             continue
-        u0, u1, v0, v1 = _pixel_rectangle(
-            view, group_positions, group_orientations, g, bounds, k, 6, width, height
-        )
+        seen = _group_in_camera_kernel(view, group_positions, group_orientations, g)
+        u0, u1, v0, v1 = _pixel_rectangle(view, seen, bounds, k, 6, width, height)
         lowers = 0
         uppers = 0
         if u0 <= u1 and v0 <= v1:
-            lowers, uppers, v0, v1 = _silhouette_kernel(
-                view, group_positions, group_orientations, g, bounds, k, 6, cone, v0, v1
-            )
+            lowers, uppers, v0, v1 = _silhouette_kernel(view, seen, bounds, k, 6, cone, v0, v1)
         for v in range(v0, v1 + 1):
             first, last = _row_span(cone, lowers, uppers, v, u0, u1)
             for u in range(first, last + 1):
