@@ -104,38 +104,55 @@ def random_poses(rng, step):
     return positions, q / np.linalg.norm(q, axis=1, keepdims=True)
 
 
+class ViewAndCast:
+    """A two-world PinholeView of ``scene`` from CAMERA (looking along +x) with ``bodies``
+    moving, and its oracle: :meth:`update` updates one world and checks its images against
+    one ``RayScene.cast`` of every pixel ray at the same poses, bit for bit."""
+
+    def __init__(self, scene, bodies, max_distance):
+        self.scene = scene
+        self.directions = np.ascontiguousarray(pixel_rays())
+        p = W * H
+        rows = np.array([bodies.index(g) if g in bodies else -1 for g in scene.group_paths])
+        fixed_p, fixed_q = (a.copy() for a in scene.group_poses(None, None))
+        self.outputs = (np.zeros((2, p)), np.zeros((2, p)), np.zeros((2, p, 3)),
+                        np.zeros((2, p), np.int64))  # fmt: skip
+        self.view = PinholeView(
+            scene, CAMERA, [1.0, 0.0, 0.0, 0.0], self.directions, W, H, (FX, FY, CX, CY),
+            max_distance, rows, fixed_p, fixed_q, self.directions[:, 0].copy(), *self.outputs,
+            0, len(bodies),
+        )  # fmt: skip
+        self.origins = np.ascontiguousarray(np.tile(CAMERA, (p, 1)))
+        self.max_distances = np.full(p, float(max_distance))
+
+    def update(self, env, positions, orientations):
+        """World ``env`` at these poses; returns the oracle's (distances, actors, normals)."""
+        self.view.update(env, positions, orientations)
+        p = W * H
+        t = np.empty(p)
+        actors = np.empty(p, np.int64)
+        normals = np.empty((p, 3))
+        self.scene.cast(self.origins, self.directions, self.max_distances, positions,
+                        orientations, t, actors, normals)  # fmt: skip
+        hit = np.isfinite(t)
+        plane, camera, view_normals, view_actors = (out[env] for out in self.outputs)
+        np.testing.assert_array_equal(camera, t)
+        np.testing.assert_array_equal(plane, np.where(hit, t * self.directions[:, 0], np.inf))
+        np.testing.assert_array_equal(view_actors, actors)
+        np.testing.assert_array_equal(view_normals[hit], normals[hit])
+        return t, actors, normals
+
+
 def test_view_equals_the_scene_cast_for_every_collider_kind():
     scene = make_scene()
     assert box_scene_rows(scene, *scene.group_poses(None, None)) is None  # (not boxes only)
-    directions = np.ascontiguousarray(pixel_rays())
-    p = W * H
-    rows = np.array([BODIES.index(g) if g in BODIES else -1 for g in scene.group_paths])
-    fixed_p, fixed_q = (a.copy() for a in scene.group_poses(None, None))
-    outputs = (np.zeros((2, p)), np.zeros((2, p)), np.zeros((2, p, 3)), np.zeros((2, p), np.int64))
-    view = PinholeView(
-        scene, CAMERA, [1.0, 0.0, 0.0, 0.0], directions, W, H, (FX, FY, CX, CY), 8.0, rows,
-        fixed_p, fixed_q, directions[:, 0].copy(), *outputs, 0, len(BODIES),
-    )  # fmt: skip
-    origins = np.ascontiguousarray(np.tile(CAMERA, (p, 1)))
+    check = ViewAndCast(scene, BODIES, 8.0)
     rng = np.random.default_rng(4)
     seen = {"moving": 0, "inside": 0, "mesh": 0, "solid": 0}
     mesh_actor = scene.actor_paths.index("/World/M")
     for step in range(60):
         for env in range(2):
-            positions, orientations = random_poses(rng, step + env)
-            view.update(env, positions, orientations)
-            t = np.empty(p)
-            actors = np.empty(p, np.int64)
-            normals = np.empty((p, 3))
-            scene.cast(origins, directions, np.full(p, 8.0), positions, orientations, t, actors,
-                       normals)  # fmt: skip
-            hit = np.isfinite(t)
-            np.testing.assert_array_equal(outputs[1][env], t)
-            np.testing.assert_array_equal(
-                outputs[0][env], np.where(hit, t * directions[:, 0], np.inf)
-            )
-            np.testing.assert_array_equal(outputs[3][env], actors)
-            np.testing.assert_array_equal(outputs[2][env][hit], normals[hit])
+            t, actors, _ = check.update(env, *random_poses(rng, step + env))
             moving = np.isin(actors, [scene.actor_paths.index(b) for b in BODIES])
             seen["moving"] += bool(moving.any())
             seen["inside"] += bool(np.all(t == 0.0))
@@ -190,17 +207,7 @@ def test_view_over_small_motions_equals_the_scene_cast():
     last hit): the edges of the nearer quad cross pixels, whose hits jump to the farther
     quad (nothing within the short range: the whole range is cast), turns and pauses."""
     scene = make_layered_scene()
-    bodies = ["/World/M", "/World/S"]
-    directions = np.ascontiguousarray(pixel_rays())
-    p = W * H
-    rows = np.array([bodies.index(g) if g in bodies else -1 for g in scene.group_paths])
-    fixed_p, fixed_q = (a.copy() for a in scene.group_poses(None, None))
-    outputs = (np.zeros((2, p)), np.zeros((2, p)), np.zeros((2, p, 3)), np.zeros((2, p), np.int64))
-    view = PinholeView(
-        scene, CAMERA, [1.0, 0.0, 0.0, 0.0], directions, W, H, (FX, FY, CX, CY), 20.0, rows,
-        fixed_p, fixed_q, directions[:, 0].copy(), *outputs, 0, len(bodies),
-    )  # fmt: skip
-    origins = np.ascontiguousarray(np.tile(CAMERA, (p, 1)))
+    check = ViewAndCast(scene, ["/World/M", "/World/S"], 20.0)
     plates = scene.actor_paths.index("/World/M")
     previous = [None, None]
     kept = jumped = 0
@@ -219,16 +226,7 @@ def test_view_over_small_motions_equals_the_scene_cast():
             orientations = np.array(
                 [[math.cos(angle), 0.0, math.sin(angle), 0.0], [1.0, 0.0, 0.0, 0.0]]
             )
-            view.update(env, positions, orientations)
-            t = np.empty(p)
-            actors = np.empty(p, np.int64)
-            normals = np.empty((p, 3))
-            scene.cast(origins, directions, np.full(p, 20.0), positions, orientations, t, actors,
-                       normals)  # fmt: skip
-            hit = np.isfinite(t)
-            np.testing.assert_array_equal(outputs[1][env], t)
-            np.testing.assert_array_equal(outputs[3][env], actors)
-            np.testing.assert_array_equal(outputs[2][env][hit], normals[hit])
+            t, actors, _ = check.update(env, positions, orientations)
             if previous[env] is not None:
                 t0, a0 = previous[env]
                 both = (a0 == plates) & (actors == plates)
@@ -261,17 +259,8 @@ def test_view_of_tumbling_convex_hulls_equals_the_scene_cast(double_sided):
     then a face turned away). Oracle: RayScene.cast, bit for bit."""
     scene = make_tumbling_scene(double_sided)
     bodies = ["/World/P", "/World/Q"]
-    directions = np.ascontiguousarray(pixel_rays())
-    p = W * H
-    rows = np.array([bodies.index(g) if g in bodies else -1 for g in scene.group_paths])
-    fixed_p, fixed_q = (a.copy() for a in scene.group_poses(None, None))
-    outputs = (np.zeros((2, p)), np.zeros((2, p)), np.zeros((2, p, 3)), np.zeros((2, p), np.int64))
-    view = PinholeView(
-        scene, CAMERA, [1.0, 0.0, 0.0, 0.0], directions, W, H, (FX, FY, CX, CY), 20.0, rows,
-        fixed_p, fixed_q, directions[:, 0].copy(), *outputs, 0, len(bodies),
-    )  # fmt: skip
-    assert sorted(scene.group_paths[g] for g in view.convex_groups) == bodies
-    origins = np.ascontiguousarray(np.tile(CAMERA, (p, 1)))
+    check = ViewAndCast(scene, bodies, 20.0)
+    assert sorted(scene.group_paths[g] for g in check.view.convex_groups) == bodies
     actors = [scene.actor_paths.index(b) for b in bodies]
     rng = np.random.default_rng(7)
     spin = rng.normal(size=(2, 2, 3))
@@ -287,16 +276,7 @@ def test_view_of_tumbling_convex_hulls_equals_the_scene_cast(double_sided):
                 axis = spin[env, b] / np.linalg.norm(spin[env, b])
                 angle = 0.15 * s  # (a quarter turn in about ten updates)
                 orientations[b] = [math.cos(angle), *(math.sin(angle) * axis)]
-            view.update(env, positions, orientations)
-            t = np.empty(p)
-            hit_actors = np.empty(p, np.int64)
-            normals = np.empty((p, 3))
-            scene.cast(origins, directions, np.full(p, 20.0), positions, orientations, t,
-                       hit_actors, normals)  # fmt: skip
-            hit = np.isfinite(t)
-            np.testing.assert_array_equal(outputs[1][env], t)
-            np.testing.assert_array_equal(outputs[3][env], hit_actors)
-            np.testing.assert_array_equal(outputs[2][env][hit], normals[hit])
+            _, hit_actors, normals = check.update(env, positions, orientations)
             if previous[env] is not None:
                 n0, a0 = previous[env]
                 same = np.isin(hit_actors, actors) & (hit_actors == a0)

@@ -372,6 +372,22 @@ def _silhouette_kernel(view, frame, bounds, k, col, cone, v0, v1):
 
 
 @jit(inline=True)
+def _pixel_region(view, frame, bounds, k, col, width, height, cone):
+    """The pixels whose rays may meet box ``bounds[k, col:col + 6]``: rectangle and cone.
+
+    Returns:
+        ``(u0, u1, v0, v1, lowers, uppers)``: the rectangle (:func:`_pixel_rectangle`) with
+        its rows narrowed by the silhouette cone (:func:`_silhouette_kernel`, written into
+        ``cone``), whose column bounds :func:`_row_span` applies row by row.
+    """
+    u0, u1, v0, v1 = _pixel_rectangle(view, frame, bounds, k, col, width, height)
+    if u0 > u1 or v0 > v1:
+        return u0, u1, v0, v1, 0, 0
+    lowers, uppers, v0, v1 = _silhouette_kernel(view, frame, bounds, k, col, cone, v0, v1)
+    return u0, u1, v0, v1, lowers, uppers
+
+
+@jit(inline=True)
 def _row_span(cone, lowers, uppers, v, u0, u1):
     """Columns ``(first, last)`` of row ``v`` within ``[u0, u1]`` that the cone may hold.
 
@@ -622,13 +638,11 @@ def view_kernel(
         qy = group_orientations[g, 2]
         qz = group_orientations[g, 3]
         root = roots[g]
+        seen = _group_in_camera_kernel(view, group_positions, group_orientations, g)
         if root >= 0:
-            seen = _group_in_camera_kernel(view, group_positions, group_orientations, g)
-            u0, u1, v0, v1 = _pixel_rectangle(view, seen, bounds, k, 0, width, height)
-            lowers = 0
-            uppers = 0
-            if u0 <= u1 and v0 <= v1:
-                lowers, uppers, v0, v1 = _silhouette_kernel(view, seen, bounds, k, 0, cone, v0, v1)
+            u0, u1, v0, v1, lowers, uppers = _pixel_region(
+                view, seen, bounds, k, 0, width, height, cone
+            )
             # the rays share their origin: its place in the group frame
             frame = ray_frames[g]
             f0 = frame[0]
@@ -763,12 +777,9 @@ def view_kernel(
         )  # fmt: skip
         if n == 0:
             continue
-        seen = _group_in_camera_kernel(view, group_positions, group_orientations, g)
-        u0, u1, v0, v1 = _pixel_rectangle(view, seen, bounds, k, 6, width, height)
-        lowers = 0
-        uppers = 0
-        if u0 <= u1 and v0 <= v1:
-            lowers, uppers, v0, v1 = _silhouette_kernel(view, seen, bounds, k, 6, cone, v0, v1)
+        u0, u1, v0, v1, lowers, uppers = _pixel_region(
+            view, seen, bounds, k, 6, width, height, cone
+        )
         for v in range(v0, v1 + 1):
             first, last = _row_span(cone, lowers, uppers, v, u0, u1)
             for u in range(first, last + 1):

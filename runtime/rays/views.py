@@ -152,8 +152,8 @@ class PinholeView:
         static_t = np.empty(pixels)
         static_actors = np.empty(pixels, np.int64)
         static_normals = np.empty((pixels, 3))
-        scene_cast_kernel(
-            b.wide_nodes, b.leaf_triangles, b.leaf_ids, static_roots, local_boxes,
+        scene_cast_kernel(  # (the float64 node records, as RayScene.cast passes them)
+            b.wide_nodes_float64, b.leaf_triangles, b.leaf_ids, static_roots, local_boxes,
             np.full(g, -1, np.int64), np.zeros((0, 3)), np.zeros((0, 4)), face_groups,
             face_actors, face_normals, solid_groups, solid_kinds, solid_positions,
             solid_orientations, solid_params, solid_plane_ranges, planes, solid_bounds,
