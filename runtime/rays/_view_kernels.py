@@ -19,9 +19,10 @@ routines and arithmetic (its ray transform,
 :func:`~runtime.rays._solid_kernels.scene_solid_hits_kernel`'s composed solid frames and
 world-aligned box test, :func:`~runtime.rays._solid_kernels.group_inside_solid_kernel`), so
 a pixel's hit equals the full scene cast's bit for bit (exact ties in distance aside: between
-two groups the scene keeps the earlier group, the view the static one; between two
-triangles of a group at the same distance, as for a ray through an edge to the rounding,
-the view can keep the other one).
+two groups the scene keeps the earlier group, the view the static one, or the moving group
+whose origin is nearer the camera (the moving groups are cast nearest first, so that their
+hits bound the farther groups' casts); between two triangles of a group at the same
+distance, as for a ray through an edge to the rounding, the view can keep the other one).
 
 The view's arrays are packed in two blocks (float64 and int64) whose first int64 values are
 the layout (offset, rows, columns of each ``F_*`` and ``I_*`` slot), so that the kernel
@@ -92,8 +93,8 @@ whether they meet its box (7, W)."""
 (I_ROOTS, I_FACE_ACTORS, I_SOLID_KINDS, I_PLANE_RANGES, I_SOLID_ACTORS,
  I_GROUP_SOLID_RANGES, I_PARAMS, I_MOVING, I_ROWS, I_STATIC_ACTORS, I_ACTORS, I_CHANGED,
  I_CHANGED_COUNT, I_STAMPS, I_HITS, I_STACK, I_FRAME_ROWS, I_LAST_GROUP,
- I_HIT_GROUP, I_FACE_LEAF, I_CONVEX, I_LAST_LEAF, I_HIT_LEAF) = range(23)  # fmt: skip
-I_SLOTS = 23
+ I_HIT_GROUP, I_FACE_LEAF, I_CONVEX, I_LAST_LEAF, I_HIT_LEAF, I_ORDER) = range(24)  # fmt: skip
+I_SLOTS = 24
 """Int64 slots (``I_*``): group roots (G,), face actors (F,), solid kinds (S,), plane
 ranges (S, 2), solid actors (S,), group solid ranges (G, 2), parameters (1, V_SLOTS),
 moving groups (K,), their body rows (K,), static actors (P,), working actors (P,), changed
@@ -103,7 +104,8 @@ moving group (index into ``I_MOVING``) that gave each pixel's hit at its last up
 -1 none or an analytic solid), the group of each working hit (P,; -1 otherwise), the leaf
 block of each face (F,), per moving group whether its triangles are one convex hull with
 outward normals (K,; 1 / 0), per world the leaf block of each pixel's moving hit at its last
-update (N, P), the leaf block of each working hit (P,)."""
+update (N, P), the leaf block of each working hit (P,), the moving groups in the order of
+their casts (K,; nearest the camera first)."""
 
 # I_PARAMS columns
 V_ENV, V_WIDTH, V_HEIGHT, V_CLIPPING, V_INSIDE, V_CALLS, V_DOUBLE_SIDED = range(7)
@@ -452,11 +454,11 @@ def view_kernel(
     Steps: the moving groups' poses (``I_ROWS`` into the body pose arrays) and ray frames;
     the "camera starts inside a solid" rule (the first containing solid in solid order,
     static ones cached in ``V_INSIDE``: every pixel at distance 0, normal ``-direction``);
-    per moving group, its triangles on the row spans of its triangle box (the scene cast's
-    ray transform, the box in the group frame, the BVH traversal with the pixel's best hit so
-    far as the limit; when the group gave the pixel's last hit, first the leaf of that hit
-    for a convex hull, or up to a little beyond its last distance), then its analytic
-    solids on the row spans of their box (the
+    per moving group, nearest the camera first, its triangles on the row spans of its
+    triangle box (the scene cast's ray transform, the box in the group frame, the BVH
+    traversal with the pixel's best hit so far as the limit; when the group gave the
+    pixel's last hit, first the leaf of that hit for a convex hull, or up to a little beyond
+    its last distance), then its analytic solids on the row spans of their box (the
     scene cast's solid frames, bounding-sphere reject, world-aligned box test and exact
     entries); the images of the pixels that changed now or at the world's last update.
 
@@ -631,7 +633,21 @@ def view_kernel(
     cone = stack_f[WIDE_STACK_SIZE + 3 * w : WIDE_STACK_SIZE + 3 * w + CONE_VALUES]
     span = _floats(block_f, block_i, F_SPAN)
     hit_count = 0
+    # the groups nearest the camera first: their hits bound the farther groups' casts
+    order = _ints_flat(block_i, I_ORDER)
     for k in range(moving_count):
+        g = moving[k]
+        dx = group_positions[g, 0] - ox
+        dy = group_positions[g, 1] - oy
+        dz = group_positions[g, 2] - oz
+        span[0, k] = dx * dx + dy * dy + dz * dz
+        j = k
+        while j > 0 and span[0, order[j - 1]] > span[0, k]:
+            order[j] = order[j - 1]
+            j -= 1
+        order[j] = k
+    for kk in range(moving_count):
+        k = order[kk]
         g = moving[k]
         qw = group_orientations[g, 0]
         qx = group_orientations[g, 1]

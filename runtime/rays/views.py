@@ -12,9 +12,10 @@ the world's last update.
 
 The casts are the scene cast's own routines with the same arithmetic, so each pixel's hit
 (distance, actor, normal) equals :meth:`RayScene.cast <runtime.rays.scene.RayScene.cast>`
-of the same ray with the same body poses (exact ties in distance aside: between a static
-and a moving group the scene keeps the earlier group, the view the static one; between two
-triangles of a moving group, the shorter first cast can meet them in the other order). The
+of the same ray with the same body poses (exact ties in distance aside: between two groups
+the scene keeps the earlier group, the view the static one or the moving group whose origin
+is nearer the camera; between two triangles of a moving group, at the same distance to the
+rounding, the view can keep the other one). The
 "camera starts inside a solid" rule is applied as the scene applies it (every pixel at
 distance 0, normal ``-direction``, the first containing solid's actor).
 
@@ -273,7 +274,7 @@ class PinholeView:
             k.F_RAY_FRAMES: np.zeros((g, 14)),
             k.F_LAST_FRAMES: np.full((self.num_envs * moving.size, 12), np.inf),
             k.F_LAST_T: np.zeros((self.num_envs, pixels)),
-            k.F_SPAN: np.zeros((7, width)),
+            k.F_SPAN: np.zeros((7, max(width, moving.size))),
         }
         ints = {
             k.I_ROOTS: roots.reshape(-1, 1),
@@ -299,6 +300,7 @@ class PinholeView:
             k.I_CONVEX: convex.reshape(-1, 1),
             k.I_LAST_LEAF: np.full((self.num_envs, pixels), -1, np.int64),
             k.I_HIT_LEAF: np.full((pixels, 1), -1, np.int64),
+            k.I_ORDER: np.zeros((moving.size, 1), np.int64),
         }
         self._block_f, self._block_i, self._slots = _pack(floats, ints, k.F_SLOTS, k.I_SLOTS)
         self._env_at = self._slots[("i", k.I_PARAMS)] + k.V_ENV
