@@ -1,8 +1,8 @@
 """Kernels compiled by a run, with their argument types (generated: do not edit).
 
 Written by ``tools/kernel_manifest.py`` from runs of:
-panda_table.usda,
 panda_lab_camera.usda,
+panda_table.usda,
 go2_lab_sensors.usda;
 read by :mod:`runtime._compile.precompile` (``KERNELS``: what a run compiles) and by the
 package build (:mod:`runtime._compile.seeds`: ``KERNELS`` and ``API_KERNELS``, those the
@@ -15,7 +15,7 @@ KERNELS = (
     (
         "runtime.engine._kernels",
         "state_kernel",
-        2.1,
+        2.2,
         (
             "Array(float64, 1, 'C')",
             "Array(float64, 2, 'C')",
@@ -38,7 +38,7 @@ KERNELS = (
     (
         "runtime.kinematics._kernels",
         "ik_lm_kernel",
-        3.6,
+        3.8,
         (
             "Array(float64, 2, 'C')",
             "Array(float64, 1, 'C')",
@@ -54,7 +54,7 @@ KERNELS = (
     (
         "runtime.rays._bvh_build_kernels",
         "bvh_build_kernel",
-        1.7,
+        1.8,
         (
             "Array(float64, 2, 'C')",
             "Array(int64, 2, 'C')",
@@ -68,9 +68,9 @@ KERNELS = (
     (
         "runtime.rays._scene_cast_kernels",
         "scene_cast_kernel",
-        7.7,
+        10.3,
         (
-            "Array(float32, 3, 'C')",
+            "Array(float64, 3, 'C')",
             "Array(float64, 1, 'C')",
             "Array(int64, 2, 'C')",
             "Array(int64, 1, 'C')",
@@ -110,7 +110,7 @@ KERNELS = (
     (
         "runtime.rays._view_kernels",
         "view_kernel",
-        9.2,
+        17.6,
         (
             "Array(float64, 2, 'C')",
             "Array(float64, 2, 'C')",
@@ -129,7 +129,7 @@ KERNELS = (
     (
         "runtime.rays._wide_bvh_kernels",
         "wide_bvh_kernel",
-        0.5,
+        0.7,
         (
             "Array(float64, 2, 'C')",
             "Array(int64, 2, 'C')",
@@ -147,7 +147,7 @@ KERNELS = (
     (
         "runtime.run._fused_kernels",
         "fused_step_kernel",
-        3.3,
+        4.7,
         (
             "Array(int64, 2, 'C')",
             "Array(int64, 2, 'C')",
@@ -164,7 +164,7 @@ KERNELS = (
     (
         "runtime.run._lab_set_kernels",
         "lab_set_kernel",
-        9.7,
+        10.4,
         (
             "Array(int64, 2, 'C')",
             "Array(float64, 2, 'C')",
@@ -176,7 +176,7 @@ KERNELS = (
     (
         "runtime.run._lab_set_kernels",
         "lab_set_part_kernel",
-        1.5,
+        1.8,
         (
             "Array(float64, 2, 'C')",
             "Array(float64, 2, 'C')",
@@ -191,7 +191,7 @@ KERNELS = (
     (
         "runtime.sensors._contact_kernels",
         "contact_update_kernel",
-        1.2,
+        1.0,
         (
             "Array(float64, 2, 'C')",
             "Array(float64, 2, 'C')",
@@ -225,7 +225,7 @@ KERNELS = (
     (
         "runtime.sensors._imu_kernels",
         "imu_update_kernel",
-        2.1,
+        2.4,
         (
             "Array(float64, 2, 'C')",
             "Array(float64, 2, 'C')",
@@ -243,7 +243,7 @@ KERNELS = (
     (
         "runtime.sensors._raycast_kernels",
         "raycast_batch_step_kernel",
-        8.8,
+        8.9,
         (
             "Array(float64, 2, 'C')",
             "Array(int64, 2, 'C')",
@@ -274,7 +274,7 @@ KERNELS = (
     (
         "runtime.sensors.lab._lab_kernels",
         "ray_caster_scene_kernel",
-        2.0,
+        6.8,
         (
             "Array(int64, 1, 'C')",
             "Array(int64, 1, 'C')",
@@ -334,7 +334,7 @@ KERNELS = (
     (
         "runtime.sensors.lab._lab_kernels",
         "ray_frame_kernel",
-        0.7,
+        0.5,
         (
             "int64",
             "Array(float64, 1, 'C')",
@@ -357,7 +357,7 @@ API_KERNELS = (
     (
         "runtime.kinematics._kernels",
         "chain_fk_batch_kernel",
-        1.2,
+        0.4,
         (
             "Array(float64, 2, 'C')",
             "Array(float64, 1, 'C')",
@@ -369,7 +369,7 @@ API_KERNELS = (
     (
         "runtime.kinematics._kernels",
         "chain_fk_frames_kernel",
-        0.4,
+        0.5,
         (
             "Array(int64, 1, 'C')",
             "Array(float64, 2, 'C')",
@@ -385,7 +385,7 @@ API_KERNELS = (
     (
         "runtime.kinematics._kernels",
         "chain_fk_jacobian_batch_kernel",
-        0.4,
+        0.5,
         (
             "Array(float64, 2, 'C')",
             "Array(float64, 1, 'C')",
@@ -423,7 +423,7 @@ API_KERNELS = (
     (
         "runtime.kinematics._kernels",
         "ik_lm_batch_kernel",
-        2.4,
+        2.5,
         (
             "Array(float64, 2, 'C')",
             "Array(float64, 1, 'C')",
