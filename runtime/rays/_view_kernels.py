@@ -72,7 +72,7 @@ CONE_VALUES = 24
  F_PLANES, F_SOLID_BOUNDS, F_GROUP_SOLID_BOXES, F_VIEW, F_GROUP_BOUNDS, F_DIRECTIONS,
  F_INVERSE, F_MAX, F_FORWARD, F_STATIC_T, F_STATIC_NORMALS, F_T, F_NORMALS,
  F_GROUP_POSITIONS, F_GROUP_ORIENTATIONS, F_FRAMES,
- F_STACK, F_RAY_FRAMES, F_LAST_FRAMES, F_LAST_T, F_SPAN) = range(25)  # fmt: skip
+ F_STACK, F_RAY_FRAMES, F_LAST_FRAMES, F_LAST_T, F_KEYS) = range(25)  # fmt: skip
 F_SLOTS = 25
 """Float64 slots (``F_*``): face normals (F, 3), solid positions (S, 3), orientations (S, 4),
 parameters (S, 3), planes (Q, 4), bounding spheres (S, 4), group solid boxes (G, 6), view
@@ -86,8 +86,8 @@ positions (G, 3) and orientations (G, 4), solid frames (S', 16), traversal and c
 world-to-group rotation's entries, the camera in the group frame, how far the origin and the
 rotation moved since the world's last update), per world and moving group the ray frame at
 its last update (N K, 12; inf before the first), per world the distance of each pixel's
-moving hit at its last update (N, P), a row span's rays in a group frame, their inverses and
-whether they meet its box (7, W)."""
+moving hit at its last update (N, P), the moving groups' squared distances from the camera
+(K,; the keys of their cast order)."""
 
 # int64 slots
 (I_ROOTS, I_FACE_ACTORS, I_SOLID_KINDS, I_PLANE_RANGES, I_SOLID_ACTORS,
@@ -455,10 +455,11 @@ def view_kernel(
     the "camera starts inside a solid" rule (the first containing solid in solid order,
     static ones cached in ``V_INSIDE``: every pixel at distance 0, normal ``-direction``);
     per moving group, nearest the camera first, its triangles on the row spans of its
-    triangle box (the scene cast's ray transform, the box in the group frame, the BVH
-    traversal with the pixel's best hit so far as the limit; when the group gave the
-    pixel's last hit, first the leaf of that hit for a convex hull, or up to a little beyond
-    its last distance), then its analytic solids on the row spans of their box (the
+    triangle box (skipped where the pixel has a hit nearer than the box; the scene cast's
+    ray transform, the BVH traversal with the pixel's best hit so far as the limit; when
+    the group gave the pixel's last hit, first the leaf of that hit for a convex hull, or
+    up to a little beyond its last distance), then its analytic solids on the row spans of
+    their box (the
     scene cast's solid frames, bounding-sphere reject, world-aligned box test and exact
     entries); the images of the pixels that changed now or at the world's last update.
 
@@ -631,7 +632,7 @@ def view_kernel(
     leaf_t = stack_f[WIDE_STACK_SIZE + w : WIDE_STACK_SIZE + 2 * w]
     order_t = stack_f[WIDE_STACK_SIZE + 2 * w : WIDE_STACK_SIZE + 3 * w]
     cone = stack_f[WIDE_STACK_SIZE + 3 * w : WIDE_STACK_SIZE + 3 * w + CONE_VALUES]
-    span = _floats(block_f, block_i, F_SPAN)
+    keys = _floats_flat(block_f, block_i, F_KEYS)
     hit_count = 0
     # the groups nearest the camera first: their hits bound the farther groups' casts
     order = _ints_flat(block_i, I_ORDER)
@@ -640,9 +641,9 @@ def view_kernel(
         dx = group_positions[g, 0] - ox
         dy = group_positions[g, 1] - oy
         dz = group_positions[g, 2] - oz
-        span[0, k] = dx * dx + dy * dy + dz * dz
+        keys[k] = dx * dx + dy * dy + dz * dz
         j = k
-        while j > 0 and span[0, order[j - 1]] > span[0, k]:
+        while j > 0 and keys[order[j - 1]] > keys[k]:
             order[j] = order[j - 1]
             j -= 1
         order[j] = k
@@ -675,63 +676,31 @@ def view_kernel(
             loz = frame[11]
             shift = frame[12]
             turn = frame[13]
-            # the triangles' box in the group frame, padded (a hit's rounding), less the origin
+            # how near the camera the triangles' box comes (group frame; padded for a hit's
+            # rounding): no hit of the group is nearer, so a pixel whose best hit so far is
+            # nearer skips the group
             pad = 0.0
             for a in range(6):
                 pad = max(pad, abs(bounds[k, a]))
             pad = 1e-9 * (1.0 + pad)
-            box_lo_x = bounds[k, 0] - pad - lox
-            box_lo_y = bounds[k, 1] - pad - loy
-            box_lo_z = bounds[k, 2] - pad - loz
-            box_hi_x = bounds[k, 3] + pad - lox
-            box_hi_y = bounds[k, 4] + pad - loy
-            box_hi_z = bounds[k, 5] + pad - loz
+            gap_x = max(bounds[k, 0] - pad - lox, lox - bounds[k, 3] - pad, 0.0)
+            gap_y = max(bounds[k, 1] - pad - loy, loy - bounds[k, 4] - pad, 0.0)
+            gap_z = max(bounds[k, 2] - pad - loz, loz - bounds[k, 5] - pad, 0.0)
+            near = math.sqrt(gap_x * gap_x + gap_y * gap_y + gap_z * gap_z) * (1.0 - 1e-12)
             for v in range(v0, v1 + 1):
                 first, last = _row_span(cone, lowers, uppers, v, u0, u1)
-                # the span's rays in the group frame and their box test, without branches
-                # (the traversal's own ray transform and inverses)
                 for u in range(first, last + 1):
                     p = v * width + u
-                    j = u - first
+                    t_best = min(io_t[p], max_distances[p])
+                    if near > t_best:
+                        continue
+                    # the scene cast's ray transform (its inverses only for a traversal)
                     wdx = directions[p, 0]
                     wdy = directions[p, 1]
                     wdz = directions[p, 2]
                     ldx = f0 * wdx + f3 * wdy + f6 * wdz
                     ldy = f1 * wdx + f4 * wdy + f7 * wdz
                     ldz = f2 * wdx + f5 * wdy + f8 * wdz
-                    ix = inverse_direction_kernel(ldx)
-                    iy = inverse_direction_kernel(ldy)
-                    iz = inverse_direction_kernel(ldz)
-                    span[0, j] = ldx
-                    span[1, j] = ldy
-                    span[2, j] = ldz
-                    span[3, j] = ix
-                    span[4, j] = iy
-                    span[5, j] = iz
-                    ax = box_lo_x * ix
-                    bx = box_hi_x * ix
-                    ay = box_lo_y * iy
-                    by = box_hi_y * iy
-                    az = box_lo_z * iz
-                    bz = box_hi_z * iz
-                    enter_t = max(min(ax, bx), min(ay, by), min(az, bz), 0.0)
-                    leave_t = min(max(ax, bx), max(ay, by), max(az, bz), io_t[p], max_distances[p])
-                    span[6, j] = enter_t <= leave_t
-                for u in range(first, last + 1):
-                    j = u - first
-                    if span[6, j] == 0.0:
-                        continue
-                    p = v * width + u
-                    t_best = min(io_t[p], max_distances[p])
-                    wdx = directions[p, 0]
-                    wdy = directions[p, 1]
-                    wdz = directions[p, 2]
-                    ldx = span[0, j]
-                    ldy = span[1, j]
-                    ldz = span[2, j]
-                    ix = span[3, j]
-                    iy = span[4, j]
-                    iz = span[5, j]
                     limit = t_best
                     face = -1
                     if last_group[p] == k and convex[k] != 0:
@@ -752,19 +721,22 @@ def view_kernel(
                         if reach < t_best:  # (False for NaN)
                             limit = reach
                     if face < 0:
+                        ix = inverse_direction_kernel(ldx)
+                        iy = inverse_direction_kernel(ldy)
+                        iz = inverse_direction_kernel(ldz)
                         t, face = wide_traverse_kernel(
                             wide_nodes, record, refs, record, leaf_triangles, corners,
                             leaf_ids, root, lox, loy, loz, ldx, ldy, ldz, ix, iy, iz, limit,
                             double_sided, stack_ref, stack_count, stack_t, enter, leaf_t,
                             order_t, order_c,
                         )  # fmt: skip
-                    if face < 0 and limit < t_best:
-                        t, face = wide_traverse_kernel(
-                            wide_nodes, record, refs, record, leaf_triangles, corners,
-                            leaf_ids, root, lox, loy, loz, ldx, ldy, ldz, ix, iy, iz, t_best,
-                            double_sided, stack_ref, stack_count, stack_t, enter, leaf_t,
-                            order_t, order_c,
-                        )  # fmt: skip
+                        if face < 0 and limit < t_best:
+                            t, face = wide_traverse_kernel(
+                                wide_nodes, record, refs, record, leaf_triangles, corners,
+                                leaf_ids, root, lox, loy, loz, ldx, ldy, ldz, ix, iy, iz,
+                                t_best, double_sided, stack_ref, stack_count, stack_t, enter,
+                                leaf_t, order_t, order_c,
+                            )  # fmt: skip
                     if face < 0:
                         continue
                     nx, ny, nz = rotate_inverse_kernel(

@@ -274,7 +274,7 @@ class PinholeView:
             k.F_RAY_FRAMES: np.zeros((g, 14)),
             k.F_LAST_FRAMES: np.full((self.num_envs * moving.size, 12), np.inf),
             k.F_LAST_T: np.zeros((self.num_envs, pixels)),
-            k.F_SPAN: np.zeros((7, max(width, moving.size))),
+            k.F_KEYS: np.zeros((moving.size, 1)),
         }
         ints = {
             k.I_ROOTS: roots.reshape(-1, 1),
