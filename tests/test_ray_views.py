@@ -186,15 +186,21 @@ def plate(stage, path, x, half, depth=0.02):
     )
 
 
-def make_layered_scene():
-    """A wall, and one moving body of two plates 0.5 m apart (the nearer one smaller) beside
-    a moving sphere."""
+def walled_stage():
+    """A z-up stage with a static wall 5 m ahead of the origin, across the whole view."""
     stage = Usd.Stage.CreateInMemory()
     UsdGeom.SetStageUpAxis(stage, UsdGeom.Tokens.z)
     UsdGeom.Xform.Define(stage, "/World")
     wall = collider(UsdGeom.Cube.Define(stage, "/World/Wall"))
     wall.AddTranslateOp().Set(Gf.Vec3d(5, 0, 0))
     wall.AddScaleOp().Set(Gf.Vec3f(0.1, 20, 20))
+    return stage
+
+
+def make_layered_scene():
+    """A wall, and one moving body of two plates 0.5 m apart (the nearer one smaller) beside
+    a moving sphere."""
+    stage = walled_stage()
     plates = body(stage, "/World/M")
     plate(stage, plates + "/Near", 0.0, 0.2)
     plate(stage, plates + "/Far", 0.5, 0.6)
@@ -239,12 +245,7 @@ def test_view_over_small_motions_equals_the_scene_cast():
 def make_tumbling_scene(double_sided):
     """A wall and two moving boxes, a thin plate and a cube (convex hulls of 12 triangles in
     two leaf blocks of the group: the cube's opposite faces lie in different blocks)."""
-    stage = Usd.Stage.CreateInMemory()
-    UsdGeom.SetStageUpAxis(stage, UsdGeom.Tokens.z)
-    UsdGeom.Xform.Define(stage, "/World")
-    wall = collider(UsdGeom.Cube.Define(stage, "/World/Wall"))
-    wall.AddTranslateOp().Set(Gf.Vec3d(5, 0, 0))
-    wall.AddScaleOp().Set(Gf.Vec3f(0.1, 20, 20))
+    stage = walled_stage()
     plate(stage, body(stage, "/World/P") + "/G", -0.01, 0.5)
     plate(stage, body(stage, "/World/Q") + "/G", -0.2, 0.2, depth=0.4)
     return RayScene.from_stage(stage, ["/World/P", "/World/Q"], double_sided=double_sided)

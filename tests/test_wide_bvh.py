@@ -50,6 +50,16 @@ def _poses(rng, count):
     return np.ascontiguousarray(p), np.ascontiguousarray(q)
 
 
+def _rays(rng, count):
+    """Rays from a sphere of radius 2.5 towards the groups, 20 % of them with a finite limit."""
+    o = rng.normal(size=(count, 3))
+    o = 2.5 * o / np.linalg.norm(o, axis=1, keepdims=True)
+    d = rng.uniform(-0.8, 0.8, (count, 3)) - o
+    d /= np.linalg.norm(d, axis=1, keepdims=True)
+    max_d = np.where(rng.random(count) < 0.2, rng.uniform(0.5, 3.0, count), np.inf)
+    return o, d, max_d
+
+
 def _binary_oracle(backend, positions, orientations, origins, directions, max_d, double_sided):
     """Closest hit over the groups by the binary traversal, ray by ray in group frames."""
     dist = np.full(len(origins), np.inf)
@@ -104,11 +114,7 @@ def test_wide_traversal_matches_the_binary_traversal(float32, double_sided, monk
     assert compact == float32
     positions, orientations = _poses(rng, len(meshes))
     count = 3000
-    o = rng.normal(size=(count, 3))
-    o = 2.5 * o / np.linalg.norm(o, axis=1, keepdims=True)
-    d = rng.uniform(-0.8, 0.8, (count, 3)) - o
-    d /= np.linalg.norm(d, axis=1, keepdims=True)
-    max_d = np.where(rng.random(count) < 0.2, rng.uniform(0.5, 3.0, count), np.inf)
+    o, d, max_d = _rays(rng, count)
     dist = np.empty(count)
     face = np.empty(count, np.int64)
     backend.coherent_sort_threshold = 0
@@ -199,11 +205,7 @@ def test_every_leaf_layout_gives_the_same_hits(double_sided):
     assert b.wide_nodes.ctypes.data % 64 == 0 and b.leaf_triangles.ctypes.data % 64 == 0
     positions, orientations = _poses(rng, len(meshes))
     n = 2000
-    o = rng.normal(size=(n, 3))
-    o = 2.5 * o / np.linalg.norm(o, axis=1, keepdims=True)
-    d = rng.uniform(-0.8, 0.8, (n, 3)) - o
-    d /= np.linalg.norm(d, axis=1, keepdims=True)
-    max_d = np.where(rng.random(n) < 0.2, rng.uniform(0.5, 3.0, n), np.inf)
+    o, d, max_d = _rays(rng, n)
     b.cast(o, d, max_d, positions, orientations, np.empty(n), np.empty(n, np.int64))  # boxes
     results = {}
     for name, leaves in layouts.items():
@@ -322,11 +324,7 @@ def test_one_group_matches_the_binary_traversal(moved):
     orientations = np.array([[0.8, 0.2, -0.3, 0.4] if moved else [1.0, 0.0, 0.0, 0.0]])
     orientations /= np.linalg.norm(orientations, axis=1, keepdims=True)
     count = 2000
-    o = rng.normal(size=(count, 3))
-    o = 2.5 * o / np.linalg.norm(o, axis=1, keepdims=True)
-    d = rng.uniform(-0.8, 0.8, (count, 3)) - o
-    d /= np.linalg.norm(d, axis=1, keepdims=True)
-    max_d = np.where(rng.random(count) < 0.2, rng.uniform(0.5, 3.0, count), np.inf)
+    o, d, max_d = _rays(rng, count)
     dist = np.empty(count)
     face = np.empty(count, np.int64)
     backend.coherent_sort_threshold = 0
