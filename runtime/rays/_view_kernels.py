@@ -184,16 +184,18 @@ def _image_pixel(
 
 
 @jit(inline=True)
-def _group_in_camera_kernel(view, group_positions, group_orientations, g):
+def _group_in_camera_kernel(view, group_positions, g, frame):
     """Group ``g``'s pose seen from the camera (``view``: its position and orientation).
+
+    ``frame`` is the group's ray frame of this update (the world-to-group rotation's entries,
+    i.e. the group's rotation ``R`` row-major, then the camera in the group frame).
 
     Returns:
         15 values: the rotation from the group frame to the camera frame (row-major), the
         group's origin in the camera frame, and the camera's position in the group frame.
     """
-    r00, r01, r02, r10, r11, r12, r20, r21, r22 = matrix_kernel(
-        group_orientations[g, 0], group_orientations[g, 1], group_orientations[g, 2],
-        group_orientations[g, 3],
+    r00, r01, r02, r10, r11, r12, r20, r21, r22 = (
+        frame[0], frame[1], frame[2], frame[3], frame[4], frame[5], frame[6], frame[7], frame[8]
     )  # fmt: skip
     c00, c01, c02, c10, c11, c12, c20, c21, c22 = matrix_kernel(
         view[0, 3], view[0, 4], view[0, 5], view[0, 6]
@@ -216,9 +218,9 @@ def _group_in_camera_kernel(view, group_positions, group_orientations, g):
         c00 * wx + c10 * wy + c20 * wz,
         c01 * wx + c11 * wy + c21 * wz,
         c02 * wx + c12 * wy + c22 * wz,
-        -(r00 * wx + r10 * wy + r20 * wz),
-        -(r01 * wx + r11 * wy + r21 * wz),
-        -(r02 * wx + r12 * wy + r22 * wz),
+        frame[9],
+        frame[10],
+        frame[11],
     )  # fmt: skip
 
 
@@ -549,38 +551,37 @@ def view_kernel(
             group_positions[g, a] = body_positions[b, a]
         for a in range(4):
             group_orientations[g, a] = body_orientations[b, a]
-        if roots[g] >= 0:
-            frame = ray_frames[g]
-            f0, f1, f2, f3, f4, f5, f6, f7, f8 = matrix_kernel(
-                group_orientations[g, 0], group_orientations[g, 1], group_orientations[g, 2],
-                group_orientations[g, 3],
-            )  # fmt: skip
-            px = ox - group_positions[g, 0]
-            py = oy - group_positions[g, 1]
-            pz = oz - group_positions[g, 2]
-            frame[0] = f0
-            frame[1] = f1
-            frame[2] = f2
-            frame[3] = f3
-            frame[4] = f4
-            frame[5] = f5
-            frame[6] = f6
-            frame[7] = f7
-            frame[8] = f8
-            frame[9] = f0 * px + f3 * py + f6 * pz
-            frame[10] = f1 * px + f4 * py + f7 * pz
-            frame[11] = f2 * px + f5 * py + f8 * pz
-            before = last_frames[env * moving_count + k]
-            turn = 0.0
-            for a in range(9):
-                turn += (frame[a] - before[a]) * (frame[a] - before[a])
-            shift = 0.0
-            for a in range(9, 12):
-                shift += (frame[a] - before[a]) * (frame[a] - before[a])
-            frame[12] = math.sqrt(shift)
-            frame[13] = math.sqrt(turn)
-            for a in range(12):
-                before[a] = frame[a]
+        frame = ray_frames[g]
+        f0, f1, f2, f3, f4, f5, f6, f7, f8 = matrix_kernel(
+            group_orientations[g, 0], group_orientations[g, 1], group_orientations[g, 2],
+            group_orientations[g, 3],
+        )  # fmt: skip
+        px = ox - group_positions[g, 0]
+        py = oy - group_positions[g, 1]
+        pz = oz - group_positions[g, 2]
+        frame[0] = f0
+        frame[1] = f1
+        frame[2] = f2
+        frame[3] = f3
+        frame[4] = f4
+        frame[5] = f5
+        frame[6] = f6
+        frame[7] = f7
+        frame[8] = f8
+        frame[9] = f0 * px + f3 * py + f6 * pz
+        frame[10] = f1 * px + f4 * py + f7 * pz
+        frame[11] = f2 * px + f5 * py + f8 * pz
+        before = last_frames[env * moving_count + k]
+        turn = 0.0
+        for a in range(9):
+            turn += (frame[a] - before[a]) * (frame[a] - before[a])
+        shift = 0.0
+        for a in range(9, 12):
+            shift += (frame[a] - before[a]) * (frame[a] - before[a])
+        frame[12] = math.sqrt(shift)
+        frame[13] = math.sqrt(turn)
+        for a in range(12):
+            before[a] = frame[a]
     # -- 2. the camera inside a solid: the first containing solid in solid order
     inside = params[V_INSIDE]
     for k in range(moving_count):
@@ -655,7 +656,7 @@ def view_kernel(
         qy = group_orientations[g, 2]
         qz = group_orientations[g, 3]
         root = roots[g]
-        seen = _group_in_camera_kernel(view, group_positions, group_orientations, g)
+        seen = _group_in_camera_kernel(view, group_positions, g, ray_frames[g])
         if root >= 0:
             u0, u1, v0, v1, lowers, uppers = _pixel_region(
                 view, seen, bounds, k, 0, width, height, cone
